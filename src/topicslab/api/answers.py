@@ -1,0 +1,222 @@
+"""Per-site answers of the Topics API (spec 01 §1, Algorithm 1 of Dick et al.).
+
+When site ``w`` calls the API for user ``u`` in week ``i``: with probability ``p`` the answer is
+a uniformly random topic of the taxonomy, otherwise a uniformly random element of the week's
+profile. The answer is a pure function of ``(seed, user, site, week)`` (keyed hash), so it is
+fixed for the week, independent across sites, and any slice can be regenerated on its own.
+
+Two details the papers omit are available as options, off by default as in the papers:
+
+* ``lookback``: Chrome returns the answers of the last three epochs. Observing ``r`` call-weeks
+  then reveals ``r + lookback - 1`` epochs; ``observe`` returns exactly those epoch answers.
+* caller filtering: Chrome withholds a profile topic the caller has not observed for the user.
+  Pass ``witnessed`` (a probability, or an explicit mask) to model it; withheld answers are
+  ``EMPTY`` (-1). Random (probability ``p``) answers are not filtered. Default: no filtering
+  (the pessimistic assumption of both papers).
+
+Profiles with fewer than k topics (e.g. raw samples of the type-mixture model) are padded with
+distinct uniform topics keyed by ``(seed, user, week)`` only, as the browser pads once per week,
+so every site sees the same padded profile.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from numba import njit, prange
+
+from topicslab.api.hashing import (
+    STREAM_ANSWER,
+    STREAM_FILTER,
+    STREAM_PAD,
+    below,
+    derive_key,
+    hash3,
+    next_word,
+    probability_threshold,
+)
+from topicslab.api.topk import EMPTY, pad_row
+from topicslab.taxonomy import Taxonomy, resolve
+
+_S11 = np.uint64(11)
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """Parameters of the Topics API mechanism (defaults follow the papers).
+
+    Attributes:
+        k: profile size (top-k topics per week).
+        p: probability that an answer is a uniformly random topic.
+        taxonomy: taxonomy version or object.
+        lookback: epochs returned per call (1 as in the papers; 3 in Chrome).
+    """
+
+    k: int = 5
+    p: float = 0.05
+    taxonomy: Taxonomy | str = "v2"
+    lookback: int = 1
+
+    def __post_init__(self) -> None:
+        tax = resolve(self.taxonomy)
+        if not 1 <= self.k <= tax.size:
+            raise ValueError(f"k must be in 1..{tax.size}, got {self.k}")
+        if not 0.0 <= self.p <= 1.0:
+            raise ValueError(f"p must be in [0, 1], got {self.p}")
+        if self.lookback < 1:
+            raise ValueError(f"lookback must be >= 1, got {self.lookback}")
+
+    @property
+    def tax(self) -> Taxonomy:
+        return resolve(self.taxonomy)
+
+    @property
+    def q_in(self) -> float:
+        """P(answer = o) for a topic o in the profile: (1-p)/k + p/m."""
+        return (1.0 - self.p) / self.k + self.p / self.tax.size
+
+    @property
+    def q_out(self) -> float:
+        """P(answer = o) for a topic o outside the profile: p/m."""
+        return self.p / self.tax.size
+
+
+@njit(cache=True, parallel=True)
+def _answers_kernel(sets, user_keys, site_keys, week_keys, key, pad_key, thresh, m, k,
+                    filter_key, filter_thresh, use_filter, mask, use_mask, out):
+    n_users = sets.shape[0]
+    n_weeks = sets.shape[1]
+    n_sites = site_keys.shape[0]
+    for u in prange(n_users):
+        uk = user_keys[u]
+        padded = np.empty(k, dtype=np.int64)
+        for w in range(n_weeks):
+            filled = 0
+            for s in range(k):
+                t = sets[u, w, s]
+                if t >= 0:
+                    padded[filled] = t
+                    filled += 1
+            if filled < k:
+                pad_row(padded, filled, k, m, pad_key, hash3(pad_key, uk, week_keys[w],
+                                                              np.uint64(1)))
+            for j in range(n_sites):
+                h = hash3(key, uk, site_keys[j], week_keys[w])
+                h2 = next_word(h)
+                if (h >> _S11) < thresh:
+                    out[j, u, w] = below(h2, m)
+                    continue
+                slot = below(h2, k)
+                topic = padded[slot]
+                if use_mask and not mask[j, u, w, slot]:
+                    out[j, u, w] = -1
+                elif use_filter and (hash3(filter_key, uk, site_keys[j], np.uint64(topic))
+                                     >> _S11) >= filter_thresh:
+                    out[j, u, w] = -1
+                else:
+                    out[j, u, w] = topic
+
+
+def answers(
+    sets: npt.ArrayLike,
+    sites: int | npt.ArrayLike = 2,
+    *,
+    seed: int = 0,
+    mechanism: Mechanism | None = None,
+    user_ids: npt.ArrayLike | None = None,
+    first_week: int = 0,
+    witnessed: float | npt.ArrayLike | None = None,
+) -> npt.NDArray[np.int16]:
+    """The answer each site receives for each user and epoch.
+
+    Args:
+        sets: ``int16[n_users, n_weeks, k]`` profiles (dense indices, ``-1`` = empty slot;
+            short profiles are padded as the browser would).
+        sites: number of sites (ids ``0..sites-1``) or an array of site ids.
+        seed: the browser-side secret; answers are a pure function of it and the ids.
+        mechanism: ``k``, ``p`` and taxonomy (defaults: 5, 0.05, v2).
+        user_ids: global user ids (default ``0..n_users-1``): the hash key of each row, so a
+            slice of users gets the answers it would get inside the full population.
+        first_week: absolute index of ``sets[:, 0]`` (for slices of weeks).
+        witnessed: caller filtering. ``None``: no filtering. A float ``q``: each (site, user,
+            topic) is witnessed by the caller with probability ``q`` (fixed across weeks).
+            A boolean ``[n_sites, n_users, n_weeks, k]`` mask: explicit per-slot witnessing
+            (slots indexed after padding).
+
+    Returns:
+        ``int16[n_sites, n_users, n_weeks]`` dense topic indices (``-1`` = withheld).
+    """
+    mech = mechanism or Mechanism()
+    tax = mech.tax
+    arr = np.ascontiguousarray(sets)
+    if arr.ndim != 3 or arr.shape[2] != mech.k:
+        raise ValueError(f"sets must have shape [n_users, n_weeks, {mech.k}], got {arr.shape}")
+    if arr.size and (arr.max() >= tax.size or arr.min() < EMPTY):
+        raise ValueError(f"sets must hold dense topic indices in 0..{tax.size - 1} or -1")
+    n_users, n_weeks, k = arr.shape
+    site_ids = np.arange(sites) if np.isscalar(sites) else np.asarray(sites)
+    site_keys = np.ascontiguousarray(site_ids, dtype=np.uint64)
+    user_keys = (np.arange(n_users, dtype=np.uint64) if user_ids is None
+                 else np.ascontiguousarray(user_ids, dtype=np.uint64))
+    if user_keys.shape != (n_users,):
+        raise ValueError("user_ids must have one entry per user")
+    week_keys = np.arange(first_week, first_week + n_weeks, dtype=np.uint64)
+    use_filter, use_mask = False, False
+    filter_thresh = np.uint64(0)
+    mask = np.ones((1, 1, 1, 1), dtype=np.bool_)
+    if witnessed is not None:
+        if np.isscalar(witnessed):
+            use_filter = True
+            filter_thresh = probability_threshold(float(witnessed))  # type: ignore[arg-type]
+        else:
+            mask = np.ascontiguousarray(witnessed, dtype=np.bool_)
+            if mask.shape != (len(site_keys), n_users, n_weeks, k):
+                raise ValueError("witnessed mask must have shape [n_sites, n_users, n_weeks, k]")
+            use_mask = True
+    out = np.empty((len(site_keys), n_users, n_weeks), dtype=np.int16)
+    _answers_kernel(arr, user_keys, site_keys, week_keys, derive_key(seed, STREAM_ANSWER),
+                    derive_key(seed, STREAM_PAD), probability_threshold(mech.p), tax.size, k,
+                    derive_key(seed, STREAM_FILTER), filter_thresh, use_filter, mask, use_mask,
+                    out)
+    return out
+
+
+def observe(
+    sets: npt.ArrayLike,
+    sites: int | npt.ArrayLike = 2,
+    *,
+    weeks: int | None = None,
+    seed: int = 0,
+    mechanism: Mechanism | None = None,
+    user_ids: npt.ArrayLike | None = None,
+    witnessed: float | npt.ArrayLike | None = None,
+) -> npt.NDArray[np.int16]:
+    """Site traces for ``weeks`` call-weeks ending at the last week of ``sets``.
+
+    With ``mechanism.lookback = L`` a caller observing ``r`` call-weeks sees the answers of
+    ``r + L - 1`` epochs (the earlier ones from the API's cache), so the trace has that many
+    columns and ``sets`` must hold at least that many weeks.
+
+    Returns ``int16[n_sites, n_users, r + L - 1]``.
+    """
+    mech = mechanism or Mechanism()
+    arr = np.asarray(sets)
+    n_weeks = arr.shape[1] if arr.ndim == 3 else 0
+    r = n_weeks - mech.lookback + 1 if weeks is None else weeks
+    need = r + mech.lookback - 1
+    if r < 1 or need > n_weeks:
+        raise ValueError(
+            f"observing {r} call-week(s) with lookback {mech.lookback} needs {need} weeks of "
+            f"profiles; sets have {n_weeks}"
+        )
+    first = n_weeks - need
+    return answers(arr[:, first:], sites, seed=seed, mechanism=mech, user_ids=user_ids,
+                   first_week=first, witnessed=witnessed)
+
+
+def answer_probability(in_profile: bool, mechanism: Mechanism | None = None) -> float:
+    """P(answer = o | o in profile) or P(answer = o | o not in profile) (spec 01 §1)."""
+    mech = mechanism or Mechanism()
+    return mech.q_in if in_profile else mech.q_out

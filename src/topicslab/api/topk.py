@@ -1,0 +1,186 @@
+"""Weekly profiles: the top-k topics of a week's topic visit counts (spec 01 §1).
+
+Ranking follows Chrome: utility bucket first (High before Standard), then visit count, ties
+broken at random. A week with fewer than k distinct topics is padded with distinct topics drawn
+uniformly at random from the whole taxonomy. Profiles are returned in the data model's layout:
+``int16[n, k]`` dense indices, sorted ascending.
+
+Randomness (tie-breaks and padding) is keyed by ``(seed, row_key, ...)``: pass ``row_keys`` that
+identify each row globally (e.g. ``user_id * n_weeks + week``) to make any slice reproducible.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+from numba import njit, prange
+
+from topicslab.api.hashing import (
+    STREAM_PAD,
+    STREAM_TIEBREAK,
+    below,
+    derive_key,
+    hash3,
+)
+from topicslab.taxonomy import Taxonomy, resolve
+
+EMPTY = -1
+
+
+@njit(cache=True, inline="always")
+def _better(b1: int, c1: float, t1: np.uint64, b2: int, c2: float, t2: np.uint64) -> bool:
+    if b1 != b2:
+        return b1 > b2
+    if c1 != c2:
+        return c1 > c2
+    return t1 > t2
+
+
+@njit(cache=True)
+def pad_row(row: np.ndarray, filled: int, k: int, m: int, pad_key: np.uint64,
+            row_key: np.uint64) -> None:
+    """Fill ``row[filled:k]`` with distinct uniform topics not already in ``row[:filled]``.
+
+    Draw ``j`` of the row is ``hash(pad_key, row_key, j)``: rejection sampling of the
+    taxonomy, so each padding topic is uniform over the topics not yet present.
+    """
+    j = np.uint64(0)
+    n = filled
+    while n < k:
+        t = below(hash3(pad_key, row_key, j, np.uint64(0)), m)
+        j += np.uint64(1)
+        dup = False
+        for s in range(n):
+            if row[s] == t:
+                dup = True
+                break
+        if not dup:
+            row[n] = t
+            n += 1
+
+
+@njit(cache=True, parallel=True)
+def _topk_csr_kernel(indptr, topics, counts, bucket, row_keys, tie_key, pad_key, m, k, out):
+    n = indptr.shape[0] - 1
+    for r in prange(n):
+        best_t = np.empty(k, dtype=np.int64)
+        best_b = np.empty(k, dtype=np.int64)
+        best_c = np.empty(k, dtype=np.float64)
+        best_h = np.empty(k, dtype=np.uint64)
+        filled = 0
+        rk = row_keys[r]
+        for e in range(indptr[r], indptr[r + 1]):
+            c = float(counts[e])
+            if c <= 0.0:
+                continue
+            t = np.int64(topics[e])
+            b = np.int64(bucket[t])
+            h = hash3(tie_key, rk, np.uint64(t), np.uint64(0))
+            if filled == k and not _better(b, c, h, best_b[k - 1], best_c[k - 1], best_h[k - 1]):
+                continue
+            # insertion into the descending list of the best so far
+            pos = filled if filled < k else k - 1
+            while pos > 0 and _better(b, c, h, best_b[pos - 1], best_c[pos - 1], best_h[pos - 1]):
+                if pos < k:
+                    best_t[pos] = best_t[pos - 1]
+                    best_b[pos] = best_b[pos - 1]
+                    best_c[pos] = best_c[pos - 1]
+                    best_h[pos] = best_h[pos - 1]
+                pos -= 1
+            best_t[pos] = t
+            best_b[pos] = b
+            best_c[pos] = c
+            best_h[pos] = h
+            if filled < k:
+                filled += 1
+        row = np.empty(k, dtype=np.int64)
+        for s in range(filled):
+            row[s] = best_t[s]
+        if filled < k:
+            pad_row(row, filled, k, m, pad_key, rk)
+        row.sort()
+        for s in range(k):
+            out[r, s] = row[s]
+
+
+def _check_k(k: int, m: int) -> None:
+    if not 1 <= k <= m:
+        raise ValueError(f"k must be in 1..{m}, got {k}")
+
+
+def top_k_sparse(
+    indptr: npt.ArrayLike,
+    topics: npt.ArrayLike,
+    counts: npt.ArrayLike,
+    *,
+    k: int = 5,
+    taxonomy: Taxonomy | str = "v2",
+    seed: int = 0,
+    row_keys: npt.ArrayLike | None = None,
+) -> npt.NDArray[np.int16]:
+    """Top-k profiles from visit counts in CSR form (one row per user-week).
+
+    Args:
+        indptr: ``int64[n+1]`` row boundaries into ``topics``/``counts``.
+        topics: dense topic indices; each topic at most once per row.
+        counts: visit counts (any non-negative numbers; entries ``<= 0`` are ignored).
+        k: profile size (5 in Chrome).
+        taxonomy: supplies the utility buckets and the padding universe.
+        seed: seed of the tie-break and padding randomness.
+        row_keys: ``uint64[n]`` global identity of each row (default ``0..n-1``).
+
+    Returns:
+        ``int16[n, k]`` profiles, dense indices sorted ascending.
+    """
+    tax = resolve(taxonomy)
+    _check_k(k, tax.size)
+    ip = np.ascontiguousarray(indptr, dtype=np.int64)
+    tp = np.ascontiguousarray(topics)
+    ct = np.ascontiguousarray(counts)
+    n = ip.shape[0] - 1
+    if n < 0 or ip[0] != 0 or (np.diff(ip) < 0).any() or ip[-1] != tp.shape[0]:
+        raise ValueError("indptr must start at 0, be non-decreasing and end at len(topics)")
+    if tp.shape != ct.shape:
+        raise ValueError("topics and counts must have the same length")
+    if tp.size and (tp.min() < 0 or tp.max() >= tax.size):
+        raise ValueError(f"topic indices must be dense indices in 0..{tax.size - 1}")
+    keys = (np.arange(n, dtype=np.uint64) if row_keys is None
+            else np.ascontiguousarray(row_keys, dtype=np.uint64))
+    if keys.shape != (n,):
+        raise ValueError("row_keys must have one entry per row")
+    out = np.empty((n, k), dtype=np.int16)
+    _topk_csr_kernel(ip, tp, ct, tax.bucket, keys, derive_key(seed, STREAM_TIEBREAK),
+                     derive_key(seed, STREAM_PAD), tax.size, k, out)
+    return out
+
+
+def top_k(
+    counts: npt.ArrayLike,
+    *,
+    k: int = 5,
+    taxonomy: Taxonomy | str = "v2",
+    seed: int = 0,
+    row_keys: npt.ArrayLike | None = None,
+) -> npt.NDArray[np.int16]:
+    """Top-k profiles from dense visit counts ``[..., m]`` (one row per user-week).
+
+    Leading dimensions are kept: ``counts[n_users, n_weeks, m]`` gives ``int16[n_users,
+    n_weeks, k]``. See ``top_k_sparse`` for the arguments and the ranking rule.
+    """
+    tax = resolve(taxonomy)
+    arr = np.asarray(counts)
+    if arr.ndim < 1 or arr.shape[-1] != tax.size:
+        raise ValueError(f"counts must have a last axis of {tax.size} topics, got {arr.shape}")
+    lead = arr.shape[:-1]
+    flat = arr.reshape(-1, tax.size)
+    rows, cols = np.nonzero(flat > 0)
+    indptr = np.zeros(flat.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=flat.shape[0]), out=indptr[1:])
+    sets = top_k_sparse(indptr, cols.astype(np.int32), flat[rows, cols], k=k, taxonomy=tax,
+                        seed=seed, row_keys=row_keys)
+    return sets.reshape(*lead, k)
+
+
+def distinct_topics(counts_indptr: npt.ArrayLike) -> npt.NDArray[np.int64]:
+    """Number of entries per CSR row (helper for padding statistics)."""
+    return np.diff(np.asarray(counts_indptr, dtype=np.int64))

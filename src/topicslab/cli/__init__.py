@@ -1,0 +1,28 @@
+"""Command-line interface: ``topicslab <command>``; see ``topicslab --help``.
+
+Each command module registers itself on the shared Typer ``app``; ``main`` turns the
+library's ``TopicsLabError`` into a one-line message and exit code 2 (never a traceback).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from topicslab.cli import population as _population  # noqa: F401  (registers commands)
+from topicslab.cli import run as _run  # noqa: F401
+from topicslab.cli._app import app, err
+from topicslab.errors import TopicsLabError
+
+__all__ = ["app", "main"]
+
+
+def main() -> None:
+    """Entry point of the ``topicslab`` console script."""
+    try:
+        app()
+    except TopicsLabError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted[/]: no partial output was written")
+        sys.exit(130)

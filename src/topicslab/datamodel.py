@@ -1,0 +1,164 @@
+"""The in-memory data model shared by every stage (see ARCHITECTURE.md).
+
+* ``TopicSets``: weekly topic sets per user, ``int16[n_users, n_weeks, k]`` dense indices, each
+  week's row distinct and sorted with empty slots (``-1``) last.
+* ``SiteTraces``: the topic each site saw each week, ``int16[n_sites, n_users, n_weeks]``.
+
+Both carry their taxonomy and the global ``user_ids`` (int64) so files round-trip exactly.
+Files and user-facing outputs use taxonomy ids; conversion happens in ``topicslab.io``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from topicslab.errors import InputError
+from topicslab.taxonomy import Taxonomy, resolve
+
+EMPTY = -1
+
+
+def canonicalize_sets(sets: npt.ArrayLike) -> npt.NDArray[np.int16]:
+    """Sort each week's row ascending with empty slots last; duplicates are kept.
+
+    Vectorised: empties are mapped above every topic index, sorted, then mapped back.
+    """
+    arr = np.asarray(sets)
+    big = np.iinfo(np.int16).max
+    tmp = np.where(arr < 0, big, arr).astype(np.int16)
+    tmp.sort(axis=-1)
+    return np.where(tmp == big, EMPTY, tmp).astype(np.int16)
+
+
+@dataclass
+class TopicSets:
+    """Topic-set sequences of a population (real, reference or synthetic).
+
+    Attributes:
+        sets: ``int16[n_users, n_weeks, k]`` dense topic indices, rows sorted, ``-1`` empty.
+        taxonomy: the taxonomy of the dense indices.
+        user_ids: ``int64[n_users]`` global user ids (default ``0..n-1``).
+        metadata: provenance (generator, seed, parameters, source file), kept in files.
+    """
+
+    sets: npt.NDArray[np.int16]
+    taxonomy: Taxonomy
+    user_ids: npt.NDArray[np.int64] = field(default=None)  # type: ignore[assignment]
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.taxonomy = resolve(self.taxonomy)
+        self.sets = np.asarray(self.sets)
+        if self.sets.ndim != 3:
+            raise InputError(f"topic sets must be [n_users, n_weeks, k], got {self.sets.shape}")
+        if self.sets.dtype != np.int16:
+            self.sets = self.sets.astype(np.int16)
+        if self.user_ids is None:
+            self.user_ids = np.arange(self.sets.shape[0], dtype=np.int64)
+        else:
+            self.user_ids = np.asarray(self.user_ids, dtype=np.int64)
+            if self.user_ids.shape != (self.sets.shape[0],):
+                raise InputError("user_ids must have one entry per user")
+
+    @property
+    def n_users(self) -> int:
+        return int(self.sets.shape[0])
+
+    @property
+    def n_weeks(self) -> int:
+        return int(self.sets.shape[1])
+
+    @property
+    def k(self) -> int:
+        return int(self.sets.shape[2])
+
+    def __len__(self) -> int:
+        return self.n_users
+
+    def __repr__(self) -> str:
+        return (f"TopicSets(users={self.n_users:,}, weeks={self.n_weeks}, k={self.k}, "
+                f"taxonomy={self.taxonomy.version})")
+
+    def subset(self, users: slice | npt.ArrayLike | None = None,
+               weeks: slice | npt.ArrayLike | None = None) -> TopicSets:
+        """A view on some users and/or weeks (ids and metadata kept)."""
+        u = slice(None) if users is None else users
+        w = slice(None) if weeks is None else weeks
+        return TopicSets(self.sets[u][:, w], self.taxonomy, self.user_ids[u],
+                         dict(self.metadata))
+
+    def validate(self, *, allow_empty: bool = True) -> None:
+        """Check ranges, sortedness and distinctness; raise ``InputError`` naming the row."""
+        s = self.sets
+        m = self.taxonomy.size
+        bad = (s < EMPTY) | (s >= m)
+        if not allow_empty:
+            bad |= s == EMPTY
+        if bad.any():
+            u, w, _ = np.argwhere(bad)[0]
+            raise InputError(f"topic index {int(s[u, w].max())} out of range", row=int(u),
+                             field=f"epoch_{w}_topics")
+        real = s[..., 1:] >= 0
+        order_bad = real & (s[..., 1:] <= s[..., :-1])
+        empty_then_real = (s[..., :-1] == EMPTY) & real
+        problem = order_bad | empty_then_real
+        if problem.any():
+            u, w, _ = np.argwhere(problem)[0]
+            raise InputError("topics must be distinct, sorted, with empty slots last",
+                             row=int(u), field=f"epoch_{w}_topics")
+
+    def topic_ids(self) -> npt.NDArray[np.int32]:
+        """The sets as taxonomy ids (``-1`` stays ``-1``)."""
+        return self.taxonomy.id_of(self.sets)
+
+
+@dataclass
+class SiteTraces:
+    """The answers sites received: ``int16[n_sites, n_users, n_weeks]`` dense indices.
+
+    ``-1`` marks a withheld answer (caller filtering). ``site_ids`` name the sites.
+    """
+
+    traces: npt.NDArray[np.int16]
+    taxonomy: Taxonomy
+    user_ids: npt.NDArray[np.int64] = field(default=None)  # type: ignore[assignment]
+    site_ids: npt.NDArray[np.int64] = field(default=None)  # type: ignore[assignment]
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.taxonomy = resolve(self.taxonomy)
+        self.traces = np.asarray(self.traces)
+        if self.traces.ndim != 3:
+            raise InputError(
+                f"site traces must be [n_sites, n_users, n_weeks], got {self.traces.shape}")
+        if self.traces.dtype != np.int16:
+            self.traces = self.traces.astype(np.int16)
+        n_sites, n_users, _ = self.traces.shape
+        if self.user_ids is None:
+            self.user_ids = np.arange(n_users, dtype=np.int64)
+        self.user_ids = np.asarray(self.user_ids, dtype=np.int64)
+        if self.site_ids is None:
+            self.site_ids = np.arange(n_sites, dtype=np.int64)
+        self.site_ids = np.asarray(self.site_ids, dtype=np.int64)
+        if self.user_ids.shape != (n_users,) or self.site_ids.shape != (n_sites,):
+            raise InputError("user_ids / site_ids do not match the traces' shape")
+
+    @property
+    def n_sites(self) -> int:
+        return int(self.traces.shape[0])
+
+    @property
+    def n_users(self) -> int:
+        return int(self.traces.shape[1])
+
+    @property
+    def n_weeks(self) -> int:
+        return int(self.traces.shape[2])
+
+    def __repr__(self) -> str:
+        return (f"SiteTraces(sites={self.n_sites}, users={self.n_users:,}, "
+                f"weeks={self.n_weeks}, taxonomy={self.taxonomy.version})")

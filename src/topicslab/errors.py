@@ -1,0 +1,58 @@
+"""Error types: every user-facing failure is one line naming what was wrong and where.
+
+``InputError`` carries the file, row and field of bad input so the CLI can print
+``file:row: field: message`` and exit non-zero without a traceback.
+"""
+
+from __future__ import annotations
+
+
+class TopicsLabError(Exception):
+    """Base class of the errors the CLI reports as one line (no traceback)."""
+
+
+class UnknownTopicError(TopicsLabError, KeyError):
+    """A topic id that is not in the taxonomy in use."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else "unknown topic"
+
+
+class InputError(TopicsLabError):
+    """Malformed input data, located by file, row and field where known."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        row: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.message = message
+        self.file = file
+        self.row = row
+        self.field = field
+        super().__init__(self.__str__())
+
+    def __str__(self) -> str:
+        where = []
+        if self.file is not None:
+            where.append(str(self.file))
+        if self.row is not None:
+            where.append(f"row {self.row}")
+        if self.field is not None:
+            where.append(f"field {self.field!r}")
+        prefix = ", ".join(where)
+        return f"{prefix}: {self.message}" if prefix else self.message
+
+    def located(
+        self, *, file: str | None = None, row: int | None = None, field: str | None = None
+    ) -> InputError:
+        """A copy with missing location parts filled in."""
+        return InputError(
+            self.message,
+            file=self.file if self.file is not None else file,
+            row=self.row if self.row is not None else row,
+            field=self.field if self.field is not None else field,
+        )

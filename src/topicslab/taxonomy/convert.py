@@ -1,0 +1,54 @@
+"""Rebuild the package's taxonomy CSVs from the upstream markdown tables.
+
+    python -m topicslab.taxonomy.convert ../shared/data/taxonomy
+
+Writes ``data/taxonomy_v1.csv`` and ``data/taxonomy_v2.csv`` with columns
+``id,label,parent_id,bucket`` (parent_id 0 for top-level topics; bucket empty for v1, which
+predates utility buckets).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import sys
+from pathlib import Path
+
+from topicslab._atomic import write_text_atomic
+from topicslab.taxonomy.core import Taxonomy
+from topicslab.taxonomy.markdown import parse_buckets, parse_topics
+
+
+def build(source_dir: Path) -> dict[str, str]:
+    """CSV text for each version, from the markdown files in ``source_dir``."""
+    buckets = parse_buckets(source_dir / "topics-utility-buckets-v1.md")
+    out = {}
+    for version in ("v1", "v2"):
+        rows = parse_topics(source_dir / f"taxonomy_{version}.md")
+        tax = Taxonomy.from_rows(version, rows, buckets if version == "v2" else None)
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["id", "label", "parent_id", "bucket"])
+        for i in range(tax.size):
+            p = int(tax.parent[i])
+            w.writerow([
+                int(tax.ids[i]),
+                tax.labels[i],
+                int(tax.ids[p]) if p >= 0 else 0,
+                tax.bucket_name(i) if version == "v2" else "",
+            ])
+        out[version] = buf.getvalue()
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    source = Path(args[0] if args else "../shared/data/taxonomy")
+    target = Path(__file__).parent / "data"
+    for version, text in build(source).items():
+        write_text_atomic(target / f"taxonomy_{version}.csv", text)
+        print(f"wrote {target / f'taxonomy_{version}.csv'}")
+
+
+if __name__ == "__main__":
+    main()

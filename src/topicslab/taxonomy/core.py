@@ -1,0 +1,212 @@
+"""The ``Taxonomy`` type: topic ids, labels, hierarchy and utility buckets.
+
+Internally topics are *dense indices* ``0..m-1`` in ascending-id order; files and user-facing
+outputs use taxonomy ids (v2 ids run 1..629 with gaps). ``Taxonomy.index`` and ``Taxonomy.ids``
+convert between the two, vectorised.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+from dataclasses import dataclass, field
+from importlib import resources
+
+import numpy as np
+import numpy.typing as npt
+
+from topicslab.errors import UnknownTopicError
+
+#: Utility bucket codes. Chrome ranks a week's topics by bucket first (High before Standard).
+STANDARD = 0
+HIGH = 1
+_BUCKET_CODES = {"Standard": STANDARD, "High": HIGH}
+_BUCKET_NAMES = {v: k for k, v in _BUCKET_CODES.items()}
+
+VERSIONS = ("v1", "v2")
+
+
+@dataclass(frozen=True, eq=False)
+class Taxonomy:
+    """An immutable topic taxonomy.
+
+    Attributes:
+        version: ``"v1"`` or ``"v2"`` (or a caller-chosen name for a custom taxonomy).
+        ids: ``int32[m]`` taxonomy ids, strictly ascending; dense index ``i`` is ``ids[i]``.
+        labels: label path of each topic, e.g. ``"/Sports/Soccer"``.
+        parent: ``int32[m]`` dense index of the parent topic, ``-1`` for a top-level topic.
+        bucket: ``int8[m]`` utility bucket (``HIGH`` = 1, ``STANDARD`` = 0), inherited from the
+            top-level ancestor. Taxonomy v1 predates buckets: all its topics are Standard, so
+            ranking is by count alone.
+    """
+
+    version: str
+    ids: npt.NDArray[np.int32]
+    labels: tuple[str, ...]
+    parent: npt.NDArray[np.int32]
+    bucket: npt.NDArray[np.int8]
+    _lookup: npt.NDArray[np.int32] = field(repr=False, compare=False)
+
+    @classmethod
+    def from_rows(
+        cls,
+        version: str,
+        rows: list[tuple[int, str]],
+        buckets: dict[str, str] | None = None,
+    ) -> Taxonomy:
+        """Build from ``(id, label)`` rows; parents come from the label paths.
+
+        ``buckets`` maps top-level labels to ``"High"``/``"Standard"``; a top-level topic missing
+        from it (or ``buckets=None``) is Standard.
+        """
+        rows = sorted(rows)
+        ids = np.array([r[0] for r in rows], dtype=np.int32)
+        if len(set(ids.tolist())) != len(ids) or (ids <= 0).any():
+            raise ValueError("taxonomy ids must be distinct positive integers")
+        labels = tuple(r[1] for r in rows)
+        by_label = {lab: i for i, lab in enumerate(labels)}
+        if len(by_label) != len(labels):
+            raise ValueError("taxonomy labels must be distinct")
+        parent = np.full(len(ids), -1, dtype=np.int32)
+        bucket = np.zeros(len(ids), dtype=np.int8)
+        for i, lab in enumerate(labels):
+            if not lab.startswith("/"):
+                raise ValueError(f"label {lab!r} is not a path")
+            head, _, _ = lab.rpartition("/")
+            if head:
+                if head not in by_label:
+                    raise ValueError(f"parent {head!r} of {lab!r} is not in the taxonomy")
+                parent[i] = by_label[head]
+            top = "/" + lab.split("/")[1]
+            bucket[i] = _BUCKET_CODES[(buckets or {}).get(top, "Standard")]
+        lookup = np.full(int(ids[-1]) + 1, -1, dtype=np.int32)
+        lookup[ids] = np.arange(len(ids), dtype=np.int32)
+        for arr in (ids, parent, bucket, lookup):
+            arr.setflags(write=False)
+        return cls(version, ids, labels, parent, bucket, lookup)
+
+    # ----------------------------------------------------------------- basic facts
+    @property
+    def size(self) -> int:
+        """Number of topics m (349 for v1, 469 for v2)."""
+        return int(self.ids.shape[0])
+
+    def __len__(self) -> int:
+        return self.size
+
+    @property
+    def max_id(self) -> int:
+        """Largest topic id (629 for v2; the QIF paper uses it as m)."""
+        return int(self.ids[-1])
+
+    def __repr__(self) -> str:
+        return f"Taxonomy({self.version!r}, topics={self.size}, ids={self.ids[0]}..{self.max_id})"
+
+    # ------------------------------------------------------------ id <-> dense index
+    def index(self, topic_ids: npt.ArrayLike) -> npt.NDArray[np.int32]:
+        """Dense indices of taxonomy ids (vectorised). Raises ``UnknownTopicError``."""
+        arr = np.asarray(topic_ids)
+        if arr.dtype.kind not in "iu":
+            if arr.size == 0:
+                arr = arr.astype(np.int64)
+            else:
+                raise UnknownTopicError(f"topic ids must be integers, got {arr.dtype}")
+        flat = arr.astype(np.int64, copy=False)
+        ok = (flat >= 0) & (flat < self._lookup.shape[0])
+        out = np.full(flat.shape, -1, dtype=np.int32)
+        out[ok] = self._lookup[flat[ok]]
+        bad = out < 0
+        if bad.any():
+            first = int(flat[bad].flat[0])
+            raise UnknownTopicError(
+                f"topic id {first} is not in taxonomy {self.version} ({int(bad.sum())} unknown)"
+            )
+        return out
+
+    def is_known(self, topic_ids: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+        """Boolean mask: which ids belong to this taxonomy."""
+        flat = np.asarray(topic_ids, dtype=np.int64)
+        ok = (flat >= 0) & (flat < self._lookup.shape[0])
+        out = np.zeros(flat.shape, dtype=bool)
+        out[ok] = self._lookup[flat[ok]] >= 0
+        return out
+
+    def id_of(self, dense: npt.ArrayLike) -> npt.NDArray[np.int32]:
+        """Taxonomy ids of dense indices; ``-1`` (empty slot) maps to ``-1``."""
+        arr = np.asarray(dense, dtype=np.int64)
+        if ((arr < -1) | (arr >= self.size)).any():
+            raise IndexError(f"dense topic index out of range 0..{self.size - 1}")
+        out = np.where(arr >= 0, self.ids[np.clip(arr, 0, None)], -1)
+        return out.astype(np.int32)
+
+    # ------------------------------------------------------------------ labels
+    def label(self, topic_id: int) -> str:
+        """Label path of a taxonomy id."""
+        return self.labels[int(self.index(topic_id))]
+
+    def find(self, label: str) -> int:
+        """Taxonomy id of a label path (exact match)."""
+        try:
+            return int(self.ids[self.labels.index(label)])
+        except ValueError:
+            raise UnknownTopicError(f"no topic labelled {label!r} in {self.version}") from None
+
+    # --------------------------------------------------------------- hierarchy
+    @functools.cached_property
+    def depth(self) -> npt.NDArray[np.int8]:
+        """Depth of each topic (1 for top-level), dense order."""
+        return np.array([lab.count("/") for lab in self.labels], dtype=np.int8)
+
+    @functools.cached_property
+    def top_level(self) -> npt.NDArray[np.int32]:
+        """Dense index of each topic's top-level ancestor (itself for a top-level topic)."""
+        top = np.arange(self.size, dtype=np.int32)
+        for _ in range(int(self.depth.max())):
+            has_parent = self.parent[top] >= 0
+            top = np.where(has_parent, self.parent[top], top).astype(np.int32)
+        return top
+
+    def ancestors(self, dense: int) -> list[int]:
+        """Dense indices of the ancestors of a topic, nearest first."""
+        out = []
+        p = int(self.parent[dense])
+        while p >= 0:
+            out.append(p)
+            p = int(self.parent[p])
+        return out
+
+    def children(self, dense: int) -> npt.NDArray[np.int32]:
+        """Dense indices of the direct children of a topic."""
+        return np.flatnonzero(self.parent == dense).astype(np.int32)
+
+    def bucket_name(self, dense: int) -> str:
+        """``"High"`` or ``"Standard"``."""
+        return _BUCKET_NAMES[int(self.bucket[dense])]
+
+
+def _read_csv(version: str) -> tuple[list[tuple[int, str]], dict[str, str]]:
+    text = resources.files("topicslab.taxonomy").joinpath(f"data/taxonomy_{version}.csv")
+    rows: list[tuple[int, str]] = []
+    buckets: dict[str, str] = {}
+    with text.open("r", encoding="utf-8", newline="") as fh:
+        for rec in csv.DictReader(fh):
+            rows.append((int(rec["id"]), rec["label"]))
+            if rec["label"].count("/") == 1 and rec["bucket"]:
+                buckets[rec["label"]] = rec["bucket"]
+    return rows, buckets
+
+
+@functools.cache
+def load(version: str = "v2") -> Taxonomy:
+    """The shipped taxonomy ``"v1"`` (349 topics) or ``"v2"`` (469 topics, the default)."""
+    if isinstance(version, Taxonomy):  # tolerate callers passing a Taxonomy through
+        return version
+    if version not in VERSIONS:
+        raise UnknownTopicError(f"unknown taxonomy version {version!r}; choose one of {VERSIONS}")
+    rows, buckets = _read_csv(version)
+    return Taxonomy.from_rows(version, rows, buckets if buckets else None)
+
+
+def resolve(taxonomy: Taxonomy | str) -> Taxonomy:
+    """Accept a ``Taxonomy`` or a version name."""
+    return taxonomy if isinstance(taxonomy, Taxonomy) else load(taxonomy)

@@ -1,0 +1,93 @@
+"""Top-k profile selection: bucket first, then count, random ties, uniform padding."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from topicslab.api import top_k, top_k_sparse
+from topicslab.taxonomy import HIGH, load
+
+Z = 5.0
+
+
+def within_binomial(count: int, n: int, pi: float) -> bool:
+    return abs(count - n * pi) <= Z * np.sqrt(n * pi * (1 - pi)) + 1e-9
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31), density=st.floats(0.0, 0.05), k=st.integers(1, 8))
+def test_selection_respects_bucket_then_count(seed, density, k):
+    tax = load("v2")
+    rng = np.random.default_rng(seed)
+    counts = np.where(rng.random((300, tax.size)) < density,
+                      rng.integers(1, 4, size=(300, tax.size)), 0)
+    sets = top_k(counts, k=k, seed=seed)
+    assert sets.shape == (300, k)
+    assert (np.diff(sets.astype(int), axis=1) > 0).all()  # distinct, sorted
+    for r in range(300):
+        chosen = set(sets[r].tolist())
+        seen = np.flatnonzero(counts[r])
+        rank = {int(t): (int(tax.bucket[t]), int(counts[r, t])) for t in seen}
+        chosen_seen = [t for t in chosen if t in rank]
+        if len(seen) <= k:
+            assert set(seen.tolist()) <= chosen  # all seen topics kept, rest padding
+        else:
+            assert len(chosen_seen) == k
+            worst_in = min(rank[t] for t in chosen_seen)
+            best_out = max(rank[int(t)] for t in seen if int(t) not in chosen)
+            assert worst_in >= best_out
+
+
+def test_high_bucket_beats_more_visited_standard_topic():
+    tax = load("v2")
+    news = int(tax.index(243))
+    high = np.flatnonzero(tax.bucket == HIGH)[:5]
+    counts = np.zeros((1, tax.size), dtype=int)
+    counts[0, news] = 1000
+    counts[0, high] = 1
+    assert news not in top_k(counts)[0]
+
+
+def test_ties_are_broken_uniformly():
+    tax = load("v2")
+    tied = np.flatnonzero(tax.bucket == HIGH)[:10]
+    counts = np.zeros((20_000, tax.size), dtype=int)
+    counts[:, tied] = 3
+    sets = top_k(counts, seed=9)
+    freq = np.array([(sets == t).any(1).sum() for t in tied])
+    assert all(within_binomial(int(f), 20_000, 0.5) for f in freq)
+
+
+def test_padding_is_distinct_and_uniform():
+    tax = load("v2")
+    counts = np.zeros((30_000, tax.size), dtype=int)
+    counts[:, 100] = 2
+    sets = top_k(counts, seed=11)
+    assert (sets == 100).any(1).all()
+    assert (np.diff(sets.astype(int), axis=1) > 0).all()
+    others = sets[sets != 100]
+    freq = np.bincount(others, minlength=tax.size)
+    assert freq[100] == 0
+    pi = 4 / (tax.size - 1)  # each other topic is in the padding w.p. 4/(m-1)
+    assert all(within_binomial(int(f), 30_000, pi) for i, f in enumerate(freq) if i != 100)
+
+
+def test_sparse_and_dense_agree_and_row_keys_make_slices_reproducible():
+    tax = load("v2")
+    rng = np.random.default_rng(3)
+    counts = np.where(rng.random((500, tax.size)) < 0.01, 1, 0)
+    dense = top_k(counts, seed=2)
+    rows, cols = np.nonzero(counts)
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=500))])
+    sparse = top_k_sparse(indptr, cols, counts[rows, cols], seed=2)
+    assert np.array_equal(dense, sparse)
+    keys = np.arange(500, dtype=np.uint64)
+    part = top_k(counts[200:300], seed=2, row_keys=keys[200:300])
+    assert np.array_equal(part, dense[200:300])
+
+
+def test_leading_dimensions_kept():
+    counts = np.zeros((7, 3, 469), dtype=np.int32)
+    assert top_k(counts).shape == (7, 3, 5)

@@ -1,0 +1,83 @@
+"""The shipped taxonomy copies match the upstream markdown, and the type behaves."""
+
+from __future__ import annotations
+
+import csv
+from importlib import resources
+
+import numpy as np
+import pytest
+
+from topicslab.errors import UnknownTopicError
+from topicslab.taxonomy import HIGH, STANDARD, load
+from topicslab.taxonomy.convert import build
+from topicslab.taxonomy.markdown import parse_buckets, parse_topics
+
+
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_package_copy_matches_shared_files(shared_dir, version):
+    src = shared_dir / "data" / "taxonomy"
+    rows = parse_topics(src / f"taxonomy_{version}.md")
+    tax = load(version)
+    assert sorted(rows) == list(zip(tax.ids.tolist(), tax.labels, strict=True))
+    shipped = resources.files("topicslab.taxonomy").joinpath(f"data/taxonomy_{version}.csv")
+    assert shipped.read_text(encoding="utf-8") == build(src)[version]
+
+
+def test_sizes_and_id_ranges():
+    v1, v2 = load("v1"), load("v2")
+    assert v1.size == 349 and v1.ids[0] == 1 and v1.max_id == 349
+    assert v2.size == 469 and v2.ids[0] == 1 and v2.max_id == 629
+    assert (np.diff(v2.ids) > 0).all()
+
+
+def test_buckets_inherited_from_top_level(shared_dir):
+    tax = load("v2")
+    table = parse_buckets(shared_dir / "data" / "taxonomy" / "topics-utility-buckets-v1.md")
+    for i, lab in enumerate(tax.labels):
+        top = "/" + lab.split("/")[1]
+        assert tax.bucket_name(i) == table[top], lab
+    soccer = int(tax.index(tax.find("/Sports/Soccer")))
+    assert tax.bucket[soccer] == HIGH
+    assert tax.bucket[int(tax.index(tax.find("/News/Local News")))] == STANDARD
+    assert (load("v1").bucket == STANDARD).all()  # v1 predates utility buckets
+
+
+def test_hierarchy_from_label_paths():
+    tax = load("v2")
+    soccer = int(tax.index(tax.find("/Sports/Soccer")))
+    sports = int(tax.index(tax.find("/Sports")))
+    assert tax.parent[soccer] == sports
+    assert tax.parent[sports] == -1
+    assert tax.top_level[soccer] == sports
+    assert soccer in tax.children(sports)
+    for i, lab in enumerate(tax.labels):
+        p = tax.parent[i]
+        if p >= 0:
+            assert lab.startswith(tax.labels[p] + "/")
+            assert tax.depth[i] == tax.depth[p] + 1
+        else:
+            assert tax.depth[i] == 1
+    deep = int(np.argmax(tax.depth))
+    assert tax.ancestors(deep)[-1] == tax.top_level[deep]
+
+
+def test_index_roundtrip_and_unknown_ids():
+    tax = load("v2")
+    dense = tax.index(tax.ids)
+    assert (dense == np.arange(tax.size)).all()
+    assert (tax.id_of(dense) == tax.ids).all()
+    assert tax.id_of([-1, 0]).tolist() == [-1, 1]
+    with pytest.raises(UnknownTopicError, match="topic id 2 "):
+        tax.index([1, 2])  # 2 is a gap in v2
+    with pytest.raises(UnknownTopicError):
+        tax.index([630])
+    with pytest.raises(UnknownTopicError):
+        tax.index([-5])
+    assert tax.is_known([1, 2, 629, 630]).tolist() == [True, False, True, False]
+    assert tax.label(243) == "/News"
+    assert tax.find("/News") == 243
+    with pytest.raises(UnknownTopicError):
+        tax.find("/Nope")
+    with pytest.raises(UnknownTopicError):
+        load("v3")
