@@ -47,7 +47,7 @@ class TopicSets:
 
     sets: npt.NDArray[np.int16]
     taxonomy: Taxonomy
-    user_ids: npt.NDArray[np.int64] = field(default=None)  # type: ignore[assignment]
+    user_ids: npt.NDArray[np.int64] = field(default=None)  # type: ignore[arg-type]
     metadata: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -83,8 +83,7 @@ class TopicSets:
         return (f"TopicSets(users={self.n_users:,}, weeks={self.n_weeks}, k={self.k}, "
                 f"taxonomy={self.taxonomy.version})")
 
-    def subset(self, users: slice | npt.ArrayLike | None = None,
-               weeks: slice | npt.ArrayLike | None = None) -> TopicSets:
+    def subset(self, users: Any = None, weeks: Any = None) -> TopicSets:
         """A view on some users and/or weeks (ids and metadata kept)."""
         u = slice(None) if users is None else users
         w = slice(None) if weeks is None else weeks
@@ -125,8 +124,8 @@ class SiteTraces:
 
     traces: npt.NDArray[np.int16]
     taxonomy: Taxonomy
-    user_ids: npt.NDArray[np.int64] = field(default=None)  # type: ignore[assignment]
-    site_ids: npt.NDArray[np.int64] = field(default=None)  # type: ignore[assignment]
+    user_ids: npt.NDArray[np.int64] = field(default=None)  # type: ignore[arg-type]
+    site_ids: npt.NDArray[np.int64] = field(default=None)  # type: ignore[arg-type]
     metadata: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -1,7 +1,8 @@
 """The end-to-end release experiment behind ``topicslab run`` (spec 01 §5).
 
 Stages, in data-flow order: reference population -> site traces -> calibration check
--> DP statistics -> fit -> sample -> validation -> re-identification -> report. Stages whose
+-> DP statistics (weeks 0-1, epsilon = ln 3, delta = 1e-15) -> fit -> sample -> validation
+-> re-identification -> report, with the QIF analysis of the population alongside. Stages whose
 modules are not implemented yet are listed in the result as ``missing`` (with the issue that
 will provide them) instead of being faked.
 
@@ -44,7 +45,6 @@ PRESETS: dict[str, Preset] = {
 
 #: Stages still to be built, and the issue that delivers each.
 MISSING_STAGES = {
-    "dp_statistics": "issue #3 (DP statistics with a privacy ledger)",
     "fit": "issue #4 (type-mixture model)",
     "sample": "issue #4 (type-mixture model)",
     "validate": "issue #4 (validation)",
@@ -66,7 +66,7 @@ def run(
     Writes ``pop.parquet``, ``traces.parquet`` and ``results.json`` under ``out`` (atomically)
     and returns the results dict.
     """
-    from topicslab import api, population
+    from topicslab import api, dp, population, qif
     from topicslab import io as tio
     from topicslab.datamodel import SiteTraces
 
@@ -94,6 +94,16 @@ def run(
     table = population.calibration_table(sets.subset(users=slice(0, n_cal)))
     times["calibration_check"] = time.perf_counter() - t0
 
+    t0 = time.perf_counter()
+    stats = dp.compute_statistics(sets, weeks=(0, 1), seed=None)
+    dp.save_statistics(out_dir / "stats", stats)
+    assert stats.ledger is not None  # computed statistics always carry their ledger
+    times["dp_statistics"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    qif_one = qif.population_tables(sets, weeks=0)
+    times["qif"] = time.perf_counter() - t0
+
     results: dict[str, Any] = {
         "topicslab_version": topicslab.__version__,
         "preset": preset,
@@ -101,14 +111,21 @@ def run(
         "population": {
             "users": n_users,
             "weeks": cfg.weeks,
-            "padded_user_weeks_share": float(sets.metadata.get("padded_share", np.nan)),
-            "calibration": table,
-            "calibration_within_tolerance": bool(all(r["within_tolerance"] for r in table)),
+            "padded_user_weeks_share": table.padded_share,
+            "calibration_users": n_cal,
+            "calibration": table.to_records(),
+            "calibration_within_tolerance": table.all_ok,
         },
         "traces": {
             "sites": cfg.sites,
             "answers": int(traces.size),
         },
+        "dp_statistics": {
+            "directory": str(out_dir / "stats"),
+            "n_estimate": float(stats.n_estimate),
+            "ledger": stats.ledger.public().to_dict(),
+        },
+        "qif": {"one_epoch": qif_one.to_dict()},
         "stage_seconds": times,
         "missing_stages": MISSING_STAGES,
         "environment": {

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 from importlib import resources
 
 import numpy as np

@@ -156,7 +156,7 @@ def answers(
     if arr.size and (arr.max() >= tax.size or arr.min() < EMPTY):
         raise ValueError(f"sets must hold dense topic indices in 0..{tax.size - 1} or -1")
     n_users, n_weeks, k = arr.shape
-    site_ids = np.arange(sites) if np.isscalar(sites) else np.asarray(sites)
+    site_ids = np.arange(int(sites)) if np.isscalar(sites) else np.asarray(sites)  # type: ignore[arg-type]
     site_keys = np.ascontiguousarray(site_ids, dtype=np.uint64)
     user_keys = (np.arange(n_users, dtype=np.uint64) if user_ids is None
                  else np.ascontiguousarray(user_ids, dtype=np.uint64))

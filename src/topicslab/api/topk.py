@@ -30,10 +30,10 @@ EMPTY = -1
 @njit(cache=True, inline="always")
 def _better(b1: int, c1: float, t1: np.uint64, b2: int, c2: float, t2: np.uint64) -> bool:
     if b1 != b2:
-        return b1 > b2
+        return bool(b1 > b2)
     if c1 != c2:
-        return c1 > c2
-    return t1 > t2
+        return bool(c1 > c2)
+    return bool(t1 > t2)
 
 
 @njit(cache=True)
@@ -47,7 +47,7 @@ def pad_row(row: np.ndarray, filled: int, k: int, m: int, pad_key: np.uint64,
     j = np.uint64(0)
     n = filled
     while n < k:
-        t = below(hash3(pad_key, row_key, j, np.uint64(0)), m)
+        t = below(hash3(pad_key, row_key, j, np.uint64(0)), np.int64(m))
         j += np.uint64(1)
         dup = False
         for s in range(n):
@@ -181,6 +181,3 @@ def top_k(
     return sets.reshape(*lead, k)
 
 
-def distinct_topics(counts_indptr: npt.ArrayLike) -> npt.NDArray[np.int64]:
-    """Number of entries per CSR row (helper for padding statistics)."""
-    return np.diff(np.asarray(counts_indptr, dtype=np.int64))

@@ -9,7 +9,9 @@ from __future__ import annotations
 import sys
 
 from topicslab.cli import population as _population  # noqa: F401  (registers commands)
+from topicslab.cli import qif as _qif  # noqa: F401
 from topicslab.cli import run as _run  # noqa: F401
+from topicslab.cli import stats as _stats  # noqa: F401
 from topicslab.cli._app import app, err
 from topicslab.errors import TopicsLabError
 

@@ -34,7 +34,7 @@ def population(
     from topicslab import io as tio
     from topicslab import population as pop
 
-    p = pop.PopulationParams.from_json(params) if params else None
+    p = pop.PopulationParams.load(params) if params else None
     t0 = time.perf_counter()
     n_real_weeks = 0
     first = None
@@ -84,8 +84,8 @@ def observe(
     seed: int = typer.Option(0, "--seed", min=0, help="Browser-side seed of the answers."),
     p: float = typer.Option(0.05, "--p", min=0.0, max=1.0, help="Random-topic probability."),
     weeks: int | None = typer.Option(None, "--weeks", help="Call-weeks observed (default: all)."),
-    lookback: int = typer.Option(1, "--lookback", min=1,
-                                 help="Epochs returned per call (1 as in the papers, 3 in Chrome)."),
+    lookback: int = typer.Option(
+        1, "--lookback", min=1, help="Epochs returned per call (1 as in the papers, 3 in Chrome)."),
     witnessed: float | None = typer.Option(
         None, "--witnessed", min=0.0, max=1.0,
         help="Caller filtering: probability a caller witnessed a (user, topic); off by default."),

@@ -188,7 +188,7 @@ def _read_csv(version: str) -> tuple[list[tuple[int, str]], dict[str, str]]:
     text = resources.files("topicslab.taxonomy").joinpath(f"data/taxonomy_{version}.csv")
     rows: list[tuple[int, str]] = []
     buckets: dict[str, str] = {}
-    with text.open("r", encoding="utf-8", newline="") as fh:
+    with text.open("r", encoding="utf-8") as fh:
         for rec in csv.DictReader(fh):
             rows.append((int(rec["id"]), rec["label"]))
             if rec["label"].count("/") == 1 and rec["bucket"]:

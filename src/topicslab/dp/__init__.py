@@ -1,0 +1,46 @@
+"""Differentially private statistics of topic sets with an exact privacy ledger (spec 01 §2-§3,
+§6; paper §4).
+
+Public names:
+    compute_statistics(data, ...) -> DPStatistics    bounding, counts, Gaussian mechanism,
+                                                    post-processing, ledger (``statistics``)
+    DPStatistics                                    q_single, q_within, q_across, n_estimate,
+                                                    taxonomy, k, ledger
+    save_statistics(dir, stats) / load_statistics(dir)   public release schema (``release``)
+    PrivacyLedger, load_ledger, ledger_tables      ``privacy_ledger.json`` (``ledger``)
+    bound_contributions(sets, m, ...)              contribution bounding (``bounding``)
+    pair_counts(bounded, m) -> PairCounts          within / across pair counts (``counts``)
+    plan_queries(...), calibrate_sigma(...)        Gaussian calibration (``mechanism``)
+    compose(queries, delta)                        composed guarantees (``accounting``)
+    discrete_gaussian(n, sigma, RandomWords(seed)) exact discrete Gaussian noise (``noise``)
+"""
+
+from topicslab.dp.accounting import compose
+from topicslab.dp.bounding import BoundingReport, bound_contributions
+from topicslab.dp.counts import PairCounts, pair_counts
+from topicslab.dp.ledger import PrivacyLedger, ledger_tables, load_ledger
+from topicslab.dp.mechanism import GaussianQuery, calibrate_sigma, default_split, plan_queries
+from topicslab.dp.noise import RandomWords, discrete_gaussian
+from topicslab.dp.release import load_statistics, save_statistics
+from topicslab.dp.statistics import DPStatistics, compute_statistics
+
+__all__ = [
+    "BoundingReport",
+    "DPStatistics",
+    "GaussianQuery",
+    "PairCounts",
+    "PrivacyLedger",
+    "RandomWords",
+    "bound_contributions",
+    "calibrate_sigma",
+    "compose",
+    "compute_statistics",
+    "default_split",
+    "discrete_gaussian",
+    "ledger_tables",
+    "load_ledger",
+    "load_statistics",
+    "pair_counts",
+    "plan_queries",
+    "save_statistics",
+]

@@ -1,0 +1,154 @@
+"""Contribution bounding: make the L2 sensitivities of spec 01 §3 true (paper §4.2, Lemma).
+
+The lemma Δ2(f_ww) = sqrt(C(k,2)), Δ2(f_w,w+1) = k holds only if every user contributes exactly
+one set of exactly ``k`` distinct topics to every week. ``bound_contributions`` enforces that:
+
+* duplicates inside a week are removed (a set has no multiplicity);
+* a week with more than ``k`` distinct topics is rejected (``bound="reject"``, an ``InputError``
+  naming the user row and week) or truncated deterministically to its ``k`` lowest dense indices
+  (``bound="truncate"``; deterministic so the same input always gives the same bounded data);
+* a week with fewer than ``k`` topics is padded with distinct uniformly random topics, as the
+  Topics API itself pads short profiles (spec 01 §1);
+* **missing weeks**: an all-empty week is padded entirely with random topics. Why this keeps Δ2
+  exact: after bounding, *every* user (present or added) contributes a 0/1 vector with exactly
+  C(k,2) ones to each within-week count and exactly k² ones to each across-week count, whatever
+  their raw data looked like, so adding/removing one user moves each count vector by exactly
+  sqrt(C(k,2)) resp. k in L2. Dropping the user-week instead would also respect the bound
+  (fewer ones), but it would make the user count differ between weeks and bias the estimate
+  n = Σ f_ww / C(k,2) used in post-processing (spec 01 §3); padding keeps every week's total
+  exactly n·C(k,2).
+
+Padding randomness is keyed (``topicslab.api.hashing``) by ``(seed, user_id * n_weeks + week)``:
+reproducible with a seed, from ``secrets`` otherwise. Which topics are padded or kept never
+affects the sensitivity, only the (post-processed) statistics.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+from numba import njit, prange
+
+from topicslab.api.hashing import STREAM_PAD, derive_key
+from topicslab.api.topk import pad_row
+from topicslab.errors import InputError
+
+EMPTY = -1
+BoundMode = Literal["reject", "truncate"]
+
+
+@dataclass(frozen=True)
+class BoundingReport:
+    """What bounding changed (audit data: derived from the private input, NOT private)."""
+
+    duplicates_removed: int
+    weeks_truncated: int
+    weeks_padded: int
+    weeks_missing: int
+    padded_slots: int
+
+
+@njit(cache=True, parallel=True)
+def _pad_rows(flat: np.ndarray, rows: np.ndarray, filled: np.ndarray, row_keys: np.ndarray,
+              k: int, m: int, pad_key: np.uint64) -> None:
+    for i in prange(rows.shape[0]):
+        r = rows[i]
+        row = np.empty(k, dtype=np.int64)
+        for s in range(k):
+            row[s] = flat[r, s]
+        pad_row(row, filled[i], k, m, pad_key, row_keys[i])
+        row.sort()
+        for s in range(k):
+            flat[r, s] = row[s]
+
+
+def _sort_rows(a: npt.NDArray[np.int16]) -> npt.NDArray[np.int16]:
+    """Sort each row ascending with empties (-1) last."""
+    big = np.iinfo(np.int16).max
+    tmp = np.where(a < 0, big, a).astype(np.int16)
+    tmp.sort(axis=-1)
+    return np.where(tmp == big, EMPTY, tmp).astype(np.int16)
+
+
+def bound_contributions(
+    sets: npt.ArrayLike,
+    m: int,
+    *,
+    k: int = 5,
+    bound: BoundMode = "reject",
+    seed: int | None = None,
+    user_ids: npt.ArrayLike | None = None,
+) -> tuple[npt.NDArray[np.int16], BoundingReport]:
+    """Return ``int16[n, weeks, k]``: exactly ``k`` distinct sorted topics per user-week.
+
+    Args:
+        sets: ``[n_users, n_weeks, width]`` dense indices, ``-1`` empty (any order, duplicates
+            allowed); ``width`` may differ from ``k``.
+        m: taxonomy size (padding universe; indices must be in ``0..m-1``).
+        k: topics per week after bounding (5 in the paper).
+        bound: ``"reject"`` over-long weeks with an ``InputError`` or ``"truncate"`` them.
+        seed: padding seed (``None``: drawn from ``secrets``).
+        user_ids: global user ids keying the padding (default ``0..n-1``).
+    """
+    if bound not in ("reject", "truncate"):
+        raise ValueError(f"bound must be 'reject' or 'truncate', got {bound!r}")
+    if not 2 <= k <= m:
+        raise ValueError(f"k must be in 2..{m}, got {k}")
+    a = np.asarray(sets)
+    if a.ndim != 3:
+        raise InputError(f"topic sets must be [n_users, n_weeks, k], got shape {a.shape}")
+    a = a.astype(np.int16, copy=False)
+    uids = (np.arange(a.shape[0], dtype=np.int64) if user_ids is None
+            else np.asarray(user_ids, dtype=np.int64))
+    n, n_weeks, _ = a.shape
+    bad = (a < EMPTY) | (a >= m)
+    if bad.any():
+        u, w, s = np.argwhere(bad)[0]
+        raise InputError(f"topic index {int(a[u, w, s])} out of range 0..{m - 1}",
+                         row=int(u), field=f"epoch_{w}_topics")
+    a = _sort_rows(a)
+    dup = (a[..., 1:] == a[..., :-1]) & (a[..., 1:] >= 0)
+    n_dup = int(dup.sum())
+    if n_dup:
+        a = a.copy()
+        a[..., 1:][dup] = EMPTY
+        a = _sort_rows(a)
+    count = (a >= 0).sum(axis=-1)
+    over = count > k
+    n_over = int(over.sum())
+    if n_over and bound == "reject":
+        u, w = np.argwhere(over)[0]
+        uid = int(uids[u])
+        raise InputError(
+            f"user {uid} has {int(count[u, w])} distinct topics in week {int(w)}, more than "
+            f"k={k} (use bound='truncate' / --bound truncate to keep the {k} lowest ids)",
+            row=int(u), field=f"epoch_{w}_topics")
+    width = a.shape[2]
+    if width >= k:
+        # sorted ascending: the first k are the k lowest dense indices (= lowest taxonomy ids)
+        out = np.ascontiguousarray(a[..., :k])
+    else:
+        out = np.full((n, n_weeks, k), EMPTY, dtype=np.int16)
+        out[..., :width] = a
+    count = np.minimum(count, k)
+    short = count < k
+    if short.any():
+        ukeys = uids.astype(np.uint64)
+        rows = np.flatnonzero(short.ravel())
+        row_keys = ukeys[rows // n_weeks] * np.uint64(n_weeks) + (rows % n_weeks).astype(np.uint64)
+        key_seed = secrets.randbits(63) if seed is None else int(seed)
+        flat = out.reshape(n * n_weeks, k)
+        _pad_rows(flat, rows.astype(np.int64), count.ravel()[rows].astype(np.int64),
+                  row_keys, k, m, derive_key(key_seed, STREAM_PAD))
+    report = BoundingReport(
+        duplicates_removed=n_dup,
+        weeks_truncated=n_over,
+        weeks_padded=int(short.sum()),
+        weeks_missing=int((count == 0).sum()),
+        padded_slots=int((k - count).sum()),
+    )
+    return out, report

@@ -1,0 +1,134 @@
+"""The privacy ledger (``privacy_ledger.json``): an exact record of what a release spent.
+
+It lists each Gaussian mechanism (query, Δ2, σ, its own (ε_i, δ_i)), the composed guarantees
+computed by ``dp_accounting`` (``topicslab.dp.accounting``), the guarantee claimed and why, the
+neighbouring relation, the noise source, the package version and an ``audit`` block.
+
+The ``audit`` block (input fingerprint, bounding counts) is derived directly from the private
+input and is NOT differentially private: keep it for internal verification and drop it
+(``PrivacyLedger.public()``) before publishing the ledger.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from topicslab._atomic import write_text_atomic
+from topicslab.errors import InputError
+
+SCHEMA = "topicslab.privacy_ledger/1"
+FILENAME = "privacy_ledger.json"
+
+
+@dataclass
+class PrivacyLedger:
+    """See the module docstring; every field is plain JSON data."""
+
+    target: dict[str, Any]
+    accounting: str
+    split: list[float]
+    neighbouring_relation: str
+    contribution_bounding: dict[str, Any]
+    mechanisms: list[dict[str, Any]]
+    composition: dict[str, Any]
+    claimed: dict[str, Any]
+    noise: dict[str, Any]
+    post_processing: str
+    package: dict[str, str]
+    created: str
+    noise_vs_paper: list[dict[str, Any]] | None = None
+    audit: dict[str, Any] | None = None
+    schema: str = SCHEMA
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def public(self) -> PrivacyLedger:
+        """A copy without the non-private ``audit`` block."""
+        d = self.to_dict()
+        d["audit"] = None
+        return PrivacyLedger(**d)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], *, file: str | None = None) -> PrivacyLedger:
+        if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+            raise InputError(f"not a {SCHEMA} ledger", file=file, field="schema")
+        names = set(cls.__dataclass_fields__)
+        missing = sorted(n for n in names if n not in data
+                         and n not in ("noise_vs_paper", "audit", "extra", "schema"))
+        if missing:
+            raise InputError("missing ledger fields", file=file, field=missing[0])
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+    def save(self, directory: str | Path) -> Path:
+        path = Path(directory) / FILENAME
+        write_text_atomic(path, self.to_json())
+        return path
+
+
+def load_ledger(path: str | Path) -> PrivacyLedger:
+    """Read ``privacy_ledger.json`` (a file or the directory holding it)."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / FILENAME
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("no privacy ledger here", file=str(p)) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"invalid JSON: {exc}", file=str(p)) from None
+    return PrivacyLedger.from_dict(data, file=str(p))
+
+
+def _fmt(x: Any) -> str:
+    if x is None:
+        return "—"
+    if isinstance(x, float):
+        if not math.isfinite(x):
+            return str(x)
+        return f"{x:.6g}"
+    return str(x)
+
+
+def ledger_tables(ledger: PrivacyLedger) -> list[Table]:
+    """Rich tables: mechanisms, composition, and the record's other facts."""
+    mech = Table(title=f"Gaussian mechanisms ({ledger.accounting} accounting)")
+    for col in ("mechanism", "query", "dims", "Δ2", "σ", "σ sampled", "ε_i", "δ_i", "share"):
+        mech.add_column(col, justify="left" if col in ("mechanism", "query") else "right")
+    for mq in ledger.mechanisms:
+        mech.add_row(mq["name"], mq["query"], f"{mq['dims']:,}", _fmt(mq["sensitivity"]),
+                     _fmt(mq["sigma"]), _fmt(mq.get("sigma_sampled")), _fmt(mq["epsilon"]),
+                     _fmt(mq["delta"]), _fmt(mq["share"]))
+    comp = Table(title="composed guarantee (dp_accounting)")
+    for col in ("view", "ε", "δ", "method"):
+        comp.add_column(col)
+    for name, c in ledger.composition.items():
+        comp.add_row(name, _fmt(c.get("epsilon")), _fmt(c.get("delta")), c.get("method", ""))
+    facts = Table(title="privacy ledger", show_header=False)
+    facts.add_row("claimed", f"ε = {_fmt(ledger.claimed['epsilon'])}, "
+                  f"δ = {_fmt(ledger.claimed['delta'])}")
+    facts.add_row("basis", ledger.claimed.get("basis", ""))
+    facts.add_row("target", f"ε = {_fmt(ledger.target['epsilon'])}, "
+                  f"δ = {_fmt(ledger.target['delta'])}")
+    facts.add_row("neighbouring", ledger.neighbouring_relation)
+    facts.add_row("bounding", json.dumps(ledger.contribution_bounding))
+    facts.add_row("noise", json.dumps(ledger.noise))
+    facts.add_row("post-processing", ledger.post_processing)
+    if ledger.noise_vs_paper:
+        facts.add_row("noise vs paper split", ", ".join(
+            f"{r['name']}: σ ×{r['sigma_ratio']:.3f}" for r in ledger.noise_vs_paper))
+    facts.add_row("package", f"{ledger.package.get('name')} {ledger.package.get('version')}")
+    facts.add_row("created", ledger.created)
+    if ledger.audit:
+        facts.add_row("input fingerprint", str(ledger.audit.get("input_fingerprint")))
+    return [mech, comp, facts]

@@ -1,0 +1,74 @@
+"""Noisy counts -> q_single, q_within, q_across (spec 01 §2-§3; paper §4.1-§4.2).
+
+Pure post-processing of the released noisy counts (free under DP; never touches the data):
+
+* **User count.** n is private under add/remove neighbours, so it is estimated from the noisy
+  counts. After bounding every user adds exactly C(k,2) to Σ f_ww and k² to Σ f_w,w+1, so
+  n̂_w = Σ f̃_ww / C(k,2) and n̂_w,w+1 = Σ f̃_w,w+1 / k² are unbiased; their noise variances are
+  dims·σ²/C(k,2)² and m²σ²/k⁴, and we combine all of them by inverse-variance weighting.
+* **Normalise** each noisy query by n̂ (q_within(o1,o2) = Pr({o1,o2} ⊆ S_J), so
+  Σ_{o1<o2} q_within = C(k,2)); **average** the weeks with equal weights (J is a uniform week,
+  spec 01 §2; the paper's average of normalised f11 and f22); **clip** to [0, 1] after
+  averaging (clipping each week first would add more positive bias).
+* q_within is stored as a symmetric matrix with a zero diagonal (both orders of a pair hold the
+  same value); q_single(o) = Σ_{o2 ≠ o} q_within(o, o2) / (k − 1) (spec 01 §2 identity).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from topicslab.dp.mechanism import GaussianQuery
+
+F64 = npt.NDArray[np.float64]
+
+
+def estimate_users(within: Sequence[F64], across: Sequence[F64], k: int, m: int,
+                   within_sigma: Sequence[float], across_sigma: Sequence[float]) -> float:
+    """Inverse-variance weighted n̂ from the noisy totals (see module docstring)."""
+    pairs = k * (k - 1) // 2
+    iu = np.triu_indices(m, 1)
+    ests, weights = [], []
+    for f, s in zip(within, within_sigma, strict=True):
+        ests.append(float(f[iu].sum()) / pairs)
+        weights.append(pairs**2 / (len(iu[0]) * s * s))
+    for f, s in zip(across, across_sigma, strict=True):
+        ests.append(float(f.sum()) / (k * k))
+        weights.append(k**4 / (m * m * s * s))
+    w = np.asarray(weights)
+    return float(np.dot(w, ests) / w.sum())
+
+
+def symmetric_from_upper(upper: F64) -> F64:
+    """Symmetric matrix with zero diagonal from the strict upper triangle of ``upper``."""
+    u = np.triu(upper, 1)
+    return u + u.T
+
+
+def single_from_within(q_within: F64, k: int) -> F64:
+    """q_single(o) = Σ_{o2≠o} q_within(o, o2) / (k − 1)."""
+    return np.asarray(q_within.sum(axis=1) / (k - 1), dtype=np.float64)
+
+
+def to_probabilities(
+    noisy_within: Sequence[F64],
+    noisy_across: Sequence[F64],
+    queries: Sequence[GaussianQuery],
+    k: int,
+) -> tuple[F64, F64, F64, float]:
+    """``(q_single, q_within, q_across, n_estimate)`` from the noisy counts."""
+    m = noisy_within[0].shape[0]
+    n_w = len(noisy_within)
+    sig_w = [q.sigma for q in queries[:n_w]]
+    sig_a = [q.sigma for q in queries[n_w:]]
+    n_hat = max(estimate_users(noisy_within, noisy_across, k, m, sig_w, sig_a), 1.0)
+    q_within = np.mean([symmetric_from_upper(f) for f in noisy_within], axis=0) / n_hat
+    q_within = np.clip(q_within, 0.0, 1.0)
+    if noisy_across:
+        q_across = np.clip(np.mean(list(noisy_across), axis=0) / n_hat, 0.0, 1.0)
+    else:
+        q_across = np.zeros((m, m))
+    return single_from_within(q_within, k), q_within, q_across, n_hat

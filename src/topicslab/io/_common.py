@@ -1,0 +1,310 @@
+"""Shared machinery of the format modules (private).
+
+Offers ``lists_to_dense`` (ragged lists of taxonomy ids -> dense ``int16`` sets, vectorised),
+``dense_to_lists`` (the reverse, for writers), ``parse_int_strings`` (validate and convert text
+cells), week-column discovery, the ``topicslab`` metadata block, and ``wrap_errors`` which turns
+library exceptions into one-line ``InputError``s.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from topicslab.errors import InputError, TopicsLabError
+from topicslab.taxonomy import VERSIONS, Taxonomy, load, resolve
+
+PathLike = str | os.PathLike[str]
+
+#: Chrome's k; the width used when a file gives no other hint (every week empty).
+DEFAULT_K = 5
+#: Key of the JSON block in Parquet key-value metadata.
+META_KEY = b"topicslab"
+#: Bumped when the on-disk layout changes incompatibly.
+FORMAT_VERSION = 1
+
+# Sorting sentinel: above every dense index, so empties sort last.
+_BIG = np.iinfo(np.int16).max
+_INT_RE = r"^[+-]?[0-9]+$"
+
+
+def sets_column(week: int) -> str:
+    return f"epoch_{week}_topics"
+
+
+def trace_column(week: int) -> str:
+    return f"epoch_{week}_topic"
+
+
+class ListError(Exception):
+    """A problem at one list (a user-week) and optionally one value of a flattened layout.
+
+    Raised by ``lists_to_dense``; each reader knows how to map the indices back to its own
+    rows and fields, so the location is resolved there, not here.
+    """
+
+    def __init__(self, message: str, list_index: int, value_index: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.list_index = list_index
+        self.value_index = value_index
+
+
+def lists_to_dense(
+    offsets: npt.NDArray[np.int64],
+    values: npt.NDArray[np.int64],
+    k: int,
+    taxonomy: Taxonomy,
+    *,
+    dedupe: bool,
+) -> npt.NDArray[np.int16]:
+    """Dense ``int16[n, k]`` sets (sorted, ``-1`` last) from ragged lists of taxonomy ids.
+
+    ``offsets`` has ``n + 1`` entries into ``values``. Duplicates inside a list are an error
+    unless ``dedupe`` (raw release slots repeat topics legitimately).
+    """
+    offsets = np.asarray(offsets, dtype=np.int64)
+    values = np.asarray(values, dtype=np.int64)
+    n = offsets.shape[0] - 1
+    lengths = np.diff(offsets)
+    known = taxonomy.is_known(values)
+    if not known.all():
+        j = int(np.argmin(known))
+        i = int(np.searchsorted(offsets, j, side="right") - 1)
+        raise ListError(f"topic id {int(values[j])} is not in taxonomy {taxonomy.version}", i, j)
+    if not dedupe and n and int(lengths.max()) > k:
+        i = int(np.argmax(lengths > k))
+        raise ListError(f"{int(lengths[i])} topics in one week, more than k={k}", i,
+                        int(offsets[i]) + k)
+    width = max(k, int(lengths.max()) if n else 0)
+    dense = taxonomy.index(values).astype(np.int16)
+    row = np.repeat(np.arange(n, dtype=np.int64), lengths)
+    pos = np.arange(values.shape[0], dtype=np.int64) - offsets[row]
+    buf = np.full((n, width), _BIG, dtype=np.int16)
+    buf[row, pos] = dense
+    buf.sort(axis=1)
+    dup = (buf[:, 1:] == buf[:, :-1]) & (buf[:, 1:] != _BIG)
+    if dup.any():
+        if not dedupe:
+            i = int(np.argmax(dup.any(axis=1)))
+            topic = int(taxonomy.ids[buf[i, 1:][dup[i]][0]])
+            seg = values[offsets[i]:offsets[i + 1]]
+            second = int(np.flatnonzero(seg == topic)[1])
+            raise ListError(f"topic id {topic} appears twice in one week", i,
+                            int(offsets[i]) + second)
+        buf[:, 1:][dup] = _BIG
+        buf.sort(axis=1)
+    if width > k:
+        counts = (buf != _BIG).sum(axis=1)
+        if int(counts.max()) > k:
+            i = int(np.argmax(counts > k))
+            raise ListError(f"{int(counts[i])} distinct topics in one week, more than k={k}", i)
+    buf = buf[:, :k]
+    buf[buf == _BIG] = -1
+    return np.ascontiguousarray(buf)
+
+
+def distinct_width(offsets: npt.NDArray[np.int64], values: npt.NDArray[np.int64]) -> int:
+    """The largest number of distinct values in any list (0 when all are empty)."""
+    n = offsets.shape[0] - 1
+    if n == 0 or values.shape[0] == 0:
+        return 0
+    row = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
+    order = np.lexsort((values, row))
+    r, v = row[order], values[order]
+    first = np.ones(r.shape[0], dtype=bool)
+    first[1:] = (r[1:] != r[:-1]) | (v[1:] != v[:-1])
+    return int(np.bincount(r[first], minlength=n).max())
+
+
+def dense_to_lists(
+    ids: npt.NDArray[np.int32],
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+    """``(offsets, values)`` of the non-empty slots of ``int32[n, k]`` taxonomy ids."""
+    mask = ids >= 0
+    values = np.ascontiguousarray(ids[mask], dtype=np.int32)
+    offsets = np.zeros(ids.shape[0] + 1, dtype=np.int32)
+    np.cumsum(mask.sum(axis=1, dtype=np.int32), out=offsets[1:])
+    return offsets, values
+
+
+def list_array(ids: npt.NDArray[np.int32]) -> pa.ListArray:
+    """Arrow ``list<int32>`` of the non-empty slots of ``int32[n, k]`` taxonomy ids."""
+    offsets, values = dense_to_lists(ids)
+    return pa.ListArray.from_arrays(pa.array(offsets), pa.array(values, type=pa.int32()))
+
+
+def week_columns(names: Sequence[str], pattern: str, *, file: str) -> int:
+    """Number of weeks W given columns ``pattern % w``; they must be exactly 0..W-1."""
+    rx = re.compile("^" + pattern.replace("{w}", "([0-9]+)") + "$")
+    weeks = sorted(int(m.group(1)) for name in names if (m := rx.match(name)))
+    for expect, got in enumerate(weeks):
+        if got != expect:
+            raise InputError("missing week column (week columns must run 0, 1, 2, ...)",
+                             file=file, field=pattern.replace("{w}", str(expect)))
+    if len(set(weeks)) != len(weeks):
+        raise InputError("duplicate week column", file=file)
+    return len(weeks)
+
+
+def parse_int_strings(
+    arr: pa.Array, *, file: str, field: str, row_of: Any, allow_empty: bool = False
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+    """Integers from a string array; ``row_of(i)`` names the row of element ``i`` on error.
+
+    Returns ``(values, present)``; empty strings are allowed (``present`` false) only when
+    ``allow_empty``.
+    """
+    arr = pc.utf8_trim_whitespace(arr.cast(pa.string()) if arr.type != pa.string() else arr)
+    if arr.null_count:
+        arr = arr.fill_null("")
+    empty = np.asarray(pc.equal(arr, "").to_numpy(zero_copy_only=False), dtype=bool)
+    ok = np.asarray(pc.match_substring_regex(arr, _INT_RE).to_numpy(zero_copy_only=False),
+                    dtype=bool)
+    if allow_empty:
+        ok |= empty
+    if not ok.all():
+        i = int(np.argmin(ok))
+        raise InputError(f"expected an integer, got {arr[i].as_py()!r}", file=file,
+                         row=row_of(i), field=field)
+    filled = pc.if_else(pa.array(empty), "0", arr) if empty.any() else arr
+    try:
+        out = pc.cast(filled, pa.int64()).to_numpy()
+    except (pa.ArrowInvalid, OverflowError):
+        raise InputError("integer out of range", file=file, field=field) from None
+    return np.asarray(out, dtype=np.int64), ~empty
+
+
+def integer_values(
+    arr: pa.Array, *, file: str, field: str, row_of: Any
+) -> npt.NDArray[np.int64]:
+    """An Arrow numeric array as ``int64``; floats must be whole, nulls and text are errors."""
+    t = arr.type
+    if arr.null_count:
+        i = int(np.argmax(np.asarray(arr.is_null().to_numpy(zero_copy_only=False))))
+        raise InputError("missing value", file=file, row=row_of(i), field=field)
+    if pa.types.is_integer(t):
+        return np.asarray(arr.to_numpy(), dtype=np.int64)
+    if pa.types.is_floating(t):
+        v = np.asarray(arr.to_numpy(), dtype=np.float64)
+        whole = np.isfinite(v) & (v == np.round(v)) & (np.abs(v) < 2.0**62)
+        if not whole.all():
+            i = int(np.argmin(whole))
+            raise InputError(f"expected an integer, got {v[i]!r}", file=file, row=row_of(i),
+                             field=field)
+        return v.astype(np.int64)
+    i = 0
+    raise InputError(f"expected integers, got column type {t}", file=file, row=row_of(i),
+                     field=field)
+
+
+def list_parts(arr: pa.Array) -> tuple[npt.NDArray[np.int64], pa.Array]:
+    """``(offsets, flat values)`` of any Arrow list array; a null list counts as empty."""
+    lengths = pc.list_value_length(arr)
+    if lengths.null_count:
+        lengths = lengths.fill_null(0)
+    offsets = np.zeros(len(arr) + 1, dtype=np.int64)
+    np.cumsum(np.asarray(lengths.to_numpy(), dtype=np.int64), out=offsets[1:])
+    return offsets, arr.flatten()
+
+
+def pick_taxonomy(
+    requested: Taxonomy | str | None, stored: str | None, *, file: str
+) -> Taxonomy:
+    """The taxonomy to read a file with: the caller's, else the file's, else v2."""
+    if requested is None:
+        if stored is None:
+            return load("v2")
+        if stored not in VERSIONS:
+            raise InputError(f"file uses taxonomy {stored!r}; pass taxonomy= to read it",
+                             file=file)
+        return load(stored)
+    tax = resolve(requested)
+    if stored is not None and stored in VERSIONS and tax.version in VERSIONS \
+            and stored != tax.version:
+        raise InputError(f"file uses taxonomy {stored}, but {tax.version} was requested",
+                         file=file)
+    return tax
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, (Path, os.PathLike)):
+        return os.fspath(obj)
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj)
+    return str(obj)
+
+
+def encode_meta(block: dict[str, Any]) -> bytes:
+    return json.dumps(block, default=_jsonable, sort_keys=True).encode("utf-8")
+
+
+def decode_meta(raw: dict[bytes, bytes] | None, *, file: str) -> dict[str, Any] | None:
+    """The ``topicslab`` JSON block of Parquet key-value metadata, or None if absent."""
+    if not raw or META_KEY not in raw:
+        return None
+    try:
+        block = json.loads(raw[META_KEY].decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise InputError("corrupt topicslab metadata (not JSON)", file=file) from None
+    if not isinstance(block, dict):
+        raise InputError("corrupt topicslab metadata (not an object)", file=file)
+    return block
+
+
+def check_exists(path: PathLike) -> str:
+    """``str(path)`` after checking it is a non-empty regular file."""
+    name = os.fspath(path)
+    if not os.path.exists(name):
+        raise InputError("no such file", file=name)
+    if os.path.isdir(name):
+        raise InputError("is a directory, expected a file", file=name)
+    if os.path.getsize(name) == 0:
+        raise InputError("empty file", file=name)
+    return name
+
+
+@contextlib.contextmanager
+def wrap_errors(file: str, what: str) -> Iterator[None]:
+    """Turn pyarrow/OS/decoding failures into a one-line ``InputError`` naming ``file``.
+
+    Our own errors pass through, gaining the file name if they lack one.
+    """
+    try:
+        yield
+    except InputError as exc:
+        raise exc.located(file=file) from None
+    except TopicsLabError as exc:
+        raise InputError(str(exc), file=file) from None
+    except (pa.ArrowException, OSError, UnicodeDecodeError, ValueError, KeyError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"not a valid {what} file ({first})", file=file) from None
+
+
+def check_unique_users(user_ids: npt.NDArray[np.int64], *, file: str, row_base: int = 0) -> None:
+    """Strict mode: every user appears once (cheap when ids are already ascending)."""
+    if user_ids.shape[0] < 2 or bool((np.diff(user_ids) > 0).all()):
+        return
+    order = np.argsort(user_ids, kind="stable")
+    s = user_ids[order]
+    same = s[1:] == s[:-1]
+    if same.any():
+        # the later occurrence in file order is the offending row
+        rows = order[1:][same]
+        i = int(rows.min())
+        raise InputError(f"user id {int(user_ids[i])} appears more than once", file=file,
+                         row=row_base + i + 1, field="user_id")

@@ -1,0 +1,204 @@
+"""Per-user weekly topic lists as CSV or TSV.
+
+Public functions:
+    write_sets_csv(path, sets, *, delimiter=None)
+    read_sets_csv(path, *, taxonomy=None, k=None, weeks=None, strict=True, delimiter=None)
+        -> TopicSets
+    delimiter_for(path, delimiter=None) -> str
+
+Layout: header ``user_id,epoch_0_topics,epoch_1_topics,...``; each cell a ``;``-separated list
+of taxonomy ids, an empty cell for an empty week. The delimiter is a tab for ``.tsv`` (also
+``.tsv.gz``), else a comma, unless given. CSV carries no metadata: taxonomy defaults to v2 and
+k to the widest week (pass both to round-trip a population with short weeks).
+
+Parsing is columnar (pyarrow.csv, then Arrow string kernels); the standard library ``csv``
+module runs only after a parse failure, to find the offending row.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import os
+from typing import IO
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from topicslab._atomic import atomic_path
+from topicslab.datamodel import TopicSets
+from topicslab.errors import InputError
+from topicslab.io._common import (
+    DEFAULT_K,
+    ListError,
+    PathLike,
+    check_exists,
+    check_unique_users,
+    distinct_width,
+    list_array,
+    lists_to_dense,
+    parse_int_strings,
+    pick_taxonomy,
+    sets_column,
+    week_columns,
+    wrap_errors,
+)
+from topicslab.taxonomy import Taxonomy
+
+__all__ = ["delimiter_for", "read_sets_csv", "write_sets_csv"]
+
+
+def delimiter_for(path: PathLike, delimiter: str | None = None) -> str:
+    """The delimiter to use: ``delimiter`` if given, a tab for ``*.tsv[.gz]``, else a comma."""
+    if delimiter is not None:
+        if len(delimiter) != 1:
+            raise InputError(f"delimiter must be one character, got {delimiter!r}")
+        return delimiter
+    name = os.fspath(path).lower().removesuffix(".gz")
+    return "\t" if name.endswith((".tsv", ".tab")) else ","
+
+
+def _open_text(file: str) -> IO[str]:
+    if file.lower().endswith(".gz"):
+        return gzip.open(file, "rt", encoding="utf-8-sig", newline="")
+    return open(file, encoding="utf-8-sig", newline="")
+
+
+def read_header(file: str, delimiter: str) -> list[str]:
+    """Column names from the first line (an empty or blank first line is an error)."""
+    with wrap_errors(file, "CSV"), _open_text(file) as fh:
+        line = fh.readline()
+    if not line.strip():
+        raise InputError("empty file (no header line)", file=file, row=0)
+    return [c.strip() for c in next(csv.reader([line], delimiter=delimiter))]
+
+
+def locate_parse_error(file: str, delimiter: str, ncols: int, arrow_message: str) -> InputError:
+    """Find the first ragged row with the ``csv`` module (data rows are 1-based)."""
+    try:
+        with _open_text(file) as fh:
+            reader = csv.reader(fh, delimiter=delimiter, strict=True)
+            next(reader, None)
+            row = 0
+            for rec in reader:
+                if not rec:
+                    continue  # pyarrow skips blank lines too
+                row += 1
+                if len(rec) != ncols:
+                    return InputError(f"expected {ncols} fields, got {len(rec)}", file=file,
+                                      row=row)
+    except (csv.Error, UnicodeDecodeError, OSError) as exc:
+        return InputError(f"unreadable ({exc})", file=file, row=row + 1)
+    first = arrow_message.strip().splitlines()[0] if arrow_message.strip() else "parse error"
+    return InputError(f"cannot parse ({first})", file=file)
+
+
+def read_text_table(file: str, delimiter: str, names: list[str]) -> pa.Table:
+    """All columns as strings; ragged or undecodable rows become a located ``InputError``."""
+    try:
+        return pacsv.read_csv(
+            file,
+            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1),
+            parse_options=pacsv.ParseOptions(delimiter=delimiter),
+            convert_options=pacsv.ConvertOptions(
+                column_types={n: pa.string() for n in names}, strings_can_be_null=False),
+        )
+    except pa.ArrowException as exc:
+        raise locate_parse_error(file, delimiter, len(names), str(exc)) from None
+
+
+def read_sets_csv(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
+                  k: int | None = None, weeks: int | None = None, strict: bool = True,
+                  delimiter: str | None = None) -> TopicSets:
+    """Read per-user weekly topic lists.
+
+    ``strict`` makes a topic repeated within a cell, or a repeated user id, an error; with
+    ``strict=False`` repeated topics are merged. Rows in errors are 1-based data rows (the
+    header is not counted).
+    """
+    file = check_exists(path)
+    delim = delimiter_for(file, delimiter)
+    names = read_header(file, delim)
+    if len(set(names)) != len(names):
+        dup = next(n for n in names if names.count(n) > 1)
+        raise InputError("duplicate column", file=file, row=0, field=dup)
+    if "user_id" not in names:
+        raise InputError("missing column", file=file, row=0, field="user_id")
+    n_weeks = week_columns(names, "epoch_{w}_topics", file=file)
+    if weeks is not None and weeks != n_weeks:
+        raise InputError(f"file has {n_weeks} weeks, expected {weeks}", file=file)
+    tax = pick_taxonomy(taxonomy, None, file=file)
+    table = read_text_table(file, delim, names)
+    with wrap_errors(file, "CSV"):
+        def row_of(i: int) -> int:
+            return i + 1
+
+        user_ids, _ = parse_int_strings(table.column("user_id").combine_chunks(), file=file,
+                                        field="user_id", row_of=row_of)
+        if strict:
+            check_unique_users(user_ids, file=file)
+        n = user_ids.shape[0]
+        parts = []
+        for w in range(n_weeks):
+            field = sets_column(w)
+            cells = pc.utf8_trim_whitespace(table.column(field).combine_chunks())
+            empty = np.asarray(pc.equal(cells, "").to_numpy(zero_copy_only=False), dtype=bool)
+            split = pc.split_pattern(cells, ";")
+            lengths = np.asarray(pc.list_value_length(split).to_numpy(), dtype=np.int64)
+            # an empty cell splits to [""]: keep it as a row with no values
+            keep = np.repeat(~empty, lengths)
+            lengths = np.where(empty, 0, lengths)
+            offsets = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(lengths, out=offsets[1:])
+            tokens = split.flatten().filter(pa.array(keep))
+
+            def token_row(j: int, offsets: np.ndarray = offsets) -> int:
+                return int(np.searchsorted(offsets, j, side="right"))
+
+            values, _ = parse_int_strings(tokens, file=file, field=field, row_of=token_row)
+            parts.append((offsets, values))
+        if k is None:
+            k = max((int(np.diff(o).max()) if strict else distinct_width(o, v)
+                     for o, v in parts if n), default=0) or DEFAULT_K
+        out = np.full((n, n_weeks, k), -1, dtype=np.int16)
+        for w, (offsets, values) in enumerate(parts):
+            try:
+                out[:, w, :] = lists_to_dense(offsets, values, k, tax, dedupe=not strict)
+            except ListError as err:
+                raise InputError(err.message, file=file, row=err.list_index + 1,
+                                 field=sets_column(w)) from None
+        return TopicSets(out, tax, user_ids, {})
+
+
+def write_sets_csv(path: PathLike, sets: TopicSets, *, delimiter: str | None = None) -> None:
+    """Write ``sets`` as CSV/TSV (atomic). Cells list taxonomy ids ascending by dense index,
+    which is ascending by id."""
+    delim = delimiter_for(path, delimiter)
+    ids = sets.topic_ids()
+    cols: list[pa.Array] = [pa.array(sets.user_ids, type=pa.int64())]
+    names = ["user_id"]
+    for w in range(sets.n_weeks):
+        as_text = pc.cast(list_array(ids[:, w, :]), pa.list_(pa.string()))
+        cols.append(pc.binary_join(as_text, ";"))
+        names.append(sets_column(w))
+    table = pa.Table.from_arrays(cols, names=names)
+    write_text_table(path, table, delim)
+
+
+def write_text_table(path: PathLike, table: pa.Table, delimiter: str) -> None:
+    """Write ``table`` as delimited text with a plain (unquoted) header; atomic; ``.gz``
+    compresses. Cells must not contain the delimiter or quotes (ours are digits and ``;``)."""
+    # pyarrow quotes header names; write our own header so files look like hand-made ones
+    header = (delimiter.join(table.column_names) + "\n").encode("utf-8")
+    opts = pacsv.WriteOptions(include_header=False, delimiter=delimiter, quoting_style="none")
+    with atomic_path(path) as tmp:
+        if os.fspath(path).lower().endswith(".gz"):
+            out: pa.NativeFile = pa.CompressedOutputStream(str(tmp), "gzip")
+        else:
+            out = pa.OSFile(str(tmp), "wb")
+        with out:
+            out.write(header)
+            if table.num_rows:
+                pacsv.write_csv(table, out, write_options=opts)

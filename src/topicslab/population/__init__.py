@@ -1,0 +1,50 @@
+"""The calibrated reference population: a stand-in for private Chrome browsing data.
+
+A visits-based behavioural simulator (persistent, drifting interests; heterogeneous activity;
+hierarchy and cross-category correlations) whose weekly profiles come from the mechanism's own
+top-k with padding (spec 01 §1), calibrated to the published statistics of the real release
+(spec 01 §3).
+
+Public names:
+    PopulationParams                 parameters (JSON round trip, ``fingerprint``)
+    load_reference(taxonomy="v2")    the shipped calibrated parameters
+    generate(n_users, n_weeks=4, *, seed, params, k, taxonomy, first_user, progress)
+                                     -> TopicSets
+    generate_chunks(n_users, n_weeks=4, *, chunk_users, ...)
+                                     yields TopicSets chunks (streaming to disk)
+    published_targets(taxonomy)      the 30 published values + 5 persistence ratios
+    Target                           one published value (kind, labels, ids, value, tolerance)
+    empirical_statistics(sets)       exact q_single[m], q_within[m, m], q_across[m, m]
+    calibration_table(sets)          published vs generated rows + padded share
+    calibrate(params, *, n_users, ...)
+                                     re-run the calibration (also ``python -m
+                                     topicslab.population.calibrate``)
+    initial_params(taxonomy)         the uncalibrated long-tailed starting point
+"""
+
+from topicslab.population.calibrate import CalibrationResult, calibrate, initial_params
+from topicslab.population.generator import generate, generate_chunks
+from topicslab.population.params import PopulationParams, load_reference
+from topicslab.population.stats import (
+    CalibrationRow,
+    CalibrationTable,
+    calibration_table,
+    empirical_statistics,
+)
+from topicslab.population.targets import Target, published_targets
+
+__all__ = [
+    "CalibrationResult",
+    "CalibrationRow",
+    "CalibrationTable",
+    "PopulationParams",
+    "Target",
+    "calibrate",
+    "calibration_table",
+    "empirical_statistics",
+    "generate",
+    "generate_chunks",
+    "initial_params",
+    "load_reference",
+    "published_targets",
+]

@@ -1,0 +1,379 @@
+"""Generate the reference population: simulated weekly visits -> the mechanism's own top-k.
+
+For every user the numba kernel simulates (see ``params.py`` for the behavioural model):
+
+1. a persistent activity level and a few weighted interests (drawn from the long-tailed topic
+   popularity, with cross-category affinities between a user's interests);
+2. ``burn_in_weeks`` drift steps before week 0, then one drift step per week (an interest is
+   replaced with a topic-dependent probability: persistent but drifting interests);
+3. each week a Poisson number of visits; a visit lands on an interest (by weight) or on an
+   exploration topic, and counts for that topic, sometimes its parent (hierarchy) and sometimes
+   co-tagged topics (sites carry several topics).
+
+The weekly topic visit counts go, as CSR, through ``topicslab.api.top_k_sparse`` — Chrome's
+ranking (utility bucket, then count, random ties) with uniform padding when fewer than k topics
+were seen (spec 01 §1). Sets are never drawn directly.
+
+Randomness: every draw is ``hash3(key, user_id, week + burn_in, purpose << 32 | counter)`` with
+the population stream key of the seed, and the top-k row keys are ``user_id * 1024 + week``; so
+any slice of users regenerates identically whatever the chunking (and in parallel).
+
+The kernel runs twice per chunk: a first pass counts the distinct topics of every user-week (to
+size the CSR arrays), the second writes them. Re-simulating is cheaper than over-allocating.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import numpy as np
+import numpy.typing as npt
+from numba import njit, prange
+
+from topicslab._progress import task
+from topicslab.api import top_k_sparse
+from topicslab.api.hashing import (
+    STREAM_POPULATION,
+    below,
+    derive_key,
+    hash3,
+    next_word,
+    unit,
+)
+from topicslab.datamodel import TopicSets
+from topicslab.population.params import MAX_INTERESTS, CompiledParams, PopulationParams
+from topicslab.taxonomy import Taxonomy, resolve
+
+GENERATOR_NAME = "topicslab.population.visits/1"
+
+#: Row keys of the top-k randomness are ``user_id * ROW_STRIDE + week`` (weeks < ROW_STRIDE).
+ROW_STRIDE = 1024
+
+# Purposes of the hash draws (the high word of the counter argument).
+_P_ACTIVITY = 1
+_P_NINTEREST = 2
+_P_WEIGHT = 3
+_P_DRAW = 4
+_P_DRIFT = 5
+_P_WEEK = 6
+_P_NVISIT = 7
+_P_VISIT = 8
+_USER_WEEK = 0xFFFF_FFFF  # the "week" word of user-level (persistent) draws
+
+_BLOCK = 512  # users per parallel work item (scratch arrays are per block)
+
+
+@njit(cache=True, inline="always")
+def _cnt(purpose: int, j: int) -> np.uint64:
+    return np.uint64((purpose << 32) | j)
+
+
+@njit(cache=True, inline="always")
+def _normal(h: np.uint64) -> float:
+    """Standard normal deviate from one hash (Box-Muller on two derived uniforms)."""
+    u1 = 1.0 - unit(h)  # (0, 1]
+    u2 = unit(next_word(h))
+    return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
+
+
+@njit(cache=True, inline="always")
+def _poisson(lam: float, h: np.uint64) -> int:
+    """Poisson deviate by CDF inversion; normal approximation for large means."""
+    if lam <= 0.0:
+        return 0
+    if lam > 60.0:
+        v = math.floor(lam + math.sqrt(lam) * _normal(h) + 0.5)
+        return v if v > 0 else 0
+    u = unit(h)
+    p = math.exp(-lam)
+    f = p
+    n = 0
+    while u > f and n < 400:
+        n += 1
+        p *= lam / n
+        f += p
+    return n
+
+
+@njit(cache=True, inline="always")
+def _alias(h: np.uint64, alias_p: np.ndarray, alias_i: np.ndarray) -> np.int64:
+    i = below(h, alias_p.shape[0])
+    if unit(next_word(h)) < alias_p[i]:
+        return i
+    return alias_i[i]
+
+
+@njit(cache=True, inline="always")
+def _draw_interest(h: np.uint64, prev: int, alias_p: np.ndarray, alias_i: np.ndarray,
+                   aff_ptr: np.ndarray, aff_to: np.ndarray, aff_cum: np.ndarray,
+                   aff_total: np.ndarray, aff_prob: np.ndarray) -> np.int64:
+    """A new interest: an affinity neighbour of the previous interest, else by popularity."""
+    if prev >= 0 and aff_prob[prev] > 0.0:
+        h2 = next_word(next_word(h))
+        if unit(h2) < aff_prob[prev]:
+            x = unit(next_word(h2)) * aff_total[prev]
+            lo = aff_ptr[prev]
+            hi = aff_ptr[prev + 1]
+            for e in range(lo, hi):
+                if x < aff_cum[e]:
+                    return aff_to[e]
+            return aff_to[hi - 1]
+    return _alias(h, alias_p, alias_i)
+
+
+@njit(cache=True, parallel=True)
+def _simulate(user_ids, n_weeks, key, scalars, burn_in, alias_p, alias_i, explore_p,
+              explore_i, engagement, drift, parent,
+              parent_tag, cot_ptr, cot_to, cot_p, aff_ptr, aff_to, aff_cum, aff_total, aff_prob,
+              write, distinct, indptr, out_topics, out_counts):
+    """Simulate visits of ``user_ids`` for weeks ``0..n_weeks-1``.
+
+    ``write == False``: store the number of distinct topics of each user-week row
+    (``distinct[u * n_weeks + w]``). ``write == True``: write each row's topics and visit counts
+    at ``indptr[row]`` of ``out_topics`` / ``out_counts``.
+    """
+    n = user_ids.shape[0]
+    m = alias_p.shape[0]
+    act_mu = scalars[0]
+    act_sigma = scalars[1]
+    week_sigma = scalars[2]
+    lam_int = scalars[3]
+    w_sigma = scalars[4]
+    explore = scalars[5]
+    n_blocks = (n + _BLOCK - 1) // _BLOCK
+    for blk in prange(n_blocks):
+        counts = np.zeros(m, dtype=np.int32)
+        touched = np.empty(m, dtype=np.int64)
+        slot_topic = np.empty(MAX_INTERESTS, dtype=np.int64)
+        slot_cum = np.empty(MAX_INTERESTS, dtype=np.float64)
+        slot_w = np.empty(MAX_INTERESTS, dtype=np.float64)
+        for u in range(blk * _BLOCK, min(n, (blk + 1) * _BLOCK)):
+            uid = np.uint64(user_ids[u])
+            uw = np.uint64(_USER_WEEK)
+            activity = math.exp(act_mu + act_sigma * _normal(
+                hash3(key, uid, uw, _cnt(_P_ACTIVITY, 0))))
+            n_int = 1 + _poisson(lam_int, hash3(key, uid, uw, _cnt(_P_NINTEREST, 0)))
+            if n_int > MAX_INTERESTS:
+                n_int = MAX_INTERESTS
+            for j in range(n_int):
+                slot_w[j] = math.exp(w_sigma * _normal(hash3(key, uid, uw, _cnt(_P_WEIGHT, j))))
+            # interests at the start of the burn-in (week index 0 = burn-in start)
+            prev = -1
+            for j in range(n_int):
+                t = _draw_interest(hash3(key, uid, np.uint64(0), _cnt(_P_DRAW, j)), prev,
+                                   alias_p, alias_i, aff_ptr, aff_to, aff_cum, aff_total,
+                                   aff_prob)
+                slot_topic[j] = t
+                prev = t
+            for wk in range(1, burn_in + n_weeks):
+                wkey = np.uint64(wk)
+                # drift: an interest is replaced with its topic's weekly drift probability
+                prev = -1
+                for j in range(n_int):
+                    hd = hash3(key, uid, wkey, _cnt(_P_DRIFT, j))
+                    if unit(hd) < drift[slot_topic[j]]:
+                        slot_topic[j] = _draw_interest(
+                            hash3(key, uid, wkey, _cnt(_P_DRAW, j)), prev, alias_p, alias_i,
+                            aff_ptr, aff_to, aff_cum, aff_total, aff_prob)
+                    prev = slot_topic[j]
+                week = wk - burn_in
+                if week < 0:
+                    continue
+                # an interest's pull is its weight times its topic's engagement
+                tot = 0.0
+                for j in range(n_int):
+                    tot += slot_w[j] * engagement[slot_topic[j]]
+                    slot_cum[j] = tot
+                lam = activity * math.exp(
+                    week_sigma * _normal(hash3(key, uid, wkey, _cnt(_P_WEEK, 0)))
+                    - 0.5 * week_sigma * week_sigma)
+                n_visits = _poisson(lam, hash3(key, uid, wkey, _cnt(_P_NVISIT, 0)))
+                nt = 0
+                for v in range(n_visits):
+                    h = hash3(key, uid, wkey, _cnt(_P_VISIT, v))
+                    h1 = next_word(h)
+                    if unit(h) < explore:
+                        o = _alias(h1, explore_p, explore_i)
+                    else:
+                        x = unit(h1) * tot
+                        j = 0
+                        while j < n_int - 1 and x >= slot_cum[j]:
+                            j += 1
+                        o = slot_topic[j]
+                    if counts[o] == 0:
+                        touched[nt] = o
+                        nt += 1
+                    counts[o] += 1
+                    h2 = next_word(next_word(h1))
+                    par = parent[o]
+                    if par >= 0 and unit(h2) < parent_tag[o]:
+                        if counts[par] == 0:
+                            touched[nt] = par
+                            nt += 1
+                        counts[par] += 1
+                    for e in range(cot_ptr[o], cot_ptr[o + 1]):
+                        h2 = next_word(h2)
+                        if unit(h2) < cot_p[e]:
+                            c = cot_to[e]
+                            if counts[c] == 0:
+                                touched[nt] = c
+                                nt += 1
+                            counts[c] += 1
+                row = u * n_weeks + week
+                if write:
+                    base = indptr[row]
+                    for i in range(nt):
+                        out_topics[base + i] = touched[i]
+                        out_counts[base + i] = counts[touched[i]]
+                else:
+                    distinct[row] = nt
+                for i in range(nt):
+                    counts[touched[i]] = 0
+
+
+def _visit_counts(
+    user_ids: npt.NDArray[np.int64], n_weeks: int, key: np.uint64, cp: CompiledParams
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int16], npt.NDArray[np.int32]]:
+    """CSR weekly topic visit counts, one row per (user, week) in user-major order."""
+    n_rows = user_ids.shape[0] * n_weeks
+    distinct = np.zeros(n_rows, dtype=np.int32)
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    empty16 = np.zeros(0, dtype=np.int16)
+    empty32 = np.zeros(0, dtype=np.int32)
+    args = (cp.scalars, cp.burn_in, cp.alias_p, cp.alias_i, cp.explore_p, cp.explore_i,
+            cp.engagement, cp.drift, cp.parent, cp.parent_tag,
+            cp.cot_ptr, cp.cot_to, cp.cot_p, cp.aff_ptr, cp.aff_to, cp.aff_cum, cp.aff_total,
+            cp.aff_prob)
+    _simulate(user_ids, n_weeks, key, *args, False, distinct, indptr, empty16, empty32)
+    np.cumsum(distinct, out=indptr[1:])
+    topics = np.empty(int(indptr[-1]), dtype=np.int16)
+    counts = np.empty(int(indptr[-1]), dtype=np.int32)
+    _simulate(user_ids, n_weeks, key, *args, True, distinct, indptr, topics, counts)
+    return indptr, topics, counts
+
+
+def _generate_block(user_ids: npt.NDArray[np.int64], n_weeks: int, seed: int,
+                    cp: CompiledParams, k: int, tax: Taxonomy
+                    ) -> tuple[npt.NDArray[np.int16], int]:
+    """Sets ``int16[n, n_weeks, k]`` of some users and the number of padded user-weeks."""
+    key = derive_key(seed, STREAM_POPULATION)
+    indptr, topics, counts = _visit_counts(user_ids, n_weeks, key, cp)
+    row_keys = (user_ids.astype(np.uint64)[:, None] * np.uint64(ROW_STRIDE)
+                + np.arange(n_weeks, dtype=np.uint64)[None, :]).ravel()
+    sets = top_k_sparse(indptr, topics, counts, k=k, taxonomy=tax, seed=seed,
+                        row_keys=row_keys)
+    padded = int(np.count_nonzero(np.diff(indptr) < k))
+    return sets.reshape(user_ids.shape[0], n_weeks, k), padded
+
+
+def _check(n_users: int, n_weeks: int, k: int, first_user: int, m: int) -> None:
+    if n_users < 0:
+        raise ValueError("n_users must be non-negative")
+    if not 1 <= n_weeks < ROW_STRIDE:
+        raise ValueError(f"n_weeks must be in 1..{ROW_STRIDE - 1}")
+    if not 1 <= k <= m:
+        raise ValueError(f"k must be in 1..{m}")
+    if first_user < 0:
+        raise ValueError("first_user must be non-negative")
+
+
+def _metadata(seed: int, params: PopulationParams, k: int, n_weeks: int, padded: int,
+              n_users: int) -> dict[str, object]:
+    rows = n_users * n_weeks
+    return {
+        "generator": GENERATOR_NAME,
+        "seed": seed,
+        "params_fingerprint": params.fingerprint(),
+        "k": k,
+        "weeks": n_weeks,
+        "padded_user_weeks": padded,
+        "padded_share": padded / rows if rows else 0.0,
+    }
+
+
+def generate_chunks(
+    n_users: int,
+    n_weeks: int = 4,
+    *,
+    chunk_users: int = 250_000,
+    seed: int = 0,
+    params: PopulationParams | None = None,
+    k: int = 5,
+    taxonomy: Taxonomy | str = "v2",
+    first_user: int = 0,
+    progress: bool = False,
+) -> Iterator[TopicSets]:
+    """Yield the population of users ``first_user .. first_user + n_users - 1`` in chunks.
+
+    Each chunk is a ``TopicSets`` with its global ``user_ids``; concatenating the chunks gives
+    exactly ``generate(n_users, ...)`` for any ``chunk_users`` (randomness is keyed per user).
+    """
+    from topicslab.population.params import load_reference
+
+    tax = resolve(taxonomy)
+    _check(n_users, n_weeks, k, first_user, tax.size)
+    if chunk_users < 1:
+        raise ValueError("chunk_users must be positive")
+    par = params if params is not None else load_reference(tax.version)
+    cp = par.compile(tax)
+    with task("population", n_users, enabled=progress) as advance:
+        for start in range(0, n_users, chunk_users):
+            cnt = min(chunk_users, n_users - start)
+            ids = np.arange(first_user + start, first_user + start + cnt, dtype=np.int64)
+            sets, padded = _generate_block(ids, n_weeks, seed, cp, k, tax)
+            yield TopicSets(sets, tax, ids, _metadata(seed, par, k, n_weeks, padded, cnt))
+            advance(cnt)
+
+
+def generate(
+    n_users: int,
+    n_weeks: int = 4,
+    *,
+    seed: int = 0,
+    params: PopulationParams | None = None,
+    k: int = 5,
+    taxonomy: Taxonomy | str = "v2",
+    first_user: int = 0,
+    progress: bool = False,
+    chunk_users: int = 250_000,
+) -> TopicSets:
+    """Weekly top-k topic sets of ``n_users`` simulated users (the reference population).
+
+    Args:
+        n_users: number of users; their ids are ``first_user ..``.
+        n_weeks: weeks per user (statistics are stationary across weeks).
+        seed: seed of all randomness (visits, top-k tie-breaks and padding).
+        params: population parameters (default: the calibrated ``load_reference(taxonomy)``).
+        k: profile size (5 in Chrome).
+        taxonomy: taxonomy version or object.
+        first_user: id of the first user (regenerate any slice of a larger population).
+        progress: show a progress bar.
+        chunk_users: users simulated per chunk (memory bound; does not change the result).
+
+    Returns:
+        ``TopicSets`` with metadata ``generator``, ``seed``, ``params_fingerprint``,
+        ``padded_share`` (share of user-weeks with fewer than k distinct topics seen).
+    """
+    tax = resolve(taxonomy)
+    _check(n_users, n_weeks, k, first_user, tax.size)
+    out = np.empty((n_users, n_weeks, k), dtype=np.int16)
+    padded = 0
+    meta: dict[str, object] = {}
+    for chunk in generate_chunks(n_users, n_weeks, chunk_users=chunk_users, seed=seed,
+                                 params=params, k=k, taxonomy=tax, first_user=first_user,
+                                 progress=progress):
+        lo = int(chunk.user_ids[0]) - first_user
+        out[lo:lo + chunk.n_users] = chunk.sets
+        padded += int(chunk.metadata["padded_user_weeks"])
+        meta = chunk.metadata
+    if not meta:
+        from topicslab.population.params import load_reference
+
+        p = params if params is not None else load_reference(tax.version)
+        meta = _metadata(seed, p, k, n_weeks, 0, 0)
+    meta = dict(meta)
+    meta["padded_user_weeks"] = padded
+    meta["padded_share"] = padded / (n_users * n_weeks) if n_users else 0.0
+    ids = np.arange(first_user, first_user + n_users, dtype=np.int64)
+    return TopicSets(out, tax, ids, meta)

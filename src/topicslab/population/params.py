@@ -1,0 +1,288 @@
+"""Parameters of the behavioural reference population (what the generator is driven by).
+
+The population is a *visits-based* simulator (deliberately not the type mixture of spec 01 §4):
+each user has a persistent activity level and a handful of drifting interests; each week they
+make a random number of site visits, each visit lands on one of their interests (or, sometimes,
+on a random "exploration" topic), and a site may carry further topics (its parent in the
+hierarchy, or an affine topic such as News with Arts & Entertainment). The weekly topic visit
+counts then go through the mechanism's own top-k with padding (spec 01 §1).
+
+``PopulationParams`` holds the scalars of that process plus sparse per-topic / per-pair tables
+keyed by *taxonomy ids* (so the JSON is readable and stable); ``compile`` turns them into the
+dense arrays the numba kernel reads. ``load_reference`` returns the calibrated parameters shipped
+in ``population/data/reference_<taxonomy>.json``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from topicslab._atomic import write_text_atomic
+from topicslab.taxonomy import Taxonomy, resolve
+
+#: Upper bound of interests per user (kernel scratch size).
+MAX_INTERESTS = 24
+
+_TOPIC_TABLES = ("popularity", "explore_popularity", "engagement", "drift_factor", "parent_tag")
+_PAIR_TABLES = ("cotags", "site_tags", "affinities")
+
+
+@dataclass
+class PopulationParams:
+    """Parameters of the visits-based population (see the module docstring).
+
+    Scalars:
+        activity_log_mean, activity_log_sigma: a user's mean number of topic-bearing site visits
+            per week is ``exp(N(activity_log_mean, activity_log_sigma²))`` (heterogeneous
+            activity: light users see fewer than k topics and get padded).
+        weekly_log_sigma: week-to-week log-normal jitter of that mean (busy and quiet weeks).
+        interests_mean: a user has ``1 + Poisson(interests_mean)`` interests (capped).
+        interest_weight_sigma: interest weights are ``exp(N(0, sigma²))`` (one dominant
+            interest for some users, spread attention for others).
+        explore_prob: share of visits that land on a fresh topic drawn from the popularity
+            (one-off visits, not persistent).
+        drift_base: weekly probability that an interest is replaced (persistent but drifting
+            interests); multiplied per topic by ``drift_factor``.
+        burn_in_weeks: drift steps simulated before week 0 so week 0 is already stationary.
+        parent_tag_prob: probability that a visit to a subtopic's site also counts for its
+            parent topic (hierarchy correlation); overridden per topic by ``parent_tag``.
+        affinity_cap: cap on the probability that an interest is drawn from the affinity
+            neighbours of the user's previous interest.
+
+    Tables (keys are taxonomy ids):
+        popularity: relative weight of each topic as an interest (all topics must be present
+            and positive: a long tail, never zero).
+        explore_popularity: relative weight of each topic as a one-off exploration visit
+            (default: ``popularity``); kept separate so that making a topic a more common
+            *interest* does not also make it a more common *transient* visit.
+        engagement: per-topic multiplier of an interest's weight (habitual topics such as
+            news get visited every week; default 1).
+        drift_factor: per-topic multiplier of ``drift_base`` (sticky vs fleeting topics).
+        parent_tag: per-topic override of ``parent_tag_prob``.
+        cotags: ``[a, b, p]``: a visit to topic a's site also counts for b with probability p,
+            and vice versa (sites carry several topics; within-week correlation).
+        site_tags: ``[a, b, p]``: directed co-tags, a visit to a's site also counts for b
+            (e.g. shopping sites carry their product categories).
+        affinities: ``[a, b, w]``: a user interested in a tends to be interested in b too, and
+            vice versa (user-level, persistent cross-category affinity).
+    """
+
+    taxonomy: str = "v2"
+    activity_log_mean: float = 2.0
+    activity_log_sigma: float = 1.0
+    weekly_log_sigma: float = 0.4
+    interests_mean: float = 3.0
+    interest_weight_sigma: float = 1.0
+    explore_prob: float = 0.15
+    drift_base: float = 0.05
+    burn_in_weeks: int = 12
+    parent_tag_prob: float = 0.1
+    affinity_cap: float = 0.8
+    popularity: dict[int, float] = field(default_factory=dict)
+    explore_popularity: dict[int, float] = field(default_factory=dict)
+    engagement: dict[int, float] = field(default_factory=dict)
+    drift_factor: dict[int, float] = field(default_factory=dict)
+    parent_tag: dict[int, float] = field(default_factory=dict)
+    cotags: list[list[float]] = field(default_factory=list)
+    site_tags: list[list[float]] = field(default_factory=list)
+    affinities: list[list[float]] = field(default_factory=list)
+    notes: str = ""
+
+    # ----------------------------------------------------------------- JSON
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        for name in _TOPIC_TABLES:
+            d[name] = {str(k): float(v) for k, v in sorted(d[name].items())}
+        for name in _PAIR_TABLES:
+            d[name] = [[int(a), int(b), float(p)] for a, b, p in getattr(self, name)]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> PopulationParams:
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(d) - known
+        if unknown:
+            raise ValueError(f"unknown population parameter(s): {sorted(unknown)}")
+        kw = dict(d)
+        for name in _TOPIC_TABLES:
+            if name in kw:
+                kw[name] = {int(k): float(v) for k, v in kw[name].items()}
+        for name in _PAIR_TABLES:
+            if name in kw:
+                kw[name] = [[int(a), int(b), float(p)] for a, b, p in kw[name]]
+        return cls(**kw)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1, sort_keys=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> PopulationParams:
+        return cls.from_dict(json.loads(text))
+
+    def save(self, path: str | Path) -> None:
+        """Write the parameters as JSON (atomically)."""
+        write_text_atomic(path, self.to_json() + "\n")
+
+    @classmethod
+    def load(cls, path: str | Path) -> PopulationParams:
+        return cls.from_json(Path(path).read_text(encoding="utf-8"))
+
+    def fingerprint(self) -> str:
+        """Short stable hash of the parameters (recorded in the generated sets' metadata)."""
+        blob = json.dumps(self.to_dict(), sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+    def copy(self) -> PopulationParams:
+        return PopulationParams.from_dict(self.to_dict())
+
+    # ----------------------------------------------------------------- kernel form
+    def compile(self, taxonomy: Taxonomy | str | None = None) -> CompiledParams:
+        """Dense arrays (dense topic indices) for the generator kernel."""
+        tax = resolve(taxonomy if taxonomy is not None else self.taxonomy)
+        m = tax.size
+        pop = _dense(tax, self.popularity, 0.0)
+        if not (pop > 0).all():
+            raise ValueError("popularity must give every topic a positive weight")
+        expl = _dense(tax, self.explore_popularity, 0.0) if self.explore_popularity else pop
+        if not (expl > 0).all():
+            raise ValueError("explore_popularity must give every topic a positive weight")
+        engage = _dense(tax, self.engagement, 1.0)
+        drift = np.full(m, self.drift_base, dtype=np.float64)
+        for tid, f in self.drift_factor.items():
+            drift[int(tax.index(tid))] *= f
+        ptag = np.full(m, self.parent_tag_prob, dtype=np.float64)
+        for tid, p in self.parent_tag.items():
+            ptag[int(tax.index(tid))] = p
+        ptag[tax.parent < 0] = 0.0
+        cot_ptr, cot_to, cot_w = _pair_csr(tax, self.cotags, self.site_tags)
+        aff_ptr, aff_to, aff_w = _pair_csr(tax, self.affinities, [])
+        aff_cum = np.zeros_like(aff_w)
+        aff_total = np.zeros(m, dtype=np.float64)
+        for o in range(m):
+            lo, hi = aff_ptr[o], aff_ptr[o + 1]
+            if hi > lo:
+                aff_cum[lo:hi] = np.cumsum(aff_w[lo:hi])
+                aff_total[o] = aff_cum[hi - 1]
+        aff_prob = np.minimum(aff_total, self.affinity_cap)
+        alias_p, alias_i = alias_table(pop / pop.sum())
+        ex_p, ex_i = alias_table(expl / expl.sum())
+        return CompiledParams(
+            m=m,
+            scalars=np.array([self.activity_log_mean, self.activity_log_sigma,
+                              self.weekly_log_sigma, self.interests_mean,
+                              self.interest_weight_sigma, self.explore_prob],
+                             dtype=np.float64),
+            burn_in=int(self.burn_in_weeks),
+            alias_p=alias_p, alias_i=alias_i, explore_p=ex_p, explore_i=ex_i,
+            engagement=engage,
+            drift=np.clip(drift, 0.0, 1.0),
+            parent=tax.parent.astype(np.int64), parent_tag=np.clip(ptag, 0.0, 1.0),
+            cot_ptr=cot_ptr, cot_to=cot_to, cot_p=np.clip(cot_w, 0.0, 1.0),
+            aff_ptr=aff_ptr, aff_to=aff_to, aff_cum=aff_cum, aff_total=aff_total,
+            aff_prob=aff_prob,
+        )
+
+
+@dataclass
+class CompiledParams:
+    """Dense kernel arrays of a ``PopulationParams`` (dense topic indices)."""
+
+    m: int
+    scalars: npt.NDArray[np.float64]
+    burn_in: int
+    alias_p: npt.NDArray[np.float64]
+    alias_i: npt.NDArray[np.int64]
+    explore_p: npt.NDArray[np.float64]
+    explore_i: npt.NDArray[np.int64]
+    engagement: npt.NDArray[np.float64]
+    drift: npt.NDArray[np.float64]
+    parent: npt.NDArray[np.int64]
+    parent_tag: npt.NDArray[np.float64]
+    cot_ptr: npt.NDArray[np.int64]
+    cot_to: npt.NDArray[np.int64]
+    cot_p: npt.NDArray[np.float64]
+    aff_ptr: npt.NDArray[np.int64]
+    aff_to: npt.NDArray[np.int64]
+    aff_cum: npt.NDArray[np.float64]
+    aff_total: npt.NDArray[np.float64]
+    aff_prob: npt.NDArray[np.float64]
+
+
+def _dense(tax: Taxonomy, table: dict[int, float], default: float) -> npt.NDArray[np.float64]:
+    out = np.full(tax.size, default, dtype=np.float64)
+    if table:
+        idx = tax.index(np.fromiter(table.keys(), dtype=np.int64))
+        out[idx] = np.fromiter(table.values(), dtype=np.float64)
+    return out
+
+
+def _pair_csr(
+    tax: Taxonomy, symmetric: list[list[float]], directed: list[list[float]]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """CSR rows per topic from ``[id_a, id_b, value]`` entries (symmetric ones both ways)."""
+    m = tax.size
+    src: list[int] = []
+    dst: list[int] = []
+    val: list[float] = []
+    for entries, both in ((symmetric, True), (directed, False)):
+        for a, b, v in entries:
+            ia, ib = int(tax.index(int(a))), int(tax.index(int(b)))
+            if ia == ib:
+                raise ValueError(f"pair entry ({a}, {b}) must name two different topics")
+            src.append(ia)
+            dst.append(ib)
+            val.append(float(v))
+            if both:
+                src.append(ib)
+                dst.append(ia)
+                val.append(float(v))
+    s = np.array(src, dtype=np.int64)
+    order = np.argsort(s, kind="stable")
+    ptr = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(np.bincount(s, minlength=m), out=ptr[1:])
+    return (ptr, np.array(dst, dtype=np.int64)[order],
+            np.array(val, dtype=np.float64)[order])
+
+
+def alias_table(p: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64],
+                                                      npt.NDArray[np.int64]]:
+    """Walker/Vose alias table of a probability vector (O(1) sampling in the kernel)."""
+    n = p.shape[0]
+    scaled = p * n
+    prob = np.zeros(n, dtype=np.float64)
+    alias = np.arange(n, dtype=np.int64)
+    small = [i for i in range(n) if scaled[i] < 1.0]
+    large = [i for i in range(n) if scaled[i] >= 1.0]
+    while small and large:
+        s = small.pop()
+        g = large.pop()
+        prob[s] = scaled[s]
+        alias[s] = g
+        scaled[g] = scaled[g] + scaled[s] - 1.0
+        (small if scaled[g] < 1.0 else large).append(g)
+    for i in large + small:
+        prob[i] = 1.0
+    return prob, alias
+
+
+def reference_path(taxonomy: str = "v2") -> Path:
+    """Where the shipped calibrated parameters live (inside the package)."""
+    return Path(str(resources.files("topicslab.population").joinpath(
+        f"data/reference_{taxonomy}.json")))
+
+
+def load_reference(taxonomy: str = "v2") -> PopulationParams:
+    """The calibrated reference parameters shipped with the package."""
+    path = reference_path(taxonomy)
+    if not path.exists():
+        raise FileNotFoundError(f"no calibrated reference population for taxonomy {taxonomy!r}")
+    return PopulationParams.load(path)

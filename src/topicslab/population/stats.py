@@ -1,0 +1,177 @@
+"""Exact (non-private) statistics of topic-set sequences and the calibration table.
+
+Definitions (spec 01 §2), U a random user, J a random week (or consecutive week pair):
+q_single(o) = P(o in S_J), q_within(o1, o2) = P({o1, o2} ⊆ S_J) for unordered pairs (stored
+symmetric, zero diagonal), q_across(o1, o2) = P(o1 in S_{J-1}, o2 in S_J) (ordered, diagonal
+allowed). Counting runs in a numba kernel over users, with one pair-count matrix per worker
+block (reduced at the end), so memory does not grow with the number of users.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from numba import njit, prange
+
+from topicslab.datamodel import TopicSets
+from topicslab.population.targets import Target, published_targets
+
+
+@njit(cache=True, parallel=True)
+def _count_kernel(sets, m, n_blocks):
+    n, w, k = sets.shape
+    single = np.zeros((n_blocks, m), dtype=np.int64)
+    within = np.zeros((n_blocks, m, m), dtype=np.int64)
+    across = np.zeros((n_blocks, m, m), dtype=np.int64)
+    per = (n + n_blocks - 1) // n_blocks
+    for b in prange(n_blocks):
+        for u in range(b * per, min(n, (b + 1) * per)):
+            for j in range(w):
+                for s in range(k):
+                    a = sets[u, j, s]
+                    if a < 0:
+                        continue
+                    single[b, a] += 1
+                    for t in range(s + 1, k):
+                        c = sets[u, j, t]
+                        if c >= 0 and c != a:
+                            within[b, a, c] += 1
+                    if j + 1 < w:
+                        for t in range(k):
+                            c = sets[u, j + 1, t]
+                            if c >= 0:
+                                across[b, a, c] += 1
+    return single.sum(axis=0), within.sum(axis=0), across.sum(axis=0)
+
+
+def empirical_statistics(
+    sets: TopicSets | npt.ArrayLike, m: int | None = None
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """``q_single[m]``, ``q_within[m, m]`` (symmetric), ``q_across[m, m]`` of topic sets.
+
+    ``q_single``/``q_within`` average over all weeks, ``q_across`` over all consecutive week
+    pairs (stationarity, spec 01 §2). Empty slots (``-1``) are skipped.
+    """
+    if isinstance(sets, TopicSets):
+        arr = sets.sets
+        m = sets.taxonomy.size
+    else:
+        arr = np.asarray(sets, dtype=np.int16)
+        if m is None:
+            raise ValueError("m (taxonomy size) is required for a bare array")
+    if arr.ndim != 3:
+        raise ValueError(f"sets must be [n_users, n_weeks, k], got {arr.shape}")
+    n, w, _ = arr.shape
+    if n == 0:
+        raise ValueError("no users")
+    arr = np.ascontiguousarray(arr, dtype=np.int16)
+    n_blocks = max(1, min(8, n // 4096))
+    single, within, across = _count_kernel(arr, int(m), n_blocks)
+    within = within + within.T  # pairs were counted once per unordered pair, in set order
+    q_single = single / (n * w)
+    q_within = within / (n * w)
+    q_across = across / (n * (w - 1)) if w > 1 else np.zeros((m, m))
+    return q_single, q_within, q_across
+
+
+@dataclass(frozen=True)
+class CalibrationRow:
+    """One published value next to the generated one."""
+
+    target: Target
+    generated: float
+
+    @property
+    def name(self) -> str:
+        return self.target.name
+
+    @property
+    def published(self) -> float:
+        return self.target.value
+
+    @property
+    def rel_error(self) -> float:
+        return (self.generated - self.target.value) / self.target.value
+
+    @property
+    def ok(self) -> bool:
+        return abs(self.rel_error) <= self.target.tolerance
+
+
+@dataclass(frozen=True)
+class CalibrationTable:
+    """All calibration rows plus the share of padded user-weeks (if the sets recorded it)."""
+
+    rows: list[CalibrationRow]
+    padded_share: float | None
+    n_users: int
+    n_weeks: int
+
+    @property
+    def all_ok(self) -> bool:
+        return all(r.ok for r in self.rows)
+
+    def failures(self) -> list[CalibrationRow]:
+        return [r for r in self.rows if not r.ok]
+
+    def to_records(self) -> list[dict[str, object]]:
+        """JSON-ready rows: name, kind, published, generated, relative_error, tolerance, ok."""
+        return [
+            {"name": r.name, "kind": r.target.kind, "published": r.published,
+             "generated": r.generated, "relative_error": r.rel_error,
+             "tolerance": r.target.tolerance, "within_tolerance": r.ok}
+            for r in self.rows
+        ]
+
+    def to_text(self) -> str:
+        """A fixed-width table (percent values; persistence as a ratio)."""
+        lines = [f"{'statistic':<78} {'published':>9} {'generated':>9} {'rel.err':>8} "
+                 f"{'tol':>5} ok"]
+        for r in self.rows:
+            pct = r.target.kind != "persistence"
+            f = 100.0 if pct else 1.0
+            lines.append(f"{r.name:<78} {r.published * f:9.3f} {r.generated * f:9.3f} "
+                         f"{r.rel_error * 100:7.1f}% {r.target.tolerance * 100:4.0f}% "
+                         f"{'yes' if r.ok else 'NO'}")
+        ps = "n/a" if self.padded_share is None else f"{self.padded_share * 100:.1f}%"
+        lines.append(f"users={self.n_users:,} weeks={self.n_weeks} padded user-weeks={ps} "
+                     f"within tolerance: {sum(r.ok for r in self.rows)}/{len(self.rows)}")
+        return "\n".join(lines)
+
+
+def target_values(
+    targets: list[Target],
+    stats: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]],
+    *,
+    index_of: dict[int, int],
+) -> npt.NDArray[np.float64]:
+    """Generated values of ``targets`` from ``(q_single, q_within, q_across)``."""
+    q1, q2, qa = stats
+    out = np.empty(len(targets), dtype=np.float64)
+    for i, t in enumerate(targets):
+        d = [index_of[x] for x in t.ids]
+        if t.kind == "single":
+            out[i] = q1[d[0]]
+        elif t.kind == "within":
+            out[i] = q2[d[0], d[1]]
+        elif t.kind == "across":
+            out[i] = qa[d[0], d[1]]
+        else:
+            out[i] = qa[d[0], d[0]] / q1[d[0]] if q1[d[0]] > 0 else 0.0
+    return out
+
+
+def calibration_table(sets: TopicSets) -> CalibrationTable:
+    """Published vs generated for the 30 published values and 5 persistence ratios."""
+    tax = sets.taxonomy
+    targets = published_targets(tax)
+    stats = empirical_statistics(sets)
+    ids = sorted({x for t in targets for x in t.ids})
+    index_of = {x: int(tax.index(x)) for x in ids}
+    gen = target_values(targets, stats, index_of=index_of)
+    ps = sets.metadata.get("padded_share")
+    rows = [CalibrationRow(t, float(g)) for t, g in zip(targets, gen, strict=True)]
+    return CalibrationTable(rows, None if ps is None else float(ps), sets.n_users,
+                            sets.n_weeks)

@@ -1,0 +1,168 @@
+"""QIF primitives on explicit channel matrices (Alvim et al., CCS 2024, Sec. 2.3).
+
+A channel ``C`` is a row-stochastic matrix ``X x Y`` with ``C[x, y] = P(y | x)``; a prior ``pi``
+is a distribution on ``X``; a gain function is a matrix ``G`` of shape ``W x X`` (actions by
+secrets). ``G=None`` means the identity gain, i.e. Bayes vulnerability (eqs 5-7).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import numpy.typing as npt
+
+from topicslab.qif.errors import QIFError
+
+Array = npt.NDArray[np.float64]
+
+#: Tolerance for row sums and prior sums (channels are built from floats).
+_ATOL = 1e-9
+
+
+def as_channel(c: npt.ArrayLike) -> Array:
+    """Validate and return ``c`` as a float row-stochastic matrix."""
+    arr = np.asarray(c, dtype=np.float64)
+    if arr.ndim != 2:
+        raise QIFError(f"a channel must be a 2-d matrix, got shape {arr.shape}")
+    if (arr < -_ATOL).any():
+        raise QIFError("a channel must not have negative entries")
+    if not np.allclose(arr.sum(axis=1), 1.0, atol=1e-7):
+        raise QIFError("every row of a channel must sum to 1")
+    return arr
+
+
+def as_prior(pi: npt.ArrayLike, n: int | None = None) -> Array:
+    """Validate and return ``pi`` as a probability vector (of length ``n`` if given)."""
+    arr = np.asarray(pi, dtype=np.float64)
+    if arr.ndim != 1 or (n is not None and arr.shape[0] != n):
+        raise QIFError(f"the prior must be a vector of length {n}, got shape {arr.shape}")
+    if (arr < -_ATOL).any() or not math.isclose(float(arr.sum()), 1.0, abs_tol=1e-7):
+        raise QIFError("the prior must be a probability distribution")
+    return arr
+
+
+def uniform(n: int) -> Array:
+    """The uniform prior on ``n`` secrets (the 'vanilla' prior of Bayes capacity, eq 8)."""
+    if n < 1:
+        raise QIFError("a prior needs at least one secret")
+    return np.full(n, 1.0 / n)
+
+
+def _gain(g: npt.ArrayLike | None, n_secrets: int) -> Array | None:
+    if g is None:
+        return None
+    arr = np.asarray(g, dtype=np.float64)
+    if arr.ndim != 2 or arr.shape[1] != n_secrets:
+        raise QIFError(f"a gain matrix must be W x {n_secrets}, got shape {arr.shape}")
+    return arr
+
+
+def prior_vulnerability(pi: npt.ArrayLike, g: npt.ArrayLike | None = None) -> float:
+    """Prior g-vulnerability, eq 1: ``V_g(pi) = max_w sum_x pi_x g(w, x)``.
+
+    With ``g=None`` this is prior Bayes vulnerability ``max_x pi_x`` (eq 5).
+    """
+    p = as_prior(pi)
+    gm = _gain(g, p.shape[0])
+    if gm is None:
+        return float(p.max())
+    return float((gm @ p).max())
+
+
+def joint(pi: npt.ArrayLike, c: npt.ArrayLike) -> Array:
+    """Joint matrix ``J[x, y] = pi_x C[x, y]``."""
+    ch = as_channel(c)
+    p = as_prior(pi, ch.shape[0])
+    return p[:, None] * ch
+
+
+def posterior_vulnerability(pi: npt.ArrayLike, c: npt.ArrayLike,
+                            g: npt.ArrayLike | None = None) -> float:
+    """Posterior g-vulnerability, eq 2: ``sum_y max_w sum_x pi_x C[x, y] g(w, x)``.
+
+    With ``g=None`` this is posterior Bayes vulnerability ``sum_y max_x J[x, y]`` (eq 7).
+    """
+    j = joint(pi, c)
+    gm = _gain(g, j.shape[0])
+    if gm is None:
+        return float(j.max(axis=0).sum())
+    # (W x X) @ (X x Y): expected gain of each action for each observation.
+    return float((gm @ j).max(axis=0).sum())
+
+
+def multiplicative_leakage(pi: npt.ArrayLike, c: npt.ArrayLike,
+                           g: npt.ArrayLike | None = None) -> float:
+    """Multiplicative g-leakage, eq 3: ``V_g[pi > C] / V_g(pi)``."""
+    prior = prior_vulnerability(pi, g)
+    if prior <= 0:
+        raise QIFError("multiplicative leakage needs a positive prior vulnerability")
+    return posterior_vulnerability(pi, c, g) / prior
+
+
+def bayes_capacity(c: npt.ArrayLike) -> float:
+    """Multiplicative Bayes capacity, eq 8: ``ML^x_1(D, C) = sum_y max_x C[x, y]``.
+
+    It is the leakage under the uniform prior and bounds ``L^x_g(pi, C)`` for every prior and
+    every non-negative gain function (the 'Miracle' theorem), and by the Dalenius bound (eq 10)
+    the leakage about any secret correlated with ``X``.
+    """
+    return float(as_channel(c).max(axis=0).sum())
+
+
+def max_case_capacity(c: npt.ArrayLike) -> float:
+    """Max-case capacity, eq 9: ``max_{x, x', y : C[x', y] > 0} C[x, y] / C[x', y]``.
+
+    Equals ``e^epsilon`` for DP with the discrete metric. A column mixing zeros and non-zeros
+    distinguishes some pair of secrets perfectly, so the ratio (and epsilon) is infinite.
+    All-zero columns are never observed and are ignored.
+    """
+    ch = as_channel(c)
+    col_max = ch.max(axis=0)
+    col_min = ch.min(axis=0)
+    seen = col_max > 0
+    if not seen.any():
+        raise QIFError("the channel has no observable output")
+    if (col_min[seen] <= 0).any():
+        return math.inf
+    return float((col_max[seen] / col_min[seen]).max())
+
+
+def epsilon(c: npt.ArrayLike) -> float:
+    """Local DP parameter for the discrete metric: ``ln ML^max(C)`` (eqs 9, 22)."""
+    return math.log(max_case_capacity(c))
+
+
+def is_deterministic(c: npt.ArrayLike) -> bool:
+    """Whether every row of ``c`` has a single 1 (a function ``X -> Y``)."""
+    ch = as_channel(c)
+    return bool(np.all((ch == 0) | (ch == 1)) and np.all((ch == 1).sum(axis=1) == 1))
+
+
+def k_anonymity(c: npt.ArrayLike) -> int:
+    """k of a deterministic channel: the least number of 1s in an observable column.
+
+    Sec. 3.2: ``k`` is the minimum count of 1s over the columns of ``C_G``; ``k = 1`` means some
+    output identifies its input.
+    """
+    ch = as_channel(c)
+    if not is_deterministic(ch):
+        raise QIFError("k-anonymity is defined for deterministic channels only")
+    counts = (ch == 1).sum(axis=0)
+    return int(counts[counts > 0].min())
+
+
+__all__ = [
+    "as_channel",
+    "as_prior",
+    "bayes_capacity",
+    "epsilon",
+    "is_deterministic",
+    "joint",
+    "k_anonymity",
+    "max_case_capacity",
+    "multiplicative_leakage",
+    "posterior_vulnerability",
+    "prior_vulnerability",
+    "uniform",
+]

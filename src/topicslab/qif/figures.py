@@ -1,0 +1,117 @@
+"""Figures of the privacy-utility trade-off (matplotlib, Agg backend; PNG bytes).
+
+* :func:`tradeoff_figure`: Bayes capacity (eq 21) and epsilon (eq 22) over (r, s) for one m,
+  with the Table 7 iso-capacity points.
+* :func:`figure5`: ``P_correct(N)`` of the counting experiment (Fig. 5, eq 27).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from topicslab.qif.errors import QIFError
+from topicslab.qif.topics import (
+    check_params,
+    p_correct,
+    r_for_capacity,
+    reporting_bayes_capacity,
+    reporting_epsilon,
+)
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise QIFError("plots need matplotlib: pip install matplotlib") from exc
+    matplotlib.use("Agg")  # no display: render to files only
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig: Any, path: str | Path | None) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    data = buf.getvalue()
+    if path is not None:
+        Path(path).write_bytes(data)
+    return data
+
+
+def tradeoff_figure(m: int, s_values: Sequence[int] = (1, 3, 5, 7, 9),
+                    r_points: int = 99, reference_s: int = 5, reference_r: float = 0.05,
+                    n_max: int = 30, path: str | Path | None = None) -> bytes:
+    """Capacity / epsilon over r for several s at taxonomy size m, plus the Fig. 5 curve.
+
+    The dashed line marks the capacity at (``reference_s``, ``reference_r``); the dots are
+    the rounded-down r of each s reaching that capacity (as in Table 7).
+    """
+    check_params(m, reference_s, reference_r)
+    # Only set sizes the taxonomy admits; always show the reference s.
+    s_values = sorted({s for s in (*s_values, reference_s) if 1 <= s <= m})
+    plt = _pyplot()
+    rs = np.linspace(0.01, 0.99, r_points)
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    target = reporting_bayes_capacity(m, reference_s, reference_r)
+    for s in s_values:
+        caps = [reporting_bayes_capacity(m, s, float(r)) for r in rs]
+        eps = [reporting_epsilon(m, s, float(r)) for r in rs]
+        (line,) = axes[0].plot(rs, caps, label=f"s = {s}")
+        axes[1].plot(rs, eps, color=line.get_color(), label=f"s = {s}")
+        if 1.0 <= target <= m / s and m > s:
+            r_star = r_for_capacity(target, m, s)
+            axes[0].plot([r_star], [reporting_bayes_capacity(m, s, r_star)], "o",
+                         color=line.get_color())
+    axes[0].axhline(target, ls="--", color="grey", lw=0.8)
+    axes[0].set(xlabel="r", ylabel="Bayes capacity ML×₁ (eq 21)", yscale="log",
+                title=f"Average-case capacity, m = {m}")
+    axes[1].set(xlabel="r", ylabel="ε (eq 22)", title=f"Max-case leakage, m = {m}")
+    axes[0].legend(fontsize=8)
+    axes[1].legend(fontsize=8)
+    _plot_fig5(axes[2], reference_s, reference_r, n_max)
+    fig.tight_layout()
+    data = _save(fig, path)
+    plt.close(fig)
+    return data
+
+
+def _plot_fig5(ax: Any, s: int, r: float, n_max: int) -> None:
+    ns = np.arange(2, n_max + 1)
+    ax.plot(ns, [p_correct(int(n), s, r) for n in ns], "x", label=f"s = {s}, r = {r}")
+    ax.set(xlabel="population size N", ylabel="P(correct count)", ylim=(0, 1),
+           title="Counting experiment (Fig. 5)")
+    ax.legend(fontsize=8)
+
+
+def figure5(s: int = 5, r: float = 0.05, n_max: int = 30,
+            path: str | Path | None = None) -> bytes:
+    """Fig. 5 alone: ``P_correct(N) = ((1 + (1-r)/s)/2)^N`` for ``2 <= N <= n_max``."""
+    check_params(s, s, r)
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(5, 3.6))
+    _plot_fig5(ax, s, r, n_max)
+    fig.tight_layout()
+    data = _save(fig, path)
+    plt.close(fig)
+    return data
+
+
+def png_base64(data: bytes) -> str:
+    """A ``data:`` URI for embedding a PNG in HTML."""
+    return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+
+
+def finite(x: float) -> float | str:
+    """JSON-safe float: infinities become the string ``"inf"``."""
+    return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
+
+
+__all__ = ["figure5", "finite", "png_base64", "tradeoff_figure"]

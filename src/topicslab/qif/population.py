@@ -1,0 +1,488 @@
+"""Data-dependent QIF tables on a population of top-s sets (Tables 2-4 analogues, App. C).
+
+The secrets are users (uniform prior, privacy: Table 2) or their distinct profiles (the
+data-dependent prior, utility: Tables 3-4). A *profile* is a user's top-s set in one epoch,
+or the sequence of sets over several epochs. All quantities are computed from the distinct
+profiles and their multiplicities, never from a users x outputs matrix.
+
+Modelling choices (documented because the paper's data never has them):
+
+* Sets may have fewer than s topics (empty slots ``-1``); a set with n topics reports each of
+  them with probability ``(1-r)/n + r/m`` (eq 11 with s replaced by n).
+* An epoch whose set is empty reports a distinguished "no topic" output (the API answers with
+  an empty list), deterministically. Tuples of outputs are therefore partitioned by where the
+  "no topic" outputs fall, and each part is served by exactly the users with that pattern.
+* Several epochs compose in parallel (eq 30): the k outputs are drawn independently given the
+  user's k sets. The value ``sum_t max_u w_u prod_i C_i[u, t_i]`` is computed exactly on a
+  dense tensor over the topics that occur (all other topics are interchangeable), when that
+  tensor has at most ``max_cells`` cells; otherwise only certified bounds are returned.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from topicslab.datamodel import TopicSets, canonicalize_sets
+from topicslab.qif.errors import QIFError
+from topicslab.qif.topics import (
+    check_params,
+    generalisation_capacity,
+    iba_theorem7_bounds,
+    iba_tight_lower_bound,
+    reporting_bayes_capacity,
+)
+
+I16 = npt.NDArray[np.int16]
+I64 = npt.NDArray[np.int64]
+F64 = npt.NDArray[np.float64]
+Weeks = int | slice | list[int] | range | None
+
+#: Default limit on the dense tensor of a multi-epoch exact computation (8 bytes per cell).
+MAX_CELLS = 20_000_000
+
+#: Scatter at most this many (profile, topic tuple) entries at once (memory guard).
+_CHUNK = 4_000_000
+
+
+@dataclass
+class Profiles:
+    """Distinct profiles of a population and how many users share each.
+
+    Attributes:
+        sets: ``int16[n_distinct, n_epochs, k]`` distinct profiles (rows sorted, ``-1`` empty).
+        counts: ``int64[n_distinct]`` users per profile.
+        inverse: ``int64[n_users]`` the profile of each user.
+        m: taxonomy size.
+    """
+
+    sets: I16
+    counts: I64
+    inverse: I64
+    m: int
+
+    @property
+    def n_users(self) -> int:
+        return int(self.inverse.shape[0])
+
+    @property
+    def n_distinct(self) -> int:
+        return int(self.counts.shape[0])
+
+    @property
+    def k_anonymity(self) -> int:
+        """The least number of users sharing a profile (Sec. 3.2; ``C_G``'s k)."""
+        return int(self.counts.min()) if self.n_distinct else 0
+
+    @property
+    def n_unique_users(self) -> int:
+        """Users alone with their profile (re-identified by ``C_G``)."""
+        return int((self.counts == 1).sum())
+
+    def m_prime(self) -> int:
+        """m': the number of distinct topics that occur (eqs 17-21)."""
+        vals = self.sets[self.sets >= 0]
+        return int(np.unique(vals).shape[0])
+
+
+def _as_array(sets: TopicSets | npt.ArrayLike, m: int | None) -> tuple[I16, int]:
+    if isinstance(sets, TopicSets):
+        return sets.sets, int(sets.taxonomy.size if m is None else m)
+    arr = np.asarray(sets)
+    if arr.ndim == 2:  # one epoch given as [n_users, k]
+        arr = arr[:, None, :]
+    if arr.ndim != 3:
+        raise QIFError(f"topic sets must be [n_users, n_epochs, k], got shape {arr.shape}")
+    if m is None:
+        raise QIFError("m (the taxonomy size) is needed for a raw array of topic sets")
+    return arr.astype(np.int16, copy=False), int(m)
+
+
+def _epoch_list(n_weeks: int, weeks: Weeks) -> list[int]:
+    if weeks is None:
+        return list(range(n_weeks))
+    if isinstance(weeks, slice):
+        return list(range(n_weeks))[weeks]
+    idx = [weeks] if isinstance(weeks, int) else list(weeks)
+    if not idx:
+        raise QIFError("no epoch selected")
+    for w in idx:
+        if not -n_weeks <= w < n_weeks:
+            raise QIFError(f"week {w} is out of range: the data has {n_weeks} weeks")
+    return [w % n_weeks for w in idx]
+
+
+def distinct_profiles(sets: TopicSets | npt.ArrayLike, *, m: int | None = None,
+                      weeks: Weeks = None) -> Profiles:
+    """Group users by profile (the set, or sequence of sets, in ``weeks``); vectorised.
+
+    Each week's set is packed into one int64 (``bits`` per slot), so grouping is a 1-d (one
+    epoch) or small 2-d ``np.unique`` even for millions of users.
+    """
+    raw, mm = _as_array(sets, m)
+    arr = canonicalize_sets(raw[:, _epoch_list(raw.shape[1], weeks), :])
+    if arr.shape[0] == 0:
+        raise QIFError("the population is empty")
+    if ((arr < -1) | (arr >= mm)).any():
+        raise QIFError(f"a topic index is outside [0, {mm})")
+    n, w, k = arr.shape
+    bits = max(1, math.ceil(math.log2(mm + 1)))
+    if bits * k <= 63:
+        shifted = arr.astype(np.int64) + 1  # -1 (empty) -> 0
+        codes = np.zeros((n, w), dtype=np.int64)
+        for j in range(k):
+            codes = (codes << bits) | shifted[:, :, j]
+    else:  # too wide to pack: fall back to row-wise unique on the raw slots
+        codes = arr.reshape(n, w * k).astype(np.int64)
+    if codes.shape[1] == 1:
+        _, first, inverse, counts = np.unique(codes[:, 0], return_index=True,
+                                              return_inverse=True, return_counts=True)
+    else:
+        _, first, inverse, counts = np.unique(codes, axis=0, return_index=True,
+                                              return_inverse=True, return_counts=True)
+    return Profiles(arr[first], counts.astype(np.int64), inverse.ravel().astype(np.int64), mm)
+
+
+# --------------------------------------------------------------------------------------------
+# sum_t max_u w_u prod_i C_i[u, t_i] for the reporting channel, by structure
+
+
+@dataclass
+class Value:
+    """An exact value, or (when the exact computation is too large) certified bounds."""
+
+    value: float | None
+    lower: float
+    upper: float
+
+    @property
+    def exact(self) -> bool:
+        return self.value is not None
+
+
+def _single_epoch_sum(topics: I16, w: F64, m: int, r: float) -> float:
+    """``sum_t max_u w_u C[sigma_u, t]`` for non-empty sets (eqs 7, 11)."""
+    n = (topics >= 0).sum(axis=1)
+    q = r / m
+    pv = w * ((1.0 - r) / n + q)
+    best = np.full(m, q * float(w.max()))  # a topic outside sigma_u still has probability q
+    valid = topics >= 0
+    rows = np.broadcast_to(pv[:, None], topics.shape)[valid]
+    np.maximum.at(best, topics[valid].astype(np.int64), rows)
+    return float(best.sum())
+
+
+def _nonempty_sums(sets: I16, configs: list[tuple[F64, float]], m: int,
+                   max_cells: int) -> list[Value]:
+    """``sum_{t in [m]^k} max_u w_u prod_i c(u, i, t_i)`` when no profile has an empty epoch.
+
+    One value per ``(w, r)`` in ``configs`` (the scatter indices are shared). With
+    ``c = p_u,i`` on ``sigma_u^i`` and ``q`` elsewhere and ``p > q``, the value of a tuple is
+    ``max_J G_J(t_J)`` over position subsets J, where ``G_J(t_J)`` is the best weight among
+    users covering ``t_J`` on J (times ``q`` on the other positions). Each ``G_J`` is a
+    scatter-max over the users' ``prod_{i in J} sigma_u^i``; topics that occur nowhere at a
+    position are merged into one "other" index with multiplicity ``m - |O_i|``.
+    """
+    n_users, k, slots = sets.shape
+    results: list[Value] = []
+    if k == 1:
+        for w, r in configs:
+            v = _single_epoch_sum(sets[:, 0, :], w, m, r)
+            results.append(Value(v, v, v))
+        return results
+    occ = [np.unique(sets[:, i, :][sets[:, i, :] >= 0]) for i in range(k)]
+    dims = [len(o) + (1 if len(o) < m else 0) for o in occ]
+    feasible = math.prod(dims) <= max_cells
+    totals = []
+    for w, r in configs:
+        # Bounds: fixing the best user for one position (the other positions' outputs sum to
+        # 1 for that user) gives a lower bound; max of a product <= product of the maxima,
+        # and sum_t max_u <= sum_u, give upper bounds.
+        lower = max(_single_epoch_sum(sets[:, i, :], w, m, r) for i in range(k))
+        caps = [_single_epoch_sum(sets[:, i, :], np.ones_like(w), m, r) for i in range(k)]
+        upper = min(float(w.max()) * math.prod(caps), float(w.sum()))
+        results.append(Value(None, lower, upper))
+        if feasible:
+            totals.append(np.full(dims, (r / m) ** k * float(w.max())))
+    if not feasible:
+        return results
+    # Dense index of each slot's topic at each position (-1 for empty slots).
+    local = np.full((n_users, k, slots), -1, dtype=np.int32)
+    for i in range(k):
+        lut = np.full(m, -1, dtype=np.int32)
+        lut[occ[i]] = np.arange(len(occ[i]), dtype=np.int32)
+        col = sets[:, i, :].astype(np.int64)
+        local[:, i, :] = np.where(col >= 0, lut[np.clip(col, 0, None)], -1)
+    n_sz = (sets >= 0).sum(axis=2)
+    for size in range(1, k + 1):
+        for J in itertools.combinations(range(k), size):
+            jdims = [dims[i] for i in J]
+            strides = [math.prod(jdims[j + 1:]) for j in range(size)]
+            combos = np.array(list(itertools.product(range(slots), repeat=size)),
+                              dtype=np.int64)  # [slots^size, size]
+            gs = [np.zeros(math.prod(jdims)) for _ in configs]
+            vals_u = []
+            for w, r in configs:
+                q = r / m
+                pval = (1.0 - r) / n_sz[:, list(J)] + q
+                vals_u.append(w * np.prod(pval, axis=1) * q ** (k - size))
+            step = max(1, _CHUNK // len(combos))
+            for lo in range(0, n_users, step):
+                hi = min(n_users, lo + step)
+                flat = np.zeros((hi - lo, len(combos)), dtype=np.int32)
+                ok = np.ones((hi - lo, len(combos)), dtype=bool)
+                for j in range(size):
+                    a = local[lo:hi, J[j], :][:, combos[:, j]]
+                    ok &= a >= 0
+                    flat += a * np.int32(strides[j])
+                rows = np.nonzero(ok)[0] + lo
+                cells = flat[ok]
+                for g, v in zip(gs, vals_u, strict=True):
+                    np.maximum.at(g, cells, v[rows])
+            shape = [dims[i] if i in J else 1 for i in range(k)]
+            for total, g in zip(totals, gs, strict=True):
+                np.maximum(total, g.reshape(shape), out=total)
+    # Weight each cell by how many topic tuples it stands for, axis by axis.
+    for idx, total in enumerate(totals):
+        acc: Any = total
+        for i in range(k):
+            mult = np.ones(dims[i])
+            if len(occ[i]) < m:
+                mult[-1] = m - len(occ[i])
+            acc = np.tensordot(mult, acc, axes=([0], [0]))
+        results[idx] = Value(float(acc), results[idx].lower, results[idx].upper)
+    return results
+
+
+def channel_sums(profiles: Profiles, configs: list[tuple[npt.ArrayLike, float]],
+                 max_cells: int = MAX_CELLS) -> list[Value]:
+    """:func:`channel_sum` for several ``(weights, r)`` at once (shared scatter indices)."""
+    cfg = [(np.asarray(w, dtype=np.float64), float(r)) for w, r in configs]
+    sets = profiles.sets
+    empty: npt.NDArray[np.bool_] = np.asarray((sets < 0).all(axis=2))  # [n_distinct, k]
+    # Group profiles by where their "no topic" epochs are: each group serves its own tuples.
+    _, inv = np.unique(empty, axis=0, return_inverse=True)
+    keys: I64 = np.asarray(inv, dtype=np.int64).ravel()
+    value = [0.0] * len(cfg)
+    lower = [0.0] * len(cfg)
+    upper = [0.0] * len(cfg)
+    exact = [True] * len(cfg)
+    for key in np.unique(keys):
+        sel: npt.NDArray[np.bool_] = np.asarray(keys == key)
+        first = int(np.flatnonzero(sel)[0])
+        pos = np.flatnonzero(np.logical_not(empty[first]))
+        if pos.size == 0:  # only the all-"no topic" tuple, observed with probability 1
+            parts = [Value(float(w[sel].max()), float(w[sel].max()), float(w[sel].max()))
+                     for w, _ in cfg]
+        else:
+            parts = _nonempty_sums(sets[sel][:, pos, :], [(w[sel], r) for w, r in cfg],
+                                   profiles.m, max_cells)
+        for i, res in enumerate(parts):
+            lower[i] += res.lower
+            upper[i] += res.upper
+            if res.value is None:
+                exact[i] = False
+            else:
+                value[i] += res.value
+    return [Value(value[i] if exact[i] else None, lower[i], upper[i]) for i in range(len(cfg))]
+
+
+def channel_sum(profiles: Profiles, weights: npt.ArrayLike, r: float,
+                max_cells: int = MAX_CELLS) -> Value:
+    """``sum_t max_u w_u prod_i C_i[u, t_i]`` over the k-epoch reporting channel ``C_BN(+)_rDP``.
+
+    With ``w = 1`` per distinct profile this is the multiplicative Bayes leakage under the
+    uniform prior on users (eqs 8, 21; duplicates share a row); with ``w = pi`` it is the
+    posterior Bayes vulnerability (eq 7). ``r = 0`` gives ``C_BN``.
+    """
+    return channel_sums(profiles, [(weights, r)], max_cells)[0]
+
+
+# --------------------------------------------------------------------------------------------
+# IBA gain (eq 28) on one epoch
+
+
+def iba_vulnerabilities(topics: npt.ArrayLike, weights: npt.ArrayLike, m: int,
+                        r: float) -> tuple[float, float]:
+    """Prior (Thm 4) and posterior IBA vulnerability for ``C_BN(+)_rDP`` on a prior over sets.
+
+    ``topics`` is ``[n_sets, k]`` (non-empty sets, ``-1`` padding), ``weights`` their prior.
+    Posterior: ``sum_t max_t' [q pi(t') + sum_{sigma ni t, t'} pi_sigma (p_sigma - q)]`` with
+    ``pi(t') = sum_{sigma ni t'} pi_sigma``; the co-occurrence matrix is an m x m bincount.
+    """
+    tp = np.asarray(topics, dtype=np.int64)
+    w = np.asarray(weights, dtype=np.float64)
+    valid = tp >= 0
+    n = valid.sum(axis=1)
+    if (n == 0).any():
+        raise QIFError("the IBA gain is defined on non-empty sets")
+    q = r / m
+    mass = np.bincount(tp[valid], weights=np.broadcast_to(w[:, None], tp.shape)[valid],
+                       minlength=m)
+    prior = float(mass.max())
+    extra = w * ((1.0 - r) / n)  # p_sigma - q
+    a = tp[:, :, None]
+    b = tp[:, None, :]
+    ok = (a >= 0) & (b >= 0)
+    pairs = (a * m + b)[ok]
+    vals = np.broadcast_to(extra[:, None, None], ok.shape)[ok]
+    co = np.bincount(pairs, weights=vals, minlength=m * m).reshape(m, m)
+    post = float((co + q * mass[None, :]).max(axis=1).sum())
+    return prior, post
+
+
+# --------------------------------------------------------------------------------------------
+# Tables
+
+
+@dataclass
+class PopulationTables:
+    """Tables 2-4 analogues for one epoch or a sequence of epochs.
+
+    Table 2 (privacy, uniform prior on the N users, leakages = capacities where noted):
+    ``leak_cookies`` (C_C = C_BH C_U, N), ``leak_generalisation`` (C_BH C_G, |Sigma|, eq 16),
+    ``leak_bounded_noise`` (C_BH C_G C_BN, m'/s for full sets, eq 18), ``leak_topics``
+    (C_T, r + m'(1-r)/s, eq 21).
+    Table 3 (Bayes vulnerability): ``prior_users`` = 1/N for C_U and C_G (posteriors 1 and
+    |Sigma|/N); ``prior_sets`` = max_sigma pi_sigma for C_BN and C_BN(+)DP (posteriors
+    ``post_bounded_noise``, ``post_reporting``).
+    The ``cap_*`` fields are the paper's capacities for full sets of size s; data with shorter
+    sets (``min_set_size < s``) or empty epochs can exceed them (a set of n topics reports
+    each with probability about 1/n; "no topic" is one more output). For several epochs they
+    are Kronecker-product capacities (Theorem 2), which bound the sequence channel.
+    Table 4 (IBA, one epoch only): prior (Thm 4), posteriors for C_BN (Thm 5) and C_BN(+)DP,
+    the Theorem 7 bounds and the tighter lower bound.
+    """
+
+    epochs: list[int]
+    m: int
+    s: int
+    r: float
+    n_users: int
+    n_profiles: int
+    m_prime: int
+    k_anonymity: int
+    n_unique_users: int
+    n_empty: int
+    min_set_size: int
+    # Table 2
+    leak_cookies: int
+    leak_generalisation: int
+    leak_bounded_noise: float | None
+    leak_topics: float | None
+    # theoretical capacities (eqs 16, 18, 21; Kronecker bound for several epochs)
+    cap_generalisation: int
+    cap_bounded_noise: float
+    cap_topics: float
+    # Table 3
+    prior_users: float
+    post_cookies: float
+    post_generalisation: float
+    prior_sets: float
+    post_bounded_noise: float | None
+    post_reporting: float | None
+    # Table 4 (single epoch)
+    iba_prior: float | None = None
+    iba_post_bounded_noise: float | None = None
+    iba_post_reporting: float | None = None
+    iba_thm7_lower: float | None = None
+    iba_thm7_upper: float | None = None
+    iba_tight_lower: float | None = None
+    # bounds when a multi-epoch exact computation was too large
+    bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+    @property
+    def bayes_leakage_reporting(self) -> float | None:
+        """Multiplicative Bayes leakage of C_BN(+)DP on the set prior (eq 3; Sec. 5.4.2)."""
+        return None if self.post_reporting is None else self.post_reporting / self.prior_sets
+
+    @property
+    def iba_leakage_reporting(self) -> float | None:
+        """Multiplicative IBA leakage of C_BN(+)DP (eq 3; Sec. 5.4.2)."""
+        if self.iba_post_reporting is None or not self.iba_prior:
+            return None
+        return self.iba_post_reporting / self.iba_prior
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["bayes_leakage_reporting"] = self.bayes_leakage_reporting
+        d["iba_leakage_reporting"] = self.iba_leakage_reporting
+        d["bounds"] = {k: list(v) for k, v in self.bounds.items()}
+        return d
+
+
+def population_tables(sets: TopicSets | npt.ArrayLike, *, weeks: Weeks = 0,
+                      r: float = 0.05, s: int | None = None, m: int | None = None,
+                      max_cells: int = MAX_CELLS) -> PopulationTables:
+    """Tables 2-4 analogues for the profiles in ``weeks`` (an int: one epoch).
+
+    ``s`` defaults to the number of slots of the data and ``m`` to the taxonomy size; the
+    channels use each set's actual size (see the module docstring).
+    """
+    raw, mm = _as_array(sets, m)
+    epochs = _epoch_list(raw.shape[1], weeks)
+    prof = distinct_profiles(raw, m=mm, weeks=epochs)
+    n_ep, slots = prof.sets.shape[1], prof.sets.shape[2]
+    ss = slots if s is None else int(s)
+    check_params(mm, ss, r)
+    n = prof.n_users
+    counts = prof.counts.astype(np.float64)
+    pi = counts / n
+    ones = np.ones(prof.n_distinct)
+    leak_bn, leak_t, post_bn, post_t = channel_sums(
+        prof, [(ones, 0.0), (ones, r), (pi, 0.0), (pi, r)], max_cells)
+    bounds = {name: (v.lower, v.upper) for name, v in
+              (("leak_bounded_noise", leak_bn), ("leak_topics", leak_t),
+               ("post_bounded_noise", post_bn), ("post_reporting", post_t)) if not v.exact}
+    sizes = (prof.sets >= 0).sum(axis=2)
+    min_size = int(sizes[sizes > 0].min()) if (sizes > 0).any() else 0
+    empty_users = int(counts[(sizes == 0).any(axis=1)].sum())
+    tables = PopulationTables(
+        epochs=epochs, m=mm, s=ss, r=float(r), n_users=n, n_profiles=prof.n_distinct,
+        m_prime=prof.m_prime(), k_anonymity=prof.k_anonymity,
+        n_unique_users=prof.n_unique_users, n_empty=empty_users, min_set_size=min_size,
+        leak_cookies=n, leak_generalisation=prof.n_distinct,
+        leak_bounded_noise=leak_bn.value, leak_topics=leak_t.value,
+        cap_generalisation=generalisation_capacity(mm, ss) ** n_ep,
+        cap_bounded_noise=(mm / ss) ** n_ep,
+        # Several epochs: rows are sequences of sets, a sub-matrix of the Kronecker power,
+        # whose capacity is the product (Theorem 2).
+        cap_topics=reporting_bayes_capacity(mm, ss, r) ** n_ep,
+        prior_users=1.0 / n, post_cookies=1.0, post_generalisation=prof.n_distinct / n,
+        prior_sets=float(pi.max()), post_bounded_noise=post_bn.value,
+        post_reporting=post_t.value, bounds=bounds,
+    )
+    if n_ep == 1:
+        nonempty = sizes[:, 0] > 0
+        if nonempty.any():
+            topics = prof.sets[nonempty, 0, :]
+            w = counts[nonempty] / counts[nonempty].sum()
+            prior, post = iba_vulnerabilities(topics, w, mm, r)
+            _, post_bn_iba = iba_vulnerabilities(topics, w, mm, 0.0)
+            lo, hi = iba_theorem7_bounds(r, prior)
+            mean_size = float((sizes[nonempty, 0] * w).sum())
+            tables.iba_prior = prior
+            tables.iba_post_bounded_noise = post_bn_iba
+            tables.iba_post_reporting = post
+            tables.iba_thm7_lower = lo
+            tables.iba_thm7_upper = hi
+            tables.iba_tight_lower = iba_tight_lower_bound(mm, mean_size, r)
+    return tables
+
+
+__all__ = [
+    "MAX_CELLS",
+    "PopulationTables",
+    "Profiles",
+    "Value",
+    "channel_sum",
+    "channel_sums",
+    "distinct_profiles",
+    "iba_vulnerabilities",
+    "population_tables",
+]

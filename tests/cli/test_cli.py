@@ -1,0 +1,95 @@
+"""The command line: each stage end to end on small data, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from topicslab import io as tio
+from topicslab.cli import app
+
+runner = CliRunner()
+
+
+def test_help_lists_commands():
+    res = runner.invoke(app, ["--help"])
+    assert res.exit_code == 0
+    for cmd in ("population", "observe", "run"):
+        assert cmd in res.output
+
+
+def test_population_then_observe(tmp_path):
+    pop = tmp_path / "pop.parquet"
+    res = runner.invoke(app, ["population", "--users", "3000", "--weeks", "3", "--seed", "4",
+                              "--out", str(pop), "--chunk-users", "1000"])
+    assert res.exit_code == 0, res.output
+    assert "padded user-weeks" in res.output
+    sets = tio.read_sets(pop)
+    assert sets.sets.shape == (3000, 3, 5)
+    assert (sets.sets >= 0).all()  # the reference population always has k topics a week
+    tr = tmp_path / "traces.parquet"
+    res = runner.invoke(app, ["observe", "--sets", str(pop), "--sites", "3", "--seed", "1",
+                              "--out", str(tr)])
+    assert res.exit_code == 0, res.output
+    traces = tio.read_traces(tr)
+    assert traces.traces.shape == (3, 3000, 3)
+    in_profile = (traces.traces[..., None] == sets.sets[None]).any(-1).mean()
+    assert 0.9 < in_profile < 1.0
+
+
+def test_population_is_reproducible_across_chunk_sizes(tmp_path):
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    for path, chunk in ((a, "1000"), (b, "1500")):
+        res = runner.invoke(app, ["population", "-n", "2500", "--seed", "9", "-o", str(path),
+                                  "--chunk-users", chunk])
+        assert res.exit_code == 0, res.output
+    assert np.array_equal(tio.read_sets(a).sets, tio.read_sets(b).sets)
+
+
+def test_population_with_explicit_params_file(tmp_path):
+    from topicslab.population import load_reference
+
+    params = tmp_path / "params.json"
+    load_reference().save(params)
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    for path, extra in ((a, ["--params", str(params)]), (b, [])):
+        res = runner.invoke(app, ["population", "-n", "800", "--seed", "3", "-o", str(path),
+                                  *extra])
+        assert res.exit_code == 0, res.output
+    assert np.array_equal(tio.read_sets(a).sets, tio.read_sets(b).sets)
+
+
+def test_bad_input_is_one_line_with_exit_code_2(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("user_id,epoch_0_topics\n1,243;999999\n", encoding="utf-8")
+    out = tmp_path / "never.parquet"
+    proc = subprocess.run(
+        [sys.executable, "-c", "from topicslab.cli import main; main()", "observe",
+         "--sets", str(bad), "--out", str(out)],
+        capture_output=True, text=True, check=False)
+    assert proc.returncode == 2
+    lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
+    assert len(lines) == 1, proc.stderr
+    assert "bad.csv" in lines[0] and "999999" in lines[0]
+    assert "Traceback" not in proc.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("preset", ["smoke"])
+def test_run_smoke(tmp_path, preset):
+    res = runner.invoke(app, ["run", "--preset", preset, "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["population"]["users"] == 20_000
+    assert {"population", "observe", "calibration_check", "dp_statistics", "qif"} <= set(
+        results["stage_seconds"])
+    assert results["dp_statistics"]["ledger"]["neighbouring_relation"]
+    assert (tmp_path / "stats" / "q_within.json").exists()
+    assert results["qif"]["one_epoch"]["n_users"] == 20_000
+    assert len(results["population"]["calibration"]) == 35
+    assert (tmp_path / "pop.parquet").exists() and (tmp_path / "traces.parquet").exists()
