@@ -47,7 +47,8 @@ def exact_stats(sets: np.ndarray, k: int):
 def test_huge_epsilon_gives_exact_statistics(tax12, weeks):
     k = 4
     sets = full_sets(300, weeks, k, seed=weeks)
-    res = compute_statistics(TopicSets(sets, tax12), k=k, epsilon=1e4, delta=1e-6, seed=5)
+    res = compute_statistics(TopicSets(sets, tax12), weeks=range(weeks), k=k, epsilon=1e4,
+                             delta=1e-6, seed=5)
     qs, qw, qa = exact_stats(sets, k)
     assert res.n_estimate == pytest.approx(300, abs=1e-6)
     np.testing.assert_allclose(res.q_within, qw, atol=1e-12)
@@ -117,3 +118,35 @@ def test_bad_parameters(tax12):
         compute_statistics(data, delta=1.0)
     with pytest.raises(ValueError, match="weeks"):
         compute_statistics(data, weeks=[0, 5])
+
+
+def test_default_weeks_are_the_papers_first_two(tax12):
+    sets = full_sets(200, 4, 5, seed=6)
+    res = compute_statistics(TopicSets(sets, tax12), seed=1)
+    assert res.ledger is not None
+    assert res.ledger.contribution_bounding["weeks"] == [0, 1]
+    assert [m["name"] for m in res.ledger.mechanisms] == ["within_w0", "within_w1",
+                                                         "across_w0_w1"]
+    with pytest.raises(ValueError, match="distinct"):
+        compute_statistics(TopicSets(sets, tax12), weeks=[1, 1])
+
+
+def test_claim_never_exceeds_what_is_proven():
+    from topicslab.dp.statistics import _claim
+
+    ok = _claim(1.0, 1e-9, "paper", {"zcdp": {"epsilon": 0.9, "rho": 0.01}})
+    assert ok["epsilon"] == 1.0 and "warning" not in ok
+    # a target the discrete noise does not meet is never claimed: the proven value is
+    bad = _claim(1.0, 1e-9, "paper", {"zcdp": {"epsilon": 1.3, "rho": 0.02}})
+    assert bad["epsilon"] == 1.3 and "tight" in bad["warning"]
+
+
+def test_tight_ledger_is_proven_at_the_target(tax12):
+    res = compute_statistics(TopicSets(full_sets(300, 2, 5, seed=3), tax12), seed=2,
+                             accounting="tight")
+    led = res.ledger
+    assert led is not None and "warning" not in led.claimed
+    assert led.claimed["epsilon"] == pytest.approx(math.log(3))
+    assert led.composition["zcdp"]["epsilon"] <= math.log(3) * (1 + 1e-9)
+    # the sampled sigma (sigma^2 rounded up to a dyadic) only adds noise
+    assert all(mq["sigma_sampled"] >= mq["sigma"] for mq in led.mechanisms)

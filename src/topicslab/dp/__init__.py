@@ -4,6 +4,8 @@
 Public names:
     compute_statistics(data, ...) -> DPStatistics    bounding, counts, Gaussian mechanism,
                                                     post-processing, ledger (``statistics``)
+    release_counts(counts, taxonomy, ...)          the same from exact bounded counts (for
+                                                    out-of-core / Spark backends)
     DPStatistics                                    q_single, q_within, q_across, n_estimate,
                                                     taxonomy, k, ledger
     save_statistics(dir, stats) / load_statistics(dir)   public release schema (``release``)
@@ -22,7 +24,7 @@ from topicslab.dp.ledger import PrivacyLedger, ledger_tables, load_ledger
 from topicslab.dp.mechanism import GaussianQuery, calibrate_sigma, default_split, plan_queries
 from topicslab.dp.noise import RandomWords, discrete_gaussian
 from topicslab.dp.release import load_statistics, save_statistics
-from topicslab.dp.statistics import DPStatistics, compute_statistics
+from topicslab.dp.statistics import DPStatistics, compute_statistics, release_counts
 
 __all__ = [
     "BoundingReport",
@@ -42,5 +44,6 @@ __all__ = [
     "load_statistics",
     "pair_counts",
     "plan_queries",
+    "release_counts",
     "save_statistics",
 ]

@@ -6,7 +6,8 @@ Neighbouring relation throughout: add or remove one user's whole sequence of wee
 ``compose(queries, delta)`` returns several views of the same mechanisms:
 
 * ``basic``: Σ ε_i, Σ δ_i (basic composition; what "paper" accounting claims).
-* ``gaussian``: the exact composition of *continuous* Gaussians. The joint release is one
+* ``gaussian``: the exact composition of *continuous* Gaussians (for comparison only: the noise
+  we add is discrete, see ``zcdp``). The joint release is one
   Gaussian mechanism with μ = sqrt(Σ (Δ_i/σ_i)²), so its exact ε at δ is
   ``dp_accounting.get_epsilon_gaussian(1/μ, δ)`` (Balle & Wang, as in Prop. 4).
 * ``zcdp``: the discrete Gaussian N_Z(0, σ²) on an integer query of L2 sensitivity Δ satisfies
@@ -29,15 +30,11 @@ from typing import Any
 
 import dp_accounting
 from dp_accounting.pld import privacy_loss_distribution as pld
-from dp_accounting.rdp import rdp_privacy_accountant as rdp
 
-from topicslab.dp.mechanism import GaussianQuery
+from topicslab.dp.mechanism import GaussianQuery, zcdp_epsilon
 
 NEIGHBOURING = ("add/remove one user's whole sequence of weekly topic sets "
                 "(paper Definition 1; dp_accounting NeighboringRelation.ADD_OR_REMOVE_ONE)")
-
-_RDP_ORDERS = ([1 + x / 20 for x in range(1, 200)] + [11 + x / 2 for x in range(180)]
-               + list(range(101, 5000, 7)))
 
 
 def composed_mu(queries: Sequence[GaussianQuery], sigmas: Sequence[float] | None = None) -> float:
@@ -49,13 +46,6 @@ def composed_mu(queries: Sequence[GaussianQuery], sigmas: Sequence[float] | None
 def gaussian_epsilon(mu: float, delta: float) -> float:
     """Exact ε at δ of a Gaussian mechanism with sensitivity/σ = μ (library)."""
     return float(dp_accounting.get_epsilon_gaussian(1.0 / mu, delta))
-
-
-def zcdp_epsilon(rho: float, delta: float) -> float:
-    """ε at δ implied by ρ-zCDP (library RDP accountant)."""
-    acc = rdp.RdpAccountant(_RDP_ORDERS)
-    acc.compose(dp_accounting.ZCDpEvent(rho))
-    return float(acc.get_epsilon(delta))
 
 
 def discrete_pld_epsilon(queries: Sequence[GaussianQuery], sigmas: Sequence[float],

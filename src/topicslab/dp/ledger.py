@@ -118,6 +118,8 @@ def ledger_tables(ledger: PrivacyLedger) -> list[Table]:
     facts.add_row("claimed", f"ε = {_fmt(ledger.claimed['epsilon'])}, "
                   f"δ = {_fmt(ledger.claimed['delta'])}")
     facts.add_row("basis", ledger.claimed.get("basis", ""))
+    if "warning" in ledger.claimed:
+        facts.add_row("warning", ledger.claimed["warning"])
     facts.add_row("target", f"ε = {_fmt(ledger.target['epsilon'])}, "
                   f"δ = {_fmt(ledger.target['delta'])}")
     facts.add_row("neighbouring", ledger.neighbouring_relation)

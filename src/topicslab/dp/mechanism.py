@@ -16,12 +16,20 @@ Two accounting modes:
 
 * ``"paper"``: query i gets (ε_i, δ_i) = (share_i·ε, share_i·δ) and basic composition gives
   (Σ ε_i, Σ δ_i) = (ε, δ) — what the paper's pipeline did.
-* ``"tight"``: a composition of Gaussian mechanisms with sensitivities Δ_i and scales σ_i is
-  itself one Gaussian mechanism with sensitivity-to-noise ratio μ = sqrt(Σ (Δ_i/σ_i)²)
-  (the privacy loss of the joint output is that of one Gaussian with that ratio). So solve once
-  for the total μ that gives exactly (ε, δ), then give query i the share ``share_i`` of μ²
-  (μ² is the additive "budget" of Gaussians, like zCDP's ρ = μ²/2): μ_i = sqrt(share_i)·μ,
-  σ_i = Δ_i/μ_i. The composition then meets (ε, δ) exactly, with less noise than ``"paper"``.
+* ``"tight"``: the composition of all queries is accounted *as one budget* in zero-concentrated
+  DP. The noise actually added is a discrete Gaussian N_Z(0, σ²), which on an integer query of
+  L2 sensitivity Δ is Δ²/(2σ²)-zCDP exactly as the continuous Gaussian is (Canonne, Kamath &
+  Steinke 2020, Thm. 14), for any dimension, and ρ adds under composition. So solve once (with
+  the library's RDP accountant, whose zCDP -> (ε, δ) conversion is a proven bound) for the
+  largest total ρ whose implied guarantee is (ε, δ), and give query i the share ``share_i`` of
+  ρ: σ_i = Δ_i / sqrt(2·share_i·ρ). The composed release then meets (ε, δ) *for the discrete
+  noise actually sampled*, with far less noise than ``"paper"``.
+
+  Why not the tighter continuous-Gaussian composition (one Gaussian with μ = sqrt(Σ μ_i²),
+  calibrated by Prop. 4)? It is exact only for continuous noise; for the discrete Gaussian we
+  add, the best proven bound at those scales is ε ≈ 1.14 > ln 3 at δ = 1e-15. We claim only
+  what is proven; the price is ~3% more σ than the continuous optimum (44.65 vs 43.21 within,
+  49.92 vs 48.31 across at the defaults), still about half the paper's σ.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 import dp_accounting
+from dp_accounting.rdp import rdp_privacy_accountant as rdp
 
 Accounting = Literal["paper", "tight"]
 
@@ -50,10 +59,15 @@ class GaussianQuery:
     dims: int            # number of released coordinates
     sensitivity: float   # L2 sensitivity Δ_i
     unit_changes: int    # coordinates that change by exactly 1 when one user is added
-    share: float         # budget share (of ε,δ in "paper" mode; of μ² in "tight" mode)
+    share: float         # budget share (of ε,δ in "paper" mode; of ρ in "tight" mode)
     sigma: float         # calibrated Gaussian scale σ_i
     epsilon: float       # this mechanism's own ε_i ...
     delta: float         # ... at δ_i
+
+    @property
+    def rho(self) -> float:
+        """zCDP parameter Δ_i²/(2σ_i²) of this mechanism (continuous or discrete noise)."""
+        return self.sensitivity**2 / (2 * self.sigma**2)
 
     @property
     def mu(self) -> float:
@@ -63,6 +77,7 @@ class GaussianQuery:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["weeks"] = list(self.weeks)
+        d["rho"] = self.rho
         return d
 
 
@@ -74,6 +89,41 @@ def unit_sigma(epsilon: float, delta: float) -> float:
         raise ValueError(f"delta must be in (0, 1), got {delta}")
     s = float(dp_accounting.get_sigma_gaussian(epsilon, delta, tol=_XTOL))
     return s * (1 + 4 * 2.0**-52) + _XTOL
+
+
+#: Rényi orders for the zCDP -> (ε, δ) conversion: dense near 1 (large ε) and up to ~5000
+#: (tiny ρ at δ = 1e-15 needs high orders). A coarser grid only makes ε larger (safe side).
+RDP_ORDERS = ([1 + x / 20 for x in range(1, 200)] + [11 + x / 2 for x in range(180)]
+              + list(range(101, 5000, 7)))
+
+
+def zcdp_epsilon(rho: float, delta: float) -> float:
+    """ε at δ implied by ρ-zCDP (library RDP accountant; a proven upper bound)."""
+    acc = rdp.RdpAccountant(RDP_ORDERS)
+    acc.compose(dp_accounting.ZCDpEvent(rho))
+    return float(acc.get_epsilon(delta))
+
+
+def zcdp_rho(epsilon: float, delta: float) -> float:
+    """Largest ρ (to 1e-12 relative, rounded down) whose ``zcdp_epsilon`` is ≤ ``epsilon``."""
+    if not epsilon > 0:
+        raise ValueError(f"epsilon must be > 0, got {epsilon}")
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must be in (0, 1), got {delta}")
+    lo, hi = 0.0, 1.0
+    while zcdp_epsilon(hi, delta) <= epsilon:
+        lo, hi = hi, hi * 4
+    # ε(ρ) is increasing in ρ: bisect in log space, keep the feasible end.
+    lo = lo or hi * 1e-12
+    while zcdp_epsilon(lo, delta) > epsilon:
+        lo /= 4
+    while hi / lo - 1 > 1e-12:
+        mid = math.sqrt(lo * hi)
+        if zcdp_epsilon(mid, delta) <= epsilon:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def calibrate_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
@@ -131,15 +181,15 @@ def plan_queries(
                        f"users with topic o1 in week {w} and o2 in week {w + 1} (ordered pairs)",
                        (w, w + 1), m * m, float(k), k * k))
     out = []
-    mu_total = 1.0 / unit_sigma(epsilon, delta) if accounting == "tight" else 0.0
+    rho_total = zcdp_rho(epsilon, delta) if accounting == "tight" else 0.0
     for (name, query, weeks, dims, sens, units), share in zip(layout, shares, strict=True):
         if accounting == "paper":
             eps_i, delta_i = share * epsilon, share * delta
             sigma = calibrate_sigma(eps_i, delta_i, sens)
         else:
-            sigma = sens / (math.sqrt(share) * mu_total)
+            sigma = sens / math.sqrt(2 * share * rho_total)
             delta_i = share * delta
-            eps_i = float(dp_accounting.get_epsilon_gaussian(sigma / sens, delta_i))
+            eps_i = zcdp_epsilon(share * rho_total, delta_i)
         out.append(GaussianQuery(name, query, weeks, dims, sens, units, share, sigma,
                                  eps_i, delta_i))
     return out

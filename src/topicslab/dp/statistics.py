@@ -22,8 +22,8 @@ import numpy.typing as npt
 import topicslab
 from topicslab.datamodel import TopicSets
 from topicslab.dp import accounting as acc
-from topicslab.dp.bounding import BoundMode, bound_contributions
-from topicslab.dp.counts import pair_counts
+from topicslab.dp.bounding import BoundingReport, BoundMode, bound_contributions
+from topicslab.dp.counts import PairCounts, pair_counts
 from topicslab.dp.ledger import PrivacyLedger
 from topicslab.dp.mechanism import Accounting, plan_queries
 from topicslab.dp.noise import RandomWords, discrete_gaussian, sampled_sigma
@@ -67,18 +67,28 @@ def fingerprint(bounded: npt.NDArray[np.int16], user_ids: npt.NDArray[np.int64])
 
 def _claim(target_eps: float, delta: float, accounting: str,
            composition: dict[str, Any]) -> dict[str, Any]:
+    """What the ledger promises: only a guarantee proven for the noise actually added.
+
+    The discrete Gaussian noise is ρ-zCDP with the composed ρ (Canonne-Kamath-Steinke 2020);
+    its (ε, δ) conversion by the library is a proven bound. If the requested budget is not
+    covered by it (possible in "paper" mode, whose per-query calibration is for continuous
+    Gaussians, at unusual budgets), the claim is the proven ε, not the target, with a warning.
+    """
     zc = composition["zcdp"]["epsilon"]
-    pld_eps = composition["discrete_pld"]["epsilon"]
+    rho = composition["zcdp"]["rho"]
     if zc <= target_eps * (1 + 1e-9):
-        basis = (f"rigorous for the discrete Gaussian noise actually added: it is "
-                 f"rho={composition['zcdp']['rho']:.6g}-zCDP (Canonne-Kamath-Steinke 2020), "
-                 f"which implies ({zc:.6g}, {delta:g})-DP <= target")
-    else:
-        basis = ("Gaussian analysis: the composed continuous-Gaussian guarantee meets the target"
-                 f" exactly ({accounting} accounting); for the discrete noise actually added the "
-                 f"library's PLD accountant gives epsilon={pld_eps} (numerical) and the "
-                 f"rigorous closed-form zCDP bound gives epsilon={zc:.6g}")
-    return {"epsilon": target_eps, "delta": delta, "basis": basis,
+        return {"epsilon": target_eps, "delta": delta, "proven": True,
+                "basis": f"proven for the discrete Gaussian noise actually added: the release "
+                         f"is rho={rho:.6g}-zCDP (Canonne-Kamath-Steinke 2020), which implies "
+                         f"({zc:.6g}, {delta:g})-DP <= the target ({accounting} accounting)",
+                "rigorous_discrete_epsilon": zc}
+    return {"epsilon": zc, "delta": delta, "proven": True,
+            "warning": f"the target epsilon={target_eps:.6g} holds only for continuous Gaussian"
+                       f" noise ({accounting} accounting); the proven guarantee of the discrete "
+                       f"noise actually added is epsilon={zc:.6g}; use --accounting tight to "
+                       "meet the target",
+            "basis": f"rho={rho:.6g}-zCDP of the discrete Gaussian noise "
+                     "(Canonne-Kamath-Steinke 2020), converted by dp_accounting",
             "rigorous_discrete_epsilon": zc}
 
 
@@ -98,32 +108,89 @@ def compute_statistics(
 
     Args:
         data: topic-set sequences (dense indices, ``-1`` empty).
-        weeks: weeks to use (default: all; the paper used weeks 0 and 1).
+        weeks: weeks to use (default: the paper's first two, ``(0, 1)``; one week if the data
+            has only one).
         k: topics per week after contribution bounding (paper: 5).
         epsilon, delta: total budget (paper: ln 3, 1e-15), add/remove-one-user neighbours.
         split: budget share per query: within-week queries (one per week) then across-week
             queries (one per consecutive pair); default half/half (paper: 25/25/50).
-        accounting: ``"paper"`` (basic composition) or ``"tight"`` (exact Gaussian
-            composition; same split of μ²; less noise).
+        accounting: ``"paper"`` (basic composition) or ``"tight"`` (one zCDP budget for the
+            whole release, proven for the discrete noise; same split; less noise).
         bound: ``"reject"`` or ``"truncate"`` weeks with more than ``k`` topics.
         seed: reproducible padding and noise; the noise is then NOT cryptographically secure
             (recorded in the ledger). ``None``: OS CSPRNG.
     """
+    check_budget(epsilon, delta)
+    w_sel = select_weeks(weeks, data.n_weeks)
+    # ---- private part: bounding and exact counts ------------------------------------
+    bounded, report = bound_contributions(data.sets[:, w_sel, :], data.taxonomy.size, k=k,
+                                          bound=bound, seed=seed, user_ids=data.user_ids)
+    counts = pair_counts(bounded, data.taxonomy.size)
+    fp = fingerprint(bounded, data.user_ids)
+    del bounded
+    return release_counts(counts, data.taxonomy, k=k, weeks=w_sel, epsilon=epsilon,
+                          delta=delta, split=split, accounting=accounting, bound=bound,
+                          seed=seed, bounding=report, input_fingerprint=fp)
+
+
+def check_budget(epsilon: float, delta: float) -> None:
+    """Refuse ε ≤ 0 (or not finite) and δ outside (0, 1) with a ``ValueError``."""
     if not epsilon > 0 or not math.isfinite(epsilon):
         raise ValueError(f"epsilon must be a positive number, got {epsilon}")
     if not 0 < delta < 1:
         raise ValueError(f"delta must be in (0, 1), got {delta}")
-    tax = data.taxonomy
-    m = tax.size
-    w_sel = list(range(data.n_weeks)) if weeks is None else [int(w) for w in weeks]
-    if not w_sel or any(not 0 <= w < data.n_weeks for w in w_sel):
-        raise ValueError(f"weeks must be in 0..{data.n_weeks - 1}, got {w_sel}")
+
+
+def select_weeks(weeks: Sequence[int] | None, n_weeks: int) -> list[int]:
+    """The weeks a release uses: ``weeks`` checked against ``n_weeks``, or the default."""
+    w_sel = list(range(min(2, n_weeks))) if weeks is None else [int(w) for w in weeks]
+    if not w_sel or any(not 0 <= w < n_weeks for w in w_sel) or len(set(w_sel)) != len(w_sel):
+        raise ValueError(f"weeks must be distinct values in 0..{n_weeks - 1}, got {w_sel}")
+    return w_sel
+
+
+def release_counts(
+    counts: PairCounts,
+    taxonomy: Taxonomy,
+    *,
+    k: int,
+    weeks: Sequence[int],
+    epsilon: float = LN3,
+    delta: float = 1e-15,
+    split: Sequence[float] | None = None,
+    accounting: Accounting = "paper",
+    bound: BoundMode = "reject",
+    seed: int | None = None,
+    bounding: BoundingReport | None = None,
+    input_fingerprint: str = "",
+    engine: str = "local",
+) -> DPStatistics:
+    """The Gaussian mechanisms, post-processing and ledger, from exact bounded counts.
+
+    Every backend (in-memory, out-of-core, Spark) computes ``counts`` from data bounded by
+    ``bound_contributions`` and calls this one function, so the noise, the accounting and the
+    ledger are the same code whatever computed the counts.
+
+    Args:
+        counts: exact pair counts of bounded data (``within[w]`` upper triangles,
+            ``across[w]`` for weeks w, w+1 of ``weeks``).
+        taxonomy: taxonomy of the dense indices (``counts.m`` topics).
+        k: topics per user-week after bounding (sets the sensitivities).
+        weeks: the data's week numbers the counts refer to (ledger labels).
+        bounding: what bounding changed (audit part of the ledger).
+        input_fingerprint: identifies the private input (audit part of the ledger).
+        engine: which backend computed the counts (ledger).
+        Other args: as ``compute_statistics``.
+    """
+    check_budget(epsilon, delta)
+    m = taxonomy.size
+    w_sel = [int(w) for w in weeks]
+    if counts.m != m or counts.n_weeks != len(w_sel) or counts.across.shape[0] != len(w_sel) - 1:
+        raise ValueError(f"counts of shape within {counts.within.shape}, across "
+                         f"{counts.across.shape} do not match {len(w_sel)} weeks of {m} topics")
     queries = plan_queries(len(w_sel), k, m, epsilon=epsilon, delta=delta, split=split,
                            accounting=accounting)
-    # ---- private part: bounding, exact counts, noise --------------------------------
-    bounded, report = bound_contributions(data.sets[:, w_sel, :], m, k=k, bound=bound,
-                                          seed=seed, user_ids=data.user_ids)
-    counts = pair_counts(bounded, m)
+    # ---- private part: noise on the exact counts --------------------------------------
     rw = RandomWords(seed)
     iu = np.triu_indices(m, 1)
     noisy_within, noisy_across = [], []
@@ -136,8 +203,7 @@ def compute_statistics(
         q = queries[len(w_sel) + i]
         noise = discrete_gaussian(q.dims, q.sigma, rw).reshape(m, m)
         noisy_across.append((counts.across[i] + noise).astype(np.float64))
-    fp = fingerprint(bounded, data.user_ids)
-    del bounded, counts
+    del counts
     # ---- post-processing: only noisy counts from here on -------------------------------
     q_single, q_within, q_across, n_hat = to_probabilities(noisy_within, noisy_across,
                                                            queries, k)
@@ -188,9 +254,11 @@ def compute_statistics(
         package={"name": "topicslab", "version": topicslab.__version__},
         created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         noise_vs_paper=noise_vs_paper,
-        audit={"input_fingerprint": fp,
-               "bounding": {k2: int(v) for k2, v in vars(report).items()},
+        audit={"input_fingerprint": input_fingerprint,
+               "engine": engine,
+               "bounding": ({k2: int(v) for k2, v in vars(bounding).items()}
+                            if bounding is not None else None),
                "note": "derived from the private input; NOT differentially private; "
                        "drop before publishing"},
     )
-    return DPStatistics(q_single, q_within, q_across, n_hat, tax, k, ledger)
+    return DPStatistics(q_single, q_within, q_across, n_hat, taxonomy, k, ledger)
