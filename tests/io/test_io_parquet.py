@@ -178,3 +178,24 @@ def test_taxonomy_mismatch(tmp_path, make_sets):
     path = tmp_path / "v1.parquet"
     write_sets_parquet(path, make_sets(n=3, version="v1"))
     _bad(path, "taxonomy v1", taxonomy="v2")
+
+
+def test_large_files_are_read_in_batches_identically(tmp_path, monkeypatch):
+    from topicslab import population
+    from topicslab.io import parquet_sets, read_sets, write_sets
+
+    sets = population.generate(3_500, 3, seed=4)
+    path = tmp_path / "big.parquet"
+    write_sets(path, sets, row_group_size=700)
+    whole = read_sets(path)
+    monkeypatch.setattr(parquet_sets, "READ_BATCH", 1_000)
+    batched = read_sets(path)
+    np.testing.assert_array_equal(batched.sets, whole.sets)
+    np.testing.assert_array_equal(batched.user_ids, whole.user_ids)
+    assert batched.metadata == whole.metadata
+    # a user id repeated in two different batches is still caught, with its row
+    dup = sets.user_ids.copy()
+    dup[3_000] = dup[10]
+    write_sets(path, TopicSets(sets.sets, sets.taxonomy, dup, sets.metadata))
+    with pytest.raises(InputError, match="row 3001"):
+        read_sets(path)

@@ -7,6 +7,10 @@ Current schema (written by ``save_statistics``):
 * ``q_across.json``: records ``week_1_topic_id, week_1_topic_label, week_2_topic_id,
   week_2_topic_label, frequency`` — ordered pairs, sum k²;
 * ``taxonomy.json``: records ``topic_id, topic_label`` (``topics_id`` is also accepted);
+* ``q_single.json`` (this package's addition): records ``topic_id, topic_label, frequency``.
+  q_single is derived from the *unclipped* noisy q_within (``postprocess``), which the release
+  files do not hold, so it is stored; without the file (the public release) it is derived
+  from the clipped q_within by the spec 01 §2 identity;
 * ``privacy_ledger.json`` when the statistics carry a ledger.
 
 The older schema ``qwithin.json`` (``topic1, topic2, frequency``) / ``qacross.json``
@@ -37,6 +41,7 @@ from topicslab.taxonomy import Taxonomy, load, resolve
 Schema = Literal["current", "legacy"]
 
 WITHIN, ACROSS, TAXONOMY = "q_within.json", "q_across.json", "taxonomy.json"
+SINGLE = "q_single.json"
 LEGACY_WITHIN, LEGACY_ACROSS = "qwithin.json", "qacross.json"
 
 
@@ -74,6 +79,10 @@ def save_statistics(directory: str | Path, stats: DPStatistics, *,
         names = (LEGACY_WITHIN, LEGACY_ACROSS)
     else:
         raise ValueError(f"schema must be 'current' or 'legacy', got {schema!r}")
+    if schema == "current":
+        write_text_atomic(d / SINGLE, _records(
+            [{"topic_id": ids[i], "topic_label": labels[i], "frequency": float(f)}
+             for i, f in enumerate(stats.q_single.tolist())]))
     write_text_atomic(d / names[0], _records(within))
     write_text_atomic(d / names[1], _records(across))
     write_text_atomic(d / TAXONOMY, _records(
@@ -264,5 +273,16 @@ def load_statistics(directory: str | Path, *, taxonomy: Taxonomy | str | None = 
             total = float(np.triu(q_within, 1).sum())
             k = max(2, round((1 + math.sqrt(1 + 8 * total)) / 2))
     n_est = float("nan")
-    return DPStatistics(single_from_within(q_within, k), q_within, qa, n_est, tax, int(k),
-                        ledger)
+    q_single = single_from_within(q_within, k)
+    if not legacy and (d / SINGLE).exists():
+        s_path = d / SINGLE
+        q_single = np.zeros(m)
+        seen = np.zeros(m, dtype=bool)
+        for r, rec in enumerate(_read_list(s_path)):
+            i = res.by_id_checked(_field(rec, ("topic_id",), s_path, r), rec.get("topic_label"),
+                                  s_path, r, "topic_id")
+            if seen[i]:
+                raise InputError("topic listed twice", file=str(s_path), row=r, field="topic_id")
+            seen[i] = True
+            q_single[i] = _frequency(rec, s_path, r)
+    return DPStatistics(q_single, q_within, qa, n_est, tax, int(k), ledger)

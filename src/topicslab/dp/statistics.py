@@ -249,8 +249,8 @@ def release_counts(
         },
         post_processing="n estimated from the noisy totals (inverse-variance weighted "
                         "sum f_ww / C(k,2) and sum f_w,w+1 / k^2); weeks averaged; "
-                        "normalised by n; clipped to [0, 1]; q_single = row sums of "
-                        "q_within / (k - 1)",
+                        "normalised by n; clipped to [0, 1]; q_single = row sums of the "
+                        "unclipped q_within / (k - 1), then clipped",
         package={"name": "topicslab", "version": topicslab.__version__},
         created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         noise_vs_paper=noise_vs_paper,

@@ -57,6 +57,8 @@ from topicslab.taxonomy import Taxonomy, resolve
 __all__ = ["SetsWriter", "iter_sets_parquet", "read_sets_parquet", "write_sets_parquet"]
 
 ROW_GROUP = 1 << 20
+#: files with more rows (and a known k) are read batch by batch into one preallocated array
+READ_BATCH = ROW_GROUP
 _BLOCK = 1 << 16
 
 
@@ -253,6 +255,22 @@ def read_sets_parquet(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
     with wrap_errors(file, "Parquet"):
         pf = pq.ParquetFile(file)
         plan = _Plan(file, pf.schema_arrow, taxonomy, k, weeks)
+        n_rows = pf.metadata.num_rows
+        if plan.k is not None and n_rows > READ_BATCH:
+            # Known k: convert batch by batch into one preallocated array, so the peak is the
+            # dense result plus one batch, not the whole Arrow table plus its conversion.
+            out = np.full((n_rows, plan.weeks, plan.k), -1, dtype=np.int16)
+            uids = np.empty(n_rows, dtype=np.int64)
+            row = 0
+            for batch in pf.iter_batches(batch_size=READ_BATCH, columns=plan.columns):
+                chunk = _convert(file, [batch.column(i) for i in range(batch.num_columns)],
+                                 plan, plan.k, strict, row)
+                out[row:row + chunk.n_users] = chunk.sets
+                uids[row:row + chunk.n_users] = chunk.user_ids
+                row += chunk.n_users
+            if strict:  # chunks checked their own ids; repeats across chunks are checked here
+                check_unique_users(uids, file=file, row_base=0)
+            return TopicSets(out, plan.taxonomy, uids, dict(plan.metadata))
         table = pf.read(columns=plan.columns)
         cols = [table.column(c).combine_chunks() if table.num_rows else
                 pa.array([], type=table.schema.field(c).type) for c in plan.columns]

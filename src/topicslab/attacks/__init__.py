@@ -1,0 +1,126 @@
+"""Cross-site re-identification: attacks, an exact fast engine, the protocol and the bounds.
+
+Implements spec 02 (Carey et al., "A new framework for measuring re-identification risk"):
+two colluding websites, website 1 holding every user's r-week trace of Topics API answers and
+website 2 a target's trace; the attacker names a user of website 1.
+
+Protocol (``protocol``):
+    measure_risk(sets, *, attacks=("hamming", "asymmetric"), weeks=4, targets=10240,
+                 trials=10, seed=0, mechanism=None, progress=True, populations=None,
+                 setting="random-user", engine="exact") -> RiskResult
+    measure_risk_traces(site1, site2=None, *, attacks=("hamming",), targets, trials, seed,
+                        mechanism, progress, setting, engine) -> RiskResult
+    risk_curve(sets, weeks=(1, 2, 4, 6, 8), **options) -> RiskCurve
+    RiskResult (.attacks[name].risk_mean / risk_std / ci95 / expected_risk_mean, .to_dict()),
+    AttackRisk, RiskCurve, evaluate_attacks, split_sites, trial_api_seed,
+    wilson_interval, student_interval
+
+Attacks (pluggable match-set attacks, ``attack``):
+    MatchSetAttack, register_attack, make_attack, available_attacks
+    HammingAttack ("hamming"), AsymmetricAttack ("asymmetric"), asymmetric_weights
+    estimate_popularity, lemma10_radius (Lemma 10)
+
+Engines:
+    MatchSetCounter, match_set_counts   exact match-set counts without all pairs (spec 02 §4)
+    argmax_members                      materialised argmax sets (small data)
+    brute_force_counts, brute_force_outcomes, brute_force_members   the reference
+    subset_scores, match_masks, TargetOutcomes, outcomes_from_counts
+
+Bounds (``bounds``):
+    reid_bounds(sets, *, weeks, mechanism, seed, popularity) -> ReidBounds
+    full_information_bound, partial_information_bound, matching_bound,
+    optimal_matching_accuracy, ldp_bound, ldp_delta, k_anonymity, mutual_information_bound,
+    answer_epsilon, profile_anonymity, ProfileAnonymity
+"""
+
+from topicslab.attacks.asymmetric import AsymmetricAttack, asymmetric_weights
+from topicslab.attacks.attack import (
+    MatchSetAttack,
+    available_attacks,
+    make_attack,
+    register_attack,
+)
+from topicslab.attacks.bounds import (
+    ProfileAnonymity,
+    ReidBounds,
+    answer_epsilon,
+    full_information_bound,
+    k_anonymity,
+    ldp_bound,
+    ldp_delta,
+    matching_bound,
+    mutual_information_bound,
+    optimal_matching_accuracy,
+    partial_information_bound,
+    profile_anonymity,
+    reid_bounds,
+)
+from topicslab.attacks.bruteforce import (
+    brute_force_counts,
+    brute_force_members,
+    brute_force_outcomes,
+)
+from topicslab.attacks.engine import MatchSetCounter, argmax_members, match_set_counts
+from topicslab.attacks.hamming import HammingAttack
+from topicslab.attacks.outcomes import TargetOutcomes, outcomes_from_counts
+from topicslab.attacks.popularity import estimate_popularity, lemma10_radius
+from topicslab.attacks.protocol import (
+    AttackRisk,
+    RiskCurve,
+    RiskResult,
+    evaluate_attacks,
+    measure_risk,
+    measure_risk_traces,
+    risk_curve,
+    split_sites,
+    student_interval,
+    trial_api_seed,
+    wilson_interval,
+)
+from topicslab.attacks.scoring import match_masks, subset_scores
+
+__all__ = [
+    "AsymmetricAttack",
+    "AttackRisk",
+    "HammingAttack",
+    "MatchSetAttack",
+    "MatchSetCounter",
+    "ProfileAnonymity",
+    "ReidBounds",
+    "RiskCurve",
+    "RiskResult",
+    "TargetOutcomes",
+    "answer_epsilon",
+    "argmax_members",
+    "asymmetric_weights",
+    "available_attacks",
+    "brute_force_counts",
+    "brute_force_members",
+    "brute_force_outcomes",
+    "estimate_popularity",
+    "evaluate_attacks",
+    "full_information_bound",
+    "k_anonymity",
+    "ldp_bound",
+    "ldp_delta",
+    "lemma10_radius",
+    "make_attack",
+    "match_masks",
+    "match_set_counts",
+    "matching_bound",
+    "measure_risk",
+    "measure_risk_traces",
+    "mutual_information_bound",
+    "optimal_matching_accuracy",
+    "outcomes_from_counts",
+    "partial_information_bound",
+    "profile_anonymity",
+    "register_attack",
+    "reid_bounds",
+    "risk_curve",
+    "split_sites",
+    "student_interval",
+    "subset_scores",
+    "trial_api_seed",
+    "wilson_interval",
+]

@@ -1,0 +1,141 @@
+"""The asymmetric weighted Hamming attack (Theorem 1 with Lemma 11; spec 02 §2, E.1.2).
+
+Under the parametric family of Appendix D (top sets i.i.d. across users, independent across
+weeks, ``p_s[o] = p[o]``) the optimal partial-information attacker names the user minimising
+
+    Σ_{s: W_i^s = o^s} w_match(o^s) + Σ_{s: W_i^s ≠ o^s} w_mismatch(o^s),
+    w_match(t)    = −log( q_out + (q_in − q_out)·q_in·p[t] / (q_out + (q_in − q_out)·p[t]) ),
+    w_mismatch(t) = −log( q_out + (q_in − q_out)·α(t) ),   α(t) = (k−1)·p[t] / (k − p[t])
+
+(Lemma 11 under Assumption 1). The match term is −log P(site 2 shows t | site 1 shows t): a
+match on a rare topic is worth more than one on a popular topic. Both weights depend only on
+the *query's* topic (hence "asymmetric"), so the distance is ``C(o) − Σ_{s ∈ M(i)} Δ(o^s)`` with
+``Δ = w_mismatch − w_match``: a match-set attack with gain ``Δ``. ``p`` is estimated from
+website 1's answers only (Lemma 10, pooled over weeks, pseudo-count, clipped): the attacker
+never sees profiles.
+
+Public names:
+    asymmetric_weights(p, q_in, q_out, k) -> (w_match, w_mismatch)
+    AsymmetricAttack(pseudo_count=1.0, clip=1e-6, popularity=None)
+                                   .fit / .gains / .describe / .weights_jsonl()
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from topicslab.api import Mechanism
+from topicslab.attacks.attack import MatchSetAttack, register_attack
+from topicslab.attacks.popularity import estimate_popularity
+from topicslab.errors import InputError
+
+
+def asymmetric_weights(p: npt.ArrayLike, q_in: float, q_out: float, k: int
+                       ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Theorem 1's per-topic distances for popularities ``p`` (Lemma 11 for the mismatch).
+
+    Returns ``(w_match, w_mismatch)``, each ``float64`` of ``p``'s shape.
+    """
+    pp = np.asarray(p, dtype=np.float64)
+    if np.any((pp <= 0) | (pp >= 1)) or not np.isfinite(pp).all():
+        raise ValueError("popularities must lie in (0, 1); clip the estimates")
+    if not q_in > q_out >= 0 or k < 1:
+        raise ValueError("need q_in > q_out >= 0 and k >= 1")
+    gap = q_in - q_out
+    p_in_given_match = q_in * pp / (q_out + gap * pp)  # Bayes: P(t ∈ S | W = t)
+    alpha = (k - 1) * pp / (k - pp)  # Lemma 11: P(t ∈ S | W ∈ S, W ≠ t)
+    w_match = -np.log(q_out + gap * p_in_given_match)
+    w_mismatch = -np.log(q_out + gap * alpha)
+    return w_match, w_mismatch
+
+
+class AsymmetricAttack(MatchSetAttack):
+    """Theorem 1's attack with ``p`` estimated from website 1 (Lemma 10).
+
+    Args:
+        pseudo_count: added to each topic's count before estimating ``p``.
+        clip: estimates are clipped into ``[clip, 1 - clip]``.
+        popularity: a known ``p[m]`` to use instead of estimating (e.g. to study an attacker
+            with side information); ``None`` (default) estimates from website 1 only.
+    """
+
+    name = "asymmetric"
+
+    def __init__(self, *, pseudo_count: float = 1.0, clip: float = 1e-6,
+                 popularity: npt.ArrayLike | None = None) -> None:
+        self.pseudo_count = float(pseudo_count)
+        self.clip = float(clip)
+        self._given = None if popularity is None else np.asarray(popularity, dtype=np.float64)
+        self.popularity: npt.NDArray[np.float64] | None = None
+        self.w_match: npt.NDArray[np.float64] | None = None
+        self.w_mismatch: npt.NDArray[np.float64] | None = None
+        self._mech: Mechanism | None = None
+        self._n_answers = 0
+
+    def fit(self, site1: npt.NDArray[np.integer], mechanism: Mechanism | None = None) -> None:
+        mech = mechanism or Mechanism()
+        m = mech.tax.size
+        arr = np.asarray(site1)
+        if arr.size and arr.max() >= m:
+            raise InputError(f"the asymmetric attack models the Topics API: category "
+                             f"{int(arr.max())} is not a topic of taxonomy {mech.tax.version} "
+                             f"({m} topics)", field="traces")
+        if self._given is not None:
+            if self._given.shape != (m,):
+                raise InputError(f"popularity must have {m} entries", field="popularity")
+            p = np.clip(self._given, self.clip, 1.0 - self.clip)
+        else:
+            p = estimate_popularity(arr, m, mech.q_in, mech.q_out,
+                                    pseudo_count=self.pseudo_count, clip=self.clip)
+        self.popularity = p
+        self.w_match, self.w_mismatch = asymmetric_weights(p, mech.q_in, mech.q_out, mech.k)
+        self._mech = mech
+        self._n_answers = int((arr >= 0).sum())
+
+    def gains(self, queries: npt.NDArray[np.integer]) -> npt.NDArray[np.float64]:
+        if self.w_match is None or self.w_mismatch is None:
+            raise RuntimeError("fit the attack on website 1 first")
+        q = np.asarray(queries)
+        m = self.w_match.shape[0]
+        if q.size and q.max() >= m:
+            raise InputError(f"query category {int(q.max())} is not a topic ({m} topics)",
+                             field="traces")
+        delta = self.w_mismatch - self.w_match
+        idx = np.where(q >= 0, q, 0)
+        return np.where(q >= 0, delta[idx], 0.0)
+
+    def weights_jsonl(self) -> str:
+        """The fitted weights in the public reference pipeline's format: one JSON line per
+        topic, ``{"token_id": taxonomy id, "match_weight": .., "mismatch_weight": ..}``."""
+        if self.w_match is None or self.w_mismatch is None or self._mech is None:
+            raise RuntimeError("fit the attack on website 1 first")
+        ids = self._mech.tax.ids
+        return "".join(
+            json.dumps({"token_id": int(i), "match_weight": float(a), "mismatch_weight": float(b)})
+            + "\n" for i, a, b in zip(ids, self.w_match, self.w_mismatch, strict=True))
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "pseudo_count": self.pseudo_count,
+                               "clip": self.clip,
+                               "popularity_source": "given" if self._given is not None
+                               else "lemma10(site 1)"}
+        if self.popularity is not None and self._mech is not None:
+            assert self.w_match is not None and self.w_mismatch is not None
+            delta = self.w_mismatch - self.w_match
+            out.update({
+                "answers_used": self._n_answers,
+                "q_in": self._mech.q_in, "q_out": self._mech.q_out, "k": self._mech.k,
+                "popularity_min": float(self.popularity.min()),
+                "popularity_max": float(self.popularity.max()),
+                "gain_min": float(delta.min()), "gain_max": float(delta.max()),
+            })
+        return out
+
+
+register_attack("asymmetric", AsymmetricAttack)
+
+__all__ = ["AsymmetricAttack", "asymmetric_weights"]

@@ -1,0 +1,84 @@
+"""The attack interface and registry: pluggable match-set attacks (spec 02 §2, §4).
+
+An attack here is any rule that names the site-1 user maximising
+
+    score(i) = sum_{s in M(i)} gain(o, s),      M(i) = {s : W_i^s = o^s}
+
+for the query trace ``o`` (ties broken uniformly at random). It learns what it needs from
+website 1's table only (``fit``), then gives the per-week gains of each query (``gains``).
+The Hamming attack (gain 1) and the asymmetric weighted Hamming attack of Theorem 1 (gain
+``Δ(o^s)``, the mismatch minus the match distance) are of this form, and so is any attack whose
+distance is a sum over weeks of a match term and a mismatch term that depend on the query only:
+such attacks run on the exact engine unchanged. Register new ones with ``register_attack``.
+
+Public names:
+    MatchSetAttack                 base class: name, fit(site1, mechanism), gains(queries),
+                                   describe()
+    register_attack(name, factory) add an attack under a name (factory takes keyword options)
+    make_attack(name, **options)   a fresh attack instance
+    available_attacks()            registered names (hamming, asymmetric, then others)
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from topicslab.api import Mechanism
+from topicslab.errors import InputError
+
+
+class MatchSetAttack(abc.ABC):
+    """A re-identification attack that scores users by their match set with the query."""
+
+    #: registry name, used in results and on the command line
+    name: str = "attack"
+
+    @abc.abstractmethod
+    def fit(self, site1: npt.NDArray[np.integer], mechanism: Mechanism | None = None) -> None:
+        """Learn from website 1's table of traces ``[n, r]`` only (never from profiles)."""
+
+    @abc.abstractmethod
+    def gains(self, queries: npt.NDArray[np.integer]) -> npt.NDArray[np.float64]:
+        """Per-query, per-week score of a match: ``float64[Q, r]`` (finite)."""
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-able description of the fitted attack (parameters, weights summary)."""
+        return {"name": self.name}
+
+
+_REGISTRY: dict[str, Callable[..., MatchSetAttack]] = {}
+
+
+def register_attack(name: str, factory: Callable[..., MatchSetAttack]) -> None:
+    """Register ``factory`` (called with keyword options) under ``name`` (replaces any)."""
+    if not name or not name.replace("_", "").replace("-", "").isalnum():
+        raise ValueError(f"attack names are alphanumeric (with - or _), got {name!r}")
+    _REGISTRY[name] = factory
+
+
+_BUILTIN = ("hamming", "asymmetric")
+
+
+def available_attacks() -> list[str]:
+    """Names of the registered attacks: the built-in ones first, then in registration order."""
+    builtin = [n for n in _BUILTIN if n in _REGISTRY]
+    return builtin + [n for n in _REGISTRY if n not in _BUILTIN]
+
+
+def make_attack(name: str, **options: Any) -> MatchSetAttack:
+    """A fresh instance of the attack registered under ``name``."""
+    try:
+        factory = _REGISTRY[name]
+    except KeyError:
+        raise InputError(f"unknown attack {name!r}; choose from "
+                         f"{', '.join(available_attacks())}",
+                         field="attack") from None
+    return factory(**options)
+
+
+__all__ = ["MatchSetAttack", "available_attacks", "make_attack", "register_attack"]

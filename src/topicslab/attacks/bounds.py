@@ -1,0 +1,465 @@
+"""Bounds on re-identification accuracy (Carey et al. §4-5 and App. A-B; spec 02 §1).
+
+For an explicit representation matrix ``P`` (n users × m representations, row-stochastic):
+
+* Corollary 1 (full information, tight):  Acc_R ≤ ‖P‖_{∞,1}/n = (1/n) Σ_o max_i P[i,o];
+* Lemma 2 (partial information): the same norm of ``E[P | W]``, achieved by the Bayes rule;
+* Lemma 4 (matching setting):  Acc_M ≤ (1/n) Σ_o (1 − Π_i (1 − P[i,o]));
+* Lemma 3 ((ε,δ)-LDP):  Acc_R ≤ (e^ε + min(n,m)·δ)/n;  Lemma 7 (k-anonymity):  Acc_R ≤ 1/k;
+* Lemma 9 (mutual information):  Acc_R ≤ (1 + MI(I;O))/log n.
+
+For the Topics API over a population (``reid_bounds``): the representation of user i is the
+r-week trace, ``P[i,o] = Π_s (q_in if o^s ∈ S_i^s else q_out)`` over ``|T|^r`` traces. The LDP
+bound uses the API's per-answer ``ε = ln(q_in/q_out)`` composed over the r answers; the
+k-anonymity figures are those of the r-week profile sets themselves (the representation if the
+API revealed profiles); the full-information, matching and partial-information bounds are
+computed exactly when the trace has at most two weeks (``|T|^2`` representations, from pair
+counts), and are reported as intractable beyond. The partial-information bound uses the
+parametric model of Theorem 1 (the optimal attacker is then the asymmetric attack).
+
+Public names:
+    full_information_bound(P), partial_information_bound(EP), matching_bound(P)
+    optimal_matching_accuracy(P)        exact optimum of the matching setting (tiny n)
+    ldp_bound(n, m, epsilon, delta=0), ldp_delta(P, epsilon), k_anonymity(P),
+    mutual_information_bound(P), answer_epsilon(mechanism)
+    profile_anonymity(sets)             k, distinct and unique r-week profiles
+    reid_bounds(sets, *, weeks=4, mechanism=None, seed=0, popularity="profiles") -> ReidBounds
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from numba import njit, prange
+
+from topicslab.api import Mechanism, observe
+from topicslab.attacks.asymmetric import asymmetric_weights
+from topicslab.attacks.popularity import estimate_popularity
+from topicslab.datamodel import TopicSets
+from topicslab.errors import InputError
+
+# ---------------------------------------------------------------- explicit matrices
+
+
+def _matrix(p: npt.ArrayLike, name: str = "P") -> npt.NDArray[np.float64]:
+    arr = np.asarray(p, dtype=np.float64)
+    if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
+        raise InputError(f"{name} must be a non-empty [users, representations] matrix",
+                         field=name)
+    if not np.isfinite(arr).all() or (arr < 0).any():
+        raise InputError(f"{name} must hold finite non-negative probabilities", field=name)
+    if not np.allclose(arr.sum(axis=1), 1.0, atol=1e-9):
+        raise InputError(f"every row of {name} must sum to 1 (row-stochastic)", field=name)
+    return arr
+
+
+def full_information_bound(p: npt.ArrayLike) -> float:
+    """Corollary 1: ``‖P‖_{∞,1}/n``, the best random-user accuracy knowing P (tight)."""
+    arr = _matrix(p)
+    return float(arr.max(axis=0).sum() / arr.shape[0])
+
+
+def partial_information_bound(expected_p: npt.ArrayLike) -> float:
+    """Lemma 2: ``‖E[P | W]‖_{∞,1}/n``, achieved by naming ``argmax_i E[P | W][i, o]``."""
+    return full_information_bound(expected_p)
+
+
+def matching_bound(p: npt.ArrayLike) -> float:
+    """Lemma 4: expected number of distinct representations over n (matching setting)."""
+    arr = _matrix(p)
+    # Π_i (1 − P[i,o]) in log space; log1p(−1) = −inf gives exactly 0
+    with np.errstate(divide="ignore"):
+        log_none = np.log1p(-arr).sum(axis=0)
+    return float((1.0 - np.exp(log_none)).sum() / arr.shape[0])
+
+
+def optimal_matching_accuracy(p: npt.ArrayLike, *, max_work: int = 5_000_000) -> float:
+    """The best matching-setting accuracy, by enumerating observations and permutations.
+
+    For each observation vector the optimal rule names, for item i, the user j maximising the
+    posterior ``P(π(i) = j | O)`` (uniform permutation prior). Exponential: tiny n only.
+    """
+    arr = _matrix(p)
+    n, m = arr.shape
+    work = m**n * math.factorial(n) * n
+    if work > max_work:
+        raise InputError(f"exact matching optimum needs {work:,} steps (> {max_work:,}); "
+                         "use a smaller example", field="P")
+    perms = np.array(list(itertools.permutations(range(n))), dtype=np.int64)  # π(i) = perm[i]
+    total = 0.0
+    items = np.arange(n)
+    for obs in itertools.product(range(m), repeat=n):
+        o = np.asarray(obs)
+        weight = arr[perms, o[None, :]].prod(axis=1) / perms.shape[0]  # P(π) P(O | π)
+        # joint mass of (π(i) = j, O): sum the permutations' weights per (i, j)
+        joint = np.zeros((n, n))
+        np.add.at(joint, (np.broadcast_to(items, perms.shape), perms),
+                  np.broadcast_to(weight[:, None], perms.shape))
+        total += joint.max(axis=1).sum()
+    return float(total / n)
+
+
+def ldp_bound(n: int, m: int, epsilon: float, delta: float = 0.0) -> float:
+    """Lemma 3: ``(e^ε + min(n, m)·δ)/n`` (may exceed 1: then the bound is vacuous)."""
+    if n < 1 or m < 1 or epsilon < 0 or not 0 <= delta <= 1:
+        raise InputError("need n, m >= 1, epsilon >= 0 and 0 <= delta <= 1", field="epsilon")
+    return (math.exp(epsilon) + min(n, m) * delta) / n
+
+
+def ldp_delta(p: npt.ArrayLike, epsilon: float) -> float:
+    """Smallest δ for which P satisfies (ε, δ)-LDP (eq. 1): ``max_{i,j} Σ_o (P_i − e^ε P_j)_+``.
+
+    (The worst event for a pair (i, j) is ``{o : P[i,o] > e^ε P[j,o]}``.)
+    """
+    arr = _matrix(p)
+    if epsilon < 0:
+        raise InputError("epsilon must be >= 0", field="epsilon")
+    scale = math.exp(epsilon)
+    worst = 0.0
+    for i in range(arr.shape[0]):
+        worst = max(worst, float(np.maximum(arr[i][None, :] - scale * arr, 0.0).sum(axis=1)
+                                 .max()))
+    return min(1.0, worst)
+
+
+def k_anonymity(p: npt.ArrayLike) -> int | None:
+    """Lemma 7's k (every row one-hot, each representation shared by >= k users), else None."""
+    arr = _matrix(p)
+    one_hot = np.isclose(arr.max(axis=1), 1.0, atol=1e-12)
+    if not one_hot.all():
+        return None
+    groups = np.bincount(arr.argmax(axis=1), minlength=arr.shape[1])
+    return int(groups[groups > 0].min())
+
+
+def mutual_information_bound(p: npt.ArrayLike) -> float:
+    """Lemma 9: ``(1 + MI(I; O))/log n`` with a uniform user (natural logarithms)."""
+    arr = _matrix(p)
+    n = arr.shape[0]
+    if n < 2:
+        raise InputError("the mutual-information bound needs at least two users", field="P")
+    marg = arr.mean(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(arr > 0, arr * np.log(arr / marg[None, :]), 0.0)
+    mi = float(terms.sum() / n)
+    return (1.0 + mi) / math.log(n)
+
+
+def answer_epsilon(mechanism: Mechanism | None = None) -> float:
+    """The API's per-answer LDP ε: ``ln(q_in / q_out)`` (δ = 0); ∞ when p = 0."""
+    mech = mechanism or Mechanism()
+    return math.inf if mech.q_out == 0 else math.log(mech.q_in / mech.q_out)
+
+
+# ---------------------------------------------------------------- Topics API population
+
+
+@njit(cache=True, parallel=True)
+def _row_hashes(rows: np.ndarray, out: np.ndarray) -> None:
+    n, width = rows.shape
+    for i in prange(n):
+        h = np.uint64(0x9E3779B97F4A7C15)
+        for j in range(width):
+            z = h ^ (np.uint64(rows[i, j] + 2) * np.uint64(0xBF58476D1CE4E5B9))
+            z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+            z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+            h = z ^ (z >> np.uint64(31))
+        out[i] = h
+
+
+@njit(cache=True)
+def _groups(rows: np.ndarray, order: np.ndarray, hashes: np.ndarray,
+            sizes: np.ndarray) -> np.int64:
+    """Group sizes of equal rows along the hash order; -1 if a hash collision is found."""
+    n, width = rows.shape
+    n_groups = 0
+    i = 0
+    while i < n:
+        j = i + 1
+        a = order[i]
+        while j < n and hashes[order[j]] == hashes[a]:
+            b = order[j]
+            for c in range(width):
+                if rows[a, c] != rows[b, c]:
+                    return np.int64(-1)
+            j += 1
+        sizes[n_groups] = j - i
+        n_groups += 1
+        i = j
+    return np.int64(n_groups)
+
+
+@dataclass(frozen=True)
+class ProfileAnonymity:
+    """k-anonymity of the r-week profile sets (as if the API revealed them)."""
+
+    users: int
+    distinct: int
+    unique: int
+    k: int
+
+    @property
+    def bound(self) -> float:
+        """Lemma 7: ``1/k``."""
+        return 1.0 / self.k
+
+    @property
+    def full_information(self) -> float:
+        """Corollary 1 for the one-hot profile representation: distinct profiles / n."""
+        return self.distinct / self.users
+
+
+def profile_anonymity(sets: npt.ArrayLike) -> ProfileAnonymity:
+    """Group users by their whole profile sequence (``[n, weeks, k]``, rows canonical)."""
+    arr = np.asarray(sets)
+    if arr.ndim != 3 or arr.shape[0] < 1:
+        raise InputError("profile sets must be a non-empty [users, weeks, k] array",
+                         field="sets")
+    rows = np.ascontiguousarray(arr.reshape(arr.shape[0], -1))
+    hashes = np.empty(rows.shape[0], dtype=np.uint64)
+    _row_hashes(rows, hashes)
+    order = np.argsort(hashes, kind="stable")
+    sizes = np.empty(rows.shape[0], dtype=np.int64)
+    n_groups = int(_groups(rows, order, hashes, sizes))
+    if n_groups < 0:  # a 64-bit collision (probability ~ n^2 / 2^65): exact fallback
+        _, counts = np.unique(rows, axis=0, return_counts=True)
+        sizes, n_groups = counts.astype(np.int64), counts.shape[0]
+    g = sizes[:n_groups]
+    return ProfileAnonymity(int(rows.shape[0]), n_groups, int((g == 1).sum()), int(g.min()))
+
+
+@njit(cache=True, parallel=True)
+def _pair_cover(first: np.ndarray, second: np.ndarray, m: np.int64, out: np.ndarray) -> None:
+    """``out[b, a*m + c]`` += 1 for a in first[u], c in second[u] (per thread block b)."""
+    n = first.shape[0]
+    n_blocks = out.shape[0]
+    block = (n + n_blocks - 1) // n_blocks
+    for b in prange(n_blocks):
+        lo = b * block
+        hi = min(n, lo + block)
+        h = out[b]
+        for u in range(lo, hi):
+            for x in range(first.shape[1]):
+                a = np.int64(first[u, x])
+                if a < 0:
+                    continue
+                for y in range(second.shape[1]):
+                    c = np.int64(second[u, y])
+                    if c >= 0:
+                        h[a * m + c] += 1
+
+
+def _pair_counts(first: npt.NDArray[np.integer], second: npt.NDArray[np.integer],
+                 m: int) -> npt.NDArray[np.int64]:
+    import numba
+
+    blocks = max(1, min(numba.get_num_threads(), first.shape[0]))
+    out = np.zeros((blocks, m * m), dtype=np.int64)
+    _pair_cover(np.ascontiguousarray(first), np.ascontiguousarray(second), np.int64(m), out)
+    return out.sum(axis=0).reshape(m, m)
+
+
+def _week_counts(sets_w: npt.NDArray[np.integer], m: int) -> npt.NDArray[np.int64]:
+    v = sets_w[sets_w >= 0].astype(np.int64)
+    return np.bincount(v, minlength=m)
+
+
+def _log_pow(base: float, exponent: npt.NDArray[np.floating]) -> npt.NDArray[np.float64]:
+    """``exponent · log(base)`` with ``0 · log(0) = 0``."""
+    if base <= 0:
+        return np.where(exponent > 0, -np.inf, 0.0)
+    return np.asarray(exponent, dtype=np.float64) * math.log(base)
+
+
+@dataclass
+class ReidBounds:
+    """The framework's bounds for one population and trace length (``to_dict()``-able).
+
+    ``None`` marks a bound that is intractable for this trace length (more than two weeks:
+    ``|T|^r`` representations) and ``notes`` says why.
+    """
+
+    users: int
+    weeks: int
+    trace_weeks: int
+    topics: int
+    q_in: float
+    q_out: float
+    epsilon_answer: float
+    epsilon_trace: float
+    ldp_bound: float
+    ldp_bound_answer: float
+    k_anonymity: int
+    k_anonymity_bound: float
+    distinct_profiles: int
+    unique_profiles: int
+    profile_full_information: float
+    full_information_bound: float | None = None
+    matching_bound: float | None = None
+    partial_information_bound: float | None = None
+    partial_information_popularity: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        for key, value in out.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                out[key] = "inf" if value > 0 else "-inf"
+        return out
+
+
+def _topics_full_information(profiles: npt.NDArray[np.int16], m: int, q_in: float,
+                             q_out: float) -> float:
+    """Corollary 1 for the Topics API representation over <= 2 weeks (exact)."""
+    n, r, _ = profiles.shape
+    if r == 1:
+        covered = _week_counts(profiles[:, 0], m) > 0
+        return float(np.where(covered, q_in, q_out).sum() / n)
+    c1 = _week_counts(profiles[:, 0], m) > 0
+    c2 = _week_counts(profiles[:, 1], m) > 0
+    both = _pair_counts(profiles[:, 0], profiles[:, 1], m) > 0
+    # best user for trace (a, b): in both profiles (one user), else in either, else neither
+    best_j = np.where(both, 2, np.where(c1[:, None] | c2[None, :], 1, 0))
+    values = q_out**2 * (q_in / q_out) ** best_j if q_out > 0 else np.where(
+        best_j == 2, q_in**2, 0.0)
+    return float(values.sum() / n)
+
+
+def _topics_matching(profiles: npt.NDArray[np.int16], m: int, q_in: float,
+                     q_out: float) -> float:
+    """Lemma 4 for the Topics API representation over <= 2 weeks (exact, log space)."""
+    n, r, _ = profiles.shape
+    if r == 1:
+        c = _week_counts(profiles[:, 0], m).astype(np.float64)
+        log_none = _log_pow(1 - q_in, c) + _log_pow(1 - q_out, n - c)
+        return float((1.0 - np.exp(log_none)).sum() / n)
+    c1 = _week_counts(profiles[:, 0], m).astype(np.float64)
+    c2 = _week_counts(profiles[:, 1], m).astype(np.float64)
+    n2 = _pair_counts(profiles[:, 0], profiles[:, 1], m).astype(np.float64)
+    n1 = c1[:, None] + c2[None, :] - 2 * n2
+    n0 = n - n1 - n2
+    log_none = (_log_pow(1 - q_in * q_in, n2) + _log_pow(1 - q_in * q_out, n1)
+                + _log_pow(1 - q_out * q_out, n0))
+    return float((1.0 - np.exp(log_none)).sum() / n)
+
+
+def _topics_partial(answers: npt.NDArray[np.int16], popularity: npt.NDArray[np.float64],
+                    mech: Mechanism) -> float:
+    """Lemma 2 under Theorem 1's model: ``(1/n) Σ_o max_i Π_s g(W_i^s, o^s)`` (<= 2 weeks).
+
+    ``g(w, t)`` is the model's ``E[P_s[i, t] | W_i^s = w]``: the match probability if w = t,
+    the mismatch probability otherwise. The max over users only depends on which match
+    patterns occur among the users, which follows from the answer counts.
+    """
+    n, r = answers.shape
+    m = popularity.shape[0]
+    w_match, w_mis = asymmetric_weights(popularity, mech.q_in, mech.q_out, mech.k)
+    g_match, g_mis = np.exp(-w_match), np.exp(-w_mis)
+    if r == 1:
+        c = _week_counts(answers[:, 0], m)
+        best = np.where(c > 0, g_match, -np.inf)
+        best = np.maximum(best, np.where(c < n, g_mis, -np.inf))
+        return float(best.sum() / n)
+    c1 = _week_counts(answers[:, 0], m)
+    c2 = _week_counts(answers[:, 1], m)
+    one_hot = np.stack([answers[:, 0], answers[:, 1]], axis=1)
+    n12 = _pair_counts(one_hot[:, :1], one_hot[:, 1:], m)
+    n_first = c1[:, None] - n12
+    n_second = c2[None, :] - n12
+    n_none = n - n12 - n_first - n_second
+    options = [
+        (n12 > 0, g_match[:, None] * g_match[None, :]),
+        (n_first > 0, g_match[:, None] * g_mis[None, :]),
+        (n_second > 0, g_mis[:, None] * g_match[None, :]),
+        (n_none > 0, g_mis[:, None] * g_mis[None, :]),
+    ]
+    best = np.full((m, m), -np.inf)
+    for present, value in options:
+        best = np.maximum(best, np.where(present, value, -np.inf))
+    return float(best.sum() / n)
+
+
+def reid_bounds(
+    sets: TopicSets,
+    *,
+    weeks: int = 4,
+    mechanism: Mechanism | None = None,
+    seed: int = 0,
+    popularity: str = "profiles",
+) -> ReidBounds:
+    """The framework's bounds for the Topics API traces of a population.
+
+    Args:
+        sets: the population (full profiles: no empty slots).
+        weeks: call-weeks observed (the trace has ``weeks + lookback - 1`` answers).
+        mechanism: API parameters (default: the sets' k and taxonomy, p = 0.05).
+        seed: API secret for website 1's answers ``W`` (partial-information bound).
+        popularity: ``"profiles"`` (the model's p from the population: an attacker that knows
+            D) or ``"site1"`` (Lemma 10 from website 1, as the asymmetric attack does).
+    """
+    mech = mechanism or Mechanism(k=sets.k, taxonomy=sets.taxonomy)
+    if mech.k != sets.k or mech.tax.size != sets.taxonomy.size:
+        raise InputError("the mechanism's k / taxonomy do not match the sets", field="k")
+    if popularity not in ("profiles", "site1"):
+        raise InputError("popularity must be 'profiles' or 'site1'", field="popularity")
+    trace_weeks = weeks + mech.lookback - 1
+    if weeks < 1 or trace_weeks > sets.n_weeks:
+        raise InputError(f"{weeks} call-week(s) with lookback {mech.lookback} need "
+                         f"{trace_weeks} weeks of profiles; the sets have {sets.n_weeks}",
+                         field="weeks")
+    profiles = sets.sets[:, sets.n_weeks - trace_weeks:]
+    if (profiles < 0).any():
+        raise InputError("the bounds need full profiles (k topics every week); these sets "
+                         "have empty slots", field="sets")
+    n, m = sets.n_users, mech.tax.size
+    eps = answer_epsilon(mech)
+    eps_trace = eps * trace_weeks
+    anon = profile_anonymity(profiles)
+    ldp = math.inf if math.isinf(eps_trace) or eps_trace > 700 else ldp_bound(
+        n, max(1, min(m**trace_weeks, 2**62)), eps_trace)
+    ldp_one = math.inf if math.isinf(eps) else ldp_bound(n, m, eps)
+    out = ReidBounds(n, weeks, trace_weeks, m, mech.q_in, mech.q_out, eps, eps_trace, ldp,
+                     ldp_one, anon.k, anon.bound, anon.distinct, anon.unique, anon.full_information)
+    if trace_weeks <= 2:
+        out.full_information_bound = _topics_full_information(profiles, m, mech.q_in,
+                                                              mech.q_out)
+        out.matching_bound = _topics_matching(profiles, m, mech.q_in, mech.q_out)
+        from topicslab.attacks.protocol import trial_api_seed
+
+        answers = observe(sets.sets, [0], weeks=weeks, seed=trial_api_seed(seed, 0),
+                          mechanism=mech, user_ids=sets.user_ids)[0]
+        if popularity == "profiles":
+            cover = sum(_week_counts(profiles[:, s], m) for s in range(trace_weeks))
+            p = np.clip(cover / (n * trace_weeks), 1e-6, 1 - 1e-6)
+        else:
+            p = estimate_popularity(answers, m, mech.q_in, mech.q_out)
+        out.partial_information_bound = _topics_partial(answers, p, mech)
+        out.partial_information_popularity = popularity
+    else:
+        out.notes.append(f"full-information, matching and partial-information bounds sum "
+                         f"over |T|^{trace_weeks} traces: computed for at most 2 weeks")
+    if ldp >= 1:
+        out.notes.append("the LDP bound exceeds 1 (vacuous): the per-answer epsilon is large")
+    return out
+
+
+__all__ = [
+    "ProfileAnonymity",
+    "ReidBounds",
+    "answer_epsilon",
+    "full_information_bound",
+    "k_anonymity",
+    "ldp_bound",
+    "ldp_delta",
+    "matching_bound",
+    "mutual_information_bound",
+    "optimal_matching_accuracy",
+    "partial_information_bound",
+    "profile_anonymity",
+    "reid_bounds",
+]

@@ -1,0 +1,574 @@
+"""The re-identification protocol (random-user model; spec 02 §3) and its results.
+
+One trial: website 1 holds the table of every user's r-week trace; a set of target users is
+drawn without replacement; for each target the attacker sees its trace on website 2 and names
+a user of website 1 (argmax of the attack's score, ties at random). Per target we record the
+randomly tie-broken success, the exact expected success ``1/|argmax set|`` (if the true user is
+in it) and the argmax set size. Several trials use fresh API randomness (and optionally fresh
+populations); results give the mean over trials, the standard deviation over trials and 95%
+confidence intervals.
+
+The *matching setting* (``setting="matching"``) gives the attacker every user's website-2
+trace under a random permutation; applying the random-user rule to each item (Lemma 5) has
+exactly the random-user accuracy in expectation, so it is run with every user as a target.
+
+Public names:
+    measure_risk(sets, *, attacks, weeks, targets, trials, seed, mechanism, progress,
+                 populations, setting, engine)         -> RiskResult (traces simulated)
+    measure_risk_traces(site1, site2=None, *, ...)     -> RiskResult (given traces)
+    risk_curve(sets, weeks=(1, 2, 4, 6, 8), **options) -> RiskCurve
+    split_sites(traces)                                (website 1, website 2) of a 2-site file
+    trial_api_seed(seed, trial)                        the API secret of a trial
+    RiskResult, AttackRisk, RiskCurve                  results with ``to_dict()``
+    evaluate_attacks(site1, queries, true_rows, attacks, *, engine)
+                                                       one trial's per-target outcomes
+    wilson_interval(successes, n), student_interval(values)
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from topicslab._progress import task
+from topicslab.api import Mechanism, observe
+from topicslab.attacks.attack import MatchSetAttack, make_attack
+from topicslab.attacks.bruteforce import brute_force_outcomes
+from topicslab.attacks.engine import MatchSetCounter
+from topicslab.attacks.outcomes import TargetOutcomes, outcomes_from_counts
+from topicslab.attacks.scoring import MAX_WEEKS, match_masks, subset_scores
+from topicslab.datamodel import SiteTraces, TopicSets
+from topicslab.errors import InputError
+
+_Z95 = 1.959963984540054
+ENGINES = ("exact", "brute")
+SETTINGS = ("random-user", "matching")
+
+AttackSpec = str | MatchSetAttack
+Populations = Sequence[TopicSets] | Callable[[int], TopicSets]
+
+
+def wilson_interval(successes: int, n: int) -> tuple[float, float]:
+    """95% Wilson score interval of a binomial proportion."""
+    if n <= 0:
+        return (0.0, 1.0)
+    p = successes / n
+    z2 = _Z95 * _Z95
+    denom = 1.0 + z2 / n
+    centre = (p + z2 / (2 * n)) / denom
+    half = _Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def student_interval(values: npt.ArrayLike) -> tuple[float, float]:
+    """95% Student-t interval of the mean of ``values`` (needs at least two)."""
+    from scipy import stats
+
+    v = np.asarray(values, dtype=np.float64)
+    if v.size < 2:
+        raise ValueError("a t interval needs at least two values")
+    half = float(stats.t.ppf(0.975, v.size - 1)) * float(v.std(ddof=1)) / math.sqrt(v.size)
+    mean = float(v.mean())
+    return (mean - half, mean + half)
+
+
+@dataclass
+class AttackRisk:
+    """One attack's figures over the trials (per-trial arrays; summaries as properties)."""
+
+    name: str
+    risk: list[float] = field(default_factory=list)
+    expected: list[float] = field(default_factory=list)
+    correct: list[int] = field(default_factory=list)
+    queries: list[int] = field(default_factory=list)
+    in_argmax: list[float] = field(default_factory=list)
+    argmax_size_mean: list[float] = field(default_factory=list)
+    unique_share: list[float] = field(default_factory=list)
+    description: dict[str, Any] = field(default_factory=dict)
+
+    def add(self, outcomes: TargetOutcomes, success: npt.NDArray[np.bool_]) -> None:
+        n = len(outcomes)
+        self.correct.append(int(success.sum()))
+        self.queries.append(n)
+        self.risk.append(float(success.mean()) if n else 0.0)
+        # exactly rounded sum: the same figure whatever the order of the targets
+        self.expected.append(math.fsum(outcomes.expected()) / n if n else 0.0)
+        self.in_argmax.append(float(outcomes.in_argmax.mean()) if n else 0.0)
+        self.argmax_size_mean.append(float(outcomes.argmax_size.mean()) if n else 0.0)
+        self.unique_share.append(float((outcomes.argmax_size == 1).mean()) if n else 0.0)
+
+    @property
+    def trials(self) -> int:
+        return len(self.risk)
+
+    @property
+    def risk_mean(self) -> float:
+        """Mean over trials of the randomly tie-broken success rate."""
+        return float(np.mean(self.risk)) if self.risk else 0.0
+
+    @property
+    def risk_std(self) -> float:
+        """Standard deviation over trials (``ddof=1``; 0 for a single trial)."""
+        return float(np.std(self.risk, ddof=1)) if len(self.risk) > 1 else 0.0
+
+    @property
+    def ci95_binomial(self) -> tuple[float, float]:
+        """Wilson interval of the pooled successes over all trials' targets."""
+        return wilson_interval(sum(self.correct), sum(self.queries))
+
+    @property
+    def ci95(self) -> tuple[float, float]:
+        """95% interval of the risk: Student-t over trials, or Wilson for one trial."""
+        if len(self.risk) > 1:
+            lo, hi = student_interval(self.risk)
+            return (max(0.0, lo), min(1.0, hi))
+        return self.ci95_binomial
+
+    @property
+    def expected_risk_mean(self) -> float:
+        """Mean over trials of the exact expected success (``1/|argmax|`` when inside)."""
+        return float(np.mean(self.expected)) if self.expected else 0.0
+
+    @property
+    def expected_risk_std(self) -> float:
+        return float(np.std(self.expected, ddof=1)) if len(self.expected) > 1 else 0.0
+
+    @property
+    def expected_ci95(self) -> tuple[float, float]:
+        if len(self.expected) > 1:
+            lo, hi = student_interval(self.expected)
+            return (max(0.0, lo), min(1.0, hi))
+        return (self.expected_risk_mean, self.expected_risk_mean)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "risk_mean": self.risk_mean,
+            "risk_std": self.risk_std,
+            "ci95": list(self.ci95),
+            "ci95_binomial": list(self.ci95_binomial),
+            "expected_risk_mean": self.expected_risk_mean,
+            "expected_risk_std": self.expected_risk_std,
+            "expected_ci95": list(self.expected_ci95),
+            "in_argmax_mean": float(np.mean(self.in_argmax)) if self.in_argmax else 0.0,
+            "argmax_size_mean": (float(np.mean(self.argmax_size_mean))
+                                 if self.argmax_size_mean else 0.0),
+            "unique_argmax_share": (float(np.mean(self.unique_share))
+                                    if self.unique_share else 0.0),
+            "correct": int(sum(self.correct)),
+            "queries": int(sum(self.queries)),
+            "attack": self.description,
+            "per_trial": [
+                {"trial": i, "risk": self.risk[i], "expected_risk": self.expected[i],
+                 "correct": self.correct[i], "targets": self.queries[i],
+                 "in_argmax": self.in_argmax[i], "argmax_size_mean": self.argmax_size_mean[i],
+                 "unique_argmax_share": self.unique_share[i]}
+                for i in range(len(self.risk))
+            ],
+        }
+
+
+@dataclass
+class RiskResult:
+    """Re-identification risk of several attacks under one protocol.
+
+    ``attacks[name].risk_mean / risk_std / ci95 / expected_risk_mean`` are the headline
+    figures; ``to_dict()`` gives the JSON layout of ``topicslab reid --json``.
+    """
+
+    attacks: dict[str, AttackRisk]
+    users: int
+    targets: int
+    trials: int
+    weeks: int
+    trace_weeks: int
+    seconds: float
+    setting: str = "random-user"
+    engine: str = "exact"
+    seed: int = 0
+    mechanism: dict[str, Any] | None = None
+    per_trial: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "attacks": {name: a.to_dict() for name, a in self.attacks.items()},
+            "users": self.users,
+            "targets": self.targets,
+            "trials": self.trials,
+            "weeks": self.weeks,
+            "trace_weeks": self.trace_weeks,
+            "seconds": self.seconds,
+            "setting": self.setting,
+            "engine": self.engine,
+            "seed": self.seed,
+            "mechanism": self.mechanism,
+            "per_trial": self.per_trial,
+            "notes": self.notes,
+        }
+
+
+@dataclass
+class RiskCurve:
+    """Risk as a function of the number of observed weeks ``r``."""
+
+    results: list[RiskResult]
+
+    @property
+    def weeks(self) -> list[int]:
+        return [r.weeks for r in self.results]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"weeks": self.weeks, "curve": [r.to_dict() for r in self.results],
+                "seconds": sum(r.seconds for r in self.results)}
+
+
+def _attack_instances(attacks: Sequence[AttackSpec] | AttackSpec) -> list[MatchSetAttack]:
+    specs: Sequence[AttackSpec] = ([attacks] if isinstance(attacks, str | MatchSetAttack)
+                                   else list(attacks))
+    if not specs:
+        raise InputError("no attack chosen", field="attack")
+    out: list[MatchSetAttack] = []
+    for spec in specs:
+        att = make_attack(spec) if isinstance(spec, str) else spec
+        if not isinstance(att, MatchSetAttack):
+            raise InputError(f"not an attack: {spec!r}", field="attack")
+        out.append(att)
+    names = [a.name for a in out]
+    if len(set(names)) != len(names):
+        raise InputError(f"attack names must be distinct, got {names}", field="attack")
+    return out
+
+
+def evaluate_attacks(
+    site1: npt.NDArray[np.integer],
+    queries: npt.NDArray[np.integer],
+    true_rows: npt.NDArray[np.int64],
+    attacks: Sequence[MatchSetAttack],
+    *,
+    engine: str = "exact",
+    progress: bool = False,
+) -> list[TargetOutcomes]:
+    """One trial: the outcome of each (already fitted) attack on each query.
+
+    The exact engine counts match sets once and every attack is decided from the same counts.
+
+    Args:
+        site1: ``[n, r]`` website-1 table.
+        queries: ``[Q, r]`` website-2 traces of the targets.
+        true_rows: ``int64[Q]`` row of each target in ``site1`` (``-1``: not there).
+        attacks: fitted attacks.
+        engine: ``"exact"`` (counting) or ``"brute"`` (every pair; reference).
+    """
+    rows = np.asarray(true_rows, dtype=np.int64)
+    safe = np.where(rows >= 0, rows, 0)
+    true_masks = np.where(rows >= 0, match_masks(site1[safe], queries), -1)
+    if engine == "brute":
+        scores = [subset_scores(a.gains(queries)) for a in attacks]
+        return brute_force_outcomes(site1, queries, scores, true_masks)
+    if engine != "exact":
+        raise InputError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}",
+                         field="engine")
+    n_q = queries.shape[0]
+    if n_q == 0:
+        empty = TargetOutcomes(np.zeros(0, np.int64), np.zeros(0, np.bool_), np.zeros(0))
+        return [empty for _ in attacks]
+    counter = MatchSetCounter(site1)
+    gains = [a.gains(queries) for a in attacks]
+    parts: list[list[TargetOutcomes]] = [[] for _ in attacks]
+    # chunks keep the [chunk, 2^r] count and score tables small (the matching setting has
+    # every user as a query); every attack is decided from the same counts
+    with task("match-set counts", n_q, enabled=progress) as advance:
+        for lo in range(0, n_q, counter.chunk):
+            hi = min(n_q, lo + counter.chunk)
+            counts = counter.counts(queries[lo:hi])
+            for j, g in enumerate(gains):
+                parts[j].append(outcomes_from_counts(counts, subset_scores(g[lo:hi]),
+                                                     true_masks[lo:hi]))
+            advance(hi - lo)
+    return [TargetOutcomes(np.concatenate([p.argmax_size for p in ps]),
+                           np.concatenate([p.in_argmax for p in ps]),
+                           np.concatenate([p.best_score for p in ps])) for ps in parts]
+
+
+def _check_common(weeks_or_r: int, trials: int, setting: str, engine: str) -> None:
+    if trials < 1:
+        raise InputError(f"trials must be >= 1, got {trials}", field="trials")
+    if setting not in SETTINGS:
+        raise InputError(f"unknown setting {setting!r}; choose from {', '.join(SETTINGS)}",
+                         field="setting")
+    if engine not in ENGINES:
+        raise InputError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}",
+                         field="engine")
+    if not 1 <= weeks_or_r <= MAX_WEEKS:
+        raise InputError(f"traces must span 1..{MAX_WEEKS} weeks, got {weeks_or_r}",
+                         field="weeks")
+
+
+def _target_count(targets: int | str, n: int, setting: str, notes: list[str]) -> int | None:
+    """Number of targets per trial, or None for every user once."""
+    if setting == "matching" or targets == "all":
+        return None
+    if isinstance(targets, str):
+        try:
+            targets = int(targets)
+        except ValueError:
+            raise InputError(f"targets must be a positive integer or 'all', got {targets!r}",
+                             field="targets") from None
+    if isinstance(targets, bool) or not isinstance(targets, int | np.integer) or targets < 1:
+        raise InputError(f"targets must be a positive integer or 'all', got {targets!r}",
+                         field="targets")
+    if targets > n:
+        notes.append(f"{targets} targets requested but only {n} users: every user is a target")
+        return None
+    return int(targets)
+
+
+def _pick_targets(rng: np.random.Generator, n: int, count: int | None) -> npt.NDArray[np.int64]:
+    if count is None:
+        return rng.permutation(n).astype(np.int64)  # random order: the matching permutation
+    return np.sort(rng.choice(n, size=count, replace=False)).astype(np.int64)
+
+
+def _tie_rng(seed: int, trial: int, attack: str) -> np.random.Generator:
+    """Tie-breaks of one attack in one trial (independent of which other attacks run)."""
+    return np.random.default_rng([seed, trial, zlib.crc32(attack.encode())])
+
+
+def trial_api_seed(seed: int, trial: int) -> int:
+    """Fresh browser-side secret per trial, reproducible from (seed, trial)."""
+    state = np.random.SeedSequence([seed, trial, 0x5EED]).generate_state(1, dtype=np.uint64)
+    return int(state[0] >> np.uint64(1))
+
+
+def _mechanism_for(sets: TopicSets, mechanism: Mechanism | None) -> Mechanism:
+    mech = mechanism or Mechanism(k=sets.k, taxonomy=sets.taxonomy)
+    if mech.k != sets.k:
+        raise InputError(f"mechanism k = {mech.k} but the topic sets hold k = {sets.k}",
+                         field="k")
+    if mech.tax.size != sets.taxonomy.size:
+        raise InputError(f"mechanism taxonomy {mech.tax.version} does not match the sets' "
+                         f"{sets.taxonomy.version}", field="taxonomy")
+    return mech
+
+
+def _mech_dict(mech: Mechanism) -> dict[str, Any]:
+    return {"k": mech.k, "p": mech.p, "taxonomy": mech.tax.version, "topics": mech.tax.size,
+            "lookback": mech.lookback, "q_in": mech.q_in, "q_out": mech.q_out}
+
+
+def measure_risk(
+    sets: TopicSets,
+    *,
+    attacks: Sequence[AttackSpec] | AttackSpec = ("hamming", "asymmetric"),
+    weeks: int = 4,
+    targets: int | str = 10240,
+    trials: int = 10,
+    seed: int = 0,
+    mechanism: Mechanism | None = None,
+    progress: bool = True,
+    populations: Populations | None = None,
+    setting: str = "random-user",
+    engine: str = "exact",
+) -> RiskResult:
+    """Cross-site re-identification risk of a population under the Topics API.
+
+    Each trial simulates two websites' traces of the last ``weeks`` call-weeks with
+    ``topicslab.api.observe`` and a fresh API seed, draws the targets, fits every attack on
+    website 1 and attacks the targets' website-2 traces.
+
+    Args:
+        sets: the population's weekly topic sets (at least ``weeks + lookback - 1`` weeks).
+        attacks: attack names (``available_attacks()``) or instances.
+        weeks: call-weeks observed by each site (r).
+        targets: targets per trial (drawn without replacement), or ``"all"`` (every user
+            once: the expected risk is then exact for the trial).
+        trials: number of trials (fresh API randomness each).
+        seed: seed of the API secrets, the target draws and the tie-breaks.
+        mechanism: API parameters (default: ``k`` and taxonomy of ``sets``, ``p = 0.05``).
+        progress: show a progress bar over the trials.
+        populations: fresh populations, one per trial: a sequence or a callable
+            ``trial -> TopicSets`` (default: ``sets`` in every trial).
+        setting: ``"random-user"`` or ``"matching"`` (Lemma 5: every user, per-item rule).
+        engine: ``"exact"`` or ``"brute"`` (reference; small data only).
+    """
+    mech = _mechanism_for(sets, mechanism)
+    _check_common(weeks, trials, setting, engine)
+    trace_weeks = weeks + mech.lookback - 1
+    if trace_weeks > MAX_WEEKS:
+        raise InputError(f"{weeks} weeks with lookback {mech.lookback} exceed {MAX_WEEKS}",
+                         field="weeks")
+    if populations is None and sets.n_weeks < trace_weeks:
+        raise InputError(f"observing {weeks} call-week(s) with lookback {mech.lookback} needs "
+                         f"{trace_weeks} weeks of profiles; the sets have {sets.n_weeks}",
+                         field="weeks")
+    att = _attack_instances(attacks)
+    results = {a.name: AttackRisk(a.name) for a in att}
+    notes: list[str] = []
+    per_trial: list[dict[str, Any]] = []
+    t_start = time.perf_counter()
+    n_targets = 0
+    users = sets.n_users
+    with task("re-identification trials", trials, enabled=progress) as advance:
+        for trial in range(trials):
+            t0 = time.perf_counter()
+            pop = _population(sets, populations, trial)
+            if pop.k != mech.k or pop.taxonomy.size != mech.tax.size:
+                raise InputError(f"population of trial {trial} does not match the mechanism",
+                                 field="populations")
+            if pop.n_weeks < trace_weeks:
+                raise InputError(f"observing {weeks} call-week(s) with lookback "
+                                 f"{mech.lookback} needs {trace_weeks} weeks of profiles; the "
+                                 f"sets have {pop.n_weeks}", field="weeks")
+            rng = np.random.default_rng([seed, trial])
+            count = _target_count(targets, pop.n_users, setting, notes if trial == 0 else [])
+            chosen = _pick_targets(rng, pop.n_users, count)
+            api_seed = trial_api_seed(seed, trial)
+            site1 = observe(pop.sets, [0], weeks=weeks, seed=api_seed, mechanism=mech,
+                            user_ids=pop.user_ids)[0]
+            site2 = observe(pop.sets[chosen], [1], weeks=weeks, seed=api_seed, mechanism=mech,
+                            user_ids=pop.user_ids[chosen])[0]
+            t_sim = time.perf_counter() - t0
+            for a in att:
+                a.fit(site1, mech)
+            outs = evaluate_attacks(site1, site2, chosen, att, engine=engine)
+            for a, o in zip(att, outs, strict=True):
+                results[a.name].add(o, o.sample(_tie_rng(seed, trial, a.name)))
+            n_targets = len(chosen)
+            if trial == 0:
+                users = pop.n_users
+            per_trial.append({"trial": trial, "users": pop.n_users, "targets": len(chosen),
+                              "api_seed": api_seed, "simulate_seconds": t_sim,
+                              "seconds": time.perf_counter() - t0})
+            advance(1)
+    for a in att:
+        results[a.name].description = a.describe()
+    return RiskResult(results, users, n_targets, trials, weeks, trace_weeks,
+                      time.perf_counter() - t_start, setting, engine, seed, _mech_dict(mech),
+                      per_trial, notes)
+
+
+def _population(sets: TopicSets, populations: Populations | None, trial: int) -> TopicSets:
+    if populations is None:
+        return sets
+    if callable(populations):
+        pop = populations(trial)
+    else:
+        if trial >= len(populations):
+            raise InputError(f"{len(populations)} populations given for more trials",
+                             field="populations")
+        pop = populations[trial]
+    if not isinstance(pop, TopicSets):
+        raise InputError("populations must be TopicSets", field="populations")
+    return pop
+
+
+def split_sites(traces: SiteTraces) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int16]]:
+    """Website 1 and website 2 of a two-site trace file: the smaller site id is website 1."""
+    if traces.n_sites != 2:
+        raise InputError(f"need traces of exactly 2 sites, got {traces.n_sites}",
+                         field="site")
+    order = np.argsort(traces.site_ids, kind="stable")
+    return traces.traces[order[0]], traces.traces[order[1]]
+
+
+def measure_risk_traces(
+    site1: npt.ArrayLike | SiteTraces,
+    site2: npt.ArrayLike | None = None,
+    *,
+    attacks: Sequence[AttackSpec] | AttackSpec = ("hamming",),
+    targets: int | str = 10240,
+    trials: int = 1,
+    seed: int = 0,
+    mechanism: Mechanism | None = None,
+    progress: bool = True,
+    setting: str = "random-user",
+    engine: str = "exact",
+) -> RiskResult:
+    """Re-identification risk on given traces (any categorical sequences).
+
+    Row ``i`` of both tables is the same user. Trials re-draw the targets and the tie-breaks
+    only (the traces are fixed). ``site1`` may be a two-site ``SiteTraces`` (the smaller site
+    id is website 1). The Hamming attack applies to any integer categories (``-1`` =
+    missing); the asymmetric attack needs Topics API traces of ``mechanism``'s taxonomy.
+    """
+    mech = mechanism
+    if isinstance(site1, SiteTraces):
+        if site2 is not None:
+            raise InputError("pass either two arrays or one SiteTraces", field="traces")
+        if mech is None:
+            mech = Mechanism(taxonomy=site1.taxonomy)
+        a1, a2 = split_sites(site1)
+    else:
+        if site2 is None:
+            raise InputError("site2 traces are missing", field="traces")
+        a1, a2 = np.asarray(site1), np.asarray(site2)
+    if a1.ndim != 2 or a1.shape != a2.shape:
+        raise InputError(f"site traces must both be [n_users, weeks] of the same shape, got "
+                         f"{a1.shape} and {a2.shape}", field="traces")
+    if not np.issubdtype(a1.dtype, np.integer) or not np.issubdtype(a2.dtype, np.integer):
+        raise InputError("traces must hold integer categories", field="traces")
+    if a1.size and min(int(a1.min()), int(a2.min())) < -1:
+        raise InputError("categories must be >= 0 (-1 marks a missing answer)", field="traces")
+    r = a1.shape[1]
+    _check_common(r, trials, setting, engine)
+    n = a1.shape[0]
+    if n == 0:
+        raise InputError("no users in the traces", field="traces")
+    att = _attack_instances(attacks)
+    for a in att:
+        a.fit(a1, mech)
+    results = {a.name: AttackRisk(a.name, description=a.describe()) for a in att}
+    notes: list[str] = []
+    count = _target_count(targets, n, setting, notes)
+    per_trial: list[dict[str, Any]] = []
+    t_start = time.perf_counter()
+    with task("re-identification trials", trials, enabled=progress) as advance:
+        for trial in range(trials):
+            t0 = time.perf_counter()
+            rng = np.random.default_rng([seed, trial])
+            chosen = _pick_targets(rng, n, count)
+            outs = evaluate_attacks(a1, a2[chosen], chosen, att, engine=engine)
+            for a, o in zip(att, outs, strict=True):
+                results[a.name].add(o, o.sample(_tie_rng(seed, trial, a.name)))
+            per_trial.append({"trial": trial, "users": n, "targets": len(chosen),
+                              "seconds": time.perf_counter() - t0})
+            advance(1)
+    return RiskResult(results, n, len(chosen), trials, r, r, time.perf_counter() - t_start,
+                      setting, engine, seed, _mech_dict(mech) if mech else None, per_trial,
+                      notes)
+
+
+def risk_curve(
+    sets: TopicSets,
+    weeks: Sequence[int] = (1, 2, 4, 6, 8),
+    **options: Any,
+) -> RiskCurve:
+    """``measure_risk`` for each number of observed weeks (same seed: the r-week traces are
+    the last r weeks of the same simulated answers)."""
+    if not weeks:
+        raise InputError("no weeks given for the curve", field="weeks")
+    return RiskCurve([measure_risk(sets, weeks=int(r), **options) for r in weeks])
+
+
+__all__ = [
+    "ENGINES",
+    "SETTINGS",
+    "AttackRisk",
+    "RiskCurve",
+    "RiskResult",
+    "evaluate_attacks",
+    "measure_risk",
+    "measure_risk_traces",
+    "risk_curve",
+    "split_sites",
+    "student_interval",
+    "trial_api_seed",
+    "wilson_interval",
+]

@@ -1,0 +1,82 @@
+"""Match sets and the score of a match set (spec 02 §4).
+
+Every attack of this package scores a site-1 user ``i`` against a query trace ``o`` (the target's
+site-2 trace) through its *match set* ``M(i) = {s : W_i^s = o^s}`` only:
+
+    score(i) = sum_{s in M(i)} gain[s]
+
+with a per-query, per-week ``gain`` (1 for the Hamming attack; ``Δ(o^s)`` = mismatch − match
+distance for the asymmetric attack of Theorem 1). A week where either side is missing (``-1``,
+a withheld answer) never matches.
+
+Exactness: two match sets holding the same multiset of gains must get bit-identical scores, so
+ties are decided exactly. ``subset_scores`` therefore adds a subset's gains in one canonical
+order (ascending gain value), the same for every subset of a query; both engines score through
+this one table, so they can only disagree on *which users have which match set*.
+
+Public names:
+    match_masks(rows, queries)    int64 bit masks of the matching weeks (bit s = week s)
+    subset_scores(gains)          float64[Q, 2^r] score of every match set, canonical sums
+    MAX_WEEKS                     largest supported trace length (2^r match sets per query)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+from numba import njit, prange
+
+#: 2^r match sets are tracked per query; beyond this the tables stop being small.
+MAX_WEEKS = 16
+
+
+def match_masks(rows: npt.NDArray[np.integer], queries: npt.NDArray[np.integer]
+                ) -> npt.NDArray[np.int64]:
+    """Bit mask of the weeks where ``rows[j]`` and ``queries[j]`` agree (both present).
+
+    Args:
+        rows: ``[Q, r]`` site-1 traces (e.g. of each query's true user).
+        queries: ``[Q, r]`` site-2 traces.
+    """
+    a = np.asarray(rows)
+    b = np.asarray(queries)
+    agree = (a == b) & (b >= 0)
+    weights = np.left_shift(np.int64(1), np.arange(a.shape[1], dtype=np.int64))
+    return (agree.astype(np.int64) * weights).sum(axis=1)
+
+
+@njit(cache=True, parallel=True)
+def _subset_scores_kernel(gains: np.ndarray, out: np.ndarray) -> None:
+    n_q, r = gains.shape
+    n_sets = out.shape[1]
+    for q in prange(n_q):
+        order = np.argsort(gains[q], kind="mergesort")
+        for mask in range(n_sets):
+            total = 0.0
+            for j in range(r):
+                w = order[j]
+                if (mask >> w) & 1:
+                    total += gains[q, w]
+            out[q, mask] = total
+
+
+def subset_scores(gains: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """Score of every match set of every query: ``float64[Q, 2^r]``.
+
+    ``out[q, M] = sum_{s in M} gains[q, s]`` (bit ``s`` of ``M`` = week ``s``), summed in
+    ascending order of the gain values so equal multisets give identical floats.
+    """
+    g = np.ascontiguousarray(gains, dtype=np.float64)
+    if g.ndim != 2:
+        raise ValueError(f"gains must be [n_queries, n_weeks], got shape {g.shape}")
+    if g.shape[1] > MAX_WEEKS:
+        raise ValueError(f"at most {MAX_WEEKS} weeks are supported, got {g.shape[1]}")
+    if not np.isfinite(g).all():
+        raise ValueError("gains must be finite")
+    out = np.empty((g.shape[0], 1 << g.shape[1]), dtype=np.float64)
+    if g.shape[0]:
+        _subset_scores_kernel(g, out)
+    return out
+
+
+__all__ = ["MAX_WEEKS", "match_masks", "subset_scores"]

@@ -1,0 +1,135 @@
+"""``topicslab disclosure``: sensitive-interest disclosure (PRI estimator, issue 8).
+
+* ``--example``      -> ``topicslab.disclosure.worked_example`` (0.32 / 0.08; 1.6 / 0.4)
+* ``--script FILE``  -> ``topicslab.disclosure.read_script`` (check and summarise a script)
+* otherwise          -> ``topicslab.disclosure.topics_experiment`` (detection vs ρ, white box)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from topicslab._atomic import write_text_atomic
+from topicslab.cli._app import app, err, out, parse_epsilon
+from topicslab.errors import InputError
+
+
+def _table(title: str, header: list[str], rows: list[list[str]]) -> Table:
+    table = Table(title=title)
+    for i, col in enumerate(header):
+        table.add_column(col, justify="left" if i == 0 else "right")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def _parse_rhos(values: list[str] | None) -> list[float] | None:
+    if not values:
+        return None
+    rhos = []
+    for v in values:
+        for part in v.split(","):
+            if part.strip():
+                try:
+                    rhos.append(float(part))
+                except ValueError:
+                    raise InputError(f"cannot read rho {part!r}", field="rho") from None
+    return rhos
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, float) and not math.isfinite(x):
+        return None if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_jsonable(v) for v in x]
+    return x
+
+
+@app.command("disclosure")
+def disclosure(
+    example: bool = typer.Option(False, "--example",
+                                 help="Print the paper's worked example (0.32 / 0.08)."),
+    script: Path | None = typer.Option(None, "--script",
+                                       help="Check a query script (paper format) and "
+                                            "summarise it."),
+    personas: int = typer.Option(200, "--personas", "-n",
+                                 help="Test personas per group (each category and other)."),
+    train_personas: int | None = typer.Option(None, "--train-personas",
+                                              help="Training personas per group "
+                                                   "(default: --personas)."),
+    epochs: int = typer.Option(8, "--epochs", help="Epochs simulated (a session is 5)."),
+    rho: list[str] | None = typer.Option(None, "--rho",
+                                         help="Intensity ρ; repeat or comma-separate "
+                                              "(default 0.05,0.1,0.2,0.4)."),
+    epsilon: str = typer.Option("ln2", "--epsilon", help="Budget ε (a number or lnX)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the whole experiment."),
+    probe_sites: int = typer.Option(10, "--probe-sites", help="Probe sites per epoch."),
+    mc_samples: int = typer.Option(500, "--mc-samples",
+                                   help="White-box Monte Carlo personas per group."),
+    n_sigma: float = typer.Option(3.0, "--n-sigma", help="Band half-width in σ."),
+    sides: str = typer.Option("two", "--sides", help="Bands: two, lower or upper."),
+    smoothing: float = typer.Option(0.0, "--smoothing",
+                                    help="Additive smoothing of the PRI ratio (0 = paper)."),
+    whitebox: bool = typer.Option(True, "--whitebox/--no-whitebox",
+                                  help="Run the white-box posterior/prior check."),
+    json_path: Path | None = typer.Option(None, "--json", help="Write the full result (JSON)."),
+    figures: Path | None = typer.Option(None, "--figures",
+                                        help="Directory for rates.png and ln_m.png."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    """Detect sensitive-interest disclosure (Mac Aonghusa & Leith) on Topics API answers."""
+    from topicslab import disclosure as d
+    from topicslab.disclosure.report import example_rows, rate_rows, topic_rows
+
+    if example:
+        worked = d.worked_example()
+        out.print(_table(escape("Worked example (§4.5): advert [" + " ".join(worked.advert)
+                                + "]"), *example_rows(worked)))
+        out.print(f"in-vocabulary mass Σ_w p̂_a(w) = {worked.estimate.in_vocabulary_mass:g}; "
+                  f"|T| = {int(worked.pri.n_ads.sum())}")
+        if json_path is not None:
+            write_text_atomic(json_path, json.dumps(_jsonable(worked.to_dict()), indent=1))
+            err.print(f"wrote {json_path}")
+        return
+    if script is not None:
+        sc = d.read_script(script)
+        info = sc.to_dict()
+        rows = [[k, str(v)] for k, v in info.items() if k != "headers"]
+        out.print(_table(f"Script {script.name}", ["field", "value"], rows))
+        if json_path is not None:
+            write_text_atomic(json_path, json.dumps(_jsonable(info), indent=1))
+            err.print(f"wrote {json_path}")
+        return
+    kwargs: dict[str, Any] = {}
+    rhos = _parse_rhos(rho)
+    if rhos is not None:
+        kwargs["rhos"] = rhos
+    result = d.topics_experiment(
+        epochs=epochs, personas=personas, train_personas=train_personas, seed=seed,
+        epsilon=parse_epsilon(epsilon), probe_sites=probe_sites, mc_samples=mc_samples,
+        n_sigma=n_sigma, sides=sides, smoothing=smoothing, whitebox=whitebox,
+        progress=not quiet, **kwargs)
+    out.print(_table(f"Topics API: detection vs ρ ({personas} test personas per group, "
+                     f"{epochs} epochs, seed {seed})", *rate_rows(result)))
+    out.print(_table("Per topic (sessions; one vs rest)", *topic_rows(result)))
+    out.print(f"{result.seconds:.1f} s")
+    if json_path is not None:
+        write_text_atomic(json_path, json.dumps(_jsonable(result.to_dict())))
+        err.print(f"wrote {json_path}")
+    if figures is not None:
+        figures.mkdir(parents=True, exist_ok=True)
+        d.rates_figure(result, figures / "rates.png")
+        d.ln_m_figure(result, figures / "ln_m.png")
+        err.print(f"wrote {figures / 'rates.png'} and {figures / 'ln_m.png'}")
+
+
+__all__ = ["disclosure"]
