@@ -13,26 +13,49 @@ from topicslab.cli._app import app, err, out
 @app.command()
 def run(
     preset: str = typer.Option("default", "--preset",
-                               help="Run size: smoke (seconds), default (1M users), paper (10M)."),
+                               help="smoke (< 1 min), default (1M users), paper (10M users)."),
     out_dir: Path = typer.Option(Path("topicslab-out"), "--out", "-o", help="Output directory."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the whole run."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the whole run (not the DP noise)."),
     users: int | None = typer.Option(None, "--users", min=1, help="Override the preset's users."),
+    sets: Path | None = typer.Option(None, "--sets",
+                                     help="Run on these topic sets instead of the reference."),
+    stats: Path | None = typer.Option(None, "--stats",
+                                      help="Start from DP statistics (e.g. the public release)."),
+    types: int | None = typer.Option(None, "--types", min=1, help="Override T."),
+    fit_minutes: float | None = typer.Option(None, "--fit-minutes", min=0.01,
+                                             help="Override the fit's time cap."),
+    targets: int | None = typer.Option(None, "--targets", min=1, help="Override the targets."),
+    trials: int | None = typer.Option(None, "--trials", min=1, help="Override the trials."),
+    no_disclosure: bool = typer.Option(False, "--no-disclosure",
+                                       help="Skip the disclosure section."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Recompute every stage."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
 ) -> None:
-    """Run the release experiment on the built-in reference population."""
+    """Run the release experiment (population → DP statistics → fit → sample → validation →
+    re-identification → QIF, disclosure) and write OUT/report.html and OUT/results.json."""
     from topicslab.experiment import run as run_experiment
 
-    res = run_experiment(preset, out_dir, seed=seed, users=users, progress=True)
-    t = Table(title="calibration of the reference population (published vs generated)")
-    for col in ("statistic", "published", "generated", "rel. error", "ok"):
-        t.add_column(col, justify="left" if col == "statistic" else "right")
-    for row in res["population"]["calibration"]:
-        t.add_row(row["name"], f"{row['published']:.4f}", f"{row['generated']:.4f}",
-                  f"{row['relative_error']:+.1%}", "✓" if row["within_tolerance"] else "✗")
-    out.print(t)
-    times = Table(title="stage times", show_header=False)
+    overrides = {"types": types, "fit_minutes": fit_minutes, "targets": targets,
+                 "trials": trials, "disclosure": False if no_disclosure else None}
+    res = run_experiment(preset, out_dir, seed=seed, users=users, sets_path=sets,
+                         stats_dir=stats, overrides=overrides, progress=not quiet,
+                         cache=not no_cache,
+                         log=lambda msg: err.print(f"[dim]·[/] {msg}", highlight=False))
+    t = Table(title=f"topicslab run --preset {preset}")
+    t.add_column("")
+    t.add_column("value", justify="right")
+    fq = res["fit_quality"]
+    t.add_row("fit: terms within 0.1 pp", f"{fq['share_abs_within_0.1pp']:.4%}")
+    t.add_row("fit: terms ≥ 0.1% within 20%", f"{fq['share_rel_within_20pct']:.2%}")
+    for side in ("population", "synthetic"):
+        for att, v in sorted((res["reidentification"].get(side) or {}).items()):
+            t.add_row(f"re-identification {side} {att}", f"{v['mean']:.3%} ± {v['std']:.3%}")
     for stage, sec in res["stage_seconds"].items():
-        times.add_row(stage, f"{sec:.1f} s")
-    out.print(times)
-    out.print(f"wrote {out_dir}/pop.parquet, traces.parquet, results.json")
-    err.print("[yellow]not yet implemented:[/] " + "; ".join(
-        f"{k} ({v})" for k, v in res["missing_stages"].items()))
+        cached = " (cached)" if stage in res["cached_stages"] else ""
+        t.add_row(f"time: {stage}{cached}", f"{sec:.1f} s")
+    t.add_row("time: total", f"{sum(res['stage_seconds'].values()):.1f} s")
+    out.print(t)
+    v = res["verdict"]
+    colour = "yellow" if v["pass"] is None else ("green" if v["pass"] else "red")
+    out.print(f"[{colour}]{v['text']}[/]", highlight=False)
+    out.print(f"wrote {out_dir / 'report.html'} and {out_dir / 'results.json'}")

@@ -1,23 +1,41 @@
-"""The end-to-end release experiment behind ``topicslab run`` (spec 01 §5).
+"""The end-to-end release experiment behind ``topicslab run`` (spec 01 §5; paper §6).
 
-Stages, in data-flow order: reference population -> site traces -> calibration check
--> DP statistics (weeks 0-1, epsilon = ln 3, delta = 1e-15) -> fit -> sample -> validation
--> re-identification -> report, with the QIF analysis of the population alongside. Stages whose
-modules are not implemented yet are listed in the result as ``missing`` (with the issue that
-will provide them) instead of being faked.
+Stages, in data-flow order (ARCHITECTURE.md):
+
+    population ─► dp_statistics ─► fit ─► sample ─► validate
+        │                                   │
+        ├─► reid_population                 └─► reid_synthetic
+        └─► qif                 disclosure ─► report (report.html + results.json)
+
+* ``population``: the calibrated reference population (or ``sets_path``: the user's data);
+  with the calibration check against the published statistics of the real release.
+* ``dp_statistics``: weeks 1–2, ε = ln 3, δ = 1e-15 (or ``stats_dir``: published statistics;
+  then there is no population and no population-side comparison).
+* ``fit`` / ``sample``: the type mixture fitted to the DP statistics only, and as many synthetic
+  users as the population has.
+* ``validate``: fit errors (Fig. 3/4), distinct topics (Fig. 5), stationarity (Appendix C).
+* ``reid_population`` / ``reid_synthetic``: both attacks, 4 weeks, 10,240 targets, 10 trials.
+  **Deviation from the paper**, stated in the report: the paper re-fits and re-samples the
+  model in every trial; here the model is fitted once (a fit is most of the run's budget) and
+  every trial draws a fresh synthetic population from it (and fresh API randomness), so the
+  synthetic std reflects sampling and API noise but not fit-to-fit variation.
+* ``qif``, ``disclosure``: the QIF and sensitive-interest sections.
+
+Every stage is cached by content (``cache``): a re-run with the same inputs and parameters
+reuses finished stages; changing a parameter re-runs that stage and everything downstream.
 
 Public names:
-    PRESETS                        named sizes ("smoke", "default", "paper")
-    run(preset=..., out=..., ...)  run what exists; returns the results dict (also written
-                                   to ``OUT/results.json``)
+    run(preset=..., out=..., ...) -> dict   runs the stages; writes OUT/results.json and
+                                            OUT/report.html; returns the results
 """
 
 from __future__ import annotations
 
 import json
+import math
 import platform
 import time
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,32 +43,106 @@ import numpy as np
 
 import topicslab
 from topicslab._atomic import write_text_atomic
+from topicslab.errors import InputError
+from topicslab.experiment.cache import StageCache, file_fingerprint
+from topicslab.experiment.presets import PRESETS, Preset
+
+Log = Callable[[str], None]
+
+SYNTHETIC_DEVIATION = (
+    "The paper re-fits and re-samples the model in each of its trials; this run fits the model "
+    "once and draws a fresh synthetic population (and fresh API randomness) in every trial, so "
+    "the synthetic standard deviation covers sampling and API noise but not fit-to-fit "
+    "variation.")
 
 
-@dataclass(frozen=True)
-class Preset:
-    """Sizes of one run."""
+class _Runner:
+    """Runs stages through the cache and keeps their timings."""
 
-    users: int
-    weeks: int
-    sites: int
-    calibration_users: int
+    def __init__(self, out: Path, cache: StageCache, log: Log) -> None:
+        self.out = out
+        self.cache = cache
+        self.log = log
+        self.seconds: dict[str, float] = {}
+        self.computed_seconds: dict[str, float | None] = {}
+        self.cached: list[str] = []
+
+    def stage(self, name: str, params: dict[str, Any], upstream: list[str],
+              artefacts: list[str], fn: Callable[[], dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+        key = self.cache.key(name, params, upstream)
+        hit = self.cache.lookup(name, key, artefacts)
+        if hit is not None:
+            self.cached.append(name)
+            self.seconds[name] = 0.0
+            self.computed_seconds[name] = self.cache.seconds(name)
+            self.log(f"{name}: cached")
+            return key, hit
+        self.log(f"{name}: running")
+        t0 = time.perf_counter()
+        summary = fn()
+        self.seconds[name] = time.perf_counter() - t0
+        summary = json.loads(json.dumps(summary, default=_jsonable))
+        self.computed_seconds[name] = self.seconds[name]
+        self.cache.record(name, key, summary, self.seconds[name])
+        self.log(f"{name}: {self.seconds[name]:.1f} s")
+        return key, summary
 
 
-PRESETS: dict[str, Preset] = {
-    "smoke": Preset(users=20_000, weeks=4, sites=2, calibration_users=20_000),
-    "default": Preset(users=1_000_000, weeks=4, sites=2, calibration_users=1_000_000),
-    "paper": Preset(users=10_000_000, weeks=4, sites=2, calibration_users=1_000_000),
-}
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, Path):
+        return str(x)
+    if hasattr(x, "to_dict"):
+        return x.to_dict()
+    raise TypeError(f"not JSON serialisable: {type(x).__name__}")
 
-#: Stages still to be built, and the issue that delivers each.
-MISSING_STAGES = {
-    "fit": "issue #4 (type-mixture model)",
-    "sample": "issue #4 (type-mixture model)",
-    "validate": "issue #4 (validation)",
-    "reidentification": "issue #5 (re-identification attacks)",
-    "report": "issue #6 (end-to-end report)",
-}
+
+def _finite(x: Any) -> Any:
+    """JSON has no NaN/inf: map them to None recursively."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_finite(v) for v in x]
+    return x
+
+
+def _risk_summary(res: dict[str, Any]) -> dict[str, Any]:
+    """The ``{attack: {mean, std, ci95, expected_mean}}`` view of a RiskResult dict."""
+    out: dict[str, Any] = {}
+    for name, a in res["attacks"].items():
+        out[name] = {"mean": a["risk_mean"], "std": a["risk_std"], "ci95": a["ci95"],
+                     "expected_mean": a.get("expected_risk_mean")}
+    return out
+
+
+def verdict(reid: dict[str, Any]) -> dict[str, Any]:
+    """The paper's claim: synthetic risk within one std of the population's, for both attacks."""
+    pop, syn = reid.get("population"), reid.get("synthetic")
+    if not pop or not syn:
+        return {"pass": None, "text": "no verdict: the population side of the re-identification "
+                                      "comparison is not available (run from DP statistics)",
+                "attacks": {}}
+    parts, ok, per = [], True, {}
+    for a in sorted(set(pop) & set(syn)):
+        p, s = pop[a], syn[a]
+        within = abs(s["mean"] - p["mean"]) <= p["std"]
+        ok &= within
+        per[a] = {"population_mean": p["mean"], "population_std": p["std"],
+                  "synthetic_mean": s["mean"], "synthetic_std": s["std"],
+                  "difference": s["mean"] - p["mean"], "within_one_std": within}
+        parts.append(f"{a} {p['mean']:.3%} ± {p['std']:.3%} (population) vs "
+                     f"{s['mean']:.3%} ± {s['std']:.3%} (synthetic)"
+                     f"{'' if within else ' — outside'}")
+    head = ("PASS: synthetic re-identification risk is within one standard deviation of the "
+            "population's for both attacks" if ok else
+            "FAIL: synthetic re-identification risk is not within one standard deviation of "
+            "the population's for every attack")
+    return {"pass": bool(ok), "text": head + ": " + "; ".join(parts) + ".", "attacks": per}
 
 
 def run(
@@ -59,80 +151,337 @@ def run(
     *,
     seed: int = 0,
     users: int | None = None,
+    sets_path: str | Path | None = None,
+    stats_dir: str | Path | None = None,
+    overrides: dict[str, Any] | None = None,
     progress: bool = False,
+    cache: bool = True,
+    log: Log | None = None,
 ) -> dict[str, Any]:
-    """Run the stages that exist on the built-in reference population.
+    """Run the release experiment; write ``OUT/report.html`` and ``OUT/results.json``.
 
-    Writes ``pop.parquet``, ``traces.parquet`` and ``results.json`` under ``out`` (atomically)
-    and returns the results dict.
+    Args:
+        preset: ``smoke`` | ``default`` | ``paper`` (see ``presets``).
+        out: output directory (stage artefacts, cache record, report).
+        seed: seed of the whole run (population, fit, samples, API randomness). The DP noise
+            always comes from the OS CSPRNG.
+        users: override the preset's number of users (reference population only).
+        sets_path: run on these topic-set sequences instead of the reference population.
+        stats_dir: start from DP statistics (e.g. the public release); no population.
+        overrides: other ``Preset`` fields to override (e.g. ``{"types": 100}``).
+        progress: show progress bars of the long stages.
+        cache: reuse finished stages recorded in ``OUT/stages.json``.
+        log: called with one line per stage event.
     """
-    from topicslab import api, dp, population, qif
+    from topicslab import dp
     from topicslab import io as tio
-    from topicslab.datamodel import SiteTraces
 
     if preset not in PRESETS:
-        raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}")
-    cfg = PRESETS[preset]
-    n_users = users or cfg.users
+        raise InputError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}",
+                         field="--preset")
+    if sets_path is not None and stats_dir is not None:
+        raise InputError("give --sets or --stats, not both")
+    cfg: Preset = PRESETS[preset].with_overrides(users=users, **(overrides or {}))
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    times: dict[str, float] = {}
+    say: Log = log or (lambda _msg: None)
+    runner = _Runner(out_dir, StageCache(out_dir, enabled=cache), say)
+    results: dict[str, Any] = {"topicslab_version": topicslab.__version__, "preset": preset,
+                               "seed": seed, "parameters": cfg.to_dict()}
 
-    t0 = time.perf_counter()
-    sets = population.generate(n_users, cfg.weeks, seed=seed, progress=progress)
-    tio.write_sets(out_dir / "pop.parquet", sets)
-    times["population"] = time.perf_counter() - t0
+    # ---- input: reference population, user sets, or published statistics --------------------
+    sets_cache: dict[str, Any] = {}
+    pop_key: str | None = None
+    if stats_dir is not None:
+        results["input"] = {"kind": "stats", "path": str(stats_dir),
+                            "fingerprint": file_fingerprint(stats_dir)}
+        results["population"] = None
+    elif sets_path is not None:
+        fp = file_fingerprint(sets_path)
+        results["input"] = {"kind": "sets", "path": str(sets_path), "fingerprint": fp}
 
-    t0 = time.perf_counter()
-    traces = api.observe(sets.sets, cfg.sites, seed=seed + 1, user_ids=sets.user_ids)
-    tio.write_traces(out_dir / "traces.parquet", SiteTraces(traces, sets.taxonomy,
-                                                            sets.user_ids))
-    times["observe"] = time.perf_counter() - t0
+        def _load_user_sets() -> dict[str, Any]:
+            s = tio.read_sets(sets_path)
+            sets_cache["pop"] = s
+            if s.n_weeks < cfg.weeks:
+                raise InputError(f"the run needs {cfg.weeks} weeks, the file has {s.n_weeks}",
+                                 file=str(sets_path))
+            return {"users": s.n_users, "weeks": s.n_weeks, "taxonomy": s.taxonomy.version,
+                    "calibration": None}
 
-    t0 = time.perf_counter()
-    n_cal = min(n_users, cfg.calibration_users)
-    table = population.calibration_table(sets.subset(users=slice(0, n_cal)))
-    times["calibration_check"] = time.perf_counter() - t0
+        pop_key, results["population"] = runner.stage(
+            "population", {"input": fp}, [], [], _load_user_sets)
+        pop_path: Path = Path(sets_path)
+    else:
+        results["input"] = {"kind": "reference", "path": None, "fingerprint": None}
+        pop_path = out_dir / "pop.parquet"
 
-    t0 = time.perf_counter()
-    stats = dp.compute_statistics(sets, weeks=(0, 1), seed=None)
-    dp.save_statistics(out_dir / "stats", stats)
-    assert stats.ledger is not None  # computed statistics always carry their ledger
-    times["dp_statistics"] = time.perf_counter() - t0
+        def _population() -> dict[str, Any]:
+            from topicslab import population
 
-    t0 = time.perf_counter()
-    qif_one = qif.population_tables(sets, weeks=0)
-    times["qif"] = time.perf_counter() - t0
+            s = population.generate(cfg.users, cfg.weeks, seed=seed, progress=progress)
+            tio.write_sets(pop_path, s)
+            sets_cache["pop"] = s
+            n_cal = min(s.n_users, cfg.calibration_users)
+            table = population.calibration_table(s.subset(users=slice(0, n_cal)))
+            return {"users": s.n_users, "weeks": s.n_weeks, "taxonomy": s.taxonomy.version,
+                    "padded_user_weeks_share": table.padded_share,
+                    "calibration_users": n_cal, "calibration": table.to_records(),
+                    "calibration_within_tolerance": table.all_ok}
 
-    results: dict[str, Any] = {
-        "topicslab_version": topicslab.__version__,
-        "preset": preset,
-        "parameters": {**asdict(cfg), "users": n_users, "seed": seed},
-        "population": {
-            "users": n_users,
-            "weeks": cfg.weeks,
-            "padded_user_weeks_share": table.padded_share,
-            "calibration_users": n_cal,
-            "calibration": table.to_records(),
-            "calibration_within_tolerance": table.all_ok,
-        },
-        "traces": {
-            "sites": cfg.sites,
-            "answers": int(traces.size),
-        },
-        "dp_statistics": {
-            "directory": str(out_dir / "stats"),
-            "n_estimate": float(stats.n_estimate),
-            "ledger": stats.ledger.public().to_dict(),
-        },
-        "qif": {"one_epoch": qif_one.to_dict()},
-        "stage_seconds": times,
-        "missing_stages": MISSING_STAGES,
-        "environment": {
-            "python": platform.python_version(),
-            "machine": platform.machine(),
-            "numpy": np.__version__,
-        },
+        pop_key, results["population"] = runner.stage(
+            "population", {"users": cfg.users, "weeks": cfg.weeks, "seed": seed,
+                           "params": _reference_fingerprint()}, [], ["pop.parquet"], _population)
+
+    def population_sets() -> Any:
+        if "pop" not in sets_cache:
+            sets_cache["pop"] = tio.read_sets(pop_path)
+        return sets_cache["pop"]
+
+    # ---- DP statistics ------------------------------------------------------------------------
+    stats_path = out_dir / "stats"
+    if stats_dir is not None:
+        stats_path = Path(stats_dir)
+
+        def _load_stats() -> dict[str, Any]:
+            st = dp.load_statistics(stats_path)
+            return {"source": str(stats_path), "n_estimate": _num(st.n_estimate),
+                    "topics": st.taxonomy.size, "k": st.k,
+                    "ledger": None if st.ledger is None else st.ledger.public().to_dict()}
+
+        dp_key, results["dp_statistics"] = runner.stage(
+            "dp_statistics", {"input": results["input"]["fingerprint"]}, [], [], _load_stats)
+    else:
+        def _dp() -> dict[str, Any]:
+            st = dp.compute_statistics(population_sets(), weeks=cfg.stats_weeks,
+                                       epsilon=cfg.epsilon, delta=cfg.delta,
+                                       accounting=cfg.accounting,  # type: ignore[arg-type]
+                                       seed=None)
+            dp.save_statistics(stats_path, st)
+            assert st.ledger is not None
+            return {"source": str(stats_path), "n_estimate": float(st.n_estimate),
+                    "topics": st.taxonomy.size, "k": st.k,
+                    "ledger": st.ledger.public().to_dict()}
+
+        dp_key, results["dp_statistics"] = runner.stage(
+            "dp_statistics", {"weeks": list(cfg.stats_weeks), "epsilon": cfg.epsilon,
+                              "delta": cfg.delta, "accounting": cfg.accounting},
+            [pop_key or ""], ["stats/q_within.json", "stats/q_across.json",
+                              "stats/privacy_ledger.json"], _dp)
+    stats_memo: dict[str, Any] = {}
+
+    def statistics() -> Any:
+        if "s" not in stats_memo:
+            stats_memo["s"] = dp.load_statistics(stats_path)
+        return stats_memo["s"]
+
+    # ---- fit and sample (DP statistics only from here on) ------------------------------------
+    from topicslab import model as tm
+
+    model_dir = out_dir / "model"
+    n_synth = (results["population"] or {}).get("users") or cfg.users
+
+    def _fit() -> dict[str, Any]:
+        res = tm.fit(statistics(), types=cfg.types, weeks=cfg.weeks, optimizer=cfg.optimizer,
+                     seed=seed, max_minutes=cfg.fit_minutes, progress=progress)
+        tm.save_model(model_dir, res.model)
+        hist = list(res.history)
+        return {"types": cfg.types, "weeks": cfg.weeks, "optimizer": cfg.optimizer,
+                "seconds": float(res.seconds), "steps": int(hist[-1]["step"]) if hist else 0,
+                "final_loss": float(hist[-1]["loss"]) if hist else None,
+                "history": hist[:: max(1, len(hist) // 200)]}
+
+    fit_key, results["fit"] = runner.stage(
+        "fit", {"types": cfg.types, "weeks": cfg.weeks, "optimizer": cfg.optimizer,
+                "minutes": cfg.fit_minutes, "seed": seed}, [dp_key],
+        ["model/model.safetensors", "model/model.json"], _fit)
+    model_memo: dict[str, Any] = {}
+
+    def fitted() -> Any:
+        if "m" not in model_memo:
+            model_memo["m"] = tm.load_model(model_dir)
+        return model_memo["m"]
+
+    synth_path = out_dir / "synth.parquet"
+
+    def _sample() -> dict[str, Any]:
+        t0 = time.perf_counter()
+        tm.sample_to_file(fitted(), synth_path, n_synth, seed=seed + 3, weeks=cfg.weeks,
+                          progress=progress)
+        return {"users": n_synth, "weeks": cfg.weeks, "path": str(synth_path),
+                "seconds": time.perf_counter() - t0}
+
+    sample_key, results["sample"] = runner.stage(
+        "sample", {"users": n_synth, "weeks": cfg.weeks, "seed": seed}, [fit_key],
+        ["synth.parquet"], _sample)
+    synth_memo: dict[str, Any] = {}
+
+    def synthetic_sets() -> Any:
+        if "s" not in synth_memo:
+            synth_memo["s"] = tio.read_sets(synth_path)
+        return synth_memo["s"]
+
+    # ---- validation ---------------------------------------------------------------------------
+    from topicslab import validate as tv
+
+    def _validate() -> dict[str, Any]:
+        fq = tv.fit_quality(statistics(), fitted())
+        _save_errors(out_dir / "validation" / "errors.npz", fq)
+        summary: dict[str, Any] = {"fit_quality": _strip_arrays(fq.to_dict())}
+        syn = synthetic_sets()
+        if results["population"] is not None:
+            pop = population_sets()
+            summary["distinct_topics"] = _to_dict(tv.distinct_topics_comparison(pop, syn))
+            summary["stationarity_population"] = _to_dict(tv.stationarity(pop))
+        else:
+            summary["distinct_topics"] = None
+            summary["stationarity_population"] = None
+        summary["stationarity_synthetic"] = _to_dict(tv.stationarity(syn))
+        return summary
+
+    _, results["validation"] = runner.stage(
+        "validate", {}, [dp_key, fit_key, sample_key, pop_key or ""],
+        ["validation/errors.npz"], _validate)
+    fq_dict = results["validation"]["fit_quality"]
+    results["fit_quality"] = {
+        "share_abs_within_0.1pp": fq_dict["share_abs_within_0_1pp"],
+        "share_rel_within_20pct": fq_dict["share_rel_within_20pct"],
+        "met_bar": fq_dict.get("met"),
     }
-    write_text_atomic(out_dir / "results.json", json.dumps(results, indent=2, default=float))
+
+    # ---- re-identification --------------------------------------------------------------------
+    from topicslab import attacks
+
+    reid_params = {"weeks": cfg.weeks, "targets": cfg.targets, "trials": cfg.trials,
+                   "seed": seed, "attacks": ["hamming", "asymmetric"]}
+    reid: dict[str, Any] = {"protocol": {**reid_params, "model": "random user (spec 02 §2)"},
+                            "population": None, "synthetic": None,
+                            "deviation": SYNTHETIC_DEVIATION}
+    if results["population"] is not None:
+        def _reid_pop() -> dict[str, Any]:
+            r = attacks.measure_risk(population_sets(), attacks=("hamming", "asymmetric"),
+                                     weeks=cfg.weeks, targets=cfg.targets, trials=cfg.trials,
+                                     seed=seed + 10, progress=progress)
+            return r.to_dict()
+
+        _, pop_risk = runner.stage("reid_population", reid_params, [pop_key or ""], [],
+                                   _reid_pop)
+        reid["population"] = _risk_summary(pop_risk)
+        reid["population_detail"] = pop_risk
+
+    def _reid_syn() -> dict[str, Any]:
+        model = fitted()
+
+        def per_trial(trial: int) -> Any:
+            return tm.sample(model, n_synth, seed=seed + 1000 + trial, weeks=cfg.weeks)
+
+        r = attacks.measure_risk(synthetic_sets(), attacks=("hamming", "asymmetric"),
+                                 weeks=cfg.weeks, targets=cfg.targets, trials=cfg.trials,
+                                 seed=seed + 20, progress=progress, populations=per_trial)
+        return r.to_dict()
+
+    _, syn_risk = runner.stage("reid_synthetic", reid_params, [fit_key, sample_key], [],
+                               _reid_syn)
+    reid["synthetic"] = _risk_summary(syn_risk)
+    reid["synthetic_detail"] = syn_risk
+    results["reidentification"] = reid
+    results["verdict"] = verdict(reid)
+
+    # ---- QIF and disclosure sections ---------------------------------------------------------
+    def _qif() -> dict[str, Any]:
+        from topicslab import qif
+
+        s = population_sets() if results["population"] is not None else None
+        return qif.report_section(s, weeks=list(range(min(cfg.qif_weeks, cfg.weeks))))
+
+    _, results["qif"] = runner.stage("qif", {"weeks": cfg.qif_weeks}, [pop_key or ""], [], _qif)
+
+    results["disclosure"] = None
+    if cfg.disclosure:
+        def _disclosure() -> dict[str, Any]:
+            from topicslab import disclosure
+
+            kw: dict[str, Any] = {"seed": seed, "progress": progress}
+            if cfg.disclosure_personas:
+                kw["personas"] = cfg.disclosure_personas
+            res = disclosure.topics_experiment(**kw)
+            section = disclosure.report_section(res)
+            return {"result": res.to_dict(), "section": section}
+
+        _, results["disclosure"] = runner.stage(
+            "disclosure", {"personas": cfg.disclosure_personas, "seed": seed}, [], [],
+            _disclosure)
+
+    # ---- report --------------------------------------------------------------------------------
+    from topicslab.report import build_report, validate_results
+
+    t0 = time.perf_counter()
+    results["stage_seconds"] = dict(runner.seconds)
+    results["cached_stages"] = list(runner.cached)
+    results["stage_seconds_computed"] = dict(runner.computed_seconds)
+    results["environment"] = _environment()
+    results["artefacts"] = {"report": "report.html", "results": "results.json",
+                            "population": str(pop_path) if results["population"] else None,
+                            "statistics": str(stats_path), "model": str(model_dir),
+                            "synthetic": str(synth_path)}
+    html = build_report(results, statistics=statistics(), synthetic=synthetic_sets(),
+                        population=(population_sets() if results["population"] is not None
+                                    else None),
+                        errors_path=out_dir / "validation" / "errors.npz")
+    results["stage_seconds"]["report"] = time.perf_counter() - t0
+    results = _finite(json.loads(json.dumps(results, default=_jsonable)))
+    validate_results(results)
+    write_text_atomic(out_dir / "report.html", html)
+    write_text_atomic(out_dir / "results.json", json.dumps(results, indent=1))
+    say(f"report: {out_dir / 'report.html'}")
     return results
+
+
+def _num(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+def _to_dict(x: Any) -> Any:
+    return x.to_dict() if hasattr(x, "to_dict") else x
+
+
+def _strip_arrays(d: dict[str, Any], limit: int = 2000) -> dict[str, Any]:
+    """Drop raw per-term arrays (kept in errors.npz) from a JSON summary."""
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, list | np.ndarray) and len(v) > limit:
+            continue
+        out[k] = _strip_arrays(v, limit) if isinstance(v, dict) else v
+    return out
+
+
+def _save_errors(path: Path, fq: Any) -> None:
+    from topicslab._atomic import atomic_path
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as tmp, tmp.open("wb") as fh:
+        np.savez_compressed(fh, abs_err_pp=np.asarray(fq.abs_errors * 100, dtype=np.float32),
+                            rel_err=np.asarray(fq.rel_errors, dtype=np.float32))
+
+
+def _reference_fingerprint() -> str:
+    from topicslab.population import load_reference
+
+    return load_reference().fingerprint()
+
+
+def _environment() -> dict[str, Any]:
+    import os
+
+    import torch
+
+    env: dict[str, Any] = {"python": platform.python_version(), "platform": platform.platform(),
+           "machine": platform.machine(), "processor": platform.processor() or None,
+           "cpus": os.cpu_count(), "numpy": np.__version__, "torch": torch.__version__,
+           "cuda": bool(torch.cuda.is_available()), "topicslab": topicslab.__version__}
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            env["memory_gib"] = round(int(fh.readline().split()[1]) / 2**20, 1)
+    except OSError:
+        env["memory_gib"] = None
+    return env

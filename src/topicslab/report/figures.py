@@ -1,0 +1,151 @@
+"""The figures of the release report, after the paper's (Dick et al. §6, Appendix C).
+
+Every function takes plain numbers (what ``results.json`` holds), draws with matplotlib's Agg
+backend (no display) and returns PNG bytes; :func:`data_uri` embeds them in the HTML.
+
+* :func:`top_topics` — Fig. 1: the most frequent topics, q_single per source.
+* :func:`error_cdfs` / :func:`error_histograms` — Fig. 3 / Fig. 4: fit errors over all terms.
+* :func:`distinct_topics` — Fig. 5: distinct topics per user over the weeks, two sources.
+* :func:`reidentification_bars` — Fig. 6: attack success with error bars per source.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from topicslab.qif.figures import png_base64 as data_uri
+
+_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728")
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _png(fig: Any) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+    _pyplot().close(fig)
+    return buf.getvalue()
+
+
+def top_topics(labels: Sequence[str], series: Mapping[str, Sequence[float]],
+               title: str = "Most frequent topics (Fig. 1)") -> bytes:
+    """Horizontal bars of q_single (as %) for the given topics, one bar per source."""
+    plt = _pyplot()
+    n = len(labels)
+    fig, ax = plt.subplots(figsize=(7.5, 0.32 * n + 1.2))
+    width = 0.8 / max(len(series), 1)
+    y = np.arange(n)
+    for i, (name, vals) in enumerate(series.items()):
+        ax.barh(y + i * width, 100 * np.asarray(vals, dtype=float), height=width,
+                label=name, color=_COLOURS[i % len(_COLOURS)])
+    ax.set_yticks(y + width * (len(series) - 1) / 2)
+    ax.set_yticklabels([lab if len(lab) <= 48 else "…" + lab[-47:] for lab in labels],
+                       fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("share of user-weeks with the topic in the profile (%)")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
+def _cdf(ax: Any, x: npt.NDArray[np.float64], label: str) -> None:
+    xs = np.sort(x)
+    ax.plot(xs, np.arange(1, xs.size + 1) / max(xs.size, 1), label=label)
+
+
+def error_cdfs(abs_err_pp: Sequence[float] | npt.NDArray[np.float64],
+               rel_err: Sequence[float] | npt.NDArray[np.float64]) -> bytes:
+    """CDFs of |absolute error| (percentage points, all terms) and |relative error| (terms
+    with target ≥ 0.1%), with the quality-bar thresholds (Fig. 3)."""
+    plt = _pyplot()
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.6))
+    ab = np.abs(np.asarray(abs_err_pp, dtype=float))
+    re = np.abs(np.asarray(rel_err, dtype=float))
+    _cdf(a1, ab, "all terms")
+    a1.axvline(0.1, color="grey", ls="--", lw=1, label="0.1 pp")
+    a1.set_xscale("symlog", linthresh=1e-4)
+    a1.set_xlabel("|absolute error| (percentage points)")
+    a1.set_ylabel("fraction of terms")
+    a1.legend(fontsize=8)
+    _cdf(a2, re, "terms with target ≥ 0.1%")
+    a2.axvline(0.2, color="grey", ls="--", lw=1, label="20%")
+    a2.set_xlim(0, max(1.0, float(np.quantile(re, 0.99)) if re.size else 1.0))
+    a2.set_xlabel("|relative error|")
+    a2.legend(fontsize=8)
+    fig.suptitle("Fit errors: cumulative distribution (Fig. 3)")
+    return _png(fig)
+
+
+def error_histograms(abs_err_pp: Sequence[float] | npt.NDArray[np.float64],
+                     rel_err: Sequence[float] | npt.NDArray[np.float64]) -> bytes:
+    """Histograms of the signed errors (Fig. 4): both should be centred on 0."""
+    plt = _pyplot()
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.4))
+    ab = np.asarray(abs_err_pp, dtype=float)
+    re = np.asarray(rel_err, dtype=float)
+    lim = float(np.quantile(np.abs(ab), 0.999)) if ab.size else 1.0
+    a1.hist(np.clip(ab, -lim, lim), bins=80, color=_COLOURS[0])
+    a1.set_yscale("log")
+    a1.set_xlabel("absolute error (percentage points), all terms")
+    a2.hist(np.clip(re, -1, 1), bins=80, color=_COLOURS[1])
+    a2.set_xlabel("relative error, terms with target ≥ 0.1% (clipped to ±1)")
+    fig.suptitle("Fit errors: histograms (Fig. 4)")
+    return _png(fig)
+
+
+def distinct_topics(bins: Sequence[int], shares: Mapping[str, Sequence[float]],
+                    pearson: float | None, weeks: int) -> bytes:
+    """Share of users by number of distinct topics over ``weeks`` weeks (Fig. 5)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 3.4))
+    x = np.asarray(bins)
+    width = 0.8 / max(len(shares), 1)
+    for i, (name, vals) in enumerate(shares.items()):
+        ax.bar(x + (i - (len(shares) - 1) / 2) * width, 100 * np.asarray(vals, dtype=float),
+               width=width, label=name, color=_COLOURS[i % len(_COLOURS)])
+    ax.set_xlabel(f"distinct topics over {weeks} weeks")
+    ax.set_ylabel("users (%)")
+    title = "Distinct topics per user (Fig. 5)"
+    if pearson is not None:
+        title += f" — Pearson r = {pearson:.3f}"
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
+def reidentification_bars(risks: Mapping[str, Mapping[str, tuple[float, float]]],
+                          weeks: int) -> bytes:
+    """Mean ± std attack success per (source, attack) (Fig. 6); ``risks[source][attack]``."""
+    plt = _pyplot()
+    sources = list(risks)
+    attacks = sorted({a for r in risks.values() for a in r})
+    fig, ax = plt.subplots(figsize=(6.5, 3.4))
+    width = 0.8 / max(len(sources), 1)
+    x = np.arange(len(attacks))
+    for i, src in enumerate(sources):
+        means = [100 * risks[src].get(a, (np.nan, np.nan))[0] for a in attacks]
+        stds = [100 * risks[src].get(a, (np.nan, np.nan))[1] for a in attacks]
+        ax.bar(x + (i - (len(sources) - 1) / 2) * width, means, width=width, yerr=stds,
+               capsize=4, label=src, color=_COLOURS[i % len(_COLOURS)])
+    ax.set_xticks(x)
+    ax.set_xticklabels(attacks)
+    ax.set_ylabel("re-identification success (%)")
+    ax.set_title(f"Re-identification risk, {weeks} weeks (Fig. 6)")
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
+__all__ = ["data_uri", "distinct_topics", "error_cdfs", "error_histograms",
+           "reidentification_bars", "top_topics"]

@@ -1,0 +1,119 @@
+"""The smoke preset of ``topicslab run`` end to end: every stage, every report section, the
+results schema, the content-keyed cache, and the alternative inputs (--stats, --sets)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from topicslab.experiment import run, verdict
+from topicslab.report import SECTION_IDS, results_schema, validate_results
+from topicslab.report.schema import ResultsSchemaError
+
+FAST = {"trials": 2, "targets": 512, "fit_minutes": 0.1}
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("smoke")
+    res = run("smoke", out, seed=1)
+    return out, res
+
+
+def test_every_stage_and_section(smoke: tuple[Path, dict]) -> None:
+    out, res = smoke
+    html = (out / "report.html").read_text(encoding="utf-8")
+    for sid in SECTION_IDS:
+        assert f'<section id="{sid}">' in html, sid
+    # self-contained: figures are embedded, nothing is fetched
+    assert html.count("data:image/png;base64,") >= 6
+    assert not re.search(r'(src|href)="https?://', html)
+    on_disk = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert on_disk == res
+    jsonschema.validate(on_disk, results_schema())
+    for side in ("population", "synthetic"):
+        for att in ("hamming", "asymmetric"):
+            r = res["reidentification"][side][att]
+            assert 0 <= r["mean"] <= 1 and r["std"] >= 0
+    assert 0 <= res["fit_quality"]["share_abs_within_0.1pp"] <= 1
+    assert res["verdict"]["pass"] in (True, False)
+    assert res["dp_statistics"]["ledger"]["claimed"]["epsilon"] == pytest.approx(1.0986, 1e-4)
+    assert res["cached_stages"] == []
+    for stage in ("population", "dp_statistics", "fit", "sample", "validate",
+                  "reid_population", "reid_synthetic", "qif", "disclosure", "report"):
+        assert stage in res["stage_seconds"]
+
+
+def test_rerun_uses_the_cache_and_redoes_only_what_changed(smoke: tuple[Path, dict]) -> None:
+    out, first = smoke
+    again = run("smoke", out, seed=1)
+    assert set(again["cached_stages"]) >= {"population", "dp_statistics", "fit", "sample",
+                                           "validate", "reid_population", "reid_synthetic"}
+    assert again["fit_quality"] == first["fit_quality"]
+    changed = run("smoke", out, seed=1, overrides={"trials": 2})
+    assert "reid_population" not in changed["cached_stages"]
+    assert "reid_synthetic" not in changed["cached_stages"]
+    assert {"population", "dp_statistics", "fit", "sample"} <= set(changed["cached_stages"])
+
+
+def test_from_published_statistics_has_no_population_side(smoke: tuple[Path, dict],
+                                                          tmp_path: Path) -> None:
+    out, _ = smoke
+    res = run("smoke", tmp_path / "fromstats", seed=2, stats_dir=out / "stats",
+              overrides={**FAST, "disclosure": False})
+    assert res["input"]["kind"] == "stats" and res["population"] is None
+    assert res["reidentification"]["population"] is None
+    assert res["reidentification"]["synthetic"]["hamming"]["mean"] >= 0
+    assert res["verdict"]["pass"] is None
+    html = (tmp_path / "fromstats" / "report.html").read_text(encoding="utf-8")
+    assert "synthetic side only" in html
+
+
+def test_verdict_rule() -> None:
+    pop = {"hamming": {"mean": 0.010, "std": 0.002}, "asymmetric": {"mean": 0.02, "std": 0.003}}
+    ok = {"hamming": {"mean": 0.011, "std": 0.002}, "asymmetric": {"mean": 0.018, "std": 0.003}}
+    bad = {"hamming": {"mean": 0.011, "std": 0.002}, "asymmetric": {"mean": 0.03, "std": 0.003}}
+    assert verdict({"population": pop, "synthetic": ok})["pass"] is True
+    v = verdict({"population": pop, "synthetic": bad})
+    assert v["pass"] is False and v["attacks"]["asymmetric"]["within_one_std"] is False
+    assert verdict({"population": None, "synthetic": ok})["pass"] is None
+
+
+def test_schema_rejects_a_broken_results_file(smoke: tuple[Path, dict]) -> None:
+    _, res = smoke
+    broken = json.loads(json.dumps(res))
+    del broken["fit_quality"]["share_rel_within_20pct"]
+    with pytest.raises(ResultsSchemaError, match="fit_quality"):
+        validate_results(broken)
+    broken = json.loads(json.dumps(res))
+    broken["reidentification"]["population"]["hamming"]["mean"] = 1.5
+    with pytest.raises(ResultsSchemaError, match="reidentification/population/hamming/mean"):
+        validate_results(broken)
+
+
+def test_bad_inputs(tmp_path: Path) -> None:
+    from topicslab.errors import InputError
+
+    with pytest.raises(InputError, match="unknown preset"):
+        run("huge", tmp_path)
+    with pytest.raises(InputError, match="not both"):
+        run("smoke", tmp_path, sets_path=tmp_path / "a", stats_dir=tmp_path / "b")
+
+
+def test_on_user_sets(tmp_path: Path) -> None:
+    from topicslab import io, population
+
+    sets = population.generate(3_000, 4, seed=9)
+    path = tmp_path / "mine.parquet"
+    io.write_sets(path, sets)
+    res = run("smoke", tmp_path / "mine", seed=3, sets_path=path,
+              overrides={**FAST, "disclosure": False})
+    assert res["input"]["kind"] == "sets" and res["population"]["users"] == 3_000
+    assert res["population"]["calibration"] is None
+    assert res["sample"]["users"] == 3_000
+    assert not (tmp_path / "mine" / "pop.parquet").exists()
+    assert res["verdict"]["pass"] in (True, False)
