@@ -80,16 +80,16 @@ def test_bad_input_is_one_line_with_exit_code_2(tmp_path):
     assert not out.exists()
 
 
-@pytest.mark.parametrize("preset", ["smoke"])
-def test_run_smoke(tmp_path, preset):
-    res = runner.invoke(app, ["run", "--preset", preset, "--out", str(tmp_path)])
+def test_run_cli_smoke(tmp_path):
+    # the CLI wiring of `run` (the pipeline itself is tested in tests/experiment)
+    res = runner.invoke(app, ["run", "--preset", "smoke", "--out", str(tmp_path), "--quiet",
+                              "--users", "4000", "--types", "10", "--fit-minutes", "0.05",
+                              "--targets", "256", "--trials", "2", "--no-disclosure"])
     assert res.exit_code == 0, res.output
     results = json.loads((tmp_path / "results.json").read_text())
-    assert results["population"]["users"] == 20_000
-    assert {"population", "observe", "calibration_check", "dp_statistics", "qif"} <= set(
-        results["stage_seconds"])
-    assert results["dp_statistics"]["ledger"]["neighbouring_relation"]
-    assert (tmp_path / "stats" / "q_within.json").exists()
-    assert results["qif"]["one_epoch"]["n_users"] == 20_000
+    assert results["population"]["users"] == 4_000
+    assert results["parameters"]["types"] == 10 and results["parameters"]["trials"] == 2
+    assert results["disclosure"] is None
+    assert "re-identification population hamming" in res.output
+    assert (tmp_path / "report.html").exists() and (tmp_path / "stats" / "q_within.json").exists()
     assert len(results["population"]["calibration"]) == 35
-    assert (tmp_path / "pop.parquet").exists() and (tmp_path / "traces.parquet").exists()

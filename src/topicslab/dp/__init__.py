@@ -6,6 +6,9 @@ Public names:
                                                     post-processing, ledger (``statistics``)
     release_counts(counts, taxonomy, ...)          the same from exact bounded counts (for
                                                     out-of-core / Spark backends)
+    stream_statistics(path, ...) -> DPStatistics   out of core, chunk by chunk (``stream``)
+    spark_statistics(path, master=, ...)           bounding + counting on Spark (``spark``;
+                                                    needs ``topicslab[spark]``)
     DPStatistics                                    q_single, q_within, q_across, n_estimate,
                                                     taxonomy, k, ledger
     save_statistics(dir, stats) / load_statistics(dir)   public release schema (``release``)
@@ -24,7 +27,9 @@ from topicslab.dp.ledger import PrivacyLedger, ledger_tables, load_ledger
 from topicslab.dp.mechanism import GaussianQuery, calibrate_sigma, default_split, plan_queries
 from topicslab.dp.noise import RandomWords, discrete_gaussian
 from topicslab.dp.release import load_statistics, save_statistics
+from topicslab.dp.spark import spark_statistics
 from topicslab.dp.statistics import DPStatistics, compute_statistics, release_counts
+from topicslab.dp.stream import stream_statistics
 
 __all__ = [
     "BoundingReport",
@@ -46,4 +51,6 @@ __all__ = [
     "plan_queries",
     "release_counts",
     "save_statistics",
+    "spark_statistics",
+    "stream_statistics",
 ]
