@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import numpy as np
-import pytest
 from typer.testing import CliRunner
 
 from topicslab import io as tio

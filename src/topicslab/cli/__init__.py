@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import sys
 
-from topicslab.cli import population as _population  # noqa: F401  (registers commands)
+from topicslab.cli import disclosure as _disclosure  # noqa: F401  (registers commands)
+from topicslab.cli import model as _model  # noqa: F401
+from topicslab.cli import population as _population  # noqa: F401
 from topicslab.cli import qif as _qif  # noqa: F401
+from topicslab.cli import reid as _reid  # noqa: F401
 from topicslab.cli import run as _run  # noqa: F401
 from topicslab.cli import stats as _stats  # noqa: F401
 from topicslab.cli._app import app, err
