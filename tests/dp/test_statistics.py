@@ -152,3 +152,13 @@ def test_tight_ledger_is_proven_at_the_target(tax12):
     assert led.composition["zcdp"]["epsilon"] <= math.log(3) * (1 + 1e-9)
     # the sampled sigma (sigma^2 rounded up to a dyadic) only adds noise
     assert all(mq["sigma_sampled"] >= mq["sigma"] for mq in led.mechanisms)
+
+
+def test_a_user_listed_twice_is_refused(tax12):
+    from topicslab.errors import InputError
+
+    sets = full_sets(50, 2, 5, seed=7)
+    ids = np.arange(50, dtype=np.int64)
+    ids[30] = 4
+    with pytest.raises(InputError, match="user id 4 appears more than once"):
+        compute_statistics(TopicSets(sets, tax12, ids), seed=1)

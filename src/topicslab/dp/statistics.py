@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 import topicslab
 from topicslab.datamodel import TopicSets
+from topicslab.io._common import check_unique_users
 from topicslab.dp import accounting as acc
 from topicslab.dp.bounding import BoundingReport, BoundMode, bound_contributions
 from topicslab.dp.counts import PairCounts, pair_counts
@@ -122,6 +123,9 @@ def compute_statistics(
     """
     check_budget(epsilon, delta)
     w_sel = select_weeks(weeks, data.n_weeks)
+    # One row per user is what makes the sensitivities true under add/remove-one-user: a user
+    # listed twice would contribute twice.
+    check_unique_users(np.asarray(data.user_ids, dtype=np.int64), file="(input)")
     # ---- private part: bounding and exact counts ------------------------------------
     bounded, report = bound_contributions(data.sets[:, w_sel, :], data.taxonomy.size, k=k,
                                           bound=bound, seed=seed, user_ids=data.user_ids)
