@@ -12,40 +12,21 @@ Public names: rates_figure, ln_m_figure, png_data_uri
 
 from __future__ import annotations
 
-import base64
-import io
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from topicslab.errors import TopicsLabError
+from topicslab._plotting import png_bytes, png_data_uri, pyplot
 
 if TYPE_CHECKING:
     from topicslab.disclosure.experiment import DisclosureResult
 
 
-def _pyplot() -> Any:
-    try:
-        import matplotlib
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise TopicsLabError("plots need matplotlib: pip install matplotlib") from exc
-    matplotlib.use("Agg")  # no display: render to bytes only
-    import matplotlib.pyplot as plt
-
-    return plt
+_pyplot = pyplot
 
 
 def _save(fig: Any, path: str | Path | None) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    data = buf.getvalue()
-    if path is not None:
-        Path(path).write_bytes(data)
-    return data
+    return png_bytes(fig, path)
 
-
-def png_data_uri(data: bytes) -> str:
-    """A ``data:`` URI embedding a PNG in HTML."""
-    return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
 
 
 def rates_figure(result: DisclosureResult, path: str | Path | None = None) -> bytes:

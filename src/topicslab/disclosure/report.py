@@ -17,6 +17,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from topicslab._html import table
 from topicslab.disclosure.experiment import DisclosureResult
 from topicslab.disclosure.figures import ln_m_figure, png_data_uri, rates_figure
 from topicslab.disclosure.worked_example import WorkedExample, worked_example
@@ -85,11 +86,7 @@ def example_rows(worked: WorkedExample) -> tuple[list[str], list[list[str]]]:
 
 
 def _table(caption: str, header: list[str], rows: Iterable[list[str]]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in row) + "</tr>"
-                   for row in rows)
-    return (f"<table class=\"disclosure\"><caption>{html.escape(caption)}</caption>"
-            f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+    return table(caption, header, rows, cls="disclosure")
 
 
 def report_section(result: DisclosureResult, *, worked: WorkedExample | None = None,

@@ -21,7 +21,6 @@ import numpy.typing as npt
 
 import topicslab
 from topicslab.datamodel import TopicSets
-from topicslab.io._common import check_unique_users
 from topicslab.dp import accounting as acc
 from topicslab.dp.bounding import BoundingReport, BoundMode, bound_contributions
 from topicslab.dp.counts import PairCounts, pair_counts
@@ -29,6 +28,7 @@ from topicslab.dp.ledger import PrivacyLedger
 from topicslab.dp.mechanism import Accounting, plan_queries
 from topicslab.dp.noise import RandomWords, discrete_gaussian, sampled_sigma
 from topicslab.dp.postprocess import to_probabilities
+from topicslab.io._common import check_unique_users
 from topicslab.taxonomy import Taxonomy
 
 LN3 = math.log(3)

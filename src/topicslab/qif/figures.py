@@ -7,8 +7,6 @@
 
 from __future__ import annotations
 
-import base64
-import io
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from topicslab.qif.errors import QIFError
+from topicslab._plotting import png_bytes, png_data_uri, pyplot
 from topicslab.qif.topics import (
     check_params,
     p_correct,
@@ -25,25 +23,11 @@ from topicslab.qif.topics import (
     reporting_epsilon,
 )
 
-
-def _pyplot() -> Any:
-    try:
-        import matplotlib
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise QIFError("plots need matplotlib: pip install matplotlib") from exc
-    matplotlib.use("Agg")  # no display: render to files only
-    import matplotlib.pyplot as plt
-
-    return plt
+_pyplot = pyplot
 
 
 def _save(fig: Any, path: str | Path | None) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    data = buf.getvalue()
-    if path is not None:
-        Path(path).write_bytes(data)
-    return data
+    return png_bytes(fig, path)
 
 
 def tradeoff_figure(m: int, s_values: Sequence[int] = (1, 3, 5, 7, 9),
@@ -104,9 +88,7 @@ def figure5(s: int = 5, r: float = 0.05, n_max: int = 30,
     return data
 
 
-def png_base64(data: bytes) -> str:
-    """A ``data:`` URI for embedding a PNG in HTML."""
-    return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+png_base64 = png_data_uri
 
 
 def finite(x: float) -> float | str:

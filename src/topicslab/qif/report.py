@@ -7,6 +7,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from topicslab._html import table
 from topicslab.datamodel import TopicSets
 from topicslab.qif.figures import finite, png_base64, tradeoff_figure
 from topicslab.qif.population import MAX_CELLS, PopulationTables, population_tables
@@ -30,11 +31,7 @@ def _fmt(x: Any) -> str:
 
 
 def _html_table(caption: str, header: list[str], rows: Iterable[list[Any]]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{_fmt(v)}</td>" for v in row) + "</tr>"
-                   for row in rows)
-    return (f"<table class=\"qif\"><caption>{html.escape(caption)}</caption>"
-            f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+    return table(caption, header, rows, cell=_fmt, cls="qif")
 
 
 PARAM_COLUMNS = [("epochs", "epochs"), ("bayes_capacity", "ML×₁ (same set)"),

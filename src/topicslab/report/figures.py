@@ -11,32 +11,23 @@ backend (no display) and returns PNG bytes; :func:`data_uri` embeds them in the 
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from topicslab.qif.figures import png_base64 as data_uri
+from topicslab._plotting import png_bytes, pyplot
+from topicslab._plotting import png_data_uri as data_uri
 
 _COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728")
 
 
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+_pyplot = pyplot
 
 
 def _png(fig: Any) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
-    _pyplot().close(fig)
-    return buf.getvalue()
+    return png_bytes(fig, dpi=100)
 
 
 def top_topics(labels: Sequence[str], series: Mapping[str, Sequence[float]],

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from topicslab._html import table as _table
 from topicslab.report.figures import data_uri
 
 _CSS = """
@@ -65,11 +66,7 @@ def fmt(x: Any) -> str:
 
 def table(caption: str, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     """An HTML table; cells go through :func:`fmt` (strings are escaped)."""
-    head = "".join(f"<th>{_html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{fmt(v)}</td>" for v in row) + "</tr>"
-                   for row in rows)
-    return (f"<table><caption>{_html.escape(caption)}</caption><thead><tr>{head}</tr></thead>"
-            f"<tbody>{body}</tbody></table>")
+    return _table(caption, header, rows, cell=fmt)
 
 
 def figure(png: bytes, caption: str) -> str:
