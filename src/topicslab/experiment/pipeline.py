@@ -283,7 +283,8 @@ def run(
 
     def _fit() -> dict[str, Any]:
         res = tm.fit(statistics(), types=cfg.types, weeks=cfg.weeks, optimizer=cfg.optimizer,
-                     seed=seed, max_minutes=cfg.fit_minutes, progress=progress)
+                     seed=seed, max_minutes=cfg.fit_minutes, target="bar",
+                     progress=progress)
         tm.save_model(model_dir, res.model)
         hist = list(res.history)
         return {"types": cfg.types, "weeks": cfg.weeks, "optimizer": cfg.optimizer,
@@ -293,7 +294,7 @@ def run(
 
     fit_key, results["fit"] = runner.stage(
         "fit", {"types": cfg.types, "weeks": cfg.weeks, "optimizer": cfg.optimizer,
-                "minutes": cfg.fit_minutes, "seed": seed}, [dp_key],
+                "minutes": cfg.fit_minutes, "target": "bar", "seed": seed}, [dp_key],
         ["model/model.safetensors", "model/model.json"], _fit)
     model_memo: dict[str, Any] = {}
 

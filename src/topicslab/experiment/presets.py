@@ -25,7 +25,8 @@ class Preset:
     accounting: str = "paper"
     types: int = 500                 # T
     optimizer: str = "default"
-    fit_minutes: float = 10.0        # wall-time cap of one fit
+    fit_minutes: float = 10.0        # wall-time cap of one fit (it stops earlier at the
+                                     # issue's quality bar: 99.9% within 0.1 pp, 90% within 20%)
     targets: int = 10_240
     trials: int = 10
     calibration_users: int = 1_000_000

@@ -1,0 +1,238 @@
+"""``topicslab fit``, ``topicslab sample``, ``topicslab validate``: thin wrappers over
+``topicslab.model`` and ``topicslab.validate``.
+
+* fit      DP statistics dir -> ``model.fit`` -> model dir (``model.safetensors``,
+           ``model.json``, ``fit_history.json``; ``--export-release`` writes
+           ``output_parameters.json``)
+* sample   model dir (or a release ``output_parameters.json``) -> ``model.sample_to_file``
+* validate statistics + model [+ population] -> ``validate.fit_quality``,
+           ``distinct_topics_comparison``, ``stationarity`` -> table and ``--json``
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from topicslab.cli._app import app, err, out
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_jsonable(v) for v in x]
+    return x
+
+
+def _write_json(path: Path, doc: dict[str, Any]) -> None:
+    from topicslab._atomic import write_text_atomic
+
+    write_text_atomic(path, json.dumps(_jsonable(doc), indent=2, allow_nan=False) + "\n")
+
+
+def _load_any_model(path: Path, taxonomy: str) -> Any:
+    from topicslab import model as tm
+
+    if path.is_file() and path.suffix == ".json":
+        return tm.import_release_parameters(path, taxonomy)
+    return tm.load_model(path)
+
+
+def _target(text: str | None) -> Any:
+    from topicslab.errors import InputError
+
+    if text is None or text.lower() == "none":
+        return None
+    if text.lower() in ("bar", "quality"):
+        return "bar"
+    try:
+        return float(text)
+    except ValueError:
+        raise InputError(f"--target must be 'bar' or a loss value, got {text!r}",
+                         field="--target") from None
+
+
+@app.command("fit")
+def fit_command(
+    stats_dir: Path = typer.Option(..., "--stats", "-s", help="DP statistics directory."),
+    out_dir: Path = typer.Option(..., "--out", "-o", help="Model directory to write."),
+    types: int = typer.Option(500, "--types", "-T", min=1, help="Number of types T."),
+    weeks: int = typer.Option(4, "--weeks", "-r", min=1, help="Weeks r of the model."),
+    optimizer: str = typer.Option("default", "--optimizer",
+                                  help="default (full-objective Adam) | paper."),
+    device: str = typer.Option("auto", "--device", help="cpu | cuda | auto."),
+    max_minutes: float | None = typer.Option(None, "--max-minutes", help="Time budget."),
+    target: str | None = typer.Option(
+        "bar", "--target", help="Early stop: 'bar' (quality bar), a loss J, or 'none'."),
+    steps: int | None = typer.Option(None, "--steps", min=1,
+                                     help="Full-objective steps (default optimiser; 250)."),
+    epochs: int | None = typer.Option(None, "--epochs", min=1,
+                                      help="Epochs (paper optimiser; 8000)."),
+    lr: float | None = typer.Option(None, "--lr", help="Learning rate (default 0.3 / 1.0)."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Initialisation and batch order."),
+    checkpoint_every: int = typer.Option(50, "--checkpoint-every", min=1,
+                                         help="Steps between checkpoints."),
+    resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoints."),
+    cyclic: bool = typer.Option(False, "--cyclic",
+                                help="Also fit the wrap-around week pair (r-1 -> 0)."),
+    threads: int | None = typer.Option(None, "--threads", min=1,
+                                       help="CPU threads (default: adaptive)."),
+    export_release: Path | None = typer.Option(
+        None, "--export-release", help="Also write the release's output_parameters.json."),
+    json_path: Path | None = typer.Option(None, "--json", help="Write the fit summary JSON."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
+) -> None:
+    """Fit the type-mixture model to DP statistics (paper §5; the fitter sees only them)."""
+    from topicslab import dp
+    from topicslab import model as tm
+
+    stats = dp.load_statistics(stats_dir)
+    res = tm.fit(stats, types=types, weeks=weeks, optimizer=optimizer, device=device,
+                 seed=seed, max_minutes=max_minutes, target=_target(target),
+                 progress=not no_progress, checkpoint_dir=out_dir / "checkpoints",
+                 checkpoint_every=checkpoint_every, resume=resume, steps=steps,
+                 epochs=epochs, lr=lr, cyclic=cyclic, threads=threads)
+    res.model.metadata["statistics_dir"] = str(stats_dir)
+    tm.save_model(out_dir, res.model)
+    _write_json(out_dir / "fit_history.json", {"history": res.history})
+    if export_release is not None:
+        tm.export_release_parameters(export_release, res.model)
+    table = Table(title=f"type mixture → {out_dir}", show_header=False)
+    table.add_row("types × weeks × slots × topics",
+                  f"{res.model.types} × {res.model.weeks} × {res.model.k} × {res.model.m}")
+    table.add_row("optimiser / device", f"{optimizer} / {tm.resolve_device(device)}")
+    table.add_row("steps", f"{res.steps:,}")
+    table.add_row("stopped", res.stopped)
+    table.add_row("seconds", f"{res.seconds:.1f}")
+    table.add_row("loss J (float32 / float64)", f"{res.loss:.6e} / {res.loss_float64:.6e}")
+    table.add_row("terms within 0.1 pp", f"{res.quality['share_abs_within_0_1pp']:.4%}")
+    table.add_row("terms ≥ 0.1% within 20%", f"{res.quality['share_rel_within_20pct']:.2%}")
+    out.print(table)
+    if json_path is not None:
+        _write_json(json_path, res.to_dict())
+
+
+@app.command("sample")
+def sample_command(
+    model_path: Path = typer.Option(
+        ..., "--model", "-m", help="Model directory (or a release output_parameters.json)."),
+    users: int = typer.Option(..., "--users", "-n", min=0, help="Number of synthetic users."),
+    seed: int = typer.Option(..., "--seed", min=0, help="Seed of the sampler."),
+    out_path: Path = typer.Option(..., "--out", "-o", help="Output (.parquet or .tfrecord)."),
+    weeks: int | None = typer.Option(None, "--weeks", "-w", min=1,
+                                     help="Weeks per user (default: the model's)."),
+    fmt: str | None = typer.Option(None, "--format",
+                                   help="parquet | tfrecord (default: from the extension)."),
+    chunk_users: int = typer.Option(1 << 20, "--chunk-users", min=1,
+                                    help="Users drawn and written per chunk."),
+    shards: int | None = typer.Option(None, "--shards", min=1,
+                                      help="TFRecord shards (default: one per chunk)."),
+    taxonomy: str = typer.Option("v2", "--taxonomy",
+                                 help="Taxonomy of a release output_parameters.json."),
+) -> None:
+    """Draw synthetic users from a fitted model (Algorithm 2), streamed to a file."""
+    from topicslab import model as tm
+    from topicslab.errors import InputError
+
+    mdl = _load_any_model(model_path, taxonomy)
+    if fmt is None:
+        name = out_path.name.lower()
+        fmt = "tfrecord" if ".tfrecord" in name else "parquet"
+    if fmt not in ("parquet", "tfrecord"):
+        raise InputError(f"--format must be parquet or tfrecord, got {fmt!r}")
+    t0 = time.perf_counter()
+    files = tm.sample_to_file(mdl, out_path, users, seed=seed, weeks=weeks,
+                              format=fmt,  # type: ignore[arg-type]
+                              chunk_users=chunk_users, shards=shards, progress=True)
+    dt = time.perf_counter() - t0
+    table = Table(title=f"synthetic users → {out_path}", show_header=False)
+    table.add_row("users × weeks", f"{users:,} × {weeks or mdl.weeks}")
+    table.add_row("format / files", f"{fmt} / {len(files)}")
+    table.add_row("seed", str(seed))
+    table.add_row("seconds", f"{dt:.1f}")
+    table.add_row("users / s", f"{users / dt:,.0f}" if dt > 0 else "—")
+    if (weeks or mdl.weeks) > mdl.weeks:
+        err.print(f"[yellow]note[/]: {weeks} weeks from a {mdl.weeks}-week model: week w uses "
+                  f"fitted week w mod {mdl.weeks} (stationarity rule)")
+    out.print(table)
+
+
+@app.command("validate")
+def validate_command(
+    stats_dir: Path = typer.Option(..., "--stats", "-s", help="DP statistics directory."),
+    model_path: Path = typer.Option(..., "--model", "-m",
+                                    help="Model directory (or output_parameters.json)."),
+    json_path: Path = typer.Option(..., "--json", help="Write the results JSON here."),
+    population: Path | None = typer.Option(
+        None, "--population", "-p", help="Population sets: Fig. 5 and stationarity."),
+    synthetic: Path | None = typer.Option(
+        None, "--synthetic", help="Synthetic sets (default: sampled from the model)."),
+    users: int | None = typer.Option(None, "--users", min=1,
+                                     help="Synthetic users to draw (default: population's)."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the synthetic draw."),
+    weeks: int = typer.Option(4, "--weeks", min=1, help="Weeks of the distinct-topics count."),
+    arrays: bool = typer.Option(False, "--arrays", help="Include the raw error arrays."),
+) -> None:
+    """Fit errors (Fig. 3/4), distinct topics (Fig. 5) and stationarity (Appendix C)."""
+    from topicslab import dp
+    from topicslab import io as tio
+    from topicslab import model as tm
+    from topicslab import validate as tv
+
+    stats = dp.load_statistics(stats_dir)
+    mdl = _load_any_model(model_path, stats.taxonomy.version)
+    q = tv.fit_quality(stats, mdl)
+    doc: dict[str, Any] = {"fit_quality": q.to_dict(arrays=arrays),
+                           "model_stationarity": tv.stationarity(mdl).to_dict()}
+    wrap = (mdl.weeks - 1, 0)
+    if mdl.weeks > 1 and wrap not in mdl.week_pairs:
+        # the transition the stationarity rule adds when sampling more than r weeks
+        wq = tv.fit_quality(stats, mdl, week_pairs=[wrap])
+        doc["wrap_transition"] = {"pair": list(wrap), **wq.by_family()["across"]}
+    table = Table(title="fit quality", show_header=True)
+    table.add_column("terms")
+    table.add_column("n", justify="right")
+    table.add_column("|err| ≤ 0.1 pp", justify="right")
+    table.add_column("n ≥ 0.1%", justify="right")
+    table.add_column("rel ≤ 20%", justify="right")
+    table.add_row("all", f"{q.n_terms:,}", f"{q.share_abs_within_0_1pp:.4%}",
+                  f"{q.rel_errors.shape[0]:,}", f"{q.share_rel_within_20pct:.2%}")
+    for name, f in q.by_family().items():
+        table.add_row(name, f"{f['terms']:,}", f"{f['share_abs_within']:.4%}",
+                      f"{f['rel_terms']:,}", f"{f['share_rel_within']:.2%}")
+    out.print(table)
+    if population is not None:
+        pop = tio.read_sets(population)
+        if synthetic is not None:
+            syn = tio.read_sets(synthetic)
+        else:
+            n = users or pop.n_users
+            syn = tm.sample(mdl, n, seed=seed, weeks=max(weeks, mdl.weeks), progress=True)
+        cmp = tv.distinct_topics_comparison(pop, syn, weeks=min(weeks, pop.n_weeks,
+                                                                syn.n_weeks))
+        doc["distinct_topics"] = cmp.to_dict()
+        doc["population_stationarity"] = tv.stationarity(pop).to_dict()
+        doc["synthetic_stationarity"] = tv.stationarity(syn).to_dict()
+        t2 = Table(title="unconstrained statistic and stationarity", show_header=False)
+        t2.add_row(f"distinct topics over {cmp.weeks} weeks: Pearson (Fig. 5)",
+                   f"{cmp.pearson:.4f}")
+        t2.add_row("mean distinct topics population / synthetic",
+                   f"{cmp.to_dict()['population']['mean']:.2f} / "
+                   f"{cmp.to_dict()['synthetic']['mean']:.2f}")
+        for label, key in (("population", "population_stationarity"),
+                           ("synthetic", "synthetic_stationarity")):
+            mins = doc[key]["minimum"]
+            t2.add_row(f"min week correlation ({label}): single / within / across",
+                       " / ".join(f"{mins[s]:.5f}" for s in ("single", "within", "across")))
+        out.print(t2)
+    _write_json(json_path, doc)
+    err.print(f"wrote {json_path}")

@@ -1,0 +1,242 @@
+"""Model files: ``model.safetensors`` + ``model.json``, and the release's
+``output_parameters.json`` (spec 01 §6, ARCHITECTURE "On disk").
+
+Public names:
+    save_model(directory, model) -> Path        atomic per file; returns the directory
+    load_model(directory, *, taxonomy=None) -> TypeMixture
+    export_release_parameters(path, model)      θ as ``{"type t": {"epoch w": {"slot s":
+                                                {topic_id: logit}}}}`` (atomic)
+    import_release_parameters(path, taxonomy) -> TypeMixture
+
+``model.safetensors`` holds one tensor ``theta``, float32 ``[T, r, k, m]``, topics in dense-index
+order (ascending taxonomy id). ``model.json`` holds ``format``, ``format_version``,
+``taxonomy``, ``types``, ``weeks``, ``k``, ``topics`` and the model's metadata (seed,
+statistics fingerprint, optimiser, loss, week pairs...). Every check failure is an
+``InputError`` naming the file and field.
+
+Release keys: the writer uses 0-based ``"type 0"``, ``"epoch 0"``, ``"slot 0"`` and taxonomy ids
+as strings. The reader takes any key ending in an integer (``"type 12"``, ``"type_12"``,
+``"12"``), numbers each level in sorted order (0- or 1-based both work) and requires every
+topic of the taxonomy in every slot.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from topicslab._atomic import atomic_path, write_text_atomic
+from topicslab.errors import InputError
+from topicslab.model.typemixture import TypeMixture
+from topicslab.taxonomy import VERSIONS, Taxonomy, resolve
+
+__all__ = ["export_release_parameters", "import_release_parameters", "load_model",
+           "save_model"]
+
+WEIGHTS = "model.safetensors"
+META = "model.json"
+FORMAT = "topicslab-type-mixture"
+FORMAT_VERSION = 1
+_RESERVED = ("format", "format_version", "taxonomy", "types", "weeks", "k", "topics")
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def save_model(directory: str | Path, model: TypeMixture) -> Path:
+    """Write ``model.safetensors`` then ``model.json`` (each atomically) into ``directory``."""
+    from safetensors.numpy import save_file
+
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    with atomic_path(d / WEIGHTS) as tmp:
+        save_file({"theta": np.ascontiguousarray(model.theta, dtype=np.float32)}, str(tmp),
+                  metadata={"format": FORMAT, "taxonomy": model.taxonomy.version})
+    meta = {"format": FORMAT, "format_version": FORMAT_VERSION,
+            "taxonomy": model.taxonomy.version, "types": model.types, "weeks": model.weeks,
+            "k": model.k, "topics": model.m}
+    meta.update({k: v for k, v in _jsonable(model.metadata).items() if k not in _RESERVED})
+    write_text_atomic(d / META, json.dumps(meta, indent=2, allow_nan=False) + "\n")
+    return d
+
+
+def _meta_int(meta: dict[str, Any], name: str, file: str) -> int:
+    v = meta.get(name)
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise InputError(f"must be a positive integer, got {v!r}", file=file, field=name)
+    return v
+
+
+def load_model(directory: str | Path, *, taxonomy: Taxonomy | str | None = None,
+               ) -> TypeMixture:
+    """Read a model directory written by ``save_model``; checks shape, taxonomy and values.
+
+    ``taxonomy`` (optional) is the taxonomy the model must use (a mismatch is an error); it
+    is needed for models of a custom taxonomy.
+    """
+    from safetensors import SafetensorError
+    from safetensors.numpy import load_file
+
+    d = Path(directory)
+    meta_file, weights_file = d / META, d / WEIGHTS
+    for f in (meta_file, weights_file):
+        if not f.is_file():
+            raise InputError("file missing (not a model directory?)", file=str(f))
+    try:
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"invalid JSON: {exc}", file=str(meta_file)) from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise InputError(f"not a {FORMAT} file", file=str(meta_file), field="format")
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise InputError(f"unsupported format_version {meta.get('format_version')!r}",
+                         file=str(meta_file), field="format_version")
+    version = meta.get("taxonomy")
+    if taxonomy is not None:
+        tax = resolve(taxonomy)
+        if version != tax.version:
+            raise InputError(f"model uses taxonomy {version!r}, expected {tax.version}",
+                             file=str(meta_file), field="taxonomy")
+    elif version in VERSIONS:
+        tax = resolve(str(version))
+    else:
+        raise InputError(f"unknown taxonomy {version!r}", file=str(meta_file),
+                         field="taxonomy")
+    shape = tuple(_meta_int(meta, n, str(meta_file)) for n in ("types", "weeks", "k", "topics"))
+    try:
+        tensors = load_file(str(weights_file))
+    except (SafetensorError, OSError, ValueError) as exc:
+        raise InputError(f"cannot read safetensors ({exc})", file=str(weights_file)) from None
+    if "theta" not in tensors:
+        raise InputError("no tensor named 'theta'", file=str(weights_file), field="theta")
+    theta = tensors["theta"]
+    if theta.shape != shape:
+        raise InputError(f"theta has shape {theta.shape}, model.json says {shape}",
+                         file=str(weights_file), field="theta")
+    metadata = {k: v for k, v in meta.items() if k not in _RESERVED}
+    try:
+        return TypeMixture(theta.astype(np.float32, copy=False), tax, metadata)
+    except InputError as exc:
+        raise exc.located(file=str(weights_file)) from None
+
+
+# ------------------------------------------------------------------ release format
+
+def export_release_parameters(path: str | Path, model: TypeMixture) -> Path:
+    """Write θ in the release's nested ``output_parameters.json`` layout (atomic)."""
+    ids = [str(int(x)) for x in model.taxonomy.ids]
+    theta = model.theta.astype(np.float64)
+    doc = {f"type {t}": {f"epoch {w}": {f"slot {s}": dict(zip(ids, theta[t, w, s].tolist(),
+                                                              strict=True))
+                                       for s in range(model.k)}
+                         for w in range(model.weeks)}
+           for t in range(model.types)}
+    p = Path(path)
+    write_text_atomic(p, json.dumps(doc, allow_nan=False))
+    return p
+
+
+_INDEX = re.compile(r"(\d+)\s*$")
+
+
+def _ordered(level: Any, what: str, file: str, where: str) -> list[Any]:
+    """Values of one nesting level ordered by the integer at the end of their keys."""
+    if not isinstance(level, dict) or not level:
+        raise InputError(f"expected a non-empty object of {what}s", file=file,
+                         field=where or what)
+    keyed = []
+    for key, value in level.items():
+        m = _INDEX.search(str(key))
+        if m is None:
+            raise InputError(f"key {key!r} does not end in a {what} number", file=file,
+                             field=f"{where}/{key}".strip("/"))
+        keyed.append((int(m.group(1)), str(key), value))
+    keyed.sort()
+    nums = [n for n, _, _ in keyed]
+    if nums != list(range(nums[0], nums[0] + len(nums))) or nums[0] not in (0, 1):
+        raise InputError(f"{what} numbers must run 0..n-1 or 1..n, got {nums[:5]}...",
+                         file=file, field=where or what)
+    return [(key, value) for _, key, value in keyed]
+
+
+def import_release_parameters(path: str | Path, taxonomy: Taxonomy | str = "v2",
+                              ) -> TypeMixture:
+    """Read a release ``output_parameters.json`` into a ``TypeMixture`` (metadata records
+    the source). Every type must have the same weeks, slots and all topics of ``taxonomy``."""
+    tax = resolve(taxonomy)
+    p = Path(path)
+    file = str(p)
+    if not p.is_file():
+        raise InputError("file not found", file=file)
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"invalid JSON: {exc}", file=file) from None
+    lut = {int(t): i for i, t in enumerate(tax.ids)}
+    types = _ordered(doc, "type", file, "")
+    shape: tuple[int, int] | None = None
+    theta: npt.NDArray[np.float32] | None = None
+    for t, (tkey, tval) in enumerate(types):
+        weeks = _ordered(tval, "epoch", file, tkey)
+        slots0 = _ordered(weeks[0][1], "slot", file, f"{tkey}/{weeks[0][0]}")
+        if shape is None:
+            shape = (len(weeks), len(slots0))
+            theta = np.empty((len(types), shape[0], shape[1], tax.size), dtype=np.float32)
+        if (len(weeks), len(slots0)) != shape:
+            raise InputError(f"{len(weeks)} epochs x {len(slots0)} slots, the first type has "
+                             f"{shape[0]} x {shape[1]}", file=file, field=tkey)
+        assert theta is not None
+        for w, (wkey, wval) in enumerate(weeks):
+            slots = _ordered(wval, "slot", file, f"{tkey}/{wkey}")
+            if len(slots) != shape[1]:
+                raise InputError(f"{len(slots)} slots, expected {shape[1]}", file=file,
+                                 field=f"{tkey}/{wkey}")
+            for s, (skey, sval) in enumerate(slots):
+                where = f"{tkey}/{wkey}/{skey}"
+                theta[t, w, s] = _slot_logits(sval, lut, tax, file, where)
+    assert theta is not None
+    return TypeMixture(theta, tax, {"source": file, "format": "release output_parameters"})
+
+
+def _slot_logits(sval: Any, lut: dict[int, int], tax: Taxonomy, file: str, where: str,
+                 ) -> npt.NDArray[np.float32]:
+    if not isinstance(sval, dict):
+        raise InputError("expected an object {topic_id: logit}", file=file, field=where)
+    row = np.full(tax.size, np.nan, dtype=np.float64)
+    for key, value in sval.items():
+        try:
+            tid = int(key)
+        except ValueError:
+            raise InputError(f"topic key {key!r} is not an integer id", file=file,
+                             field=where) from None
+        if tid not in lut:
+            raise InputError(f"unknown topic id {tid} (taxonomy {tax.version}; wrong "
+                             "taxonomy?)", file=file, field=where)
+        if isinstance(value, bool) or not isinstance(value, int | float) \
+                or not math.isfinite(value):
+            raise InputError(f"logit of topic {tid} is {value!r}, not a finite number",
+                             file=file, field=where)
+        row[lut[tid]] = float(value)
+    if np.isnan(row).any():
+        missing = int(tax.ids[int(np.argmax(np.isnan(row)))])
+        raise InputError(f"topic id {missing} missing ({int(np.isnan(row).sum())} of "
+                         f"{tax.size} topics missing; wrong taxonomy?)", file=file,
+                         field=where)
+    return row.astype(np.float32)

@@ -1,0 +1,371 @@
+"""Sampling synthetic users from a type mixture (paper Algorithm 2), seeded, chunked and
+streaming.
+
+Public names:
+    sample(model, n_users, *, seed, weeks=None, chunk_users=1_048_576, first_user=0,
+           raw=False, progress=False) -> TopicSets                      in memory
+    sample_to_file(model, path, n_users, *, seed, weeks=None, format="parquet",
+                   chunk_users=1_048_576, shards=None, progress=True) -> list[str]
+    week_map(fitted_weeks, weeks) -> int[weeks]                         the stationarity rule
+    AliasTables / alias_tables(model)                                   Walker alias tables
+
+Algorithm 2: pick a type I uniformly from [T]; for each week i and slot s draw
+x_{i,s} ~ softmax(θ[I, i, s, :]); S_i = the distinct x_{i,·}. Sets may hold fewer than k topics
+and are kept so (``-1`` empties); the Topics API pads them when traces are simulated.
+
+Randomness is counter-based (``topicslab.api.hashing``): user u's type and slot draws are pure
+functions of (seed, u, week, slot), so the output does not depend on the chunk size or the
+number of threads, and any range of users can be regenerated alone (``first_user``). Each slot
+draw is one alias-table lookup (O(1), Walker/Vose), in a parallel numba kernel.
+
+Stationarity rule for more weeks than were fitted: sampled week w uses fitted week ``w mod r``
+of the user's type. Every fitted week carries the same targets (spec 01 §2), so each sampled
+week and each consecutive pair (i, i+1), i < r−1, keeps its fitted statistics; the wrap-around
+pair (r−1 → 0) repeats every r weeks and is fitted only when the model was fitted with
+``cyclic=True`` (``model.week_pairs`` then contains ``(r−1, 0)``); otherwise its statistics
+are the model's unconstrained q_across(θ; r−1, 0), whose errors ``topicslab validate``
+reports (``wrap_transition``; ``validate.fit_quality(..., week_pairs=[(r−1, 0)])``).
+
+Output formats: Parquet through ``topicslab.io.SetsWriter`` (sets: distinct, sorted); the
+release's TFRecord through ``topicslab.io.write_sets_tfrecord`` with the *raw* k slots per week
+in draw order (duplicates possible, as in the release), one shard per chunk.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+from numba import njit, prange
+
+from topicslab._progress import task
+from topicslab.api.hashing import below, derive_key, hash3, next_word
+from topicslab.datamodel import TopicSets
+from topicslab.errors import InputError
+from topicslab.model.typemixture import TypeMixture
+
+__all__ = ["AliasTables", "alias_tables", "sample", "sample_to_file", "week_map"]
+
+#: Domain separator of the sampler's hash stream (distinct from the API's streams).
+STREAM_SAMPLE = 0x5A5A_0010
+_TYPE_WORD = np.uint64(0xFFFF_FFFF)
+_LOW32 = np.uint64(0xFFFF_FFFF)
+_INV32 = 1.0 / 4294967296.0
+
+Format = Literal["parquet", "tfrecord"]
+
+
+@dataclass(frozen=True)
+class AliasTables:
+    """Walker alias tables of every slot distribution: ``prob[t, i, s, j]`` (float64) is the
+    chance of keeping column j, else ``alias[t, i, s, j]`` (int16) is drawn."""
+
+    prob: npt.NDArray[np.float64]
+    alias: npt.NDArray[np.int16]
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _build_alias(P: npt.NDArray[np.float64], prob: npt.NDArray[np.float64],
+                 alias: npt.NDArray[np.int16]) -> None:
+    """Vose's method per row of ``P[rows, m]`` (rows in parallel)."""
+    rows, m = P.shape
+    for r in prange(rows):
+        small = np.empty(m, dtype=np.int64)
+        large = np.empty(m, dtype=np.int64)
+        scaled = P[r] * m
+        ns = 0
+        nl = 0
+        for j in range(m):
+            if scaled[j] < 1.0:
+                small[ns] = j
+                ns += 1
+            else:
+                large[nl] = j
+                nl += 1
+        while ns > 0 and nl > 0:
+            ns -= 1
+            s = small[ns]
+            nl -= 1
+            g = large[nl]
+            prob[r, s] = scaled[s]
+            alias[r, s] = g
+            scaled[g] = (scaled[g] + scaled[s]) - 1.0
+            if scaled[g] < 1.0:
+                small[ns] = g
+                ns += 1
+            else:
+                large[nl] = g
+                nl += 1
+        # leftovers are 1 up to rounding
+        for i in range(nl):
+            prob[r, large[i]] = 1.0
+            alias[r, large[i]] = large[i]
+        for i in range(ns):
+            prob[r, small[i]] = 1.0
+            alias[r, small[i]] = small[i]
+
+
+def alias_tables(model: TypeMixture) -> AliasTables:
+    """Alias tables of all T·r·k slot distributions of ``model`` (float64 softmax)."""
+    P = model.slot_probabilities()
+    T, r, k, m = P.shape
+    flat = np.ascontiguousarray(P.reshape(-1, m))
+    prob = np.empty_like(flat)
+    alias = np.empty(flat.shape, dtype=np.int16)
+    _build_alias(flat, prob, alias)
+    return AliasTables(prob.reshape(T, r, k, m), alias.reshape(T, r, k, m))
+
+
+def week_map(fitted_weeks: int, weeks: int) -> npt.NDArray[np.int64]:
+    """Fitted week used for each sampled week: ``w mod r`` (the stationarity rule)."""
+    if fitted_weeks < 1 or weeks < 1:
+        raise InputError(f"weeks must be >= 1, got {weeks}", field="weeks")
+    return np.arange(weeks, dtype=np.int64) % fitted_weeks
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _draw_types(key: np.uint64, first: np.int64, T: np.int64,
+                types: npt.NDArray[np.int64]) -> None:
+    for u in prange(types.shape[0]):
+        types[u] = below(hash3(key, np.uint64(first + u), _TYPE_WORD, np.uint64(0)), T)
+
+
+@njit(cache=True, nogil=True)
+def _by_type(types: npt.NDArray[np.int64], T: int,
+             ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Counting sort: users ``order[starts[t]:starts[t+1]]`` have type t."""
+    starts = np.zeros(T + 1, dtype=np.int64)
+    for u in range(types.shape[0]):
+        starts[types[u] + 1] += 1
+    for t in range(T):
+        starts[t + 1] += starts[t]
+    fill = starts[:-1].copy()
+    order = np.empty(types.shape[0], dtype=np.int64)
+    for u in range(types.shape[0]):
+        t = types[u]
+        order[fill[t]] = u
+        fill[t] += 1
+    return order, starts
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _sample_kernel(prob: npt.NDArray[np.float64], alias: npt.NDArray[np.int16],
+                   wmap: npt.NDArray[np.int64], key: np.uint64, first: np.int64,
+                   raw: bool, types: npt.NDArray[np.int64], order: npt.NDArray[np.int64],
+                   starts: npt.NDArray[np.int64], out: npt.NDArray[np.int16]) -> None:
+    """Users are visited type by type (``order``/``starts``: a counting sort by type), so a
+    type's alias rows stay in cache while its users are drawn: random access to the whole
+    table (tens of MB) would make every slot draw a cache miss."""
+    _, weeks, k = out.shape
+    T = prob.shape[0]
+    m = prob.shape[3]
+    for t in prange(T):
+        buf = np.empty(k, dtype=np.int16)
+        for q in range(starts[t], starts[t + 1]):
+            u = order[q]
+            uid = np.uint64(first + u)
+            for w in range(weeks):
+                fw = wmap[w]
+                h = hash3(key, uid, np.uint64(w), np.uint64(1))
+                for s in range(k):
+                    h = next_word(h)
+                    j = below(h, m)
+                    # low 32 bits decide between column j and its alias (the high 32 bits
+                    # chose j): one 64-bit word per slot
+                    if float(h & _LOW32) * _INV32 < prob[t, fw, s, j]:
+                        buf[s] = j
+                    else:
+                        buf[s] = alias[t, fw, s, j]
+                if raw:
+                    for s in range(k):
+                        out[u, w, s] = buf[s]
+                    continue
+                # insertion sort of k values, then drop repeats: the week's set, sorted,
+                # empties (-1) last (the TopicSets convention)
+                for a in range(1, k):
+                    v = buf[a]
+                    b = a - 1
+                    while b >= 0 and buf[b] > v:
+                        buf[b + 1] = buf[b]
+                        b -= 1
+                    buf[b + 1] = v
+                c = 0
+                for a in range(k):
+                    if a == 0 or buf[a] != buf[a - 1]:
+                        out[u, w, c] = buf[a]
+                        c += 1
+                for a in range(c, k):
+                    out[u, w, a] = -1
+
+
+def _check(model: TypeMixture, n_users: int, seed: int, weeks: int | None,
+           chunk_users: int) -> int:
+    if isinstance(n_users, bool) or int(n_users) < 0:
+        raise InputError(f"number of users must be >= 0, got {n_users}", field="users")
+    if isinstance(seed, bool) or int(seed) < 0:
+        raise InputError(f"seed must be a non-negative integer, got {seed}", field="seed")
+    if int(chunk_users) < 1:
+        raise InputError(f"chunk_users must be >= 1, got {chunk_users}", field="chunk_users")
+    w = model.weeks if weeks is None else int(weeks)
+    if w < 1:
+        raise InputError(f"weeks must be >= 1, got {weeks}", field="weeks")
+    if model.m > np.iinfo(np.int16).max:
+        raise InputError("too many topics for int16 sets", field="theta")
+    return w
+
+
+def _provenance(model: TypeMixture, seed: int, weeks: int, raw: bool) -> dict[str, Any]:
+    return {"generator": "topicslab.model.sample (Algorithm 2)", "seed": int(seed),
+            "weeks": weeks, "fitted_weeks": model.weeks, "types": model.types,
+            "week_rule": "sampled week w uses fitted week w mod r",
+            "raw_slots": raw,
+            "model_fingerprint": model.metadata.get("statistics_fingerprint")}
+
+
+class _Sampler:
+    """Holds the alias tables and key; draws any range of users."""
+
+    def __init__(self, model: TypeMixture, seed: int, weeks: int) -> None:
+        self.tables = alias_tables(model)
+        self.wmap = week_map(model.weeks, weeks)
+        self.key = derive_key(int(seed), STREAM_SAMPLE)
+        self.weeks = weeks
+        self.k = model.k
+
+    def draw(self, first: int, n: int, raw: bool,
+             out: npt.NDArray[np.int16] | None = None) -> npt.NDArray[np.int16]:
+        if out is None:
+            out = np.empty((n, self.weeks, self.k), dtype=np.int16)
+        if n:
+            T = self.tables.prob.shape[0]
+            types = np.empty(n, dtype=np.int64)
+            _draw_types(self.key, np.int64(first), np.int64(T), types)
+            order, starts = _by_type(types, T)
+            _sample_kernel(self.tables.prob, self.tables.alias, self.wmap, self.key,
+                           np.int64(first), raw, types, order, starts, out)
+        return out
+
+
+def sample(model: TypeMixture, n_users: int, *, seed: int, weeks: int | None = None,
+           chunk_users: int = 1 << 20, first_user: int = 0, raw: bool = False,
+           progress: bool = False) -> TopicSets:
+    """Draw ``n_users`` synthetic users (ids ``first_user ..``) in memory.
+
+    Args:
+        model: the fitted type mixture.
+        n_users: number of users.
+        seed: reproducible randomness (output independent of ``chunk_users`` and threads).
+        weeks: weeks per user (default: the fitted r; more use the stationarity rule).
+        chunk_users: users per kernel call (progress granularity).
+        first_user: global id of the first user (to regenerate a slice).
+        raw: return the raw slots in draw order (duplicates, unsorted; NOT valid
+            ``TopicSets`` sets; for the release's TFRecord layout) instead of the sets.
+        progress: show a progress bar.
+    """
+    w = _check(model, n_users, seed, weeks, chunk_users)
+    s = _Sampler(model, seed, w)
+    n = int(n_users)
+    out = np.empty((n, w, model.k), dtype=np.int16)
+    with task("sampling users", n, progress) as advance:
+        for lo in range(0, n, int(chunk_users)):
+            hi = min(n, lo + int(chunk_users))
+            s.draw(first_user + lo, hi - lo, raw, out[lo:hi])
+            advance(hi - lo)
+    ids = np.arange(first_user, first_user + n, dtype=np.int64)
+    return TopicSets(out, model.taxonomy, ids, _provenance(model, seed, w, raw))
+
+
+def _chunks(n: int, size: int) -> Iterator[tuple[int, int]]:
+    for lo in range(0, n, size):
+        yield lo, min(n, lo + size)
+
+
+def sample_to_file(model: TypeMixture, path: str | os.PathLike[str], n_users: int, *,
+                   seed: int, weeks: int | None = None, format: Format = "parquet",
+                   chunk_users: int = 1 << 20, shards: int | None = None,
+                   progress: bool = True) -> list[str]:
+    """Stream ``n_users`` synthetic users to ``path`` chunk by chunk (bounded memory).
+
+    Parquet: one file, atomic (nothing under ``path`` on failure). TFRecord: the release's
+    layout with raw slots; one shard per chunk (``shards`` overrides the count) named
+    ``stem-NNNNN-of-MMMMM.tfrecord`` when more than one; on failure the shards written so
+    far are removed. Drawing the next chunk overlaps writing the previous one. Returns the
+    file names.
+    """
+    from topicslab import io as tio
+
+    w = _check(model, n_users, seed, weeks, chunk_users)
+    n = int(n_users)
+    s = _Sampler(model, seed, w)
+    meta = _provenance(model, seed, w, format == "tfrecord")
+    if format == "parquet":
+        with tio.SetsWriter(path, model.taxonomy, model.k, w, meta) as writer, \
+                task("sampling users", n, progress) as advance:
+            def write(lo: int, arr: npt.NDArray[np.int16]) -> None:
+                writer.write(TopicSets(arr, model.taxonomy,
+                                       np.arange(lo, lo + arr.shape[0], dtype=np.int64),
+                                       meta))
+                advance(arr.shape[0])
+
+            _pipeline(s, list(_chunks(n, int(chunk_users))), False, write)
+        return [os.fspath(path)]
+    if format != "tfrecord":
+        raise InputError(f"format must be parquet or tfrecord, got {format!r}",
+                         field="format")
+    n_shards = max(1, math.ceil(n / int(chunk_users))) if shards is None else int(shards)
+    if n_shards < 1:
+        raise InputError(f"shards must be >= 1, got {shards}", field="shards")
+    names = _shard_names(Path(path), n_shards)
+    bounds = np.linspace(0, n, n_shards + 1).astype(np.int64)
+    ranges = [(int(bounds[i]), int(bounds[i + 1])) for i in range(n_shards)]
+    done: list[str] = []
+    try:
+        with task("sampling users", n, progress) as advance:
+            def write_shard(lo: int, arr: npt.NDArray[np.int16]) -> None:
+                i = ranges.index((lo, lo + arr.shape[0]))
+                tio.write_sets_tfrecord(names[i], TopicSets(
+                    arr, model.taxonomy, np.arange(lo, lo + arr.shape[0], dtype=np.int64),
+                    meta))
+                done.append(names[i])
+                advance(arr.shape[0])
+
+            _pipeline(s, ranges, True, write_shard)
+    except BaseException:
+        for name in done:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(name)
+        raise
+    return names
+
+
+def _shard_names(path: Path, shards: int) -> list[str]:
+    if shards == 1:
+        return [os.fspath(path)]
+    suffix = "".join(path.suffixes) or ".tfrecord"
+    stem = path.name[: len(path.name) - len("".join(path.suffixes))] if path.suffixes \
+        else path.name
+    return [os.fspath(path.with_name(f"{stem}-{i:05d}-of-{shards:05d}{suffix}"))
+            for i in range(shards)]
+
+
+def _pipeline(s: _Sampler, ranges: list[tuple[int, int]], raw: bool,
+              write: Callable[[int, npt.NDArray[np.int16]], None]) -> None:
+    """Draw chunk c+1 while chunk c is written (the kernel and pyarrow release the GIL)."""
+    pending: Future[None] | None = None
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        for lo, hi in ranges:
+            arr = s.draw(lo, hi - lo, raw)
+            if pending is not None:
+                pending.result()
+            pending = pool.submit(write, lo, arr)
+        if pending is not None:
+            pending.result()
+

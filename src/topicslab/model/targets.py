@@ -1,0 +1,153 @@
+"""The fitting targets: DP statistics checked and laid out as the terms of J (spec 01 §4).
+
+Public names:
+    Targets                        q_single[m], q_within[m, m], q_across[m, m], taxonomy, k,
+                                   fingerprint; ``Targets.from_statistics(stats)``
+    check_statistics(stats)        reject NaN / infinite / negative / > 1 / wrongly shaped
+                                   statistics or a taxonomy that does not match them
+    statistics_fingerprint(stats)  sha256 of the targets (recorded in ``model.json``)
+    n_terms(r, m, n_pairs)         number of terms of J
+    target_terms(targets, r, n_pairs) -> float64[N]   the targets in term order
+    model_terms(qs, qw, qa) -> float64[N]              model statistics in the same order
+
+Term order (used by the objective, the fitter's minibatches and ``topicslab.validate``):
+singles ``(i, o)`` for weeks i = 0..r−1; within ``(i, o1 < o2)`` row-major upper triangle per
+week; across ``(pair p, o1, o2)`` row-major per week pair. N = r·m + r·C(m,2) + p·m².
+
+Only DP statistics enter here (post-processing): this package never sees a population.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from topicslab.errors import InputError
+from topicslab.taxonomy import Taxonomy, resolve
+
+__all__ = [
+    "Targets",
+    "check_statistics",
+    "model_terms",
+    "n_terms",
+    "statistics_fingerprint",
+    "target_terms",
+]
+
+_FIELDS = ("q_single", "q_within", "q_across")
+
+
+def check_statistics(stats: Any) -> None:
+    """Raise ``InputError`` naming the field and entry of the first bad statistic.
+
+    Checks: a taxonomy, k ≥ 2, shapes ``[m]``, ``[m, m]``, ``[m, m]`` with m the taxonomy's
+    size (a mismatch means statistics of another taxonomy), every value finite and in
+    [0, 1], q_within symmetric with a zero diagonal.
+    """
+    try:
+        tax = resolve(stats.taxonomy)
+    except Exception as exc:
+        raise InputError(f"statistics carry no usable taxonomy ({exc})",
+                         field="taxonomy") from None
+    k = getattr(stats, "k", None)
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or int(k) < 2:
+        raise InputError(f"k must be an integer >= 2, got {k!r}", field="k")
+    m = tax.size
+    shapes = {"q_single": (m,), "q_within": (m, m), "q_across": (m, m)}
+    for name in _FIELDS:
+        arr = np.asarray(getattr(stats, name, None), dtype=np.float64)
+        if arr.shape != shapes[name]:
+            raise InputError(
+                f"shape {arr.shape} does not match taxonomy {tax.version} "
+                f"({m} topics, expected {shapes[name]}): statistics of another taxonomy?",
+                field=name)
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            idx = tuple(int(x) for x in np.argwhere(bad)[0])
+            raise InputError(f"value {arr[idx]} at {_topics(tax, idx)} is not finite",
+                             field=name)
+        for cond, what in ((arr < 0, "negative"), (arr > 1, "greater than 1")):
+            if cond.any():
+                idx = tuple(int(x) for x in np.argwhere(cond)[0])
+                raise InputError(f"value {arr[idx]:.6g} at {_topics(tax, idx)} is {what} "
+                                 "(not a probability)", field=name)
+    qw = np.asarray(stats.q_within, dtype=np.float64)
+    if np.abs(np.diagonal(qw)).max(initial=0.0) > 0:
+        raise InputError("diagonal must be zero (pairs of two different topics)",
+                         field="q_within")
+    asym = np.abs(qw - qw.T)
+    if asym.max(initial=0.0) > 1e-12:
+        idx = tuple(int(x) for x in np.unravel_index(int(np.argmax(asym)), asym.shape))
+        raise InputError(f"not symmetric at {_topics(tax, idx)}", field="q_within")
+
+
+def _topics(tax: Taxonomy, idx: tuple[int, ...]) -> str:
+    ids = [int(tax.ids[i]) for i in idx]
+    return "topic " + " -> ".join(str(i) for i in ids)
+
+
+def statistics_fingerprint(stats: Any) -> str:
+    """``sha256:`` of taxonomy version, k and the three target arrays (float64 bytes)."""
+    h = hashlib.sha256()
+    tax = resolve(stats.taxonomy)
+    h.update(repr((tax.version, int(stats.k))).encode())
+    for name in _FIELDS:
+        h.update(np.ascontiguousarray(getattr(stats, name), dtype=np.float64).tobytes())
+    return "sha256:" + h.hexdigest()
+
+
+@dataclass(frozen=True)
+class Targets:
+    """Checked DP statistics, the targets q* of J."""
+
+    q_single: npt.NDArray[np.float64]
+    q_within: npt.NDArray[np.float64]
+    q_across: npt.NDArray[np.float64]
+    taxonomy: Taxonomy
+    k: int
+    fingerprint: str
+
+    @classmethod
+    def from_statistics(cls, stats: Any) -> Targets:
+        """Check ``stats`` (a ``DPStatistics`` or anything with its fields) and wrap it."""
+        check_statistics(stats)
+        return cls(np.asarray(stats.q_single, dtype=np.float64).copy(),
+                   np.asarray(stats.q_within, dtype=np.float64).copy(),
+                   np.asarray(stats.q_across, dtype=np.float64).copy(),
+                   resolve(stats.taxonomy), int(stats.k), statistics_fingerprint(stats))
+
+    @property
+    def m(self) -> int:
+        return self.taxonomy.size
+
+
+def n_terms(r: int, m: int, n_pairs: int | None = None) -> int:
+    """Number of terms of J: r·m + r·C(m, 2) + p·m² (p = r − 1 consecutive pairs by default);
+    1,100,743 for m = 469, r = 4."""
+    p = r - 1 if n_pairs is None else n_pairs
+    return r * m + r * math.comb(m, 2) + p * m * m
+
+
+def target_terms(targets: Targets, r: int, n_pairs: int | None = None,
+                 ) -> npt.NDArray[np.float64]:
+    """The targets of every term of J, in term order (stationarity: the same q* each week)."""
+    p = r - 1 if n_pairs is None else n_pairs
+    iu = np.triu_indices(targets.m, 1)
+    return np.concatenate([np.tile(targets.q_single, r),
+                           np.tile(targets.q_within[iu], r),
+                           np.tile(targets.q_across.ravel(), p)])
+
+
+def model_terms(q_single: npt.ArrayLike, q_within: npt.ArrayLike, q_across: npt.ArrayLike,
+                ) -> npt.NDArray[np.float64]:
+    """Model statistics ``[r, m]``, ``[r, m, m]``, ``[p, m, m]`` flattened in term order."""
+    qs = np.asarray(q_single, dtype=np.float64)
+    qw = np.asarray(q_within, dtype=np.float64)
+    qa = np.asarray(q_across, dtype=np.float64)
+    iu = np.triu_indices(qs.shape[-1], 1)
+    return np.concatenate([qs.ravel(), qw[:, iu[0], iu[1]].ravel(), qa.ravel()])

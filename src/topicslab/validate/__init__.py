@@ -1,0 +1,34 @@
+"""Validation of a fitted model and its synthetic data (spec 01 §5; paper §6, Appendix C).
+
+Public names:
+    fit_quality(stats, model, *, bar=None) -> FitQuality
+        absolute / relative errors of every term of J (Fig. 3 and 4), the shares within
+        0.1 pp and within 20% (terms ≥ 0.1%), per-family breakdown
+    distinct_topics(sets, weeks=4) -> int16[n_users]
+    distinct_topics_comparison(population_sets, synthetic_sets, weeks=4) -> DistinctComparison
+        histograms and their Pearson correlation (Fig. 5)
+    stationarity(sets | model) -> Stationarity
+        Pearson correlations between weeks and week transitions (Appendix C)
+    weekly_statistics(sets | model) -> per-week q_single, q_within, per-transition q_across
+
+Every result has ``to_dict()`` (JSON-ready).
+"""
+
+from topicslab.validate.distinct import (
+    DistinctComparison,
+    distinct_topics,
+    distinct_topics_comparison,
+)
+from topicslab.validate.fit_quality import FitQuality, fit_quality
+from topicslab.validate.stationarity import Stationarity, stationarity, weekly_statistics
+
+__all__ = [
+    "DistinctComparison",
+    "FitQuality",
+    "Stationarity",
+    "distinct_topics",
+    "distinct_topics_comparison",
+    "fit_quality",
+    "stationarity",
+    "weekly_statistics",
+]

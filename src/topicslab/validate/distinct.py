@@ -1,0 +1,111 @@
+"""An unconstrained statistic: distinct topics in a user's sets over several weeks (paper
+§6, Fig. 5).
+
+Public names:
+    distinct_topics(sets, weeks=4) -> int16[n_users]
+    distinct_topics_comparison(population_sets, synthetic_sets, weeks=4) -> DistinctComparison
+    DistinctComparison   histograms (counts and shares) of both, Pearson correlation of the
+                         two share vectors; ``to_dict()`` (and mapping access to it)
+
+The model is fitted to first- and second-order statistics only; how many different topics a
+user shows over 4 weeks is not among them, so agreement here is evidence that the mixture
+captures more than it was told (the paper reports 89% Pearson correlation). Sets are counted
+as they are: synthetic weeks may hold fewer than k topics (Algorithm 2), padding happens only
+when traces are simulated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from topicslab.datamodel import TopicSets
+from topicslab.errors import InputError
+
+__all__ = ["DistinctComparison", "distinct_topics", "distinct_topics_comparison"]
+
+_BLOCK = 1 << 18
+
+
+def distinct_topics(sets: TopicSets, weeks: int = 4) -> npt.NDArray[np.int16]:
+    """Number of distinct topics in each user's first ``weeks`` weekly sets."""
+    if weeks < 1 or weeks > sets.n_weeks:
+        raise InputError(f"weeks must be in 1..{sets.n_weeks}, got {weeks}", field="weeks")
+    n = sets.n_users
+    out = np.empty(n, dtype=np.int16)
+    for lo in range(0, n, _BLOCK):  # blocks keep the sort's temporaries small
+        x = sets.sets[lo:lo + _BLOCK, :weeks, :].reshape(-1, weeks * sets.k)
+        x = np.sort(x.astype(np.int16), axis=1)
+        new = np.ones(x.shape, dtype=bool)
+        new[:, 1:] = x[:, 1:] != x[:, :-1]
+        out[lo:lo + _BLOCK] = (new & (x >= 0)).sum(axis=1)
+    return out
+
+
+@dataclass
+class DistinctComparison:
+    """Distribution of distinct topics per user, population vs synthetic (Fig. 5)."""
+
+    values: npt.NDArray[np.int64]
+    population_counts: npt.NDArray[np.int64]
+    synthetic_counts: npt.NDArray[np.int64]
+    pearson: float
+    weeks: int
+
+    @property
+    def population_share(self) -> npt.NDArray[np.float64]:
+        return self.population_counts / max(int(self.population_counts.sum()), 1)
+
+    @property
+    def synthetic_share(self) -> npt.NDArray[np.float64]:
+        return self.synthetic_counts / max(int(self.synthetic_counts.sum()), 1)
+
+    def __getitem__(self, key: str) -> Any:
+        """Mapping access to ``to_dict()`` (``cmp["pearson"]``, ``cmp["population"]``)."""
+        return self.to_dict()[key]
+
+    def to_dict(self) -> dict[str, Any]:
+        def mean(counts: npt.NDArray[np.int64]) -> float:
+            tot = int(counts.sum())
+            return float((counts * self.values).sum() / tot) if tot else float("nan")
+
+        return {
+            "weeks": self.weeks,
+            "values": self.values.tolist(),
+            "population": {"counts": self.population_counts.tolist(),
+                           "share": self.population_share.tolist(),
+                           "users": int(self.population_counts.sum()),
+                           "mean": mean(self.population_counts)},
+            "synthetic": {"counts": self.synthetic_counts.tolist(),
+                          "share": self.synthetic_share.tolist(),
+                          "users": int(self.synthetic_counts.sum()),
+                          "mean": mean(self.synthetic_counts)},
+            "pearson": self.pearson,
+        }
+
+
+def _pearson(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> float:
+    if a.size < 2 or a.std() == 0 or b.std() == 0:
+        return float("nan")
+    return float(np.corrcoef(a, b)[0, 1])
+
+
+def distinct_topics_comparison(population_sets: TopicSets, synthetic_sets: TopicSets,
+                               weeks: int = 4) -> DistinctComparison:
+    """Histograms of distinct topics over ``weeks`` weeks for both populations and the
+    Pearson correlation between the two normalised histograms (over 0..weeks·k)."""
+    if population_sets.taxonomy.version != synthetic_sets.taxonomy.version:
+        raise InputError("population and synthetic sets use different taxonomies",
+                         field="taxonomy")
+    a = distinct_topics(population_sets, weeks)
+    b = distinct_topics(synthetic_sets, weeks)
+    top = weeks * max(population_sets.k, synthetic_sets.k)
+    ca = np.bincount(a, minlength=top + 1).astype(np.int64)
+    cb = np.bincount(b, minlength=top + 1).astype(np.int64)
+    values = np.arange(top + 1, dtype=np.int64)
+    sa = ca / max(int(ca.sum()), 1)
+    sb = cb / max(int(cb.sum()), 1)
+    return DistinctComparison(values, ca, cb, _pearson(sa, sb), weeks)

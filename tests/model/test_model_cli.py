@@ -1,0 +1,108 @@
+"""``topicslab fit / sample / validate`` end to end on small data, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from model_helpers import random_model, stats_of
+from typer.testing import CliRunner
+
+from topicslab import dp
+from topicslab import io as tio
+from topicslab.cli import app
+from topicslab.model import TypeMixture, load_model, sample, save_model
+from topicslab.taxonomy import load
+
+runner = CliRunner()
+
+
+def _stats_dir(tmp_path, model: TypeMixture):
+    st = stats_of(model)
+    stats = dp.DPStatistics(st.q_single, st.q_within, st.q_across, float("nan"),
+                            model.taxonomy, model.k)
+    return dp.save_statistics(tmp_path / "stats", stats)
+
+
+def test_fit_sample_validate(tmp_path, monkeypatch):
+    # reading a release directory is the dp package's (slow, pure-Python) job: once is enough
+    cache: dict[str, dp.DPStatistics] = {}
+    real = dp.load_statistics
+
+    def once(d, **kw):
+        if str(d) not in cache:
+            cache[str(d)] = real(d, **kw)
+        return cache[str(d)]
+
+    monkeypatch.setattr(dp, "load_statistics", once)
+    tax = load("v1")
+    one = random_model(tax, T=3, r=1, k=5, seed=1, scale=3.0)
+    true = TypeMixture(np.repeat(one.theta, 2, axis=1), tax)
+    stats_dir = _stats_dir(tmp_path, true)
+    model_dir = tmp_path / "model"
+    res = runner.invoke(app, ["fit", "--stats", str(stats_dir), "--types", "4", "--weeks", "2",
+                              "--out", str(model_dir), "--steps", "30", "--device", "cpu",
+                              "--threads", "1", "--no-progress", "--target", "none",
+                              "--export-release", str(tmp_path / "output_parameters.json"),
+                              "--json", str(tmp_path / "fit.json")])
+    assert res.exit_code == 0, res.output
+    assert "terms within 0.1 pp" in res.output
+    model = load_model(model_dir)
+    assert model.theta.shape == (4, 2, 5, tax.size)
+    assert model.metadata["optimizer"] == "default" and model.metadata["steps"] == 30
+    hist = json.loads((model_dir / "fit_history.json").read_text())["history"]
+    assert hist[0]["step"] == 0 and len(hist) == 30
+    assert json.loads((tmp_path / "fit.json").read_text())["steps"] == 30
+    assert (model_dir / "checkpoints" / "checkpoint.pt").is_file()
+
+    synth = tmp_path / "synth.parquet"
+    res = runner.invoke(app, ["sample", "--model", str(model_dir), "--users", "3000",
+                              "--seed", "5", "--out", str(synth)])
+    assert res.exit_code == 0, res.output
+    sets = tio.read_sets(synth)
+    assert sets.n_users == 3000 and sets.n_weeks == 2
+    assert np.array_equal(sets.sets, sample(model, 3000, seed=5).sets)
+    # the release's parameter file samples the same users
+    res = runner.invoke(app, ["sample", "--model", str(tmp_path / "output_parameters.json"),
+                              "--taxonomy", "v1", "--users", "3000", "--seed", "5",
+                              "--out", str(tmp_path / "s2.parquet")])
+    assert res.exit_code == 0, res.output
+    assert np.array_equal(tio.read_sets(tmp_path / "s2.parquet").sets, sets.sets)
+
+    pop = tmp_path / "pop.parquet"
+    tio.write_sets(pop, sample(true, 3000, seed=6))
+    out_json = tmp_path / "val.json"
+    res = runner.invoke(app, ["validate", "--stats", str(stats_dir), "--model", str(model_dir),
+                              "--population", str(pop), "--weeks", "2", "--json",
+                              str(out_json)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out_json.read_text())
+    assert set(doc) >= {"fit_quality", "distinct_topics", "population_stationarity",
+                        "synthetic_stationarity", "model_stationarity", "wrap_transition"}
+    assert doc["wrap_transition"]["pair"] == [1, 0]
+    assert 0 <= doc["fit_quality"]["share_abs_within_0_1pp"] <= 1
+    assert doc["distinct_topics"]["synthetic"]["users"] == 3000
+
+
+def test_tfrecord_sample_and_more_weeks(tmp_path):
+    model = random_model(load("v2"), T=3, r=2, k=5, seed=2)
+    save_model(tmp_path / "m", model)
+    res = runner.invoke(app, ["sample", "--model", str(tmp_path / "m"), "--users", "2500",
+                              "--seed", "1", "--weeks", "3", "--out",
+                              str(tmp_path / "t.tfrecord"), "--shards", "2"])
+    assert res.exit_code == 0, res.output
+    assert "3 weeks from a 2-week model" in res.output
+    back = tio.read_sets(tmp_path / "t-*.tfrecord", format="tfrecord")
+    assert back.n_users == 2500 and back.n_weeks == 3
+
+
+def test_errors_are_one_line(tmp_path):
+    res = runner.invoke(app, ["sample", "--model", str(tmp_path / "none"), "--users", "5",
+                              "--seed", "1", "--out", str(tmp_path / "x.parquet")])
+    assert res.exit_code != 0
+    assert "file missing" in str(res.exception) or "file missing" in res.output
+    bad = tmp_path / "stats"
+    bad.mkdir()
+    (bad / "q_within.json").write_text("[]")
+    res = runner.invoke(app, ["fit", "--stats", str(bad), "--out", str(tmp_path / "m")])
+    assert res.exit_code != 0

@@ -1,0 +1,131 @@
+"""Model files and the release's ``output_parameters.json``: round trips and bad input."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from model_helpers import random_model, small_taxonomy
+
+from topicslab.errors import InputError
+from topicslab.model import (
+    TypeMixture,
+    export_release_parameters,
+    import_release_parameters,
+    load_model,
+    save_model,
+)
+from topicslab.taxonomy import load
+
+
+def test_save_load_round_trip(tmp_path):
+    tax = load("v2")
+    model = random_model(tax, T=3, r=2, k=5, seed=1)
+    model.metadata.update({"statistics_fingerprint": "sha256:abc", "week_pairs": [[0, 1]]})
+    save_model(tmp_path, model)
+    meta = json.loads((tmp_path / "model.json").read_text())
+    assert (meta["taxonomy"], meta["types"], meta["weeks"], meta["k"], meta["topics"]) == (
+        "v2", 3, 2, 5, 469)
+    assert meta["seed"] == 1 and meta["statistics_fingerprint"] == "sha256:abc"
+    from safetensors.numpy import load_file
+
+    tensors = load_file(str(tmp_path / "model.safetensors"))
+    assert list(tensors) == ["theta"] and tensors["theta"].shape == (3, 2, 5, 469)
+    assert tensors["theta"].dtype == np.float32
+    back = load_model(tmp_path)
+    assert np.array_equal(back.theta, model.theta)
+    assert back.taxonomy.version == "v2" and back.metadata["seed"] == 1
+    assert back.week_pairs == [(0, 1)]
+
+
+def test_custom_taxonomy_needs_it_passed(tmp_path, tax12):
+    model = random_model(tax12, T=2, r=1, k=3)
+    save_model(tmp_path, model)
+    with pytest.raises(InputError, match="unknown taxonomy"):
+        load_model(tmp_path)
+    assert np.array_equal(load_model(tmp_path, taxonomy=tax12).theta, model.theta)
+    with pytest.raises(InputError, match="expected"):
+        load_model(tmp_path, taxonomy=small_taxonomy(13))
+
+
+def test_bad_model_directories(tmp_path):
+    with pytest.raises(InputError, match="file missing"):
+        load_model(tmp_path)
+    model = random_model(load("v1"), T=2, r=1, k=3)
+    save_model(tmp_path, model)
+    meta = json.loads((tmp_path / "model.json").read_text())
+    (tmp_path / "model.json").write_text(json.dumps({**meta, "types": 3}))
+    with pytest.raises(InputError, match="shape"):
+        load_model(tmp_path)
+    (tmp_path / "model.json").write_text("{not json")
+    with pytest.raises(InputError, match="invalid JSON"):
+        load_model(tmp_path)
+    (tmp_path / "model.json").write_text(json.dumps(meta))
+    (tmp_path / "model.safetensors").write_bytes(b"garbage")
+    with pytest.raises(InputError, match="safetensors"):
+        load_model(tmp_path)
+
+
+def test_type_mixture_rejects_bad_theta(tax12):
+    with pytest.raises(InputError, match="topics"):
+        TypeMixture(np.zeros((2, 1, 3, 11), np.float32), tax12)
+    with pytest.raises(InputError, match="non-finite"):
+        TypeMixture(np.full((2, 1, 3, 12), np.nan, np.float32), tax12)
+    with pytest.raises(InputError, match=r"\[T, r, k, m\]"):
+        TypeMixture(np.zeros((2, 3, 12), np.float32), tax12)
+
+
+def test_release_parameters_round_trip(tmp_path):
+    tax = load("v2")
+    model = random_model(tax, T=3, r=2, k=5, seed=2)
+    path = tmp_path / "output_parameters.json"
+    export_release_parameters(path, model)
+    doc = json.loads(path.read_text())
+    assert list(doc) == ["type 0", "type 1", "type 2"]
+    assert list(doc["type 1"]) == ["epoch 0", "epoch 1"]
+    assert list(doc["type 1"]["epoch 0"]) == [f"slot {s}" for s in range(5)]
+    slot = doc["type 1"]["epoch 1"]["slot 4"]
+    assert list(slot) == [str(int(i)) for i in tax.ids] and len(slot) == 469
+    assert slot[str(int(tax.ids[7]))] == pytest.approx(float(model.theta[1, 1, 4, 7]))
+    back = import_release_parameters(path, tax)
+    assert np.array_equal(back.theta, model.theta)
+
+
+def test_release_parameters_one_based_keys_and_order(tmp_path, tax12):
+    model = random_model(tax12, T=2, r=2, k=2, seed=3)
+    doc = {f"type_{t + 1}": {f"epoch {w + 1}": {f"slot {s + 1}": {
+        str(int(tax12.ids[o])): float(model.theta[t, w, s, o]) for o in range(11, -1, -1)}
+        for s in range(2)} for w in range(2)} for t in range(1, -1, -1)}
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(doc))
+    back = import_release_parameters(path, tax12)
+    assert np.array_equal(back.theta, model.theta)
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda d: d["type 0"]["epoch 0"]["slot 0"].pop("1"), "topic id 1 missing"),
+    (lambda d: d["type 0"]["epoch 0"]["slot 0"].update({"2": 0.5}), "unknown topic id 2"),
+    (lambda d: d["type 0"]["epoch 0"]["slot 0"].update({"1": "x"}), "not a finite number"),
+    (lambda d: d["type 1"].pop("epoch 1"), "epochs"),
+    (lambda d: d.update({"type 7": d["type 0"]}), "type numbers"),
+    (lambda d: d.update({"types": {}}), "does not end in a type number"),
+])
+def test_release_parameters_bad_input(tmp_path, tax12, mutate, message):
+    model = random_model(tax12, T=2, r=2, k=2, seed=4)
+    path = tmp_path / "p.json"
+    export_release_parameters(path, model)
+    doc = json.loads(path.read_text())
+    mutate(doc)
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match=message) as info:
+        import_release_parameters(path, tax12)
+    assert str(path) in str(info.value)
+
+
+def test_release_parameters_wrong_taxonomy(tmp_path):
+    model = random_model(load("v1"), T=1, r=1, k=2, seed=5)
+    path = tmp_path / "p.json"
+    export_release_parameters(path, model)
+    with pytest.raises(InputError, match="wrong taxonomy"):
+        import_release_parameters(path, "v2")

@@ -1,0 +1,205 @@
+"""J, its minibatch form, the fitters (default and paper), checkpoints, early stops and the
+rejection of bad statistics."""
+
+from __future__ import annotations
+
+import importlib
+import math
+
+import numpy as np
+import pytest
+import torch
+from model_helpers import Stats, random_model, small_taxonomy, stats_of
+
+from topicslab.errors import InputError
+from topicslab.model import (
+    Objective,
+    QualityBar,
+    Targets,
+    TypeMixture,
+    exact_loss,
+    fit,
+    model_terms,
+    n_terms,
+    target_terms,
+)
+
+
+def test_n_terms_of_the_paper():
+    assert n_terms(4, 469) == 1_100_743
+
+
+def test_objective_is_mean_squared_error_over_terms(tax12):
+    true = random_model(tax12, T=5, r=3, k=4, seed=1)
+    st = stats_of(true)
+    tg = Targets.from_statistics(st)
+    guess = random_model(tax12, T=4, r=3, k=4, seed=2)
+    qs, qw, qa = guess.statistics()
+    brute = np.mean((model_terms(qs, qw, qa) - target_terms(tg, 3)) ** 2)
+    assert math.isclose(exact_loss(guess.theta, tg), brute, rel_tol=1e-10)
+    assert exact_loss(true.theta, Targets.from_statistics(
+        Stats(*[x[0] for x in true.statistics()[:2]], true.statistics()[2][0],
+              tax12, 4))) >= 0.0
+
+
+def test_minibatch_terms_equal_full_objective(tax12):
+    tg = Targets.from_statistics(stats_of(random_model(tax12, T=5, r=3, k=4, seed=1)))
+    obj = Objective(tg, 3, dtype=torch.float64)
+    th = torch.tensor(np.random.default_rng(3).normal(size=(4, 3, 4, 12)))
+    full, _ = obj.sse(th)
+    P = torch.softmax(th, dim=-1)
+    idx = torch.randperm(obj.n_terms, generator=torch.Generator().manual_seed(0))
+    parts = sum(float(obj.batch_sse(P, idx[i:i + 97])) for i in range(0, obj.n_terms, 97))
+    assert math.isclose(parts, float(full), rel_tol=1e-10)
+
+
+def stationary_model(tax, T, r, k, seed):
+    """A model whose weeks are identical: its statistics are exactly realisable targets."""
+    one = random_model(tax, T=T, r=1, k=k, seed=seed)
+    return TypeMixture(np.repeat(one.theta, r, axis=1), tax)
+
+
+def test_default_fit_converges_on_known_targets():
+    tax = small_taxonomy(20)
+    true = stationary_model(tax, T=5, r=2, k=5, seed=4)
+    st = stats_of(true)
+    tg = Targets.from_statistics(st)
+    init = exact_loss(np.log(np.clip(st.q_single, 1e-7, None) / 5)[None, None, None, :]
+                      * np.ones((1, 2, 5, 1)), tg)
+    res = fit(st, types=10, weeks=2, steps=200, progress=False, seed=1, device="cpu")
+    assert res.stopped == "steps"
+    assert res.loss_float64 < init / 100, (res.loss_float64, init)
+    assert math.isclose(res.loss, res.loss_float64, rel_tol=1e-3)
+    assert res.quality["share_rel_within_20pct"] > 0.95
+    assert res.model.theta.shape == (10, 2, 5, 20)
+    assert res.model.metadata["statistics_fingerprint"] == tg.fingerprint
+    losses = [h["loss"] for h in res.history]
+    assert losses[-1] < losses[0]
+    assert any("share_rel_within_20pct" in h for h in res.history)
+
+
+def test_paper_optimizer_reduces_the_loss(tax12):
+    st = stats_of(stationary_model(tax12, T=4, r=2, k=3, seed=5))
+    # the paper's lr = 1.0 is tuned for 4.7M parameters; a toy problem needs a smaller one
+    res = fit(st, types=6, weeks=2, optimizer="paper", epochs=100, batch_terms=64, lr=0.2,
+              progress=False, seed=2, device="cpu")
+    assert res.stopped == "epochs"
+    first, last = res.history[0]["loss"], res.history[-1]["loss"]
+    assert last < first / 100, (first, last)
+    # the paper's recipe by default: lr 1.0, batches of 8192 terms, init N(0, 0.001^2)
+    fit_module = importlib.import_module("topicslab.model.fit")
+    assert (fit_module.PAPER_LR, fit_module.PAPER_BATCH, fit_module.PAPER_INIT_STD) == (
+        1.0, 8192, 0.001)
+    res0 = fit(st, types=6, weeks=2, optimizer="paper", epochs=1, batch_terms=10**6,
+               lr=1e-12, progress=False, seed=2, device="cpu")
+    assert float(np.abs(res0.model.theta).max()) < 0.01
+
+
+def test_early_stop_at_loss_and_bar(tax12):
+    st = stats_of(stationary_model(tax12, T=4, r=2, k=3, seed=6))
+    res = fit(st, types=8, weeks=2, steps=500, target=1e-5, progress=False, seed=0,
+              device="cpu")
+    assert res.stopped == "target"
+    assert res.loss <= 1e-5 and res.steps < 500
+    bar = QualityBar(abs_tol=0.01, abs_share=0.9, rel_tol=0.2, rel_share=0.8)
+    res2 = fit(st, types=8, weeks=2, steps=500, target=bar, progress=False, device="cpu")
+    assert res2.stopped == "target" and res2.steps < 500
+    assert bar.met(res2.quality["share_abs_within_0_1pp"],
+                   res2.quality["share_rel_within_20pct"])
+
+
+def test_time_budget(tax12):
+    st = stats_of(random_model(tax12, T=4, r=2, k=3, seed=6))
+    res = fit(st, types=8, weeks=2, steps=10**6, max_minutes=0.02, progress=False,
+              device="cpu")
+    assert res.stopped == "time"
+    assert res.seconds < 30
+
+
+class _Interrupt(Exception):
+    pass
+
+
+@pytest.mark.parametrize("optimizer", ["default", "paper"])
+def test_checkpoint_resume_is_exact(tmp_path, tax12, optimizer):
+    """A fit interrupted after step 20 and resumed from its last checkpoint (step 14) ends
+    exactly where an uninterrupted fit does."""
+    st = stats_of(random_model(tax12, T=4, r=2, k=3, seed=7))
+    kw = dict(types=5, weeks=2, optimizer=optimizer, progress=False, seed=3, device="cpu",
+              threads=1, batch_terms=50)
+    kw.update({"steps": 40} if optimizer == "default" else {"epochs": 6})
+    straight = fit(st, **kw)
+
+    def stop(entry):
+        if entry["step"] >= 20:
+            raise _Interrupt
+
+    with pytest.raises(_Interrupt):
+        fit(st, **kw, checkpoint_dir=tmp_path, checkpoint_every=7, eval_every=1,
+            callback=stop)
+    assert (tmp_path / "checkpoint.pt").is_file()
+    resumed = fit(st, **kw, checkpoint_dir=tmp_path, checkpoint_every=7, resume=True)
+    assert resumed.steps == straight.steps
+    np.testing.assert_allclose(resumed.model.theta, straight.model.theta, rtol=0, atol=1e-6)
+    with pytest.raises(InputError, match="checkpoint was made with"):
+        fit(st, **{**kw, "seed": 4}, checkpoint_dir=tmp_path, resume=True)
+
+
+def test_cyclic_adds_the_wrap_pair(tax12):
+    st = stats_of(random_model(tax12, T=4, r=3, k=3, seed=8))
+    res = fit(st, types=4, weeks=3, steps=3, cyclic=True, progress=False, device="cpu")
+    assert res.model.week_pairs == [(0, 1), (1, 2), (2, 0)]
+
+
+def _bad(tax, **change):
+    st = stats_of(random_model(tax, T=3, r=2, k=3, seed=9))
+    for k, v in change.items():
+        setattr(st, k, v)
+    return st
+
+
+@pytest.mark.parametrize("change, message", [
+    ("nan", "not finite"),
+    ("negative", "negative"),
+    ("above_one", "greater than 1"),
+    ("wrong_taxonomy", "does not match taxonomy"),
+    ("asymmetric", "not symmetric"),
+    ("diagonal", "diagonal"),
+    ("k", "k must be"),
+])
+def test_bad_statistics_are_rejected(tax12, change, message):
+    st = _bad(tax12)
+    if change == "nan":
+        st.q_across = st.q_across.copy()
+        st.q_across[2, 3] = np.nan
+    elif change == "negative":
+        st.q_single = st.q_single.copy()
+        st.q_single[1] = -0.01
+    elif change == "above_one":
+        st.q_within = st.q_within.copy()
+        st.q_within[1, 2] = st.q_within[2, 1] = 1.5
+    elif change == "wrong_taxonomy":
+        st.taxonomy = small_taxonomy(13)
+    elif change == "asymmetric":
+        st.q_within = st.q_within.copy()
+        st.q_within[1, 2] += 0.01
+    elif change == "diagonal":
+        st.q_within = st.q_within.copy()
+        st.q_within[3, 3] = 0.1
+    elif change == "k":
+        st.k = 1
+    with pytest.raises(InputError, match=message) as info:
+        fit(st, types=2, weeks=2, steps=1, progress=False)
+    assert "\n" not in str(info.value)
+
+
+def test_bad_options_are_rejected(tax12):
+    st = _bad(tax12)
+    for kw, msg in ((dict(optimizer="sgd"), "optimizer"), (dict(types=0), "types"),
+                    (dict(device="tpu"), "device"), (dict(target="best"), "target"),
+                    (dict(max_minutes=0), "max_minutes")):
+        with pytest.raises(InputError, match=msg):
+            fit(st, weeks=2, steps=1, progress=False, **kw)  # type: ignore[arg-type]
+    if not torch.cuda.is_available():
+        with pytest.raises(InputError, match="CUDA"):
+            fit(st, weeks=2, steps=1, progress=False, device="cuda")
