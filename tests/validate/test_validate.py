@@ -139,3 +139,22 @@ def test_stationarity_of_identical_weeks_and_model():
     es, ew, ea = weekly_statistics(mdl)
     for emp, exact in ((qs, es), (qw, ew), (qa, ea)):
         assert np.abs(emp - exact).max() < 5 * np.sqrt(0.25 / n)
+
+
+def test_large_input_path_of_weekly_statistics_is_exact():
+    import importlib
+
+    from topicslab import population
+
+    mod = importlib.import_module("topicslab.validate.stationarity")
+    s = population.generate(60_000, 3, seed=3)  # above the numba-path threshold
+    qs, qw, qa = mod.weekly_statistics(s)
+    xs = [mod._presence(s.sets[:, w, :], s.taxonomy.size) for w in range(3)]
+    n = s.n_users
+    for w in range(3):
+        np.testing.assert_allclose(qs[w], np.asarray(xs[w].sum(axis=0)).ravel() / n, atol=1e-15)
+        ref = (xs[w].T @ xs[w]).toarray() / n
+        np.fill_diagonal(ref, 0.0)
+        np.testing.assert_allclose(qw[w], ref, atol=1e-15)
+    for w in range(2):
+        np.testing.assert_allclose(qa[w], (xs[w].T @ xs[w + 1]).toarray() / n, atol=1e-15)
