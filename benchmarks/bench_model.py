@@ -73,27 +73,9 @@ def first_time_at_bar(history: list[dict[str, Any]], bar: QualityBar) -> float |
     return None
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--stats", help="DP statistics directory (default: generate under --work)")
-    ap.add_argument("--work", default="/tmp/topicslab-bench")
-    ap.add_argument("--types", type=int, default=500)
-    ap.add_argument("--weeks", type=int, default=4)
-    ap.add_argument("--device", default="auto")
-    ap.add_argument("--minutes", type=float, default=10.0, help="cap of the default fit")
-    ap.add_argument("--paper-minutes", type=float, default=20.0)
-    ap.add_argument("--skip-paper", action="store_true")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--no-progress", action="store_true")
-    ap.add_argument("--save", help="write the default fitter's model to this directory")
-    args = ap.parse_args()
-
+def default_fit(args: argparse.Namespace, stats: dp.DPStatistics, bar: QualityBar) -> float:
+    """Run the default fitter to the bar (or the time cap); print; return its final J."""
     from topicslab.validate import fit_quality
-
-    stats = dp.load_statistics(statistics(args))
-    bar = QualityBar()
-    print(f"statistics: {args.stats or args.work} (k={stats.k}, taxonomy "
-          f"{stats.taxonomy.version}); T={args.types}, r={args.weeks}; bar: {bar.to_dict()}")
 
     t0 = time.perf_counter()
     res = fit(stats, types=args.types, weeks=args.weeks, device=args.device, seed=args.seed,
@@ -117,17 +99,51 @@ def main() -> None:
               f"mean error {f['mean_error']:+.2e}")
     print("loss curve:")
     curve(res.history, every=max(res.seconds / 25, 1.0))
+    return res.loss
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--stats", help="DP statistics directory (default: generate under --work)")
+    ap.add_argument("--work", default="/tmp/topicslab-bench")
+    ap.add_argument("--types", type=int, default=500)
+    ap.add_argument("--weeks", type=int, default=4)
+    ap.add_argument("--device", default="auto")
+    ap.add_argument("--minutes", type=float, default=10.0, help="cap of the default fit")
+    ap.add_argument("--paper-minutes", type=float, default=20.0)
+    ap.add_argument("--skip-paper", action="store_true")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("--save", help="write the default fitter's model to this directory")
+    ap.add_argument("--paper-only", action="store_true", help="skip the default fit")
+    ap.add_argument("--goal", type=float, help="paper goal J (default: the default's final)")
+    ap.add_argument("--batch-loss", default="mean", choices=["mean", "sum"])
+    args = ap.parse_args()
+
+    from topicslab.validate import fit_quality
+
+    stats = dp.load_statistics(statistics(args))
+    bar = QualityBar()
+    print(f"statistics: {args.stats or args.work} (k={stats.k}, taxonomy "
+          f"{stats.taxonomy.version}); T={args.types}, r={args.weeks}; bar: {bar.to_dict()}")
+
+    goal = args.goal
+    if not args.paper_only:
+        goal = default_fit(args, stats, bar) if goal is None else goal
     if args.skip_paper:
         return
-    goal = res.loss
+    if goal is None:
+        raise SystemExit("--paper-only needs --goal")
     t0 = time.perf_counter()
     paper = fit(stats, types=args.types, weeks=args.weeks, device=args.device,
                 seed=args.seed, optimizer="paper", epochs=10**6, target=goal,
-                max_minutes=args.paper_minutes, progress=not args.no_progress)
+                max_minutes=args.paper_minutes, progress=not args.no_progress,
+                batch_loss=args.batch_loss)
     wall = time.perf_counter() - t0
     qp = fit_quality(stats, paper.model)
-    epochs = paper.steps * 8192 / q.n_terms
-    print(f"\n== paper optimiser: goal J <= {goal:.4e} (default's final); stopped by "
+    epochs = paper.steps * 8192 / qp.n_terms
+    print(f"\n== paper optimiser ({args.batch_loss} batch loss): goal J <= {goal:.4e}; "
+          f"stopped by "
           f"{paper.stopped} after {paper.steps} steps ({epochs:.1f} epochs) in {wall:.1f} s; "
           f"peak RSS {peak_rss_gb():.2f} GB")
     print(f"J {paper.loss:.5e}; within 0.1 pp {qp.share_abs_within_0_1pp:.4%}; "

@@ -90,6 +90,9 @@ def test_paper_optimizer_reduces_the_loss(tax12):
     fit_module = importlib.import_module("topicslab.model.fit")
     assert (fit_module.PAPER_LR, fit_module.PAPER_BATCH, fit_module.PAPER_INIT_STD) == (
         1.0, 8192, 0.001)
+    res_sum = fit(st, types=6, weeks=2, optimizer="paper", epochs=3, batch_terms=64,
+                  lr=0.05, batch_loss="sum", progress=False, seed=2, device="cpu")
+    assert res_sum.history[-1]["loss"] < first
     res0 = fit(st, types=6, weeks=2, optimizer="paper", epochs=1, batch_terms=10**6,
                lr=1e-12, progress=False, seed=2, device="cpu")
     assert float(np.abs(res0.model.theta).max()) < 0.01
@@ -197,7 +200,9 @@ def test_bad_options_are_rejected(tax12):
     st = _bad(tax12)
     for kw, msg in ((dict(optimizer="sgd"), "optimizer"), (dict(types=0), "types"),
                     (dict(device="tpu"), "device"), (dict(target="best"), "target"),
-                    (dict(max_minutes=0), "max_minutes")):
+                    (dict(max_minutes=0), "max_minutes"),
+                    (dict(optimizer="paper", batch_loss="max"), "batch_loss"),
+                    (dict(single_weight="log"), "single_weight")):
         with pytest.raises(InputError, match=msg):
             fit(st, weeks=2, steps=1, progress=False, **kw)  # type: ignore[arg-type]
     if not torch.cuda.is_available():

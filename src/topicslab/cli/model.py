@@ -79,6 +79,8 @@ def fit_command(
                                       help="Epochs (paper optimiser; 8000)."),
     lr: float | None = typer.Option(None, "--lr", help="Learning rate (default 0.3 / 1.0)."),
     seed: int = typer.Option(0, "--seed", min=0, help="Initialisation and batch order."),
+    batch_loss: str = typer.Option("mean", "--batch-loss",
+                                   help="Paper optimiser's batch loss: mean | sum."),
     checkpoint_every: int = typer.Option(50, "--checkpoint-every", min=1,
                                          help="Steps between checkpoints."),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoints."),
@@ -100,7 +102,8 @@ def fit_command(
                  seed=seed, max_minutes=max_minutes, target=_target(target),
                  progress=not no_progress, checkpoint_dir=out_dir / "checkpoints",
                  checkpoint_every=checkpoint_every, resume=resume, steps=steps,
-                 epochs=epochs, lr=lr, cyclic=cyclic, threads=threads)
+                 epochs=epochs, lr=lr, cyclic=cyclic, threads=threads,
+                 batch_loss=batch_loss)
     res.model.metadata["statistics_dir"] = str(stats_dir)
     tm.save_model(out_dir, res.model)
     _write_json(out_dir / "fit_history.json", {"history": res.history})

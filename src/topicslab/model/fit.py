@@ -9,12 +9,15 @@ Public names:
 
 Optimisers:
 
-* ``"paper"`` — exactly the paper's recipe: Adam, learning rate 1.0, minibatches of 8192 terms
-  of J drawn without replacement each epoch, init θ ~ N(0, 0.001²), ``epochs`` passes (paper:
-  8000). Each minibatch term is computed exactly from its own slots. The minibatch loss is the
-  batch's sum of squared errors scaled by N/B (an unbiased estimate of N·J): Adam is invariant
-  to that scale except through ε, and the mean loss's gradients would sit below ε = 1e-8
-  (spec 01 §4 "Pitfall").
+* ``"paper"`` — the paper's recipe: Adam (ε = 1e-8), learning rate 1.0, minibatches of 8192
+  terms of J drawn without replacement each epoch, init θ ~ N(0, 0.001²), ``epochs`` passes
+  (paper: 8000). Each minibatch term is computed exactly from its own slots. The paper does not
+  say how the minibatch loss is scaled; the default is the batch *mean* (what TensorFlow/Keras
+  losses do): its gradients (~1e-10) sit below ε, so Adam moves each logit by ~lr·g/ε per step
+  — slow, which is why the paper needs thousands of epochs (spec 01 §4 "Pitfall").
+  ``batch_loss="sum"`` scales the batch SSE by N/B instead: normalised Adam steps of ~lr = 1.0
+  per logit, which at lr 1.0 saturate the softmaxes within one epoch (measured: J rises from
+  2.4e-6 to 8.0e-6 and stays there).
 * ``"default"`` — full-objective steps: all of J's ~1.1M terms and the gradient from a few
   dense products per step (``closed_forms``), Adam on N·J with the single terms weighted for
   equal relative error (``objective``: the DP singles' clipping bias), a cosine learning-rate
@@ -164,7 +167,7 @@ def _load_checkpoint(directory: Path, config: dict[str, Any]) -> dict[str, Any] 
         raise InputError(f"cannot read checkpoint ({exc})", file=str(path)) from None
     old = state.get("config", {})
     for key in ("types", "weeks", "k", "m", "optimizer", "fingerprint", "week_pairs",
-                "seed", "single_weight"):
+                "seed", "single_weight", "batch_loss"):
         if old.get(key) != config.get(key):
             raise InputError(f"checkpoint was made with {key}={old.get(key)!r}, this fit "
                              f"has {config.get(key)!r}", file=str(path), field=key)
@@ -211,6 +214,7 @@ def fit(stats: Any, *, types: int = 500, weeks: int = 4, optimizer: str = "defau
         lr: float | None = None, lr_end: float | None = None, batch_terms: int = PAPER_BATCH,
         init_std: float | None = None, eval_every: int | None = None, cyclic: bool = False,
         threads: int | None = None, single_weight: str | None = None,
+        batch_loss: str = "mean",
         callback: Callable[[dict[str, float]], None] | None = None) -> FitResult:
     """Fit a T-type mixture with r weeks of k slots to DP statistics.
 
@@ -229,6 +233,9 @@ def fit(stats: Any, *, types: int = 500, weeks: int = 4, optimizer: str = "defau
         steps: full-objective steps (default 250). epochs: paper epochs (default 8000).
         lr, lr_end: learning rate (default: 0.3 → 0.005 cosine; paper: 1.0 constant).
         batch_terms: paper minibatch size (8192).
+        batch_loss: paper minibatch loss: ``"mean"`` of the batch's squared errors (the
+            usual framework loss, so Adam's ε = 1e-8 dominates and steps are ~lr·g/ε) or
+            ``"sum"`` (scaled by N/B: normalised Adam steps of size ~lr).
         init_std: initial noise (default 1.0 around the marginals; paper 0.001 around 0).
         eval_every: steps between quality evaluations (default 5; paper: once an epoch).
         cyclic: also fit the wrap-around week pair (r−1 → 0), so sampling more than r weeks
@@ -246,6 +253,9 @@ def fit(stats: Any, *, types: int = 500, weeks: int = 4, optimizer: str = "defau
     for name, v in (("types", types), ("weeks", weeks)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise InputError(f"{name} must be a positive integer, got {v!r}", field=name)
+    if batch_loss not in ("mean", "sum"):
+        raise InputError(f"batch_loss must be mean or sum, got {batch_loss!r}",
+                         field="batch_loss")
     if max_minutes is not None and not max_minutes > 0:
         raise InputError(f"max_minutes must be > 0, got {max_minutes}", field="max_minutes")
     targets = Targets.from_statistics(stats)
@@ -263,7 +273,8 @@ def fit(stats: Any, *, types: int = 500, weeks: int = 4, optimizer: str = "defau
     shape = (types, weeks, targets.k, targets.m)
     config = {"types": types, "weeks": weeks, "k": targets.k, "m": targets.m,
               "optimizer": optimizer, "fingerprint": targets.fingerprint,
-              "week_pairs": [list(p) for p in pairs], "seed": int(seed), "single_weight": sw}
+              "week_pairs": [list(p) for p in pairs], "seed": int(seed), "single_weight": sw,
+              "batch_loss": batch_loss if optimizer == "paper" else None}
     ckpt_dir = Path(checkpoint_dir) if checkpoint_dir is not None else None
     state = _load_checkpoint(ckpt_dir, config) if (resume and ckpt_dir is not None) else None
     if resume and ckpt_dir is None:
@@ -279,7 +290,7 @@ def fit(stats: Any, *, types: int = 500, weeks: int = 4, optimizer: str = "defau
                callback=callback, tuner=tuner)
     try:
         stopped = _optimise(run, optimizer, epochs, lr, lr_end, batch_terms, seed, progress,
-                            eval_every, steps)
+                            eval_every, steps, batch_loss)
     finally:
         tuner.restore()
     run.extra["single_weight"] = sw
@@ -288,11 +299,11 @@ def fit(stats: Any, *, types: int = 500, weeks: int = 4, optimizer: str = "defau
 
 def _optimise(run: _Run, optimizer: str, epochs: int | None, lr: float | None,
               lr_end: float | None, batch_terms: int, seed: int, progress: bool,
-              eval_every: int | None, steps: int | None) -> str:
+              eval_every: int | None, steps: int | None, batch_loss: str) -> str:
     if optimizer == "paper":
         return run.paper(epochs if epochs is not None else PAPER_EPOCHS,
                          PAPER_LR if lr is None else lr, int(batch_terms), seed, progress,
-                         eval_every)
+                         eval_every, batch_loss)
     return run.default(steps if steps is not None else DEFAULT_STEPS,
                        DEFAULT_LR if lr is None else lr,
                        DEFAULT_LR_END if lr_end is None else lr_end, progress,
@@ -458,7 +469,7 @@ class _Run:
 
     # ----------------------------------------------------------------- paper
     def paper(self, epochs: int, lr: float, batch: int, seed: int, progress: bool,
-              eval_every: int | None) -> str:
+              eval_every: int | None, batch_loss: str) -> str:
         opt = torch.optim.Adam([self.theta], lr=lr)
         self._restore(opt)
         n = self.obj.n_terms
@@ -489,7 +500,8 @@ class _Run:
                     idx = perm[b * batch:(b + 1) * batch].to(dev)
                     opt.zero_grad(set_to_none=True)
                     P = torch.softmax(self.theta, dim=-1)
-                    loss = self.obj.batch_sse(P, idx) * (n / idx.numel())
+                    sse = self.obj.batch_sse(P, idx)
+                    loss = sse / idx.numel() if batch_loss == "mean" else sse * (n / idx.numel())
                     loss.backward()
                     opt.step()
                     self.step += 1
