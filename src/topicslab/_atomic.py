@@ -13,6 +13,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; on success rename it to ``path``.
@@ -26,6 +32,9 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     tmp = Path(tmp_name)
     try:
         yield tmp
+        # mkstemp creates 0600; give the final file the usual umask-derived mode, as open() would
+        if tmp.exists():
+            os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, final)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

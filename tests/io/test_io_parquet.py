@@ -199,3 +199,16 @@ def test_large_files_are_read_in_batches_identically(tmp_path, monkeypatch):
     write_sets(path, TopicSets(sets.sets, sets.taxonomy, dup, sets.metadata))
     with pytest.raises(InputError, match="row 3001"):
         read_sets(path)
+
+
+def test_atomic_writes_get_the_umask_mode(tmp_path):
+    import os
+
+    from topicslab._atomic import write_text_atomic
+
+    old = os.umask(0o022)
+    try:
+        write_text_atomic(tmp_path / "a.txt", "x")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "a.txt").stat().st_mode & 0o777 == 0o644
