@@ -1,9 +1,11 @@
-"""Benchmark: time to the quality bar of the type-mixture fit (issue 4), default vs paper.
+"""Benchmark: the type-mixture fit (issues 4, 14): default optimiser vs the paper's.
 
-Fits T = 500 types, r = 4 weeks to the DP statistics (default ε = ln 3, δ = 1e-15) of a
-1M-user reference population and prints the wall time, peak RSS, the two quality figures
-(terms within 0.1 pp; terms ≥ 0.1% within 20%), their per-family breakdown and the loss
-curve. Then runs the paper's optimiser (Adam, lr 1.0, 8192-term batches, N(0, 0.001²) init)
+Fits the model (``--model persistent``: 100 types × 5 modes, the default; ``--model paper``:
+T = 500) with r = 4 weeks to the DP statistics (default ε = ln 3, δ = 1e-15) of a 1M-user
+reference population for ``--steps`` full-objective steps (``--stop-at-bar`` stops at the
+quality bar instead) and prints the wall time, peak RSS, the two quality figures (terms
+within 0.1 pp; terms ≥ 0.1% within 20%), their per-family breakdown and the loss curve. Then
+runs the paper's optimiser on the paper's types (Adam, lr 1.0, 8192-term batches, N(0, 0.001²) init)
 on the same statistics until it reaches the default fitter's final loss or its time cap, and
 prints where it got.
 
@@ -22,7 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from topicslab import dp
-from topicslab.model import QualityBar, fit
+from topicslab.model import (
+    VARIANT_NAMES,
+    FullObjective,
+    PaperAdam,
+    PaperTypes,
+    QualityBar,
+    fit,
+    make_variant,
+)
 
 
 def peak_rss_gb() -> float:
@@ -78,15 +88,18 @@ def default_fit(args: argparse.Namespace, stats: dp.DPStatistics, bar: QualityBa
     from topicslab.validate import fit_quality
 
     t0 = time.perf_counter()
-    res = fit(stats, types=args.types, weeks=args.weeks, device=args.device, seed=args.seed,
-              max_minutes=args.minutes, target="bar", progress=not args.no_progress)
+    variant = make_variant(args.model, args.types, args.weeks)
+    res = fit(stats, variant, FullObjective(steps=args.steps), device=args.device,
+              seed=args.seed, max_minutes=args.minutes,
+              target="bar" if args.stop_at_bar else None, progress=not args.no_progress)
     wall = time.perf_counter() - t0
     q = fit_quality(stats, res.model)
     if args.save:
         from topicslab.model import save_model
 
         save_model(args.save, res.model)
-    print(f"\n== default optimiser: stopped by {res.stopped} after {res.steps} steps")
+    print(f"\n== default optimiser, {args.model} types: stopped by {res.stopped} after "
+          f"{res.steps} steps")
     print(f"wall time {wall:.1f} s (fit {res.seconds:.1f} s); time to bar: "
           f"{first_time_at_bar(res.history, bar) or 'not reached'}; "
           f"peak RSS {peak_rss_gb():.2f} GB")
@@ -106,8 +119,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--stats", help="DP statistics directory (default: generate under --work)")
     ap.add_argument("--work", default="/tmp/topicslab-bench")
-    ap.add_argument("--types", type=int, default=500)
+    ap.add_argument("--model", default="persistent", choices=VARIANT_NAMES)
+    ap.add_argument("--types", type=int, default=None, help="T (default: the model's own)")
     ap.add_argument("--weeks", type=int, default=4)
+    ap.add_argument("--steps", type=int, default=FullObjective().steps)
+    ap.add_argument("--stop-at-bar", action="store_true",
+                    help="stop the default fit as soon as the quality bar is met")
     ap.add_argument("--device", default="auto")
     ap.add_argument("--minutes", type=float, default=10.0, help="cap of the default fit")
     ap.add_argument("--paper-minutes", type=float, default=20.0)
@@ -125,7 +142,8 @@ def main() -> None:
     stats = dp.load_statistics(statistics(args))
     bar = QualityBar()
     print(f"statistics: {args.stats or args.work} (k={stats.k}, taxonomy "
-          f"{stats.taxonomy.version}); T={args.types}, r={args.weeks}; bar: {bar.to_dict()}")
+          f"{stats.taxonomy.version}); model {args.model}, T={args.types or 'default'}, "
+          f"r={args.weeks}; bar: {bar.to_dict()}")
 
     goal = args.goal
     if not args.paper_only:
@@ -135,10 +153,10 @@ def main() -> None:
     if goal is None:
         raise SystemExit("--paper-only needs --goal")
     t0 = time.perf_counter()
-    paper = fit(stats, types=args.types, weeks=args.weeks, device=args.device,
-                seed=args.seed, optimizer="paper", epochs=10**6, target=goal,
-                max_minutes=args.paper_minutes, progress=not args.no_progress,
-                batch_loss=args.batch_loss)
+    paper = fit(stats, PaperTypes(types=args.types or 500, weeks=args.weeks),
+                PaperAdam(epochs=10**6, batch_loss=args.batch_loss), device=args.device,
+                seed=args.seed, target=goal, max_minutes=args.paper_minutes,
+                progress=not args.no_progress)
     wall = time.perf_counter() - t0
     qp = fit_quality(stats, paper.model)
     epochs = paper.steps * 8192 / qp.n_terms

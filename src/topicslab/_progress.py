@@ -22,14 +22,15 @@ from rich.progress import (
 
 
 class Advance(Protocol):
-    def __call__(self, n: float = 1) -> None: ...
+    def __call__(self, n: float = 1, info: str | None = None) -> None: ...
 
 
 @contextlib.contextmanager
 def task(description: str, total: float | None, enabled: bool = True) -> Iterator[Advance]:
-    """A progress bar; yields ``advance(n)``. No output when ``enabled`` is false."""
+    """A progress bar; yields ``advance(n, info=None)`` (``info``: a short status shown after
+    the bar, e.g. a loss). No output when ``enabled`` is false."""
     if not enabled:
-        yield lambda n=1: None
+        yield lambda n=1, info=None: None
         return
     console = Console(stderr=True)
     with Progress(
@@ -38,8 +39,16 @@ def task(description: str, total: float | None, enabled: bool = True) -> Iterato
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
+        TextColumn("{task.fields[info]}"),
         console=console,
         transient=False,
     ) as bar:
-        tid = bar.add_task(description, total=total)
-        yield lambda n=1: bar.advance(tid, n)
+        tid = bar.add_task(description, total=total, info="")
+
+        def advance(n: float = 1, info: str | None = None) -> None:
+            if info is None:
+                bar.advance(tid, n)
+            else:
+                bar.update(tid, advance=n, info=info)
+
+        yield advance

@@ -83,12 +83,19 @@ def test_run_cli_smoke(tmp_path):
     # the CLI wiring of `run` (the pipeline itself is tested in tests/experiment)
     res = runner.invoke(app, ["run", "--preset", "smoke", "--out", str(tmp_path), "--quiet",
                               "--users", "4000", "--types", "10", "--fit-minutes", "0.05",
-                              "--targets", "256", "--trials", "2", "--no-disclosure"])
+                              "--targets", "256", "--trials", "2", "--no-disclosure",
+                              "--fit-steps", "20", "--fidelity-trials", "1"])
     assert res.exit_code == 0, res.output
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["population"]["users"] == 4_000
     assert results["parameters"]["types"] == 10 and results["parameters"]["trials"] == 2
     assert results["disclosure"] is None
-    assert "re-identification population hamming" in res.output
+    assert "paper protocol: population hamming" in res.output
+    assert "fidelity r=4 hamming" in res.output  # the table fits an 80-column terminal (CI)
+    assert results["fidelity"]["trials"] == 1 and results["parameters"]["fit_steps"] == 20
+    assert results["verdict"]["text"].startswith(("PASS", "FAIL"))
+    bad = runner.invoke(app, ["run", "--preset", "smoke", "--out", str(tmp_path / "b"),
+                              "--model", "mixture"])
+    assert bad.exit_code != 0 and "--model" in str(bad.exception)
     assert (tmp_path / "report.html").exists() and (tmp_path / "stats" / "q_within.json").exists()
     assert len(results["population"]["calibration"]) == 35

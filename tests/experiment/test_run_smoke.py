@@ -10,7 +10,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from topicslab.experiment import run, verdict
+from topicslab.experiment import one_std_rule, run, verdict
 from topicslab.report import SECTION_IDS, results_schema, validate_results
 from topicslab.report.schema import ResultsSchemaError
 
@@ -43,9 +43,22 @@ def test_every_stage_and_section(smoke: tuple[Path, dict]) -> None:
     assert res["verdict"]["pass"] in (True, False)
     assert res["dp_statistics"]["ledger"]["claimed"]["epsilon"] == pytest.approx(1.0986, 1e-4)
     assert res["cached_stages"] == []
-    for stage in ("population", "dp_statistics", "fit", "sample", "validate",
+    for stage in ("population", "dp_statistics", "fit", "sample", "fidelity", "validate",
                   "reid_population", "reid_synthetic", "qif", "disclosure", "report"):
         assert stage in res["stage_seconds"]
+    # the release's verdict: gaps for r = 1..4, both attacks, the paper's rule second
+    fid = res["fidelity"]
+    assert [(g["attack"], g["weeks"]) for g in fid["gaps"]] == [
+        (a, r) for r in (1, 2, 3, 4) for a in ("hamming", "asymmetric")]
+    assert fid["users"] == res["population"]["users"] and fid["trials"] == 2
+    assert res["verdict"]["pass"] == fid["pass"]
+    assert res["verdict"]["one_std_rule"]["pass"] in (True, False)
+    assert res["verdict"]["text"].startswith(("PASS", "FAIL"))
+    assert "Paper's rule" in res["verdict"]["text"]
+    assert res["fit"]["model"] == "persistent" and res["fit"]["stay_quantiles"]
+    assert 0 < res["fit_quality"]["share_within_2sigma"] <= 1
+    assert "Gap table" in html and "Top 10 within-week pairs" in html
+    assert "Top 10 across-week pairs" in html
 
 
 def test_rerun_uses_the_cache_and_redoes_only_what_changed(smoke: tuple[Path, dict]) -> None:
@@ -57,7 +70,10 @@ def test_rerun_uses_the_cache_and_redoes_only_what_changed(smoke: tuple[Path, di
     changed = run("smoke", out, seed=1, overrides={"trials": 2})
     assert "reid_population" not in changed["cached_stages"]
     assert "reid_synthetic" not in changed["cached_stages"]
-    assert {"population", "dp_statistics", "fit", "sample"} <= set(changed["cached_stages"])
+    assert {"population", "dp_statistics", "fit", "sample", "fidelity"} <= set(
+        changed["cached_stages"])
+    more = run("smoke", out, seed=1, overrides={"trials": 2, "fidelity_trials": 1})
+    assert "fidelity" not in more["cached_stages"] and more["fidelity"]["trials"] == 1
 
 
 def test_from_published_statistics_has_no_population_side(smoke: tuple[Path, dict],
@@ -77,10 +93,33 @@ def test_verdict_rule() -> None:
     pop = {"hamming": {"mean": 0.010, "std": 0.002}, "asymmetric": {"mean": 0.02, "std": 0.003}}
     ok = {"hamming": {"mean": 0.011, "std": 0.002}, "asymmetric": {"mean": 0.018, "std": 0.003}}
     bad = {"hamming": {"mean": 0.011, "std": 0.002}, "asymmetric": {"mean": 0.03, "std": 0.003}}
-    assert verdict({"population": pop, "synthetic": ok})["pass"] is True
-    v = verdict({"population": pop, "synthetic": bad})
+    assert one_std_rule({"population": pop, "synthetic": ok})["pass"] is True
+    v = one_std_rule({"population": pop, "synthetic": bad})
     assert v["pass"] is False and v["attacks"]["asymmetric"]["within_one_std"] is False
-    assert verdict({"population": None, "synthetic": ok})["pass"] is None
+    assert one_std_rule({"population": None, "synthetic": ok})["pass"] is None
+    # the release verdict follows the fidelity gaps; the one-std rule is its second line
+    fid = {"pass": False, "resolved": True, "tolerance": 0.02, "text": "FAIL: gaps."}
+    both = verdict({"population": pop, "synthetic": ok}, fid)
+    assert both["pass"] is False and both["one_std_rule"]["pass"] is True
+    assert both["text"].startswith("FAIL: gaps.") and "one std" in both["text"]
+    assert verdict({"population": pop, "synthetic": bad}, None)["pass"] is False
+
+
+def test_paper_model_and_refit_per_trial(tmp_path: Path) -> None:
+    """``--model paper`` fits the paper's types; ``--refit-per-trial`` fits once per trial
+    (seed + trial) and reports each fit (the fit-to-fit spread)."""
+    res = run("smoke", tmp_path / "paper", seed=4,
+              overrides={**FAST, "model": "paper", "refit_per_trial": True, "fit_steps": 20,
+                         "disclosure": False, "fidelity_trials": 1})
+    assert res["fit"]["model"] == "paper" and res["fit"]["stay_quantiles"] is None
+    refits = res["reidentification"]["refits"]
+    assert [x["trial"] for x in refits] == [0, 1]
+    assert [x["seed"] for x in refits] == [5, 6]
+    assert all(0 <= x["share_rel_within_20pct"] <= 1 for x in refits)
+    assert refits[0]["loss"] != refits[1]["loss"]
+    assert res["reidentification"]["protocol"]["refit_per_trial"] is True
+    html = (tmp_path / "paper" / "report.html").read_text(encoding="utf-8")
+    assert "Fit-to-fit spread" in html
 
 
 def test_schema_rejects_a_broken_results_file(smoke: tuple[Path, dict]) -> None:

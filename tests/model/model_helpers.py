@@ -38,3 +38,14 @@ def stats_of(model: TypeMixture) -> Stats:
     """Exact statistics of a model, averaged over weeks / week pairs (stationary targets)."""
     qs, qw, qa = model.statistics()
     return Stats(qs.mean(0), qw.mean(0), qa.mean(0), model.taxonomy, model.k)
+
+
+def persistent_model(tax: Taxonomy, T: int = 3, M: int = 2, k: int = 5,
+                     seed: int = 1) -> TypeMixture:
+    """A random persistent-types model (modes, mode stays and slot stays at random)."""
+    rng = np.random.default_rng(seed)
+    return TypeMixture(rng.normal(size=(T, M, k, tax.size)).astype(np.float32), tax,
+                       {"weeks": 4, "seed": seed},
+                       stay=rng.uniform(size=(T, M, k)).astype(np.float32),
+                       mode_weights=rng.dirichlet(np.ones(M), size=T).astype(np.float32),
+                       mode_stay=rng.uniform(size=T).astype(np.float32))

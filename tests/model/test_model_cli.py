@@ -42,6 +42,7 @@ def test_fit_sample_validate(tmp_path, monkeypatch):
     model_dir = tmp_path / "model"
     res = runner.invoke(app, ["fit", "--stats", str(stats_dir), "--types", "4", "--weeks", "2",
                               "--out", str(model_dir), "--steps", "30", "--device", "cpu",
+                              "--model", "paper",
                               "--threads", "1", "--no-progress", "--target", "none",
                               "--export-release", str(tmp_path / "output_parameters.json"),
                               "--json", str(tmp_path / "fit.json")])
@@ -82,6 +83,18 @@ def test_fit_sample_validate(tmp_path, monkeypatch):
     assert doc["wrap_transition"]["pair"] == [1, 0]
     assert 0 <= doc["fit_quality"]["share_abs_within_0_1pp"] <= 1
     assert doc["distinct_topics"]["synthetic"]["users"] == 3000
+    # --risk: the release-fidelity gap table for r = 1..2
+    res = runner.invoke(app, ["validate", "--stats", str(stats_dir), "--model", str(model_dir),
+                              "--population", str(pop), "--weeks", "2", "--risk",
+                              "--risk-trials", "1", "--json", str(out_json)])
+    assert res.exit_code == 0, res.output
+    fid = json.loads(out_json.read_text())["fidelity"]
+    assert [(g["attack"], g["weeks"]) for g in fid["gaps"]] == [
+        (a, r) for r in (1, 2) for a in ("hamming", "asymmetric")]
+    assert "release fidelity" in res.output
+    res = runner.invoke(app, ["validate", "--stats", str(stats_dir), "--model", str(model_dir),
+                              "--risk", "--json", str(out_json)])
+    assert res.exit_code != 0 and "--population" in str(res.exception)
 
 
 def test_tfrecord_sample_and_more_weeks(tmp_path):

@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+from model_helpers import persistent_model as _persistent
 from model_helpers import random_model, small_taxonomy
 
 from topicslab.errors import InputError
@@ -129,3 +130,51 @@ def test_release_parameters_wrong_taxonomy(tmp_path):
     export_release_parameters(path, model)
     with pytest.raises(InputError, match="wrong taxonomy"):
         import_release_parameters(path, "v2")
+
+
+def test_persistent_round_trip_and_no_release_export(tmp_path):
+    tax = load("v2")
+    model = _persistent(tax)
+    save_model(tmp_path, model)
+    meta = json.loads((tmp_path / "model.json").read_text())
+    assert (meta["model"], meta["types"], meta["modes"], meta["weeks"]) == (
+        "persistent", 3, 2, 4)
+    back = load_model(tmp_path)
+    assert back.variant == "persistent" and back.weeks == 4 and back.modes == 2
+    for name in ("theta", "stay", "mode_weights", "mode_stay"):
+        assert np.array_equal(getattr(back, name), getattr(model, name)), name
+    for a, b in zip(back.statistics(), model.statistics(), strict=True):
+        assert np.array_equal(a, b)
+    with pytest.raises(InputError, match="paper's types only"):
+        export_release_parameters(tmp_path / "out.json", model)
+    # a file without one of the persistent tensors is refused, naming it
+    from safetensors.numpy import load_file, save_file
+
+    tensors = load_file(str(tmp_path / "model.safetensors"))
+    del tensors["mode_stay"]
+    save_file(tensors, str(tmp_path / "model.safetensors"))
+    with pytest.raises(InputError, match="mode_stay"):
+        load_model(tmp_path)
+
+
+def test_old_files_read_as_paper_types(tmp_path):
+    model = random_model(load("v2"), T=2, r=2, k=5, seed=3)
+    save_model(tmp_path, model)
+    meta = json.loads((tmp_path / "model.json").read_text())
+    del meta["model"]  # written before persistent types existed
+    (tmp_path / "model.json").write_text(json.dumps(meta))
+    assert load_model(tmp_path).variant == "paper"
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(stay=None), "need stay, mode_weights and mode_stay"),
+    (dict(mode_stay=np.full(3, 1.5, np.float32)), "probabilities"),
+    (dict(mode_weights=np.full((3, 2), 0.3, np.float32)), "sum to 1"),
+    (dict(stay=np.zeros((3, 2, 4), np.float32)), "shape"),
+])
+def test_persistent_parts_are_checked(change, message):
+    tax = load("v1")
+    m = _persistent(tax)
+    kw = {"stay": m.stay, "mode_weights": m.mode_weights, "mode_stay": m.mode_stay, **change}
+    with pytest.raises(InputError, match=message):
+        TypeMixture(m.theta, tax, {"weeks": 4}, **kw)

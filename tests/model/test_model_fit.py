@@ -3,7 +3,6 @@ rejection of bad statistics."""
 
 from __future__ import annotations
 
-import importlib
 import math
 
 import numpy as np
@@ -13,7 +12,11 @@ from model_helpers import Stats, random_model, small_taxonomy, stats_of
 
 from topicslab.errors import InputError
 from topicslab.model import (
+    FullObjective,
     Objective,
+    PaperAdam,
+    PaperTypes,
+    PersistentTypes,
     QualityBar,
     Targets,
     TypeMixture,
@@ -66,7 +69,8 @@ def test_default_fit_converges_on_known_targets():
     tg = Targets.from_statistics(st)
     init = exact_loss(np.log(np.clip(st.q_single, 1e-7, None) / 5)[None, None, None, :]
                       * np.ones((1, 2, 5, 1)), tg)
-    res = fit(st, types=10, weeks=2, steps=200, progress=False, seed=1, device="cpu")
+    res = fit(st, "paper", FullObjective(steps=200), types=10, weeks=2, progress=False,
+              seed=1, device="cpu")
     assert res.stopped == "steps"
     assert res.loss_float64 < init / 100, (res.loss_float64, init)
     assert math.isclose(res.loss, res.loss_float64, rel_tol=1e-3)
@@ -81,31 +85,38 @@ def test_default_fit_converges_on_known_targets():
 def test_paper_optimizer_reduces_the_loss(tax12):
     st = stats_of(stationary_model(tax12, T=4, r=2, k=3, seed=5))
     # the paper's lr = 1.0 is tuned for 4.7M parameters; a toy problem needs a smaller one
-    res = fit(st, types=6, weeks=2, optimizer="paper", epochs=100, batch_terms=64, lr=0.2,
+    res = fit(st, PaperTypes(types=6, weeks=2), PaperAdam(epochs=100, batch_terms=64, lr=0.2),
               progress=False, seed=2, device="cpu")
     assert res.stopped == "epochs"
     first, last = res.history[0]["loss"], res.history[-1]["loss"]
     assert last < first / 100, (first, last)
     # the paper's recipe by default: lr 1.0, batches of 8192 terms, init N(0, 0.001^2)
-    fit_module = importlib.import_module("topicslab.model.fit")
-    assert (fit_module.PAPER_LR, fit_module.PAPER_BATCH, fit_module.PAPER_INIT_STD) == (
-        1.0, 8192, 0.001)
-    res_sum = fit(st, types=6, weeks=2, optimizer="paper", epochs=3, batch_terms=64,
-                  lr=0.05, batch_loss="sum", progress=False, seed=2, device="cpu")
+    paper = PaperAdam()
+    assert (paper.lr, paper.batch_terms, paper.init_std, paper.epochs) == (
+        1.0, 8192, 0.001, 8000)
+    res_sum = fit(st, PaperTypes(types=6, weeks=2),
+                  PaperAdam(epochs=3, batch_terms=64, lr=0.05, batch_loss="sum"),
+                  progress=False, seed=2, device="cpu")
     assert res_sum.history[-1]["loss"] < first
-    res0 = fit(st, types=6, weeks=2, optimizer="paper", epochs=1, batch_terms=10**6,
-               lr=1e-12, progress=False, seed=2, device="cpu")
+    res0 = fit(st, PaperTypes(types=6, weeks=2),
+               PaperAdam(epochs=1, batch_terms=10**6, lr=1e-12), progress=False, seed=2,
+               device="cpu")
     assert float(np.abs(res0.model.theta).max()) < 0.01
+    assert fit(st, "paper", "paper", types=6, weeks=2, progress=False,
+               max_minutes=0.001).model.metadata["optimizer"] == "paper"
+    with pytest.raises(InputError, match="paper's types only"):
+        fit(st, "persistent", PaperAdam(epochs=1), progress=False)
 
 
 def test_early_stop_at_loss_and_bar(tax12):
     st = stats_of(stationary_model(tax12, T=4, r=2, k=3, seed=6))
-    res = fit(st, types=8, weeks=2, steps=500, target=1e-5, progress=False, seed=0,
-              device="cpu")
+    res = fit(st, "paper", FullObjective(steps=500), types=8, weeks=2, target=1e-5,
+              progress=False, seed=0, device="cpu")
     assert res.stopped == "target"
     assert res.loss <= 1e-5 and res.steps < 500
     bar = QualityBar(abs_tol=0.01, abs_share=0.9, rel_tol=0.2, rel_share=0.8)
-    res2 = fit(st, types=8, weeks=2, steps=500, target=bar, progress=False, device="cpu")
+    res2 = fit(st, "paper", FullObjective(steps=500), types=8, weeks=2, target=bar,
+               progress=False, device="cpu")
     assert res2.stopped == "target" and res2.steps < 500
     assert bar.met(res2.quality["share_abs_within_0_1pp"],
                    res2.quality["share_rel_within_20pct"])
@@ -113,8 +124,8 @@ def test_early_stop_at_loss_and_bar(tax12):
 
 def test_time_budget(tax12):
     st = stats_of(random_model(tax12, T=4, r=2, k=3, seed=6))
-    res = fit(st, types=8, weeks=2, steps=10**6, max_minutes=0.02, progress=False,
-              device="cpu")
+    res = fit(st, "persistent", FullObjective(steps=10**6), types=8, weeks=2,
+              max_minutes=0.02, progress=False, device="cpu")
     assert res.stopped == "time"
     assert res.seconds < 30
 
@@ -123,34 +134,41 @@ class _Interrupt(Exception):
     pass
 
 
-@pytest.mark.parametrize("optimizer", ["default", "paper"])
-def test_checkpoint_resume_is_exact(tmp_path, tax12, optimizer):
+@pytest.mark.parametrize("variant, optimizer", [
+    ("paper", FullObjective(steps=40, eval_every=1)),
+    ("persistent", FullObjective(steps=40, eval_every=1)),
+    ("paper", PaperAdam(epochs=6, batch_terms=50, eval_every=1)),
+])
+def test_checkpoint_resume_is_exact(tmp_path, tax12, variant, optimizer):
     """A fit interrupted after step 20 and resumed from its last checkpoint (step 14) ends
     exactly where an uninterrupted fit does."""
     st = stats_of(random_model(tax12, T=4, r=2, k=3, seed=7))
-    kw = dict(types=5, weeks=2, optimizer=optimizer, progress=False, seed=3, device="cpu",
-              threads=1, batch_terms=50)
-    kw.update({"steps": 40} if optimizer == "default" else {"epochs": 6})
-    straight = fit(st, **kw)
+    kw = dict(types=5, weeks=2, progress=False, seed=3, device="cpu", threads=1)
+    straight = fit(st, variant, optimizer, **kw)
 
     def stop(entry):
         if entry["step"] >= 20:
             raise _Interrupt
 
     with pytest.raises(_Interrupt):
-        fit(st, **kw, checkpoint_dir=tmp_path, checkpoint_every=7, eval_every=1,
+        fit(st, variant, optimizer, **kw, checkpoint_dir=tmp_path, checkpoint_every=7,
             callback=stop)
     assert (tmp_path / "checkpoint.pt").is_file()
-    resumed = fit(st, **kw, checkpoint_dir=tmp_path, checkpoint_every=7, resume=True)
+    resumed = fit(st, variant, optimizer, **kw, checkpoint_dir=tmp_path, checkpoint_every=7,
+                  resume=True)
     assert resumed.steps == straight.steps
     np.testing.assert_allclose(resumed.model.theta, straight.model.theta, rtol=0, atol=1e-6)
+    if variant == "persistent":
+        np.testing.assert_allclose(resumed.model.stay, straight.model.stay, rtol=0, atol=1e-6)
     with pytest.raises(InputError, match="checkpoint was made with"):
-        fit(st, **{**kw, "seed": 4}, checkpoint_dir=tmp_path, resume=True)
+        fit(st, variant, optimizer, **{**kw, "seed": 4}, checkpoint_dir=tmp_path,
+            resume=True)
 
 
 def test_cyclic_adds_the_wrap_pair(tax12):
     st = stats_of(random_model(tax12, T=4, r=3, k=3, seed=8))
-    res = fit(st, types=4, weeks=3, steps=3, cyclic=True, progress=False, device="cpu")
+    res = fit(st, PaperTypes(types=4, weeks=3, cyclic=True), FullObjective(steps=3),
+              progress=False, device="cpu")
     assert res.model.week_pairs == [(0, 1), (1, 2), (2, 0)]
 
 
@@ -192,19 +210,31 @@ def test_bad_statistics_are_rejected(tax12, change, message):
     elif change == "k":
         st.k = 1
     with pytest.raises(InputError, match=message) as info:
-        fit(st, types=2, weeks=2, steps=1, progress=False)
+        fit(st, types=2, weeks=2, optimizer=FullObjective(steps=1), progress=False)
     assert "\n" not in str(info.value)
 
 
 def test_bad_options_are_rejected(tax12):
     st = _bad(tax12)
+    one = FullObjective(steps=1)
     for kw, msg in ((dict(optimizer="sgd"), "optimizer"), (dict(types=0), "types"),
+                    (dict(model="mixture"), "model"),
                     (dict(device="tpu"), "device"), (dict(target="best"), "target"),
                     (dict(max_minutes=0), "max_minutes"),
-                    (dict(optimizer="paper", batch_loss="max"), "batch_loss"),
-                    (dict(single_weight="log"), "single_weight")):
+                    (dict(max_minutes=float("nan")), "max_minutes"),
+                    (dict(checkpoint_every=0), "checkpoint_every")):
         with pytest.raises(InputError, match=msg):
-            fit(st, weeks=2, steps=1, progress=False, **kw)  # type: ignore[arg-type]
+            fit(st, **{"weeks": 2, "optimizer": one, "progress": False, **kw})
+    for make, msg in ((lambda: PaperAdam(batch_loss="max"), "batch_loss"),
+                      (lambda: FullObjective(single_weight="log"), "single_weight"),
+                      (lambda: FullObjective(lr=-1), "lr"),
+                      (lambda: FullObjective(lr=0), "lr"),
+                      (lambda: FullObjective(steps=0), "steps"),
+                      (lambda: PersistentTypes(types=0), "types"),
+                      (lambda: PersistentTypes(init_slot_stay=1.0), "init_slot_stay"),
+                      (lambda: PersistentTypes(modes=0), "modes")):
+        with pytest.raises(InputError, match=msg):
+            make()
     if not torch.cuda.is_available():
         with pytest.raises(InputError, match="CUDA"):
-            fit(st, weeks=2, steps=1, progress=False, device="cuda")
+            fit(st, weeks=2, optimizer=one, progress=False, device="cuda")

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from model_helpers import random_model
+from model_helpers import persistent_model, random_model
 
 from topicslab import io as tio
 from topicslab.errors import InputError
-from topicslab.model import alias_tables, sample, sample_to_file, week_map
+from topicslab.model import TypeMixture, alias_tables, sample, sample_to_file, week_map
 
 
 def _frequencies(sets: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -145,3 +145,33 @@ def test_bad_sampling_options(tax12):
         with pytest.raises(InputError):
             sample(model, **kw)  # type: ignore[arg-type]
     assert sample(model, 0, seed=1).sets.shape == (0, 2, 3)
+
+
+def test_persistent_sampling_is_seeded_chunk_invariant_and_any_length(tax12):
+    model = persistent_model(tax12, T=4, M=3, k=5, seed=5)
+    a = sample(model, 4000, seed=9)
+    b = sample(model, 4000, seed=9, chunk_users=333)
+    c = sample(model, 1000, seed=9, first_user=1500)
+    assert np.array_equal(a.sets, b.sets) and np.array_equal(a.sets[1500:2500], c.sets)
+    assert a.sets.shape == (4000, 4, 5)  # the model's weeks by default
+    long = sample(model, 4000, seed=9, weeks=9)
+    assert np.array_equal(long.sets[:, :4], a.sets)  # more weeks extend the same users
+    assert "mode" in long.metadata["week_rule"]
+    raw = sample(model, 500, seed=1, raw=True).sets
+    sets = sample(model, 500, seed=1).sets
+    for u in range(0, 500, 37):
+        for w in range(4):
+            assert [x for x in sets[u, w].tolist() if x >= 0] == sorted(set(raw[u, w].tolist()))
+
+
+def test_persistent_stays_repeat_slots(tax12):
+    """Mode stay 1 and slot stay 1 repeat week 0 forever; stays 0 redraw every week."""
+    m = persistent_model(tax12, T=3, M=2, k=5, seed=6)
+    ones = TypeMixture(m.theta, tax12, {"weeks": 5}, stay=np.ones_like(m.stay),
+                       mode_weights=m.mode_weights, mode_stay=np.ones_like(m.mode_stay))
+    s = sample(ones, 2000, seed=2).sets
+    assert (s == s[:, :1]).all()
+    zeros = TypeMixture(m.theta, tax12, {"weeks": 5}, stay=np.zeros_like(m.stay),
+                        mode_weights=m.mode_weights, mode_stay=np.zeros_like(m.mode_stay))
+    z = sample(zeros, 2000, seed=2).sets
+    assert (z[:, 1:] != z[:, :-1]).any(axis=(1, 2)).mean() > 0.5

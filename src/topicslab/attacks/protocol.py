@@ -86,6 +86,7 @@ class AttackRisk:
     name: str
     risk: list[float] = field(default_factory=list)
     expected: list[float] = field(default_factory=list)
+    expected_sumsq: list[float] = field(default_factory=list)
     correct: list[int] = field(default_factory=list)
     queries: list[int] = field(default_factory=list)
     in_argmax: list[float] = field(default_factory=list)
@@ -99,10 +100,18 @@ class AttackRisk:
         self.queries.append(n)
         self.risk.append(float(success.mean()) if n else 0.0)
         # exactly rounded sum: the same figure whatever the order of the targets
-        self.expected.append(math.fsum(outcomes.expected()) / n if n else 0.0)
+        e = outcomes.expected()
+        self.expected.append(math.fsum(e) / n if n else 0.0)
+        self.expected_sumsq.append(math.fsum(e * e))
         self.in_argmax.append(float(outcomes.in_argmax.mean()) if n else 0.0)
         self.argmax_size_mean.append(float(outcomes.argmax_size.mean()) if n else 0.0)
         self.unique_share.append(float((outcomes.argmax_size == 1).mean()) if n else 0.0)
+
+    def merge(self, other: AttackRisk) -> None:
+        """Append the trials of ``other`` (the same attack measured again)."""
+        for name in ("risk", "expected", "expected_sumsq", "correct", "queries", "in_argmax",
+                     "argmax_size_mean", "unique_share"):
+            getattr(self, name).extend(getattr(other, name))
 
     @property
     def trials(self) -> int:
@@ -137,6 +146,18 @@ class AttackRisk:
         return float(np.mean(self.expected)) if self.expected else 0.0
 
     @property
+    def expected_risk_se(self) -> float:
+        """Standard error of the expected risk over every (trial, target): the per-target
+        exact expectations pooled (their spread is the API's answer randomness and the choice
+        of targets; with every user a target it is the only sampling noise left)."""
+        n = sum(self.queries)
+        if n < 2:
+            return 0.0
+        mean = math.fsum(e * q for e, q in zip(self.expected, self.queries, strict=True)) / n
+        var = max(math.fsum(self.expected_sumsq) / n - mean * mean, 0.0)
+        return math.sqrt(var / (n - 1))
+
+    @property
     def expected_risk_std(self) -> float:
         return float(np.std(self.expected, ddof=1)) if len(self.expected) > 1 else 0.0
 
@@ -155,6 +176,7 @@ class AttackRisk:
             "ci95_binomial": list(self.ci95_binomial),
             "expected_risk_mean": self.expected_risk_mean,
             "expected_risk_std": self.expected_risk_std,
+            "expected_risk_se": self.expected_risk_se,
             "expected_ci95": list(self.expected_ci95),
             "in_argmax_mean": float(np.mean(self.in_argmax)) if self.in_argmax else 0.0,
             "argmax_size_mean": (float(np.mean(self.argmax_size_mean))

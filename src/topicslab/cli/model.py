@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import typer
 from rich.table import Table
 
@@ -65,21 +66,33 @@ def _target(text: str | None) -> Any:
 def fit_command(
     stats_dir: Path = typer.Option(..., "--stats", "-s", help="DP statistics directory."),
     out_dir: Path = typer.Option(..., "--out", "-o", help="Model directory to write."),
-    types: int = typer.Option(500, "--types", "-T", min=1, help="Number of types T."),
+    model: str = typer.Option(
+        "persistent", "--model",
+        help="persistent (types with weekly modes that keep last week's mode and topics with "
+             "fitted probabilities; default) | paper (Dick et al. §5: weeks independent given "
+             "the type)."),
+    types: int | None = typer.Option(
+        None, "--types", "-T", min=1,
+        help="Number of types T (default: 500 paper types, 100 persistent types)."),
+    modes: int | None = typer.Option(
+        None, "--modes", min=1, help="Modes (weekly themes) per persistent type (default 5)."),
     weeks: int = typer.Option(4, "--weeks", "-r", min=1, help="Weeks r of the model."),
     optimizer: str = typer.Option("default", "--optimizer",
-                                  help="default (full-objective Adam) | paper."),
+                                  help="default (full-objective Adam) | paper (paper types "
+                                       "only)."),
     device: str = typer.Option("auto", "--device", help="cpu | cuda | auto."),
     max_minutes: float | None = typer.Option(None, "--max-minutes", help="Time budget."),
     target: str | None = typer.Option(
-        "bar", "--target", help="Early stop: 'bar' (quality bar), a loss J, or 'none'."),
+        "none", "--target",
+        help="Early stop: 'bar' (quality bar), a loss J, or 'none' (run every step: the "
+             "synthetic data's risk needs the converged fit, not the first one over the bar)."),
     steps: int | None = typer.Option(None, "--steps", min=1,
-                                     help="Full-objective steps (default optimiser; 250)."),
+                                     help="Full-objective steps (default optimiser; 300)."),
     epochs: int | None = typer.Option(None, "--epochs", min=1,
                                       help="Epochs (paper optimiser; 8000)."),
     lr: float | None = typer.Option(None, "--lr", help="Learning rate (default 0.3 / 1.0)."),
     seed: int = typer.Option(0, "--seed", min=0, help="Initialisation and batch order."),
-    batch_loss: str = typer.Option("mean", "--batch-loss",
+    batch_loss: str | None = typer.Option(None, "--batch-loss",
                                    help="Paper optimiser's batch loss: mean | sum."),
     checkpoint_every: int = typer.Option(50, "--checkpoint-every", min=1,
                                          help="Steps between checkpoints."),
@@ -96,22 +109,55 @@ def fit_command(
     """Fit the type-mixture model to DP statistics (paper §5; the fitter sees only them)."""
     from topicslab import dp
     from topicslab import model as tm
+    from topicslab.errors import InputError
 
+    variant = tm.make_variant(model, types, weeks, cyclic=cyclic, modes=modes)
+    opt: tm.FullObjective | tm.PaperAdam
+    if optimizer == "paper":
+        if steps is not None:
+            raise InputError("--steps belongs to the default optimiser; the paper's counts "
+                             "--epochs", field="--steps")
+        d = tm.PaperAdam()
+        opt = tm.PaperAdam(epochs=d.epochs if epochs is None else epochs,
+                           lr=d.lr if lr is None else lr,
+                           batch_loss=d.batch_loss if batch_loss is None else batch_loss)
+    elif optimizer == "default":
+        for flag, value in (("--epochs", epochs), ("--batch-loss", batch_loss)):
+            if value is not None:
+                raise InputError(f"{flag} belongs to the paper's optimiser (--optimizer paper)",
+                                 field=flag)
+        f = tm.FullObjective()
+        opt = tm.FullObjective(steps=f.steps if steps is None else steps,
+                               lr=f.lr if lr is None else lr)
+    else:
+        raise InputError(f"--optimizer must be default or paper, got {optimizer!r}",
+                         field="--optimizer")
+    if export_release is not None and variant.name != "paper":
+        raise InputError("--export-release writes the release's output_parameters.json, which "
+                         "holds the paper's types only: add --model paper",
+                         field="--export-release")
     stats = dp.load_statistics(stats_dir)
-    res = tm.fit(stats, types=types, weeks=weeks, optimizer=optimizer, device=device,
-                 seed=seed, max_minutes=max_minutes, target=_target(target),
-                 progress=not no_progress, checkpoint_dir=out_dir / "checkpoints",
-                 checkpoint_every=checkpoint_every, resume=resume, steps=steps,
-                 epochs=epochs, lr=lr, cyclic=cyclic, threads=threads,
-                 batch_loss=batch_loss)
+    res = tm.fit(stats, variant, opt, device=device, seed=seed, max_minutes=max_minutes,
+                 target=_target(target), progress=not no_progress,
+                 checkpoint_dir=out_dir / "checkpoints", checkpoint_every=checkpoint_every,
+                 resume=resume, threads=threads)
     res.model.metadata["statistics_dir"] = str(stats_dir)
     tm.save_model(out_dir, res.model)
     _write_json(out_dir / "fit_history.json", {"history": res.history})
     if export_release is not None:
         tm.export_release_parameters(export_release, res.model)
     table = Table(title=f"type mixture → {out_dir}", show_header=False)
+    table.add_row("model", res.model.variant)
     table.add_row("types × weeks × slots × topics",
                   f"{res.model.types} × {res.model.weeks} × {res.model.k} × {res.model.m}")
+    if res.model.stay is not None and res.model.mode_stay is not None:
+        for label, arr in (("modes per type", None), ("mode stay", res.model.mode_stay),
+                           ("slot stay", res.model.stay)):
+            if arr is None:
+                table.add_row(label, str(res.model.modes))
+                continue
+            q = np.quantile(arr, [0.1, 0.5, 0.9])
+            table.add_row(f"{label} (10% / 50% / 90%)", f"{q[0]:.3f} / {q[1]:.3f} / {q[2]:.3f}")
     table.add_row("optimiser / device", f"{optimizer} / {tm.resolve_device(device)}")
     table.add_row("steps", f"{res.steps:,}")
     table.add_row("stopped", res.stopped)
@@ -163,7 +209,7 @@ def sample_command(
     table.add_row("seed", str(seed))
     table.add_row("seconds", f"{dt:.1f}")
     table.add_row("users / s", f"{users / dt:,.0f}" if dt > 0 else "—")
-    if (weeks or mdl.weeks) > mdl.weeks:
+    if (weeks or mdl.weeks) > mdl.weeks and mdl.stay is None:
         err.print(f"[yellow]note[/]: {weeks} weeks from a {mdl.weeks}-week model: week w uses "
                   f"fitted week w mod {mdl.weeks} (stationarity rule)")
     out.print(table)
@@ -184,20 +230,34 @@ def validate_command(
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the synthetic draw."),
     weeks: int = typer.Option(4, "--weeks", min=1, help="Weeks of the distinct-topics count."),
     arrays: bool = typer.Option(False, "--arrays", help="Include the raw error arrays."),
+    risk: bool = typer.Option(
+        False, "--risk",
+        help="Release fidelity: exact expected re-identification risk of population and "
+             "synthetic data for r = 1..weeks, every user a target, as relative gaps "
+             "(needs --population)."),
+    risk_trials: int = typer.Option(2, "--risk-trials", min=1,
+                                    help="Trials of --risk (fresh answers and users each)."),
+    tolerance: float = typer.Option(0.02, "--tolerance", min=1e-6, max=1.0,
+                                    help="--risk verdict: |relative gap| within this."),
 ) -> None:
-    """Fit errors (Fig. 3/4), distinct topics (Fig. 5) and stationarity (Appendix C)."""
+    """Fit errors (Fig. 3/4), distinct topics (Fig. 5), stationarity (Appendix C) and, with
+    --risk, release fidelity (risk gaps for every number of weeks observed)."""
     from topicslab import dp
     from topicslab import io as tio
     from topicslab import model as tm
     from topicslab import validate as tv
+    from topicslab.errors import InputError
 
+    if risk and population is None:
+        raise InputError("--risk compares with the population: give --population",
+                         field="--risk")
     stats = dp.load_statistics(stats_dir)
     mdl = _load_any_model(model_path, stats.taxonomy.version)
     q = tv.fit_quality(stats, mdl)
     doc: dict[str, Any] = {"fit_quality": q.to_dict(arrays=arrays),
                            "model_stationarity": tv.stationarity(mdl).to_dict()}
     wrap = (mdl.weeks - 1, 0)
-    if mdl.weeks > 1 and wrap not in mdl.week_pairs:
+    if mdl.stay is None and mdl.weeks > 1 and wrap not in mdl.week_pairs:
         # the transition the stationarity rule adds when sampling more than r weeks
         wq = tv.fit_quality(stats, mdl, week_pairs=[wrap])
         doc["wrap_transition"] = {"pair": list(wrap), **wq.by_family()["across"]}
@@ -237,5 +297,26 @@ def validate_command(
             t2.add_row(f"min week correlation ({label}): single / within / across",
                        " / ".join(f"{mins[s]:.5f}" for s in ("single", "within", "across")))
         out.print(t2)
+        if risk:
+            def draw(trial: int) -> Any:
+                if trial == 0:
+                    return syn
+                return tm.sample(mdl, users or pop.n_users, seed=seed + trial,
+                                 weeks=max(weeks, mdl.weeks))
+
+            span = min(weeks, pop.n_weeks, syn.n_weeks)
+            fid = tv.fidelity(pop, draw, weeks=range(1, span + 1), trials=risk_trials,
+                              tolerance=tolerance, seed=seed, progress=True)
+            doc["fidelity"] = fid.to_dict()
+            t3 = Table(title="release fidelity: exact expected risk, every user a target")
+            for col in ("attack", "r", "population", "synthetic", "gap (95%)"):
+                t3.add_column(col, justify="right" if col != "attack" else "left")
+            for g in fid.gaps:
+                gap = ("—" if not np.isfinite(g.gap)
+                       else f"{g.gap:+.2%} ± {1.96 * g.gap_se:.2%}")
+                t3.add_row(g.attack, str(g.weeks), f"{g.population:.4%}",
+                           f"{g.synthetic:.4%}", gap)
+            out.print(t3)
+            out.print(fid.text)
     _write_json(json_path, doc)
     err.print(f"wrote {json_path}")

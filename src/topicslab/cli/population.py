@@ -27,6 +27,21 @@ def population(
     taxonomy: str = typer.Option("v2", "--taxonomy", help="Taxonomy version (v1 or v2)."),
     params: Path | None = typer.Option(None, "--params",
                                        help="Population parameters JSON (default: shipped)."),
+    persistence: float = typer.Option(
+        0.0, "--persistence", min=0.0, max=1.0,
+        help="Stress: interest stability from calibrated (0) to interests that never change "
+             "(1); drift, exploration and weekly jitter scale by 1 - persistence."),
+    routine: float = typer.Option(
+        0.0, "--routine", min=0.0, max=1.0,
+        help="Stress: probability that a week repeats last week's whole profile "
+             "(--persistence 1 --routine 1: one profile for every week)."),
+    groups: float = typer.Option(
+        0.0, "--groups", min=0.0, max=1.0,
+        help="Stress: interests in cliques of 3-5 topics; a visit to one member counts for "
+             "each other member with this probability."),
+    interests: float | None = typer.Option(
+        None, "--interests", min=0.0, max=20.0,
+        help="Stress: mean number of persistent interests per user (calibrated: 3)."),
     chunk_users: int = typer.Option(250_000, "--chunk-users", min=1000,
                                     help="Users generated and written per chunk."),
 ) -> None:
@@ -34,7 +49,10 @@ def population(
     from topicslab import io as tio
     from topicslab import population as pop
 
-    p = pop.PopulationParams.load(params) if params else None
+    base = pop.PopulationParams.load(params) if params else None
+    stress = pop.Stress(persistence=persistence, routine=routine, groups=groups,
+                        interests=interests)
+    p = base if stress.is_identity else stress.apply(base, taxonomy)
     t0 = time.perf_counter()
     n_real_weeks = 0
     first = None
@@ -53,6 +71,9 @@ def population(
     table.add_row("k / taxonomy", f"{k} / {taxonomy}")
     table.add_row("padded user-weeks", f"{n_real_weeks / (users * weeks):.1%}")
     table.add_row("seed", str(seed))
+    if not stress.is_identity:
+        table.add_row("stress", ", ".join(f"{k} {v}" for k, v in stress.to_dict().items()
+                                          if v))
     table.add_row("seconds", f"{dt:.1f}")
     table.add_row("file size", f"{out_path.stat().st_size / 1e6:.1f} MB")
     out.print(table)

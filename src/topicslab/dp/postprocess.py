@@ -19,6 +19,7 @@ Pure post-processing of the released noisy counts (free under DP; never touches 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -76,3 +77,17 @@ def to_probabilities(
     else:
         q_across = np.zeros((m, m))
     return q_single, q_within, q_across, n_hat
+
+
+def term_sigmas(within_sigma: Sequence[float], across_sigma: Sequence[float], n_hat: float,
+                k: int, m: int) -> dict[str, float]:
+    """Noise standard deviation of one released term of each statistic (n̂ taken as exact).
+
+    q_within averages the weeks' noisy counts over n̂: σ_w = √(Σ σ_i²) / (W n̂);
+    q_single sums m − 1 of those over k − 1: σ_s = σ_w √(m − 1) / (k − 1);
+    q_across averages the pairs' noisy counts: σ_a = √(Σ σ_j²) / (P n̂).
+    """
+    sw = math.sqrt(sum(s * s for s in within_sigma)) / (len(within_sigma) * n_hat)
+    sa = (math.sqrt(sum(s * s for s in across_sigma)) / (len(across_sigma) * n_hat)
+          if across_sigma else math.nan)
+    return {"single": sw * math.sqrt(m - 1) / (k - 1), "within": sw, "across": sa}

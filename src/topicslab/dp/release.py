@@ -272,7 +272,7 @@ def load_statistics(directory: str | Path, *, taxonomy: Taxonomy | str | None = 
         else:
             total = float(np.triu(q_within, 1).sum())
             k = max(2, round((1 + math.sqrt(1 + 8 * total)) / 2))
-    n_est = float("nan")
+    n_est = float("nan") if ledger is None else float(ledger.extra.get("n_estimate", "nan"))
     q_single = single_from_within(q_within, k)
     if not legacy and (d / SINGLE).exists():
         s_path = d / SINGLE

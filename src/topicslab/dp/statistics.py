@@ -27,7 +27,7 @@ from topicslab.dp.counts import PairCounts, pair_counts
 from topicslab.dp.ledger import PrivacyLedger
 from topicslab.dp.mechanism import Accounting, plan_queries
 from topicslab.dp.noise import RandomWords, discrete_gaussian, sampled_sigma
-from topicslab.dp.postprocess import to_probabilities
+from topicslab.dp.postprocess import term_sigmas, to_probabilities
 from topicslab.io._common import check_unique_users
 from topicslab.taxonomy import Taxonomy
 
@@ -55,6 +55,22 @@ class DPStatistics:
     taxonomy: Taxonomy
     k: int
     ledger: PrivacyLedger | None = None
+
+    def noise_sigmas(self) -> dict[str, float] | None:
+        """Standard deviation of the DP noise on one term of each statistic (``single``,
+        ``within``, ``across``), from the ledger's σ and the estimated n; ``None`` without
+        a ledger or n (statistics read from elsewhere). See ``postprocess.term_sigmas``."""
+        n = self.n_estimate
+        if self.ledger is not None and not math.isfinite(n):
+            n = float(self.ledger.extra.get("n_estimate", math.nan))
+        if self.ledger is None or not (math.isfinite(n) and n > 0):
+            return None
+        mech = self.ledger.mechanisms
+        within = [float(q.get("sigma_sampled", q["sigma"])) for q in mech
+                  if str(q["name"]).startswith("within")]
+        across = [float(q.get("sigma_sampled", q["sigma"])) for q in mech
+                  if str(q["name"]).startswith("across")]
+        return term_sigmas(within, across, n, self.k, self.taxonomy.size)
 
 
 def fingerprint(bounded: npt.NDArray[np.int16], user_ids: npt.NDArray[np.int64]) -> str:
@@ -258,6 +274,9 @@ def release_counts(
         package={"name": "topicslab", "version": topicslab.__version__},
         created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         noise_vs_paper=noise_vs_paper,
+        # public: computed from the noisy counts only; lets readers of the release recover
+        # the noise scale of each statistic (σ / n̂)
+        extra={"n_estimate": float(n_hat)},
         audit={"input_fingerprint": input_fingerprint,
                "engine": engine,
                "bounding": ({k2: int(v) for k2, v in vars(bounding).items()}

@@ -1,10 +1,10 @@
 """Named sizes of ``topicslab run`` (spec 01 §5; issue #6 budgets).
 
 * ``smoke``: seconds; exercises every stage and every report section (used by the tests).
-* ``default``: the built-in experiment: 1M users, 4 weeks, T = 500 types, 10,240 targets ×
-  10 trials; ≤ 15 minutes on a 2-core laptop.
-* ``paper``: the paper's size: 10M users, 4 weeks, T = 500 (see benchmarks/RESULTS.md for its
-  measured time).
+* ``default``: the built-in experiment: 1M users, 4 weeks, T = 500 persistent types, release
+  fidelity for r = 1..4 with every user a target, the paper's 10,240 targets × 10 trials.
+* ``paper``: the paper's size: 10M users, 8 weeks (fidelity for r = 1..8), T = 500 (see
+  benchmarks/RESULTS.md for its measured time).
 """
 
 from __future__ import annotations
@@ -23,16 +23,50 @@ class Preset:
     epsilon: float = 1.0986122886681098     # ln 3
     delta: float = 1e-15
     accounting: str = "paper"
-    types: int = 500                 # T
+    model: str = "persistent"       # model variant: persistent | paper (Dick et al. §5)
+    types: int | None = None         # T (None: the variant's; paper 500, persistent 100 × 5
+                                     # modes = 500 components)
     optimizer: str = "default"
-    fit_minutes: float = 10.0        # wall-time cap of one fit (it stops earlier at the
-                                     # issue's quality bar: 99.9% within 0.1 pp, 90% within 20%)
-    targets: int = 10_240
-    trials: int = 10
+    fit_steps: int = 300             # full-objective steps (default optimiser)
+    fit_minutes: float = 10.0        # wall-time cap of one fit
+    fit_target: str | None = None    # "bar": stop at the quality bar (99.9% within 0.1 pp,
+                                     # 90% within 20%); None: run the steps (fidelity needs
+                                     # the converged fit, not the first one over the bar)
+    targets: int = 10_240            # the paper's protocol: targets per trial ...
+    trials: int = 10                 # ... and trials (one-std rule)
+    refit_per_trial: bool = False    # the paper's protocol re-fits the model in every trial
+    fidelity_trials: int = 2         # release fidelity: trials per r (fresh API answers and
+                                     # fresh synthetic users each)
+    fidelity_targets: int | None = None   # targets per trial (None: every user)
+    fidelity_tolerance: float = 0.02      # verdict: |relative gap| ≤ this for every r, attack
     calibration_users: int = 1_000_000
     disclosure: bool = True
     disclosure_personas: int = 0     # 0: the disclosure module's default
     qif_weeks: int = 3
+
+    def __post_init__(self) -> None:
+        from topicslab.errors import InputError
+
+        if self.model not in ("persistent", "paper"):
+            raise InputError(f"model must be persistent or paper, got {self.model!r}",
+                             field="--model")
+        if self.fit_target not in (None, "bar"):
+            raise InputError(f"fit_target must be None or 'bar', got {self.fit_target!r}",
+                             field="fit_target")
+        for name in ("fit_steps", "fidelity_trials", "trials", "targets", "types", "users",
+                     "weeks"):
+            v = getattr(self, name)
+            if v is None and name == "types":
+                continue
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise InputError(f"{name} must be a positive integer, got {v!r}",
+                                 field="--" + name.replace("_", "-"))
+        if self.fidelity_targets is not None and self.fidelity_targets < 1:
+            raise InputError(f"fidelity_targets must be positive, got {self.fidelity_targets}",
+                             field="fidelity_targets")
+        if not 0 < self.fidelity_tolerance < 1:
+            raise InputError(f"fidelity_tolerance must be in (0, 1), got "
+                             f"{self.fidelity_tolerance}", field="fidelity_tolerance")
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -45,8 +79,8 @@ class Preset:
 
 
 PRESETS: dict[str, Preset] = {
-    "smoke": Preset(users=20_000, types=40, fit_minutes=0.25, targets=1_024, trials=3,
-                    calibration_users=20_000, disclosure_personas=40),
+    "smoke": Preset(users=20_000, types=8, fit_steps=60, fit_minutes=0.25, targets=1_024,
+                    trials=3, calibration_users=20_000, disclosure_personas=40),
     "default": Preset(users=1_000_000),
-    "paper": Preset(users=10_000_000),
+    "paper": Preset(users=10_000_000, weeks=8, fidelity_targets=1_000_000),
 }

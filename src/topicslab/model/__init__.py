@@ -2,10 +2,15 @@
 Appendix A): exact statistics, fitting, sampling, model files.
 
 Public names:
-    TypeMixture                      theta [T, r, k, m] + taxonomy + metadata;
+    TypeMixture                      theta [T, r, k, m] (persistent: [T, M, k, m] + stay,
+                                     mode_weights, mode_stay) + taxonomy + metadata;
                                      q_single() / q_within() / q_across() closed forms
-    fit(stats, *, types=500, weeks=4, optimizer="default"|"paper", device="auto", seed=0,
-        max_minutes=None, target=None, progress=True, checkpoint_dir=None, ...) -> FitResult
+    PersistentTypes, PaperTypes      the model variants (persistent: the default)
+    make_variant(name, types, weeks, cyclic=False, modes=None)   a variant by name
+    fit(stats, model="persistent", optimizer="default", *, types=None, weeks=4,
+        device="auto", seed=0, max_minutes=None, target=None, progress=True,
+        checkpoint_dir=None, ...) -> FitResult
+    FullObjective, PaperAdam         the optimisers (strategy objects)
     FitResult                        model, history, seconds, loss, loss_float64, stopped
     sample(model, n_users, *, seed, weeks=None, chunk_users=...) -> TopicSets
     sample_to_file(model, path, n_users, *, seed, weeks=None, format="parquet"|"tfrecord",
@@ -13,6 +18,8 @@ Public names:
     save_model(dir, model) / load_model(dir)
     export_release_parameters(path, model) / import_release_parameters(path, taxonomy)
     closed_forms(theta, week_pairs)  differentiable exact statistics (torch)
+    persistent_forms(theta, mode_weights, mode_stay, log_slot_stay, lags)
+                                     the same for persistent types
     Objective, exact_loss, QualityBar   J of the paper, its float64 check, the quality bar
     Targets, check_statistics, n_terms, target_terms, model_terms   targets and term layout
 
@@ -20,14 +27,21 @@ Import boundary: this package reads only DP statistics (``topicslab.dp`` objects
 release files) — it never imports ``topicslab.population`` (a test enforces it).
 """
 
-from topicslab.model.closed_forms import closed_forms
+from topicslab.model.closed_forms import closed_forms, persistent_forms
 from topicslab.model.files import (
     export_release_parameters,
     import_release_parameters,
     load_model,
     save_model,
 )
-from topicslab.model.fit import OPTIMIZERS, FitResult, fit, resolve_device
+from topicslab.model.fit import (
+    OPTIMIZERS,
+    FitResult,
+    FullObjective,
+    PaperAdam,
+    fit,
+    resolve_device,
+)
 from topicslab.model.objective import Objective, QualityBar, exact_loss
 from topicslab.model.sample import alias_tables, sample, sample_to_file, week_map
 from topicslab.model.targets import (
@@ -39,11 +53,24 @@ from topicslab.model.targets import (
     target_terms,
 )
 from topicslab.model.typemixture import TypeMixture
+from topicslab.model.variants import (
+    VARIANT_NAMES,
+    ModelVariant,
+    PaperTypes,
+    PersistentTypes,
+    make_variant,
+)
 
 __all__ = [
     "OPTIMIZERS",
+    "VARIANT_NAMES",
     "FitResult",
+    "FullObjective",
+    "ModelVariant",
     "Objective",
+    "PaperAdam",
+    "PaperTypes",
+    "PersistentTypes",
     "QualityBar",
     "Targets",
     "TypeMixture",
@@ -55,8 +82,10 @@ __all__ = [
     "fit",
     "import_release_parameters",
     "load_model",
+    "make_variant",
     "model_terms",
     "n_terms",
+    "persistent_forms",
     "resolve_device",
     "sample",
     "sample_to_file",

@@ -8,11 +8,17 @@ Public names:
                                                 {topic_id: logit}}}}`` (atomic)
     import_release_parameters(path, taxonomy) -> TypeMixture
 
-``model.safetensors`` holds one tensor ``theta``, float32 ``[T, r, k, m]``, topics in dense-index
-order (ascending taxonomy id). ``model.json`` holds ``format``, ``format_version``,
-``taxonomy``, ``types``, ``weeks``, ``k``, ``topics`` and the model's metadata (seed,
-statistics fingerprint, optimiser, loss, week pairs...). Every check failure is an
-``InputError`` naming the file and field.
+``model.safetensors`` holds the tensor ``theta``, float32 ``[T, r, k, m]`` (persistent types:
+``[T, M, k, m]``, M modes), topics in dense-index order (ascending taxonomy id), and for
+persistent types ``stay`` ``[T, M, k]``, ``mode_weights`` ``[T, M]`` and ``mode_stay`` ``[T]``
+(float32). ``model.json`` holds ``format``, ``format_version``, ``model`` (``paper`` or
+``persistent``), ``taxonomy``, ``types``, ``weeks`` (the fitted r), ``modes`` (persistent),
+``k``, ``topics`` and the model's metadata (seed, statistics fingerprint, optimiser, loss, week
+pairs...). Every check failure is an ``InputError`` naming the file and field. Files written
+before persistent types existed have no ``model`` key and are read as ``paper``.
+
+The release's ``output_parameters.json`` holds the paper's θ only: a persistent model cannot
+be exported to it (its stay probabilities have no place there).
 
 Release keys: the writer uses 0-based ``"type 0"``, ``"epoch 0"``, ``"slot 0"`` and taxonomy ids
 as strings. The reader takes any key ending in an integer (``"type 12"``, ``"type_12"``,
@@ -43,7 +49,9 @@ WEIGHTS = "model.safetensors"
 META = "model.json"
 FORMAT = "topicslab-type-mixture"
 FORMAT_VERSION = 1
-_RESERVED = ("format", "format_version", "taxonomy", "types", "weeks", "k", "topics")
+_RESERVED = ("format", "format_version", "model", "taxonomy", "types", "weeks", "modes", "k",
+             "topics")
+_PERSISTENT = ("stay", "mode_weights", "mode_stay")
 
 
 def _jsonable(obj: Any) -> Any:
@@ -66,12 +74,19 @@ def save_model(directory: str | Path, model: TypeMixture) -> Path:
 
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
+    tensors = {"theta": np.ascontiguousarray(model.theta, dtype=np.float32)}
+    for name in _PERSISTENT:
+        arr = getattr(model, name)
+        if arr is not None:
+            tensors[name] = np.ascontiguousarray(arr, dtype=np.float32)
     with atomic_path(d / WEIGHTS) as tmp:
-        save_file({"theta": np.ascontiguousarray(model.theta, dtype=np.float32)}, str(tmp),
+        save_file(tensors, str(tmp),
                   metadata={"format": FORMAT, "taxonomy": model.taxonomy.version})
-    meta = {"format": FORMAT, "format_version": FORMAT_VERSION,
+    meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "model": model.variant,
             "taxonomy": model.taxonomy.version, "types": model.types, "weeks": model.weeks,
             "k": model.k, "topics": model.m}
+    if model.variant == "persistent":
+        meta["modes"] = model.modes
     meta.update({k: v for k, v in _jsonable(model.metadata).items() if k not in _RESERVED})
     write_text_atomic(d / META, json.dumps(meta, indent=2, allow_nan=False) + "\n")
     return d
@@ -119,7 +134,14 @@ def load_model(directory: str | Path, *, taxonomy: Taxonomy | str | None = None,
     else:
         raise InputError(f"unknown taxonomy {version!r}", file=str(meta_file),
                          field="taxonomy")
+    variant = meta.get("model", "paper")
+    if variant not in ("paper", "persistent"):
+        raise InputError(f"model must be 'paper' or 'persistent', got {variant!r}",
+                         file=str(meta_file), field="model")
     shape = tuple(_meta_int(meta, n, str(meta_file)) for n in ("types", "weeks", "k", "topics"))
+    weeks = shape[1]
+    if variant == "persistent":
+        shape = (shape[0], _meta_int(meta, "modes", str(meta_file)), shape[2], shape[3])
     try:
         tensors = load_file(str(weights_file))
     except (SafetensorError, OSError, ValueError) as exc:
@@ -131,8 +153,16 @@ def load_model(directory: str | Path, *, taxonomy: Taxonomy | str | None = None,
         raise InputError(f"theta has shape {theta.shape}, model.json says {shape}",
                          file=str(weights_file), field="theta")
     metadata = {k: v for k, v in meta.items() if k not in _RESERVED}
+    extra: dict[str, Any] = {}
+    if variant == "persistent":
+        for name in _PERSISTENT:
+            if name not in tensors:
+                raise InputError(f"persistent model without a tensor named {name!r}",
+                                 file=str(weights_file), field=name)
+            extra[name] = tensors[name]
+        metadata["weeks"] = weeks
     try:
-        return TypeMixture(theta.astype(np.float32, copy=False), tax, metadata)
+        return TypeMixture(theta.astype(np.float32, copy=False), tax, metadata, **extra)
     except InputError as exc:
         raise exc.located(file=str(weights_file)) from None
 
@@ -141,6 +171,11 @@ def load_model(directory: str | Path, *, taxonomy: Taxonomy | str | None = None,
 
 def export_release_parameters(path: str | Path, model: TypeMixture) -> Path:
     """Write θ in the release's nested ``output_parameters.json`` layout (atomic)."""
+    if model.stay is not None:
+        raise InputError("the release's output_parameters.json holds the paper's types only; "
+                         "a persistent model's stay probabilities have no place there (fit "
+                         "with --model paper to export, or share model.safetensors)",
+                         field="model")
     ids = [str(int(x)) for x in model.taxonomy.ids]
     theta = model.theta.astype(np.float64)
     doc = {f"type {t}": {f"epoch {w}": {f"slot {s}": dict(zip(ids, theta[t, w, s].tolist(),

@@ -1,15 +1,19 @@
-"""Fitting the type mixture to DP statistics (paper §5.1, spec 01 §4): ``fit`` → ``FitResult``.
+"""Fitting a type mixture to DP statistics (paper §5.1, spec 01 §4): ``fit`` → ``FitResult``.
 
 Public names:
-    fit(stats, *, types=500, weeks=4, optimizer="default", device="auto", seed=0,
-        max_minutes=None, target=None, progress=True, checkpoint_dir=None, ...) -> FitResult
-    FitResult        model, history (step, seconds, loss[, quality shares]), seconds, loss,
-                     loss_float64, stopped
-    OPTIMIZERS       ("default", "paper")
+    fit(stats, model="persistent", optimizer="default", *, types=None, weeks=4, device="auto",
+        seed=0, max_minutes=None, target=None, progress=True, checkpoint_dir=None, ...)
+        -> FitResult
+    FitResult         model, history (step, seconds, loss[, quality shares]), seconds, loss,
+                      loss_float64, stopped
+    FullObjective     the default optimiser (strategy object)
+    PaperAdam         the paper's optimiser (strategy object; paper types only)
+    OPTIMIZERS        ("default", "paper")
 
-Optimisers:
+What is fitted is a model variant (``variants``: ``PersistentTypes`` — the default — or the
+paper's ``PaperTypes``); how, an optimiser:
 
-* ``"paper"`` — the paper's recipe: Adam (ε = 1e-8), learning rate 1.0, minibatches of 8192
+* ``PaperAdam`` — the paper's recipe: Adam (ε = 1e-8), learning rate 1.0, minibatches of 8192
   terms of J drawn without replacement each epoch, init θ ~ N(0, 0.001²), ``epochs`` passes
   (paper: 8000). Each minibatch term is computed exactly from its own slots. The paper does not
   say how the minibatch loss is scaled; the default is the batch *mean* (what TensorFlow/Keras
@@ -18,17 +22,18 @@ Optimisers:
   ``batch_loss="sum"`` scales the batch SSE by N/B instead: normalised Adam steps of ~lr = 1.0
   per logit, which at lr 1.0 saturate the softmaxes within one epoch (measured: J rises from
   2.4e-6 to 8.0e-6 and stays there).
-* ``"default"`` — full-objective steps: all of J's ~1.1M terms and the gradient from a few
-  dense products per step (``closed_forms``), Adam on N·J with the single terms weighted for
-  equal relative error (``objective``: the DP singles' clipping bias), a cosine learning-rate
-  decay 0.3 → 0.005 whose clock is the larger of the step and the wall-time fraction (so a
-  time budget is used to the end), float32, starting from the targets' marginals plus noise
-  that breaks the symmetry between types. The final J is recomputed in float64
-  (``loss_float64``).
+* ``FullObjective`` — full-objective steps: all of J's terms and the gradient from a few dense
+  products per step (the variant's closed forms), Adam on N·J (``single_weight="relative"``
+  weights the single terms for equal relative error instead, see ``objective``), a cosine
+  learning-rate decay 0.3 → 0.005 whose clock is the larger of the step and the wall-time
+  fraction (so a time budget is used to the end), float32, starting from the targets'
+  marginals plus noise that breaks the symmetry between types. The final J is recomputed in
+  float64 (``loss_float64``).
 
 Both stop at ``target`` (a loss value, or a ``QualityBar``/``"bar"`` checked every
-``eval_every`` steps), at ``max_minutes``, or after ``steps``/``epochs``; both show a progress
-bar with the loss, write a checkpoint every ``checkpoint_every`` steps and can ``resume``.
+``eval_every`` steps), at ``max_minutes``, or after their steps/epochs; both report progress
+(a bar with the loss, or a ``callback`` per logged step), write a checkpoint every
+``checkpoint_every`` steps and can ``resume``.
 
 Only DP statistics are read here (``Targets``): this package never imports the population.
 """
@@ -40,37 +45,99 @@ import math
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import numpy as np
 import torch
 
 import topicslab
 from topicslab._atomic import atomic_path
+from topicslab._progress import task
 from topicslab.errors import InputError
 from topicslab.model.objective import Objective, QualityBar
 from topicslab.model.targets import Targets
 from topicslab.model.typemixture import TypeMixture
+from topicslab.model.variants import ModelVariant, PaperTypes, make_variant
 
-__all__ = ["OPTIMIZERS", "FitResult", "fit", "resolve_device"]
+__all__ = ["OPTIMIZERS", "FitResult", "FullObjective", "PaperAdam", "fit", "resolve_device"]
 
 OPTIMIZERS = ("default", "paper")
 CHECKPOINT = "checkpoint.pt"
 
-#: Defaults of the full-objective optimiser (chosen by measurement, see benchmarks/).
-DEFAULT_LR = 0.3
-DEFAULT_LR_END = 0.005
-DEFAULT_STEPS = 250
-DEFAULT_INIT_STD = 1.0
-#: The paper's recipe.
-PAPER_LR = 1.0
-PAPER_BATCH = 8192
-PAPER_EPOCHS = 8000
-PAPER_INIT_STD = 0.001
-
 Target = float | QualityBar | Literal["bar"] | None
+Params = dict[str, torch.Tensor]
+
+
+def _positive(name: str, value: float, integer: bool = False) -> None:
+    ok = (not isinstance(value, bool) and isinstance(value, int | float)
+          and math.isfinite(value) and value > 0 and (not integer or float(value).is_integer()))
+    if not ok:
+        kind = "a positive integer" if integer else "a positive number"
+        raise InputError(f"{name} must be {kind}, got {value!r}", field=name)
+
+
+@dataclass(frozen=True)
+class FullObjective:
+    """The default optimiser: full-objective Adam with a cosine learning-rate decay
+    (module docstring). Values chosen by measurement (benchmarks/RESULTS.md)."""
+
+    steps: int = 300
+    lr: float = 0.3
+    lr_end: float = 0.005
+    init_std: float = 1.0
+    eval_every: int = 5
+    single_weight: str = "uniform"
+    name: str = "default"
+
+    def __post_init__(self) -> None:
+        _positive("steps", self.steps, integer=True)
+        _positive("lr", self.lr)
+        _positive("lr_end", self.lr_end)
+        _positive("eval_every", self.eval_every, integer=True)
+        _check_init_and_weights(self.init_std, self.single_weight)
+
+    def config(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _check_init_and_weights(init_std: float, single_weight: str) -> None:
+    if not (math.isfinite(init_std) and init_std >= 0):
+        raise InputError(f"init_std must be >= 0, got {init_std}", field="init_std")
+    if single_weight not in ("uniform", "relative"):
+        raise InputError(f"single_weight must be uniform or relative, got {single_weight!r}",
+                         field="single_weight")
+
+
+@dataclass(frozen=True)
+class PaperAdam:
+    """The paper's optimiser: Adam on 8192-term minibatches (module docstring)."""
+
+    epochs: int = 8000
+    lr: float = 1.0
+    batch_terms: int = 8192
+    init_std: float = 0.001
+    batch_loss: str = "mean"
+    eval_every: int | None = None
+    single_weight: str = "uniform"
+    name: str = "paper"
+
+    def __post_init__(self) -> None:
+        _positive("epochs", self.epochs, integer=True)
+        _positive("lr", self.lr)
+        _positive("batch_terms", self.batch_terms, integer=True)
+        if self.eval_every is not None:
+            _positive("eval_every", self.eval_every, integer=True)
+        _check_init_and_weights(self.init_std, self.single_weight)
+        if self.batch_loss not in ("mean", "sum"):
+            raise InputError(f"batch_loss must be mean or sum, got {self.batch_loss!r}",
+                             field="batch_loss")
+
+    def config(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+Optimizer = FullObjective | PaperAdam
 
 
 @dataclass
@@ -136,19 +203,20 @@ def _bar(target: Target) -> tuple[QualityBar, float | None, bool]:
     return QualityBar(), t, False
 
 
-def _init_theta(targets: Targets, shape: tuple[int, int, int, int], optimizer: str,
-                seed: int, init_std: float | None) -> torch.Tensor:
-    gen = torch.Generator().manual_seed(int(seed))
-    if optimizer == "paper":
-        std = PAPER_INIT_STD if init_std is None else init_std
-        return torch.randn(shape, generator=gen, dtype=torch.float64) * std
-    # The targets' marginals (a slot draws o with probability ~ q_single(o)/k) plus noise
-    # that makes the types differ from the start; the paper's near-zero init leaves all
-    # types alike and most early steps are spent breaking that symmetry.
-    std = DEFAULT_INIT_STD if init_std is None else init_std
-    base = np.log(np.clip(targets.q_single, 1e-7, None) / targets.k)
-    noise = torch.randn(shape, generator=gen, dtype=torch.float64) * std
-    return torch.from_numpy(base).view(1, 1, 1, -1) + noise
+def _resolve(model: ModelVariant | str, optimizer: Optimizer | str, types: int | None,
+             weeks: int) -> tuple[ModelVariant, Optimizer]:
+    variant = make_variant(model, types, weeks) if isinstance(model, str) else model
+    if isinstance(optimizer, str):
+        if optimizer not in OPTIMIZERS:
+            raise InputError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}",
+                             field="optimizer")
+        opt: Optimizer = PaperAdam() if optimizer == "paper" else FullObjective()
+    else:
+        opt = optimizer
+    if isinstance(opt, PaperAdam) and not isinstance(variant, PaperTypes):
+        raise InputError("the paper's optimiser fits the paper's types only (--model paper)",
+                         field="optimizer")
+    return variant, opt
 
 
 def _save_checkpoint(directory: Path, state: dict[str, Any]) -> None:
@@ -166,63 +234,29 @@ def _load_checkpoint(directory: Path, config: dict[str, Any]) -> dict[str, Any] 
     except Exception as exc:
         raise InputError(f"cannot read checkpoint ({exc})", file=str(path)) from None
     old = state.get("config", {})
-    for key in ("types", "weeks", "k", "m", "optimizer", "fingerprint", "week_pairs",
-                "seed", "single_weight", "batch_loss"):
+    for key in sorted(set(old) | set(config)):
         if old.get(key) != config.get(key):
             raise InputError(f"checkpoint was made with {key}={old.get(key)!r}, this fit "
                              f"has {config.get(key)!r}", file=str(path), field=key)
     return state
 
 
-class _Bar:
-    """A rich progress bar with the loss and quality shares; silent when disabled."""
-
-    def __init__(self, enabled: bool, total: float | None, desc: str) -> None:
-        self.enabled = enabled
-        self.progress: Any = None
-        if enabled:
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-            )
-
-            self.progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
-                                     MofNCompleteColumn(), TimeElapsedColumn(),
-                                     TextColumn("{task.fields[info]}"),
-                                     console=Console(stderr=True))
-            self.progress.start()
-            self.tid = self.progress.add_task(desc, total=total, info="")
-
-    def update(self, completed: float, info: str) -> None:
-        if self.progress is not None:
-            self.progress.update(self.tid, completed=completed, info=info)
-
-    def close(self) -> None:
-        if self.progress is not None:
-            self.progress.stop()
-
-
-def fit(stats: Any, *, types: int = 500, weeks: int = 4, optimizer: str = "default",
+def fit(stats: Any, model: ModelVariant | str = "persistent",
+        optimizer: Optimizer | str = "default", *, types: int | None = None, weeks: int = 4,
         device: str = "auto", seed: int = 0, max_minutes: float | None = None,
         target: Target = None, progress: bool = True,
         checkpoint_dir: str | os.PathLike[str] | None = None, checkpoint_every: int = 50,
-        resume: bool = False, steps: int | None = None, epochs: int | None = None,
-        lr: float | None = None, lr_end: float | None = None, batch_terms: int = PAPER_BATCH,
-        init_std: float | None = None, eval_every: int | None = None, cyclic: bool = False,
-        threads: int | None = None, single_weight: str | None = None,
-        batch_loss: str = "mean",
+        resume: bool = False, threads: int | None = None,
         callback: Callable[[dict[str, float]], None] | None = None) -> FitResult:
-    """Fit a T-type mixture with r weeks of k slots to DP statistics.
+    """Fit a model variant to DP statistics.
 
     Args:
         stats: ``DPStatistics`` (or any object with ``q_single``, ``q_within``, ``q_across``,
             ``taxonomy``, ``k``); checked (NaN, negative, wrong taxonomy → ``InputError``).
-        types: T (paper: 500). weeks: r (paper: 4).
-        optimizer: ``"default"`` (full-objective Adam) or ``"paper"`` (see module doc).
+        model: a variant (``PersistentTypes(...)``, ``PaperTypes(...)``) or its name;
+            ``types`` (T; default: the variant's, paper 500) and ``weeks`` (r, paper: 4) size
+            a variant given by name.
+        optimizer: ``FullObjective(...)`` / ``PaperAdam(...)`` or ``"default"`` / ``"paper"``.
         device: ``"cpu"``, ``"cuda"`` or ``"auto"`` (CUDA when available).
         seed: initialisation and minibatch order.
         max_minutes: wall-time budget (stops after the step that crosses it).
@@ -230,84 +264,52 @@ def fit(stats: Any, *, types: int = 500, weeks: int = 4, optimizer: str = "defau
         progress: show a progress bar with the loss.
         checkpoint_dir: where ``checkpoint.pt`` is written every ``checkpoint_every`` steps
             (and at the end); ``resume`` continues from it.
-        steps: full-objective steps (default 250). epochs: paper epochs (default 8000).
-        lr, lr_end: learning rate (default: 0.3 → 0.005 cosine; paper: 1.0 constant).
-        batch_terms: paper minibatch size (8192).
-        batch_loss: paper minibatch loss: ``"mean"`` of the batch's squared errors (the
-            usual framework loss, so Adam's ε = 1e-8 dominates and steps are ~lr·g/ε) or
-            ``"sum"`` (scaled by N/B: normalised Adam steps of size ~lr).
-        init_std: initial noise (default 1.0 around the marginals; paper 0.001 around 0).
-        eval_every: steps between quality evaluations (default 5; paper: once an epoch).
-        cyclic: also fit the wrap-around week pair (r−1 → 0), so sampling more than r weeks
-            by the stationarity rule keeps every transition fitted (not in the paper).
-        single_weight: weights of the single terms in the fitted objective: ``"relative"``
-            (default optimiser's default; see ``objective``) or ``"uniform"`` (J as is; the
-            paper's). The loss reported is always the unweighted J.
         threads: CPU threads for torch; default adaptive (the faster of all cores and one
             core, re-measured every 20 steps: on a shared machine one thread often wins).
         callback: called with each history entry.
     """
-    if optimizer not in OPTIMIZERS:
-        raise InputError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}",
-                         field="optimizer")
-    for name, v in (("types", types), ("weeks", weeks)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise InputError(f"{name} must be a positive integer, got {v!r}", field=name)
-    if batch_loss not in ("mean", "sum"):
-        raise InputError(f"batch_loss must be mean or sum, got {batch_loss!r}",
-                         field="batch_loss")
-    if max_minutes is not None and not max_minutes > 0:
+    variant, opt = _resolve(model, optimizer, types, weeks)
+    if max_minutes is not None and not (math.isfinite(max_minutes) and max_minutes > 0):
         raise InputError(f"max_minutes must be > 0, got {max_minutes}", field="max_minutes")
+    _positive("checkpoint_every", checkpoint_every, integer=True)
+    if resume and checkpoint_dir is None:
+        raise InputError("resume needs a checkpoint directory", field="checkpoint_dir")
     targets = Targets.from_statistics(stats)
     dev = resolve_device(device)
     bar, loss_target, stop_at_bar = _bar(target)
-    pairs = [(i, i + 1) for i in range(weeks - 1)]
-    if cyclic and weeks > 1:
-        pairs.append((weeks - 1, 0))
-    sw = single_weight or ("uniform" if optimizer == "paper" else "relative")
-    if sw not in ("uniform", "relative"):
-        raise InputError(f"single_weight must be uniform or relative, got {single_weight!r}",
-                         field="single_weight")
-    obj = Objective(targets, weeks, pairs, device=dev, dtype=torch.float32, bar=bar,
-                    single_weight=sw)
-    shape = (types, weeks, targets.k, targets.m)
-    config = {"types": types, "weeks": weeks, "k": targets.k, "m": targets.m,
-              "optimizer": optimizer, "fingerprint": targets.fingerprint,
-              "week_pairs": [list(p) for p in pairs], "seed": int(seed), "single_weight": sw,
-              "batch_loss": batch_loss if optimizer == "paper" else None}
+    obj = Objective(targets, variant.weeks, variant.week_pairs(), device=dev,
+                    dtype=torch.float32, bar=bar, single_weight=opt.single_weight,
+                    rows=variant.rows())
+    config = {**variant.config(), "k": targets.k, "m": targets.m,
+              "fingerprint": targets.fingerprint, "seed": int(seed),
+              "optimizer": opt.config()}
     ckpt_dir = Path(checkpoint_dir) if checkpoint_dir is not None else None
     state = _load_checkpoint(ckpt_dir, config) if (resume and ckpt_dir is not None) else None
-    if resume and ckpt_dir is None:
-        raise InputError("resume needs a checkpoint directory", field="checkpoint_dir")
-    theta0 = state["theta"] if state is not None else _init_theta(
-        targets, shape, optimizer, seed, init_std)
-    theta = theta0.to(dev, torch.float32).clone().requires_grad_(True)
+    params0 = state["params"] if state is not None else variant.init(
+        targets, seed, opt.init_std, around_marginals=isinstance(opt, FullObjective))
+    params = {name: p.to(dev, torch.float32).clone().requires_grad_(True)
+              for name, p in params0.items()}
     tuner = _Threads(threads, dev)
-    run = _Run(obj=obj, theta=theta, state=state, ckpt_dir=ckpt_dir, config=config,
-               checkpoint_every=max(1, int(checkpoint_every)), bar=bar,
+    # Products of k slot probabilities (the subset expansion) fall below float32's normal
+    # range for rare topics; CPUs compute on subnormal numbers up to 100x slower (measured: a
+    # fit step 5x slower once the slot laws are peaked). Flushing them to zero changes terms
+    # of size < 1.2e-38 only.
+    flush = dev.type == "cpu" and torch.set_flush_denormal(True)
+    run = _Run(variant=variant, obj=obj, params=params, state=state, ckpt_dir=ckpt_dir,
+               config=config, checkpoint_every=int(checkpoint_every), bar=bar,
                loss_target=loss_target, stop_at_bar=stop_at_bar,
                budget=None if max_minutes is None else 60.0 * max_minutes,
                callback=callback, tuner=tuner)
     try:
-        stopped = _optimise(run, optimizer, epochs, lr, lr_end, batch_terms, seed, progress,
-                            eval_every, steps, batch_loss)
+        if isinstance(opt, PaperAdam):
+            stopped = run.paper(opt, seed, progress)
+        else:
+            stopped = run.default(opt, progress)
     finally:
         tuner.restore()
-    run.extra["single_weight"] = sw
-    return run.finish(stopped, targets, optimizer, seed, pairs)
-
-
-def _optimise(run: _Run, optimizer: str, epochs: int | None, lr: float | None,
-              lr_end: float | None, batch_terms: int, seed: int, progress: bool,
-              eval_every: int | None, steps: int | None, batch_loss: str) -> str:
-    if optimizer == "paper":
-        return run.paper(epochs if epochs is not None else PAPER_EPOCHS,
-                         PAPER_LR if lr is None else lr, int(batch_terms), seed, progress,
-                         eval_every, batch_loss)
-    return run.default(steps if steps is not None else DEFAULT_STEPS,
-                       DEFAULT_LR if lr is None else lr,
-                       DEFAULT_LR_END if lr_end is None else lr_end, progress,
-                       5 if eval_every is None else max(1, int(eval_every)))
+        if flush:
+            torch.set_flush_denormal(False)
+    return run.finish(stopped, targets, opt, seed)
 
 
 class _Threads:
@@ -358,8 +360,9 @@ class _Threads:
 class _Run:
     """Mutable state of one fit: the loop bodies, logging, checkpoints."""
 
+    variant: ModelVariant
     obj: Objective
-    theta: torch.Tensor
+    params: Params
     state: dict[str, Any] | None
     ckpt_dir: Path | None
     config: dict[str, Any]
@@ -376,7 +379,7 @@ class _Run:
     t0: float = 0.0
     last_loss: float = math.nan
     last_quality: tuple[float, float] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    optimizer_state: torch.optim.Optimizer | None = None
 
     def __post_init__(self) -> None:
         if self.state is not None:
@@ -413,27 +416,31 @@ class _Run:
         qs = f" abs≤0.1pp {q[0]:.4%} rel≤20% {q[1]:.2%}" if q is not None else ""
         return f"J={self.last_loss:.4e}{qs}"
 
-    def checkpoint(self, opt: torch.optim.Optimizer, force: bool = False,
-                   extra: dict[str, Any] | None = None) -> None:
-        if self.ckpt_dir is None or (not force and self.step % self.checkpoint_every):
+    def adam(self, lr: float) -> torch.optim.Adam:
+        opt = torch.optim.Adam(list(self.params.values()), lr=lr)
+        if self.state is not None and "optimizer" in self.state:
+            opt.load_state_dict(self.state["optimizer"])
+        self.optimizer_state = opt
+        return opt
+
+    def checkpoint(self, force: bool = False, extra: dict[str, Any] | None = None) -> None:
+        opt = self.optimizer_state
+        if self.ckpt_dir is None or opt is None or (not force and
+                                                    self.step % self.checkpoint_every):
             return
         _save_checkpoint(self.ckpt_dir, {
-            "theta": self.theta.detach().to("cpu", torch.float64),
+            "params": {n: p.detach().to("cpu", torch.float64) for n, p in self.params.items()},
             "optimizer": opt.state_dict(), "step": self.step, "seconds": self.seconds(),
             "history": self.history, "config": self.config, **(extra or {})})
 
-    def _restore(self, opt: torch.optim.Optimizer) -> None:
-        if self.state is not None and "optimizer" in self.state:
-            opt.load_state_dict(self.state["optimizer"])
-
     # ----------------------------------------------------------------- default
-    def default(self, steps: int, lr: float, lr_end: float, progress: bool,
-                eval_every: int) -> str:
-        opt = torch.optim.Adam([self.theta], lr=lr)
-        self._restore(opt)
-        ui = _Bar(progress, steps, "fitting (full objective)")
+    def default(self, opt_cfg: FullObjective, progress: bool) -> str:
+        steps, lr, lr_end = opt_cfg.steps, opt_cfg.lr, opt_cfg.lr_end
+        opt = self.adam(lr)
         stopped = "steps"
-        try:
+        with task(f"fitting {self.variant.name} types (full objective)", steps,
+                  progress) as advance:
+            advance(self.step)
             while self.step < steps:
                 # cosine decay on the larger of the step and time fractions (spec: a time
                 # budget is spent to the end with a fully decayed learning rate)
@@ -444,34 +451,31 @@ class _Run:
                 for g in opt.param_groups:
                     g["lr"] = cur
                 opt.zero_grad(set_to_none=True)
-                objective, sse, (qs, qw, qa) = self.obj.fit_sse(self.theta)
+                qs, qw, qa = self.variant.statistics(self.params)
+                objective, sse = self.obj.fit_sse_of(qs, qw, qa)
                 objective.backward()
                 loss = float(sse) / self.obj.n_terms
                 quality = (self.obj.quality(qs.detach(), qw.detach(), qa.detach())
-                           if self.step % eval_every == 0 else None)
+                           if self.step % opt_cfg.eval_every == 0 else None)
                 del qs, qw, qa
-                hit = self.log(loss, cur, quality)
-                if hit:
+                if self.log(loss, cur, quality):
                     stopped = "target"
                     break
                 opt.step()
                 self.step += 1
                 self.tuner.tick()
-                self.checkpoint(opt)
-                ui.update(self.step, self.info())
+                self.checkpoint()
+                advance(1, self.info())
                 if self.out_of_time():
                     stopped = "time"
                     break
-        finally:
-            ui.close()
-        self.extra["optimizer_state"] = opt
         return stopped
 
     # ----------------------------------------------------------------- paper
-    def paper(self, epochs: int, lr: float, batch: int, seed: int, progress: bool,
-              eval_every: int | None, batch_loss: str) -> str:
-        opt = torch.optim.Adam([self.theta], lr=lr)
-        self._restore(opt)
+    def paper(self, opt_cfg: PaperAdam, seed: int, progress: bool) -> str:
+        opt = self.adam(opt_cfg.lr)
+        theta = self.params["theta"]
+        batch = opt_cfg.batch_terms
         n = self.obj.n_terms
         per_epoch = math.ceil(n / batch)
         gen = torch.Generator().manual_seed(int(seed) + 1)
@@ -486,79 +490,74 @@ class _Run:
             perm = torch.randperm(n, generator=gen)
             if start_batch == 0:
                 perm = None
-        every = per_epoch if eval_every is None else max(1, int(eval_every))
-        ui = _Bar(progress, epochs * per_epoch, "fitting (paper: Adam, 8192-term batches)")
-        stopped = "epochs"
-        dev = self.theta.device
-        try:
+        every = per_epoch if opt_cfg.eval_every is None else int(opt_cfg.eval_every)
+        dev = theta.device
+        with task("fitting paper types (Adam, 8192-term batches)",
+                  opt_cfg.epochs * per_epoch, progress) as advance:
+            advance(self.step)
             self._evaluate(opt)
-            for _epoch in range(start_epoch, epochs):
+            for _epoch in range(start_epoch, opt_cfg.epochs):
                 if perm is None:
                     gen_state = gen.get_state()
                     perm = torch.randperm(n, generator=gen)
                 for b in range(start_batch, per_epoch):
                     idx = perm[b * batch:(b + 1) * batch].to(dev)
                     opt.zero_grad(set_to_none=True)
-                    P = torch.softmax(self.theta, dim=-1)
+                    P = torch.softmax(theta, dim=-1)
                     sse = self.obj.batch_sse(P, idx)
-                    loss = sse / idx.numel() if batch_loss == "mean" else sse * (n / idx.numel())
+                    loss = (sse / idx.numel() if opt_cfg.batch_loss == "mean"
+                            else sse * (n / idx.numel()))
                     loss.backward()
                     opt.step()
                     self.step += 1
                     self.tuner.tick()
-                    self.checkpoint(opt, extra={"generator": gen_state})
+                    self.checkpoint(extra={"generator": gen_state})
                     done = self.step % every == 0
                     if done and self._evaluate(opt):
                         return "target"
-                    ui.update(self.step, self.info())
+                    advance(1, self.info())
                     if self.out_of_time():
                         if not done:
                             self._evaluate(opt)
                         return "time"
                 start_batch = 0
                 perm = None
-        finally:
-            ui.close()
-            self.extra["optimizer_state"] = opt
-        return stopped
+        return "epochs"
 
     @torch.no_grad()
     def _evaluate(self, opt: torch.optim.Optimizer) -> bool:
-        sse, (qs, qw, qa) = self.obj.sse(self.theta)
-        loss = float(sse) / self.obj.n_terms
-        return self.log(loss, float(opt.param_groups[0]["lr"]),
-                        self.obj.quality(qs, qw, qa))
+        qs, qw, qa = self.variant.statistics(self.params)
+        loss = float(self.obj.sse_of(qs, qw, qa)) / self.obj.n_terms
+        return self.log(loss, float(opt.param_groups[0]["lr"]), self.obj.quality(qs, qw, qa))
 
     # ----------------------------------------------------------------- end
-    def finish(self, stopped: str, targets: Targets, optimizer: str, seed: int,
-               pairs: list[tuple[int, int]]) -> FitResult:
-        theta = self.theta.detach()
+    def finish(self, stopped: str, targets: Targets, opt: Optimizer, seed: int) -> FitResult:
         with torch.no_grad():
-            sse, (qs, qw, qa) = self.obj.sse(theta)
-            loss = float(sse) / self.obj.n_terms
+            qs, qw, qa = self.variant.statistics(self.params)
+            loss = float(self.obj.sse_of(qs, qw, qa)) / self.obj.n_terms
             quality = self.obj.quality(qs, qw, qa)
             del qs, qw, qa
-            obj64 = Objective(targets, self.obj.weeks, pairs, device=theta.device,
-                              dtype=torch.float64, bar=self.bar)
-            loss64 = float(obj64.loss(theta.double()))
-            del obj64
-        opt = self.extra.get("optimizer_state")
-        if opt is not None:
-            self.checkpoint(opt, force=True)
+            p64 = {n: p.detach().double() for n, p in self.params.items()}
+            obj64 = Objective(targets, self.variant.weeks, self.variant.week_pairs(),
+                              device=self.obj.device, dtype=torch.float64, bar=self.bar,
+                              rows=self.variant.rows())
+            loss64 = float(obj64.sse_of(*self.variant.statistics(p64))) / obj64.n_terms
+            del obj64, p64
+        self.checkpoint(force=True)
         seconds = self.seconds()
         metadata = {
             "seed": int(seed), "statistics_fingerprint": targets.fingerprint,
-            "optimizer": optimizer, "single_weight": self.extra.get("single_weight"),
+            "optimizer": opt.name, "single_weight": opt.single_weight,
             "steps": self.step, "seconds": round(seconds, 3),
             "loss": loss, "loss_float64": loss64, "stopped": stopped,
-            "week_pairs": [list(p) for p in pairs],
+            "week_pairs": [list(p) for p in self.variant.week_pairs()],
             "share_abs_within_0_1pp": quality[0], "share_rel_within_20pct": quality[1],
             "package": {"name": "topicslab", "version": topicslab.__version__},
             "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         }
-        model = TypeMixture(theta.to("cpu", torch.float32).numpy(), targets.taxonomy,
-                            metadata)
+        model = self.variant.build(self.params, targets.taxonomy, metadata)
         return FitResult(model=model, history=self.history, seconds=seconds, loss=loss,
                          loss_float64=loss64, stopped=stopped, steps=self.step,
                          quality={"share_abs_within_0_1pp": quality[0],
                                   "share_rel_within_20pct": quality[1]})
+

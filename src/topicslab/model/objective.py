@@ -2,8 +2,9 @@
 bar.
 
 Public names:
-    Objective(targets, weeks, week_pairs=None, device="cpu", dtype=torch.float32)
-        .sse(theta) -> (sum of squared errors, (q_single, q_within, q_across))
+    Objective(targets, weeks, week_pairs=None, device="cpu", dtype=torch.float32, rows=None)
+        .sse_of(qs, qw, qa) -> N·J of a model's statistics (any variant, in its rows)
+        .sse(theta) -> (N·J, (q_single, q_within, q_across)) of the paper's types
         .loss(theta) -> J = sse / n_terms
         .batch_sse(P, idx) -> SSE of the terms ``idx`` only (the paper's minibatches)
         .quality(qs, qw, qa) -> (share_abs, share_rel)
@@ -16,12 +17,15 @@ q*_within(o1,o2))² + Σ_{(i,j)} Σ_{o1,o2} (q_across(θ;i,j,o1,o2) − q*_acros
 The fitters minimise the *sum* of squared errors (N·J): with ~1.1M terms, gradients of the mean
 are far below Adam's ε = 1e-8 and its steps would silently vanish (spec 01 §4, "Pitfall").
 
-``single_weight="relative"`` (the default fitter's choice) weights the r·m single terms by
-(mean target / target)²: equal weight for equal *relative* error. Why: DP q_single are row
-sums of clipped noisy pairs, biased upwards (Σ_o q*_single ≈ 5.7 at 1M users), while any
-model has Σ_o q_single = E|S| ≤ k. Plain least squares spreads that unavoidable deficit
-evenly (≈ 0.15 pp on every topic: every small topic then misses by > 20%); relative weights
-spread it in proportion to the targets (≈ 12% on every topic).
+``single_weight="relative"`` weights the r·m single terms by (mean target / target)²: equal
+weight for equal *relative* error. It was the default while DP q_single were row sums of
+*clipped* noisy pairs, biased upwards (Σ_o q*_single ≈ 5.7 at 1M users, beyond any model's
+E|S| ≤ k). Since q_single is summed before clipping (``dp.postprocess``) it is unbiased, and
+plain J (``"uniform"``, the paper's objective and the default) keeps the synthetic data's
+re-identification risk closer to the population's: measured on the 1M-user reference
+population at ε = ln 3, persistent types, relative weights over-state the Hamming risk by
++3.9% at r = 2 and +3.6% at r = 4, uniform weights by +1.2% and +0.7% (benchmarks/RESULTS.md,
+"Release fidelity").
 """
 
 from __future__ import annotations
@@ -59,12 +63,20 @@ class QualityBar:
 
 
 class Objective:
-    """J and its pieces for one set of targets, on one device and dtype."""
+    """J and its pieces for one set of targets, on one device and dtype.
+
+    J always counts the terms of ``weeks`` weeks and ``week_pairs``. A model variant computes
+    its statistics in *rows* (``rows=(single_rows, pair_rows)``: how many of J's weeks and
+    week pairs each row of ``q_single``/``q_within`` and of ``q_across`` stands for): the
+    paper's types have one row per week and per pair (the default), persistent types one row
+    for all weeks and one for all consecutive pairs, since their weeks are identical.
+    """
 
     def __init__(self, targets: Targets, weeks: int,
                  week_pairs: Sequence[tuple[int, int]] | None = None, *,
                  device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32,
-                 bar: QualityBar | None = None, single_weight: str = "uniform") -> None:
+                 bar: QualityBar | None = None, single_weight: str = "uniform",
+                 rows: tuple[Sequence[float], Sequence[float]] | None = None) -> None:
         self.targets = targets
         self.weeks = int(weeks)
         self.pairs = ([(i, i + 1) for i in range(self.weeks - 1)] if week_pairs is None
@@ -75,17 +87,29 @@ class Objective:
         m = targets.m
         self.m = m
         self.n_terms = n_terms(self.weeks, m, len(self.pairs))
+        single_rows, pair_rows = rows if rows is not None else (
+            [1.0] * self.weeks, [1.0] * len(self.pairs))
+        if (abs(sum(single_rows) - self.weeks) > 1e-9
+                or abs(sum(pair_rows) - len(self.pairs)) > 1e-9):
+            raise ValueError(f"rows {rows} do not add up to {self.weeks} weeks and "
+                             f"{len(self.pairs)} pairs")
         kw: dict[str, Any] = {"device": self.device, "dtype": dtype}
+        self.row_single = torch.tensor(list(single_rows), **kw)
+        self.row_pair = torch.tensor(list(pair_rows), **kw)
         self.ts = torch.tensor(targets.q_single, **kw)
         self.tw = torch.tensor(targets.q_within, **kw)
         self.ta = torch.tensor(targets.q_across, **kw)
         self.upper = torch.triu(torch.ones(m, m, dtype=torch.bool, device=self.device), 1)
         self.iu = torch.triu_indices(m, m, 1, device=self.device)
-        # targets of every term in term order (see targets.py), for errors and minibatches
+        n_s, n_p = len(single_rows), len(pair_rows)
+        # targets and multiplicities of every term in row order (see targets.py)
         self.term_targets = torch.cat([
-            self.ts.repeat(self.weeks),
-            self.tw[self.iu[0], self.iu[1]].repeat(self.weeks),
-            self.ta.reshape(-1).repeat(len(self.pairs))])
+            self.ts.repeat(n_s), self.tw[self.iu[0], self.iu[1]].repeat(n_s),
+            self.ta.reshape(-1).repeat(n_p)])
+        self.term_weights = torch.cat([
+            self.row_single.repeat_interleave(m),
+            self.row_single.repeat_interleave(self.iu.shape[1]),
+            self.row_pair.repeat_interleave(m * m)])
         self.rel_mask = self.term_targets >= self.bar.rel_min_target
         if single_weight == "uniform":
             self.single_w = torch.ones_like(self.ts)
@@ -96,49 +120,59 @@ class Objective:
             raise ValueError(f"single_weight must be uniform or relative, got {single_weight}")
 
     # ------------------------------------------------------------------ full objective
+    def _parts(self, qs: torch.Tensor, qw: torch.Tensor, qa: torch.Tensor,
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(per-row single squared errors ``[R, m]``, the within and across SSE)."""
+        d2 = (qs - self.ts) ** 2
+        w2 = (((qw - self.tw) ** 2) * self.upper).sum(dim=(1, 2))
+        rest = (w2 * self.row_single).sum()
+        if self.pairs:
+            a2 = ((qa - self.ta) ** 2).sum(dim=(1, 2))
+            rest = rest + (a2 * self.row_pair).sum()
+        return d2, rest
+
+    def sse_of(self, qs: torch.Tensor, qw: torch.Tensor, qa: torch.Tensor) -> torch.Tensor:
+        """N·J of model statistics in this objective's rows."""
+        d2, rest = self._parts(qs, qw, qa)
+        return (d2.sum(dim=1) * self.row_single).sum() + rest
+
+    def fit_sse_of(self, qs: torch.Tensor, qw: torch.Tensor, qa: torch.Tensor,
+                   ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(the fitting objective: N·J with the single terms weighted, the plain N·J)."""
+        d2, rest = self._parts(qs, qw, qa)
+        weighted = ((d2 * self.single_w).sum(dim=1) * self.row_single).sum() + rest
+        plain = (d2.sum(dim=1) * self.row_single).sum().detach() + rest.detach()
+        return weighted, plain
+
     def sse(self, theta: torch.Tensor,
             ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
-        """Sum of squared errors over all terms (= N·J) and the model statistics."""
+        """Sum of squared errors over all terms (= N·J) of the paper's types ``theta``, and
+        their statistics."""
         qs, qw, qa = closed_forms(theta, self.pairs)
-        total = ((qs - self.ts) ** 2).sum()
-        total = total + (((qw - self.tw) ** 2) * self.upper).sum()
-        if self.pairs:
-            total = total + ((qa - self.ta) ** 2).sum()
-        return total, (qs, qw, qa)
-
-    def fit_sse(self, theta: torch.Tensor,
-                ) -> tuple[torch.Tensor, torch.Tensor,
-                           tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
-        """(the fitting objective: SSE with the single terms weighted, the plain SSE = N·J,
-        the model statistics)."""
-        qs, qw, qa = closed_forms(theta, self.pairs)
-        d2 = (qs - self.ts) ** 2
-        rest = (((qw - self.tw) ** 2) * self.upper).sum()
-        if self.pairs:
-            rest = rest + ((qa - self.ta) ** 2).sum()
-        weighted = (d2 * self.single_w).sum() + rest
-        plain = d2.sum().detach() + rest.detach()
-        return weighted, plain, (qs, qw, qa)
+        return self.sse_of(qs, qw, qa), (qs, qw, qa)
 
     def loss(self, theta: torch.Tensor) -> torch.Tensor:
-        """J(θ), the mean over all terms."""
+        """J(θ) of the paper's types, the mean over all terms."""
         return self.sse(theta)[0] / self.n_terms
 
     def terms(self, qs: torch.Tensor, qw: torch.Tensor, qa: torch.Tensor) -> torch.Tensor:
-        """Model statistics flattened in term order."""
+        """Model statistics flattened in row order."""
         return torch.cat([qs.reshape(-1), qw[:, self.iu[0], self.iu[1]].reshape(-1),
                           qa.reshape(-1)])
 
     @torch.no_grad()
     def quality(self, qs: torch.Tensor, qw: torch.Tensor, qa: torch.Tensor,
                 ) -> tuple[float, float]:
-        """(share of terms within ``abs_tol``, share of large terms within ``rel_tol``)."""
+        """(share of J's terms within ``abs_tol``, share of its large terms within
+        ``rel_tol``)."""
         err = (self.terms(qs, qw, qa) - self.term_targets).abs()
-        share_abs = float((err <= self.bar.abs_tol).double().mean())
+        w = self.term_weights
+        share_abs = float((w * (err <= self.bar.abs_tol)).sum() / w.sum())
         big = self.rel_mask
+        if not bool(big.any()):
+            return share_abs, 1.0
         rel = err[big] / self.term_targets[big]
-        share_rel = float((rel <= self.bar.rel_tol).double().mean()) if bool(big.any()) \
-            else 1.0
+        share_rel = float((w[big] * (rel <= self.bar.rel_tol)).sum() / w[big].sum())
         return share_abs, share_rel
 
     # ------------------------------------------------------------------ minibatches

@@ -12,19 +12,24 @@ Public names:
 Algorithm 2: pick a type I uniformly from [T]; for each week i and slot s draw
 x_{i,s} ~ softmax(θ[I, i, s, :]); S_i = the distinct x_{i,·}. Sets may hold fewer than k topics
 and are kept so (``-1`` empties); the Topics API pads them when traces are simulated.
+Persistent types (``model.stay``): week 0 draws a mode μ ~ mode_weights[I] and the slots from
+softmax(θ[I, μ, s, :]); in week i ≥ 1 the mode is kept with probability mode_stay[I] — then
+slot s keeps x_{i−1,s} with probability stay[I, μ, s], else draws afresh — or a new mode is
+drawn and all its slots afresh.
 
 Randomness is counter-based (``topicslab.api.hashing``): user u's type and slot draws are pure
 functions of (seed, u, week, slot), so the output does not depend on the chunk size or the
 number of threads, and any range of users can be regenerated alone (``first_user``). Each slot
 draw is one alias-table lookup (O(1), Walker/Vose), in a parallel numba kernel.
 
-Stationarity rule for more weeks than were fitted: sampled week w uses fitted week ``w mod r``
-of the user's type. Every fitted week carries the same targets (spec 01 §2), so each sampled
-week and each consecutive pair (i, i+1), i < r−1, keeps its fitted statistics; the wrap-around
-pair (r−1 → 0) repeats every r weeks and is fitted only when the model was fitted with
-``cyclic=True`` (``model.week_pairs`` then contains ``(r−1, 0)``); otherwise its statistics
-are the model's unconstrained q_across(θ; r−1, 0), whose errors ``topicslab validate``
-reports (``wrap_transition``; ``validate.fit_quality(..., week_pairs=[(r−1, 0)])``).
+Stationarity rule for more weeks than were fitted (paper types; persistent types are
+stationary by construction and sample any number of weeks): sampled week w uses fitted week
+``w mod r`` of the user's type. Every fitted week carries the same targets (spec 01 §2), so
+each sampled week and each consecutive pair (i, i+1), i < r−1, keeps its fitted statistics;
+the wrap-around pair (r−1 → 0) repeats every r weeks and is fitted only when the model was
+fitted with ``cyclic=True`` (``model.week_pairs`` then contains ``(r−1, 0)``); otherwise its
+statistics are the model's unconstrained q_across(θ; r−1, 0), whose errors ``topicslab
+validate`` reports (``wrap_transition``; ``validate.fit_quality(..., week_pairs=[(r−1, 0)])``).
 
 Output formats: Parquet through ``topicslab.io.SetsWriter`` (sets: distinct, sorted); the
 release's TFRecord through ``topicslab.io.write_sets_tfrecord`` with the *raw* k slots per week
@@ -59,6 +64,7 @@ STREAM_SAMPLE = 0x5A5A_0010
 _TYPE_WORD = np.uint64(0xFFFF_FFFF)
 _LOW32 = np.uint64(0xFFFF_FFFF)
 _INV32 = 1.0 / 4294967296.0
+_INV53 = 1.0 / 9007199254740992.0
 
 Format = Literal["parquet", "tfrecord"]
 
@@ -156,34 +162,63 @@ def _by_type(types: npt.NDArray[np.int64], T: int,
     return order, starts
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _unit53(h: np.uint64) -> float:
+    return float(h >> np.uint64(11)) * _INV53
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def _sample_kernel(prob: npt.NDArray[np.float64], alias: npt.NDArray[np.int16],
-                   wmap: npt.NDArray[np.int64], key: np.uint64, first: np.int64,
-                   raw: bool, types: npt.NDArray[np.int64], order: npt.NDArray[np.int64],
-                   starts: npt.NDArray[np.int64], out: npt.NDArray[np.int16]) -> None:
+                   wmap: npt.NDArray[np.int64], stay: npt.NDArray[np.float64],
+                   mode_cum: npt.NDArray[np.float64], mode_stay: npt.NDArray[np.float64],
+                   key: np.uint64, first: np.int64, raw: bool, types: npt.NDArray[np.int64],
+                   order: npt.NDArray[np.int64], starts: npt.NDArray[np.int64],
+                   out: npt.NDArray[np.int16]) -> None:
     """Users are visited type by type (``order``/``starts``: a counting sort by type), so a
     type's alias rows stay in cache while its users are drawn: random access to the whole
-    table (tens of MB) would make every slot draw a cache miss."""
+    table (tens of MB) would make every slot draw a cache miss. Persistent types pass
+    ``stay[T, M, k]``, the cumulative ``mode_cum[T, M]`` and ``mode_stay[T]`` (the alias
+    tables' second axis is then the mode); the paper's pass empty arrays and ``wmap``."""
     _, weeks, k = out.shape
     T = prob.shape[0]
     m = prob.shape[3]
+    persistent = stay.shape[0] > 0
     for t in prange(T):
         buf = np.empty(k, dtype=np.int16)
+        slots = np.empty(k, dtype=np.int16)
         for q in range(starts[t], starts[t + 1]):
             u = order[q]
             uid = np.uint64(first + u)
+            mode = 0
             for w in range(weeks):
-                fw = wmap[w]
                 h = hash3(key, uid, np.uint64(w), np.uint64(1))
+                fw = wmap[w]
+                kept = False
+                if persistent:
+                    hm = hash3(key, uid, np.uint64(w), np.uint64(3))
+                    kept = w > 0 and _unit53(hm) < mode_stay[t]
+                    if not kept:
+                        x = _unit53(next_word(hm))
+                        mode = 0
+                        while mode < mode_cum.shape[1] - 1 and mode_cum[t, mode] <= x:
+                            mode += 1
+                    fw = mode
+                hs = hash3(key, uid, np.uint64(w), np.uint64(2)) if kept else np.uint64(0)
                 for s in range(k):
                     h = next_word(h)
+                    if kept:
+                        hs = next_word(hs)
+                        if _unit53(hs) < stay[t, mode, s]:
+                            continue  # the slot keeps last week's topic
                     j = below(h, m)
                     # low 32 bits decide between column j and its alias (the high 32 bits
                     # chose j): one 64-bit word per slot
                     if float(h & _LOW32) * _INV32 < prob[t, fw, s, j]:
-                        buf[s] = j
+                        slots[s] = j
                     else:
-                        buf[s] = alias[t, fw, s, j]
+                        slots[s] = alias[t, fw, s, j]
+                for s in range(k):
+                    buf[s] = slots[s]
                 if raw:
                     for s in range(k):
                         out[u, w, s] = buf[s]
@@ -223,9 +258,12 @@ def _check(model: TypeMixture, n_users: int, seed: int, weeks: int | None,
 
 
 def _provenance(model: TypeMixture, seed: int, weeks: int, raw: bool) -> dict[str, Any]:
-    return {"generator": "topicslab.model.sample (Algorithm 2)", "seed": int(seed),
-            "weeks": weeks, "fitted_weeks": model.weeks, "types": model.types,
-            "week_rule": "sampled week w uses fitted week w mod r",
+    rule = ("a week keeps last week's mode with the type's mode stay (then each slot keeps "
+            "its topic with its stay), else draws a mode and its slots afresh"
+            if model.stay is not None else "sampled week w uses fitted week w mod r")
+    return {"generator": f"topicslab.model.sample (Algorithm 2, {model.variant} types)",
+            "seed": int(seed), "weeks": weeks, "fitted_weeks": model.weeks,
+            "types": model.types, "model": model.variant, "week_rule": rule,
             "raw_slots": raw,
             "model_fingerprint": model.metadata.get("statistics_fingerprint")}
 
@@ -235,7 +273,17 @@ class _Sampler:
 
     def __init__(self, model: TypeMixture, seed: int, weeks: int) -> None:
         self.tables = alias_tables(model)
-        self.wmap = week_map(model.weeks, weeks)
+        if model.stay is None or model.mode_weights is None or model.mode_stay is None:
+            self.wmap = week_map(model.weeks, weeks)
+            self.stay = np.zeros((0, 0, 0))
+            self.mode_cum = np.zeros((0, 0))
+            self.mode_stay = np.zeros(0)
+        else:
+            self.wmap = np.zeros(weeks, dtype=np.int64)
+            self.stay = model.stay.astype(np.float64)
+            weights = model.mode_weights.astype(np.float64)
+            self.mode_cum = np.cumsum(weights / weights.sum(axis=1, keepdims=True), axis=1)
+            self.mode_stay = model.mode_stay.astype(np.float64)
         self.key = derive_key(int(seed), STREAM_SAMPLE)
         self.weeks = weeks
         self.k = model.k
@@ -249,8 +297,9 @@ class _Sampler:
             types = np.empty(n, dtype=np.int64)
             _draw_types(self.key, np.int64(first), np.int64(T), types)
             order, starts = _by_type(types, T)
-            _sample_kernel(self.tables.prob, self.tables.alias, self.wmap, self.key,
-                           np.int64(first), raw, types, order, starts, out)
+            _sample_kernel(self.tables.prob, self.tables.alias, self.wmap, self.stay,
+                           self.mode_cum, self.mode_stay, self.key, np.int64(first), raw,
+                           types, order, starts, out)
         return out
 
 

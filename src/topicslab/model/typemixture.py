@@ -1,13 +1,26 @@
-"""``TypeMixture``: the paper's distribution over topic-set sequences (spec 01 §4, paper §5).
+"""``TypeMixture``: a uniform mixture of types over topic-set sequences (spec 01 §4, paper §5).
 
 Public names:
-    TypeMixture      theta ``float32[T, r, k, m]`` slot logits + taxonomy + metadata;
-                     ``q_single()``, ``q_within()``, ``q_across()`` exact closed forms,
-                     ``slot_probabilities()``
+    TypeMixture      theta ``float32[T, r, k, m]`` slot logits (persistent types: ``[T, M, k, m]``
+                     with ``mode_weights``, ``mode_stay`` and slot ``stay``) + taxonomy +
+                     metadata; ``statistics()``, ``q_single()``, ``q_within()``, ``q_across()``
+                     exact closed forms, ``slot_probabilities()``
 
-A user is drawn by picking a type uniformly from the T types and, for every week i and slot s,
-a topic from softmax(theta[t, i, s, :]); the week's set is the distinct topics drawn
-(Algorithm 2). Topics are dense indices of the taxonomy (ascending taxonomy id).
+Two variants share this class (``variant``):
+
+* ``"paper"`` (Dick et al. §5, Algorithm 2): a user picks a type uniformly from the T types
+  and, for every week i and slot s, a topic from softmax(theta[t, i, s, :]), independently
+  across weeks; the week's set is the distinct topics drawn.
+* ``"persistent"``: each type has M modes (weekly themes: the second axis of theta) with
+  probabilities ``mode_weights[t]``, each with k slot laws shared by all weeks. Week 0 draws a
+  mode and its slots; every later week keeps the mode with probability ``mode_stay[t]`` — and
+  then each slot keeps last week's topic with probability ``stay[t, μ, s]``, else draws afresh
+  — or draws a new mode and all its slots afresh (``closed_forms.persistent_forms``). Interests
+  that persist, and interests that alternate from week to week, live inside a type instead of
+  needing types of their own. Every week has the same law (stationary), so ``weeks`` (how many
+  weeks a user spans by default, the fitted r) is a property of the model, not of theta.
+
+Topics are dense indices of the taxonomy (ascending taxonomy id).
 """
 
 from __future__ import annotations
@@ -21,7 +34,7 @@ import numpy.typing as npt
 import torch
 
 from topicslab.errors import InputError
-from topicslab.model.closed_forms import closed_forms
+from topicslab.model.closed_forms import closed_forms, persistent_forms
 from topicslab.taxonomy import Taxonomy, resolve
 
 __all__ = ["TypeMixture"]
@@ -29,17 +42,26 @@ __all__ = ["TypeMixture"]
 
 @dataclass
 class TypeMixture:
-    """A uniform mixture of T types, each with r weeks of k slots (paper §5).
+    """A uniform mixture of T types, each with r weeks of k slots (see the module docstring).
 
     Attributes:
-        theta: ``float32[T, r, k, m]`` logits (topics in dense-index order).
+        theta: ``float32[T, r, k, m]`` logits (topics in dense-index order); the second axis
+            holds the paper's weeks, or a persistent type's M modes.
         taxonomy: the taxonomy of the topic axis.
-        metadata: provenance (seed, statistics fingerprint, optimiser, fitted week pairs...).
+        metadata: provenance (seed, statistics fingerprint, optimiser, fitted week pairs...);
+            ``weeks`` gives a persistent model's default number of weeks.
+        stay: ``float32[T, M, k]`` slot stay probabilities of persistent types (``None``: the
+            paper's types; then the two mode fields are ``None`` too).
+        mode_weights: ``float32[T, M]`` mode probabilities (rows sum to 1).
+        mode_stay: ``float32[T]`` probability that a week keeps last week's mode.
     """
 
     theta: npt.NDArray[np.float32]
     taxonomy: Taxonomy
     metadata: dict[str, Any] = field(default_factory=dict)
+    stay: npt.NDArray[np.float32] | None = None
+    mode_weights: npt.NDArray[np.float32] | None = None
+    mode_stay: npt.NDArray[np.float32] | None = None
 
     def __post_init__(self) -> None:
         self.taxonomy = resolve(self.taxonomy)
@@ -57,6 +79,28 @@ class TypeMixture:
         if not np.isfinite(theta).all():
             raise InputError("theta has non-finite logits", field="theta")
         self.theta = np.ascontiguousarray(theta, dtype=np.float32)
+        parts = (self.stay, self.mode_weights, self.mode_stay)
+        if any(x is not None for x in parts):
+            if any(x is None for x in parts):
+                raise InputError("persistent types need stay, mode_weights and mode_stay",
+                                 field="stay")
+            T, M, k = theta.shape[:3]
+            for name, shape in (("stay", (T, M, k)), ("mode_weights", (T, M)),
+                                ("mode_stay", (T,))):
+                arr = np.asarray(getattr(self, name), dtype=np.float64)
+                if arr.shape != shape:
+                    raise InputError(f"{name} must have shape {shape}, got {arr.shape}",
+                                     field=name)
+                if not (np.isfinite(arr).all() and (arr >= 0).all() and (arr <= 1).all()):
+                    raise InputError(f"{name} must hold probabilities in [0, 1]", field=name)
+                setattr(self, name, np.ascontiguousarray(arr, dtype=np.float32))
+            sums = np.asarray(self.mode_weights, dtype=np.float64).sum(axis=1)
+            if np.abs(sums - 1).max() > 1e-4:
+                raise InputError("mode_weights rows must sum to 1", field="mode_weights")
+            w = self.metadata.get("weeks", 1)
+            if isinstance(w, bool) or not isinstance(w, int | np.integer) or int(w) < 1:
+                raise InputError(f"metadata 'weeks' must be a positive integer, got {w!r}",
+                                 field="weeks")
 
     # ------------------------------------------------------------------ shape
     @property
@@ -65,9 +109,21 @@ class TypeMixture:
         return int(self.theta.shape[0])
 
     @property
+    def variant(self) -> str:
+        """``"persistent"`` (with stay probabilities) or ``"paper"``."""
+        return "paper" if self.stay is None else "persistent"
+
+    @property
     def weeks(self) -> int:
-        """r, the number of fitted weeks."""
+        """r, the number of fitted weeks (a user's default number of weeks)."""
+        if self.stay is not None:
+            return int(self.metadata.get("weeks", 1))
         return int(self.theta.shape[1])
+
+    @property
+    def modes(self) -> int:
+        """M, the modes per persistent type (1 for the paper's types, which have none)."""
+        return int(self.theta.shape[1]) if self.stay is not None else 1
 
     @property
     def k(self) -> int:
@@ -88,21 +144,43 @@ class TypeMixture:
         return [(int(a), int(b)) for a, b in pairs]
 
     def __repr__(self) -> str:
-        return (f"TypeMixture(T={self.types}, r={self.weeks}, k={self.k}, m={self.m}, "
-                f"taxonomy={self.taxonomy.version})")
+        return (f"TypeMixture({self.variant}, T={self.types}, r={self.weeks}, k={self.k}, "
+                f"m={self.m}, taxonomy={self.taxonomy.version})")
 
     # ------------------------------------------------------------ statistics
     def slot_probabilities(self) -> npt.NDArray[np.float64]:
-        """``P[t, i, s, :] = softmax(theta[t, i, s, :])`` in float64."""
+        """``P[t, i, s, :] = softmax(theta[t, i, s, :])`` in float64 (persistent types: i is
+        the mode, and these are the laws of its fresh draws)."""
         return torch.softmax(torch.from_numpy(self.theta).double(), dim=-1).numpy()
 
     def _forms(self, week_pairs: Sequence[tuple[int, int]] | None,
                ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64],
                           npt.NDArray[np.float64]]:
+        pairs = self.week_pairs if week_pairs is None else [(int(a), int(b))
+                                                              for a, b in week_pairs]
+        theta = torch.from_numpy(self.theta).double()
+        if self.stay is None or self.mode_weights is None or self.mode_stay is None:
+            with torch.no_grad():
+                qs, qw, qa = closed_forms(theta, pairs)
+            return qs.numpy(), qw.numpy(), qa.numpy()
+        lags = sorted({abs(b - a) for a, b in pairs})
+        if 0 in lags:
+            raise InputError("a week pair needs two different weeks", field="week_pairs")
+        with np.errstate(divide="ignore"):
+            log_stay = torch.from_numpy(np.log(self.stay.astype(np.float64)))
+        weights = self.mode_weights.astype(np.float64)
+        weights /= weights.sum(axis=1, keepdims=True)  # exact in float64 (stored as float32)
         with torch.no_grad():
-            qs, qw, qa = closed_forms(torch.from_numpy(self.theta).double(),
-                                      self.week_pairs if week_pairs is None else week_pairs)
-        return qs.numpy(), qw.numpy(), qa.numpy()
+            s1, w1, a1 = persistent_forms(
+                theta, torch.from_numpy(weights),
+                torch.from_numpy(self.mode_stay.astype(np.float64)), log_stay, lags)
+        r = self.weeks
+        by_lag = {lag: a1[i].numpy() for i, lag in enumerate(lags)}
+        across: npt.NDArray[np.float64] = (
+            np.stack([by_lag[abs(b - a)] for a, b in pairs]) if pairs
+            else np.zeros((0, self.m, self.m)))
+        return (np.repeat(s1.numpy()[None], r, axis=0), np.repeat(w1.numpy()[None], r, axis=0),
+                across)
 
     def statistics(self, week_pairs: Sequence[tuple[int, int]] | None = None,
                    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64],

@@ -20,6 +20,9 @@ Public names:
                                      re-run the calibration (also ``python -m
                                      topicslab.population.calibrate``)
     initial_params(taxonomy)         the uncalibrated long-tailed starting point
+    Stress, STRESS_FAMILY            the stress family: knobs that change the population's
+                                     structure (persistence, routine weeks, grouped interests,
+                                     concentration, taxonomy) and its named variants
 """
 
 from topicslab.population.calibrate import CalibrationResult, calibrate, initial_params
@@ -31,16 +34,20 @@ from topicslab.population.stats import (
     calibration_table,
     empirical_statistics,
 )
+from topicslab.population.stress import STRESS_FAMILY, Stress, clique_partition
 from topicslab.population.targets import Target, published_targets
 
 __all__ = [
+    "STRESS_FAMILY",
     "CalibrationResult",
     "CalibrationRow",
     "CalibrationTable",
     "PopulationParams",
+    "Stress",
     "Target",
     "calibrate",
     "calibration_table",
+    "clique_partition",
     "empirical_statistics",
     "generate",
     "generate_chunks",

@@ -59,6 +59,7 @@ _P_DRIFT = 5
 _P_WEEK = 6
 _P_NVISIT = 7
 _P_VISIT = 8
+_P_REPEAT = 9
 _USER_WEEK = 0xFFFF_FFFF  # the "week" word of user-level (persistent) draws
 
 _BLOCK = 512  # users per parallel work item (scratch arrays are per block)
@@ -253,6 +254,21 @@ def _visit_counts(
     return indptr, topics, counts
 
 
+@njit(cache=True, parallel=True)
+def _repeat_profiles(sets: np.ndarray, user_ids: np.ndarray, key: np.uint64, burn_in: int,
+                     prob: float) -> None:
+    """Routine weeks: week w (≥ 1) repeats the user's week w−1 profile with probability
+    ``prob`` (in week order, so a run of routine weeks keeps one profile)."""
+    n, w, k = sets.shape
+    for u in prange(n):
+        uid = np.uint64(user_ids[u])
+        for wk in range(1, w):
+            h = hash3(key, uid, np.uint64(wk + burn_in), _cnt(_P_REPEAT, 0))
+            if unit(h) < prob:
+                for s in range(k):
+                    sets[u, wk, s] = sets[u, wk - 1, s]
+
+
 def _generate_block(user_ids: npt.NDArray[np.int64], n_weeks: int, seed: int,
                     cp: CompiledParams, k: int, tax: Taxonomy
                     ) -> tuple[npt.NDArray[np.int16], int]:
@@ -264,7 +280,10 @@ def _generate_block(user_ids: npt.NDArray[np.int64], n_weeks: int, seed: int,
     sets = top_k_sparse(indptr, topics, counts, k=k, taxonomy=tax, seed=seed,
                         row_keys=row_keys)
     padded = int(np.count_nonzero(np.diff(indptr) < k))
-    return sets.reshape(user_ids.shape[0], n_weeks, k), padded
+    out = sets.reshape(user_ids.shape[0], n_weeks, k)
+    if cp.profile_repeat > 0.0:
+        _repeat_profiles(out, user_ids, key, cp.burn_in, cp.profile_repeat)
+    return out, padded
 
 
 def _check(n_users: int, n_weeks: int, k: int, first_user: int, m: int) -> None:

@@ -57,6 +57,9 @@ class PopulationParams:
             parent topic (hierarchy correlation); overridden per topic by ``parent_tag``.
         affinity_cap: cap on the probability that an interest is drawn from the affinity
             neighbours of the user's previous interest.
+        profile_repeat: probability that a user's weekly profile is exactly last week's
+            (a routine week; 0 in the calibrated population, 1 = fully stable profiles; see
+            ``topicslab.population.stress``).
 
     Tables (keys are taxonomy ids):
         popularity: relative weight of each topic as an interest (all topics must be present
@@ -87,6 +90,7 @@ class PopulationParams:
     burn_in_weeks: int = 12
     parent_tag_prob: float = 0.1
     affinity_cap: float = 0.8
+    profile_repeat: float = 0.0
     popularity: dict[int, float] = field(default_factory=dict)
     explore_popularity: dict[int, float] = field(default_factory=dict)
     engagement: dict[int, float] = field(default_factory=dict)
@@ -182,6 +186,7 @@ class PopulationParams:
                               self.interest_weight_sigma, self.explore_prob],
                              dtype=np.float64),
             burn_in=int(self.burn_in_weeks),
+            profile_repeat=float(min(max(self.profile_repeat, 0.0), 1.0)),
             alias_p=alias_p, alias_i=alias_i, explore_p=ex_p, explore_i=ex_i,
             engagement=engage,
             drift=np.clip(drift, 0.0, 1.0),
@@ -199,6 +204,7 @@ class CompiledParams:
     m: int
     scalars: npt.NDArray[np.float64]
     burn_in: int
+    profile_repeat: float
     alias_p: npt.NDArray[np.float64]
     alias_i: npt.NDArray[np.int64]
     explore_p: npt.NDArray[np.float64]
@@ -281,8 +287,62 @@ def reference_path(taxonomy: str = "v2") -> Path:
 
 
 def load_reference(taxonomy: str = "v2") -> PopulationParams:
-    """The calibrated reference parameters shipped with the package."""
-    path = reference_path(taxonomy)
-    if not path.exists():
-        raise FileNotFoundError(f"no calibrated reference population for taxonomy {taxonomy!r}")
-    return PopulationParams.load(path)
+    """The calibrated reference parameters of a taxonomy.
+
+    v2 is shipped calibrated; another taxonomy (v1) gets the v2 parameters carried over by
+    topic label (``transfer``): a valid population of that taxonomy, not a calibration of it.
+    """
+    version = resolve(taxonomy).version
+    path = reference_path(version)
+    if path.exists():
+        return PopulationParams.load(path)
+    return transfer(PopulationParams.load(reference_path("v2")), version)
+
+
+#: Popularity factor per hierarchy level a topic's nearest labelled ancestor is above it.
+_TRANSFER_DEPTH_FACTOR = 0.3
+
+
+def transfer(params: PopulationParams, taxonomy: Taxonomy | str) -> PopulationParams:
+    """``params`` carried over to another taxonomy by topic label.
+
+    A topic whose label exists in the source taxonomy takes that topic's values; any other
+    takes its nearest ancestor path that exists there (popularity × 0.3 per level up, never
+    below the source's smallest value), and neutral defaults in the other tables. Pair tables
+    keep the entries whose both topics carry over exactly.
+    """
+    src = resolve(params.taxonomy)
+    dst = resolve(taxonomy)
+    by_label = {lab: int(i) for i, lab in zip(src.ids, src.labels, strict=True)}
+    exact: dict[int, int] = {}
+    out = params.copy()
+    out.taxonomy = dst.version
+    floor = min(params.popularity.values()) if params.popularity else 1.0
+    tables: dict[str, dict[int, float]] = {"popularity": {}, "explore_popularity": {}}
+    for tid, label in zip(dst.ids, dst.labels, strict=True):
+        path, up = label, 0
+        while path and path not in by_label:
+            path, up = path.rsplit("/", 1)[0], up + 1
+        if not path:
+            tables["popularity"][int(tid)] = floor
+            tables["explore_popularity"][int(tid)] = floor
+            continue
+        sid = by_label[path]
+        if up == 0:
+            exact[int(tid)] = sid
+        f = _TRANSFER_DEPTH_FACTOR ** up
+        for name in ("popularity", "explore_popularity"):
+            table = getattr(params, name) or params.popularity
+            tables[name][int(tid)] = max(float(table.get(sid, floor)) * f, floor)
+    out.popularity = tables["popularity"]
+    out.explore_popularity = tables["explore_popularity"]
+    back = {v: k for k, v in exact.items()}
+    for name in ("engagement", "drift_factor", "parent_tag"):
+        table = getattr(params, name)
+        setattr(out, name, {back[s]: v for s, v in table.items() if s in back})
+    for name in ("cotags", "site_tags", "affinities"):
+        setattr(out, name, [[back[int(a)], back[int(b)], v]
+                            for a, b, v in getattr(params, name)
+                            if int(a) in back and int(b) in back])
+    out.notes = f"carried over from taxonomy {src.version} by topic label"
+    return out

@@ -1,9 +1,11 @@
 """The release report: ``results.json`` numbers -> one self-contained HTML page.
 
 Sections follow the paper's evaluation (Dick et al. §6, Appendix C): parameters and input,
-population calibration, DP statistics and privacy ledger, top topics (Fig. 1), fit (loss curve),
-fit quality (Fig. 3/4), distinct topics (Fig. 5), stationarity (Fig. 8 / App. C),
-re-identification with the verdict (Fig. 6), QIF, disclosure, timings and environment.
+population calibration, DP statistics and privacy ledger, top topics (Fig. 1) and top pairs
+(Fig. 7), fit (loss curve), fit quality (Fig. 3/4), distinct topics (Fig. 5), stationarity
+(Fig. 8 / App. C), release fidelity (risk against weeks observed, Carey et al. Fig. 2 style,
+and the gap table: the verdict), the paper's re-identification protocol (Fig. 6), QIF,
+disclosure, timings and environment.
 
 Public names:
     build_report(results, *, statistics, synthetic, population, errors_path) -> str
@@ -21,9 +23,9 @@ import numpy as np
 from topicslab.report import figures as fg
 from topicslab.report.html import Section, figure, fmt, paragraph, render, table
 
-SECTION_IDS = ("summary", "input", "population", "ledger", "top-topics", "fit", "fit-quality",
-               "distinct-topics", "stationarity", "reidentification", "qif", "disclosure",
-               "timings")
+SECTION_IDS = ("summary", "input", "population", "ledger", "top-topics", "top-pairs", "fit",
+               "fit-quality", "distinct-topics", "stationarity", "fidelity",
+               "reidentification", "qif", "disclosure", "timings")
 
 
 def _pct(x: Any) -> str:
@@ -44,6 +46,18 @@ def _summary(r: dict[str, Any]) -> Section:
         ["fit: terms within 0.1 pp", _pct(fq.get("share_abs_within_0.1pp"))],
         ["fit: terms ≥ 0.1% within 20% relative", _pct(fq.get("share_rel_within_20pct"))],
     ]
+    if fq.get("share_within_2sigma") is not None:
+        rows.append(["fit: terms within 2σ of the DP noise", _pct(fq["share_within_2sigma"])])
+    fid = r.get("fidelity")
+    if fid:
+        worst = max((g for g in fid["gaps"] if g["gap"] is not None),
+                    key=lambda g: abs(g["gap"]), default=None)
+        if worst is not None:
+            rows.append(["release fidelity: largest |gap| (r = 1.."
+                         f"{max(g['weeks'] for g in fid['gaps'])}, both attacks)",
+                         f"{worst['gap']:+.1%} ± {1.96 * worst['gap_se']:.1%} "
+                         f"({worst['attack']}, r = {worst['weeks']}; tolerance "
+                         f"±{fid['tolerance']:.0%})"])
     reid = r["reidentification"]
     for side in ("population", "synthetic"):
         for att, v in sorted((reid.get(side) or {}).items()):
@@ -116,15 +130,13 @@ def _ledger(r: dict[str, Any]) -> Section:
                    mech + table("Guarantee", ["", ""], rows))
 
 
-def _top_topics(r: dict[str, Any], statistics: Any, synthetic: Any, population: Any) -> Section:
-    from topicslab.population import empirical_statistics
-
+def _top_topics(statistics: Any, synthetic_stats: Any, population_stats: Any) -> Section:
     tax = statistics.taxonomy
     order = np.argsort(-statistics.q_single)[:20]
     series = {"DP statistics": statistics.q_single[order]}
-    series["synthetic"] = empirical_statistics(synthetic)[0][order]
-    if population is not None:
-        series["population"] = empirical_statistics(population)[0][order]
+    series["synthetic"] = synthetic_stats[0][order]
+    if population_stats is not None:
+        series["population"] = population_stats[0][order]
     labels = [tax.labels[i] for i in order]
     rows = [[labels[j], *[_pct(v[j]) for v in series.values()]] for j in range(len(order))]
     body = figure(fg.top_topics(labels, series), "Top 20 topics by q_single (Fig. 1)")
@@ -132,11 +144,63 @@ def _top_topics(r: dict[str, Any], statistics: Any, synthetic: Any, population: 
     return Section("top-topics", "Top topics (Fig. 1)", body)
 
 
+def _pair_label(tax: Any, a: int, b: int, arrow: str) -> str:
+    def short(i: int) -> str:
+        # a subtopic by its own name: "/Arts & Entertainment/TV & Video" -> "…/TV & Video"
+        parts = str(tax.labels[i]).strip("/").split("/")
+        lab = parts[0] if len(parts) == 1 else "…/" + parts[-1]
+        return lab if len(lab) <= 22 else lab[:21] + "…"
+    return f"{short(a)} {arrow} {short(b)}"
+
+
+def _top_pairs(statistics: Any, synthetic_stats: Any, population_stats: Any,
+               n: int = 10) -> Section:
+    """Dick et al. Fig. 7: the top within-week and across-week pairs by their DP value."""
+    tax = statistics.taxonomy
+    body = paragraph("The most frequent pairs of the DP statistics, and the same pairs in the "
+                     "synthetic data and (when there is one) the population: within a week "
+                     "(both topics in the profile) and across consecutive weeks (the first "
+                     "topic one week, the second the next).")
+    for name, index, arrow in (("within-week", 1, "+"), ("across-week", 2, "→")):
+        dp_mat = statistics.q_within if index == 1 else statistics.q_across
+        mat = np.triu(dp_mat, 1) if index == 1 else dp_mat
+        flat = np.argsort(-mat, axis=None)[:n]
+        pairs = [tuple(int(x) for x in np.unravel_index(i, mat.shape)) for i in flat]
+        series = {"DP statistics": [dp_mat[a, b] for a, b in pairs],
+                  "synthetic": [synthetic_stats[index][a, b] for a, b in pairs]}
+        if population_stats is not None:
+            series["population"] = [population_stats[index][a, b] for a, b in pairs]
+        labels = [_pair_label(tax, a, b, arrow) for a, b in pairs]
+        body += figure(fg.top_pairs(labels, series, f"Top {n} {name} pairs (Fig. 7)"),
+                       f"Top {n} {name} pairs: DP statistics vs synthetic vs population")
+        body += table(f"Top {name} pairs", ["pair", *series],
+                      [[labels[j], *[_pct(v[j]) for v in series.values()]]
+                       for j in range(len(pairs))])
+    return Section("top-pairs", "Top pairs (Fig. 7)", body)
+
+
 def _fit(r: dict[str, Any]) -> Section:
     f = r["fit"]
-    rows = [["types T", f["types"]], ["weeks r", f["weeks"]], ["optimizer", f["optimizer"]],
-            ["steps", f["steps"]], ["final loss", f["final_loss"]], ["seconds", f["seconds"]]]
+    rows = [["model", f.get("model", "paper")], ["types T", f["types"]],
+            ["weeks r", f["weeks"]], ["optimizer", f["optimizer"]],
+            ["steps", f["steps"]], ["stopped", f.get("stopped")],
+            ["final loss", f["final_loss"]], ["seconds", f["seconds"]]]
+    if f.get("modes"):
+        rows.insert(2, ["modes per type M", f["modes"]])
+    for key, what in (("mode_stay_quantiles", "mode stay: 10/25/50/75/90% of types"),
+                      ("stay_quantiles", "slot stay: 10/25/50/75/90% of slots")):
+        if f.get(key):
+            rows.append([what, " / ".join(f"{v:.3f}" for v in f[key].values())])
     body = table("Fit of the type mixture (reads the DP statistics only)", ["", ""], rows)
+    if f.get("model") == "persistent":
+        body += paragraph(
+            "Persistent types: each type has M modes (weekly themes) with slot laws shared by "
+            "all weeks; a week keeps last week's mode with the type's mode stay — and then "
+            "each slot keeps its topic with its slot stay — or draws a new mode afresh. The "
+            "paper's types draw every week independently given the type (run with --model "
+            "paper for them). Persistence and alternation then live inside a type, so "
+            "populations whose users keep their interests, or alternate between groups of "
+            "them, need no type per profile.", "note")
     hist = f.get("history") or []
     if len(hist) >= 2:
         plt = fg._pyplot()
@@ -203,6 +267,39 @@ def _stationarity(r: dict[str, Any]) -> Section:
     return Section("stationarity", "Stationarity (Fig. 8, Appendix C)", body)
 
 
+def _fidelity(r: dict[str, Any]) -> Section:
+    fid = r.get("fidelity")
+    if not fid:
+        return Section("fidelity", "Release fidelity: risk against weeks observed",
+                       paragraph("No population to compare with (run from DP statistics).",
+                                 "note"))
+    z = 1.959963984540054
+    body = paragraph(
+        "Exact expected re-identification risk (tie-aware) of the population and of the "
+        "synthetic data for every number of observed weeks r, both attacks, "
+        + ("every user a target" if not fid.get("targets") else
+           f"{fid['targets']:,} random targets per trial")
+        + f", {fid['trials']} trial(s) (fresh API answers and fresh synthetic users each). The "
+        f"gap is synthetic / population − 1; negative means the synthetic data under-states "
+        f"the risk. Intervals are 95%. Tolerance ±{fid['tolerance']:.0%}.")
+    body += figure(fg.risk_vs_weeks(fid["gaps"], fid["tolerance"]),
+                   "Risk vs weeks observed (Carey et al. Fig. 2 style) and the relative gaps")
+    rows = []
+    for g in sorted(fid["gaps"], key=lambda g: (g["attack"], g["weeks"])):
+        gap = "—" if g["gap"] is None else f"{g['gap']:+.2%} ± {z * g['gap_se']:.2%}"
+        ok = "—" if g["gap"] is None else ("yes" if abs(g["gap"]) <= fid["tolerance"]
+                                            else "NO")
+        rows.append([g["attack"], g["weeks"],
+                     f"{_pct(g['population'])} ± {_pct(z * g['population_se'])}",
+                     f"{_pct(g['synthetic'])} ± {_pct(z * g['synthetic_se'])}", gap, ok])
+    body += table("Gap table", ["attack", "r", "population", "synthetic", "relative gap",
+                                f"within ±{fid['tolerance']:.0%}"], rows)
+    body += paragraph(fid["text"], "note")
+    for note in fid.get("notes") or []:
+        body += paragraph(note, "note")
+    return Section("fidelity", "Release fidelity: risk against weeks observed", body)
+
+
 def _reid(r: dict[str, Any]) -> Section:
     reid = r["reidentification"]
     p = reid["protocol"]
@@ -221,9 +318,21 @@ def _reid(r: dict[str, Any]) -> Section:
                    "Re-identification success, mean ± std over trials (Fig. 6)")
     body += table("Re-identification risk", ["data", "attack", "mean", "std", "95% CI",
                                              "expected (exact ties)"], rows)
-    body += paragraph(r["verdict"]["text"], "note")
-    body += paragraph("Deviation from the paper: " + reid["deviation"], "note")
-    return Section("reidentification", "Re-identification (Fig. 6)", body)
+    one = r["verdict"].get("one_std_rule") or r["verdict"]
+    body += paragraph("The paper's rule: " + one["text"], "note")
+    refits = reid.get("refits")
+    if refits:
+        body += table("Fit-to-fit spread: one fit per trial (the paper's protocol)",
+                      ["trial", "fit seed", "seconds", "loss J", "terms ≥ 0.1% within 20%",
+                       "terms within 2σ"],
+                      [[x["trial"], x["seed"], x["seconds"], x["loss"],
+                        _pct(x["share_rel_within_20pct"]), _pct(x.get("share_within_2sigma"))]
+                       for x in refits])
+        body += paragraph("Protocol: " + reid["deviation"], "note")
+    else:
+        body += paragraph("Deviation from the paper: " + reid["deviation"], "note")
+    return Section("reidentification", "The paper's re-identification protocol (Fig. 6)",
+                   body)
 
 
 def _external(section_id: str, title: str, block: Any, missing: str) -> Section:
@@ -252,11 +361,16 @@ def _timings(r: dict[str, Any]) -> Section:
 def build_report(results: dict[str, Any], *, statistics: Any, synthetic: Any,
                  population: Any = None, errors_path: Path | None = None) -> str:
     """The HTML report of one ``topicslab run`` (see module docstring)."""
+    from topicslab.population import empirical_statistics
+
     r = results
+    syn_stats = empirical_statistics(synthetic)
+    pop_stats = empirical_statistics(population) if population is not None else None
     sections = [
         _summary(r), _inputs(r), _population(r), _ledger(r),
-        _top_topics(r, statistics, synthetic, population), _fit(r), _fit_quality(r, errors_path),
-        _distinct(r), _stationarity(r), _reid(r),
+        _top_topics(statistics, syn_stats, pop_stats),
+        _top_pairs(statistics, syn_stats, pop_stats), _fit(r), _fit_quality(r, errors_path),
+        _distinct(r), _stationarity(r), _fidelity(r), _reid(r),
         _external("qif", "Privacy–utility trade-off (QIF)", r.get("qif"),
                   "QIF section not computed."),
         _external("disclosure", "Sensitive-interest disclosure", r.get("disclosure"),

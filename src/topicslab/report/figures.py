@@ -7,6 +7,11 @@ backend (no display) and returns PNG bytes; :func:`data_uri` embeds them in the 
 * :func:`error_cdfs` / :func:`error_histograms` — Fig. 3 / Fig. 4: fit errors over all terms.
 * :func:`distinct_topics` — Fig. 5: distinct topics per user over the weeks, two sources.
 * :func:`reidentification_bars` — Fig. 6: attack success with error bars per source.
+* :func:`risk_vs_weeks` — Carey et al. Fig. 2 style: exact expected risk against the weeks
+  observed, population and synthetic, one line per (source, attack), with 95% intervals; and
+  the relative gaps below it.
+* :func:`top_pairs` — Dick et al. Fig. 7: the top within-week and across-week pairs, DP
+  statistics vs synthetic vs population.
 """
 
 from __future__ import annotations
@@ -31,7 +36,8 @@ def _png(fig: Any) -> bytes:
 
 
 def top_topics(labels: Sequence[str], series: Mapping[str, Sequence[float]],
-               title: str = "Most frequent topics (Fig. 1)") -> bytes:
+               title: str = "Most frequent topics (Fig. 1)",
+               xlabel: str = "share of user-weeks with the topic in the profile (%)") -> bytes:
     """Horizontal bars of q_single (as %) for the given topics, one bar per source."""
     plt = _pyplot()
     n = len(labels)
@@ -45,7 +51,7 @@ def top_topics(labels: Sequence[str], series: Mapping[str, Sequence[float]],
     ax.set_yticklabels([lab if len(lab) <= 48 else "…" + lab[-47:] for lab in labels],
                        fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlabel("share of user-weeks with the topic in the profile (%)")
+    ax.set_xlabel(xlabel)
     ax.set_title(title)
     ax.legend(fontsize=8)
     return _png(fig)
@@ -138,5 +144,55 @@ def reidentification_bars(risks: Mapping[str, Mapping[str, tuple[float, float]]]
     return _png(fig)
 
 
+def risk_vs_weeks(gaps: Sequence[Mapping[str, Any]], tolerance: float) -> bytes:
+    """Top: risk (%) against r for every (source, attack) with 95% intervals; bottom: the
+    relative gap synthetic/population − 1 with its 95% interval and the ±tolerance band.
+    ``gaps`` are ``Fidelity.to_dict()["gaps"]`` rows."""
+    plt = _pyplot()
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(7, 6.2), sharex=True,
+                                 gridspec_kw={"height_ratios": [3, 2]})
+    attacks = sorted({g["attack"] for g in gaps})
+    z = 1.959963984540054
+    for i, att in enumerate(attacks):
+        rows = sorted((g for g in gaps if g["attack"] == att), key=lambda g: g["weeks"])
+        r = np.array([g["weeks"] for g in rows], dtype=float)
+        colour = _COLOURS[i % len(_COLOURS)]
+        for side, style in (("population", "-o"), ("synthetic", "--s")):
+            y = 100 * np.array([g[side] for g in rows])
+            e = 100 * z * np.array([g[f"{side}_se"] for g in rows])
+            a1.errorbar(r, y, yerr=e, fmt=style, color=colour, capsize=3, ms=4,
+                        label=f"{att}, {side}", alpha=1.0 if side == "population" else 0.8)
+        ok = [g for g in rows if g["gap"] is not None]
+        gx = np.array([g["weeks"] for g in ok], dtype=float) + (i - 0.5) * 0.08
+        gy = 100 * np.array([g["gap"] for g in ok])
+        ge = 100 * z * np.array([g["gap_se"] for g in ok])
+        a2.errorbar(gx, gy, yerr=ge, fmt="o", color=colour, capsize=3, label=att)
+    a1.set_ylabel("re-identification risk (%)")
+    a1.set_yscale("log")
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    a1.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    a1.yaxis.set_minor_formatter(NullFormatter())
+    a1.set_title("Exact expected risk vs weeks observed, every user a target")
+    a1.legend(fontsize=7, ncol=2)
+    a2.axhspan(-100 * tolerance, 100 * tolerance, color="#2ca02c", alpha=0.12,
+               label=f"±{tolerance:.0%} tolerance")
+    a2.axhline(0, color="grey", lw=0.8)
+    a2.set_xlabel("weeks observed r")
+    a2.set_ylabel("synthetic / population − 1 (%)")
+    a2.legend(fontsize=7)
+    xs = sorted({g["weeks"] for g in gaps})
+    a2.set_xticks(xs)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def top_pairs(labels: Sequence[str], series: Mapping[str, Sequence[float]],
+              title: str) -> bytes:
+    """Horizontal bars (as %) of the top pairs, one bar per source (Dick et al. Fig. 7)."""
+    return top_topics(labels, series, title=title,
+                      xlabel="share of users (week pairs) with both topics (%)")
+
+
 __all__ = ["data_uri", "distinct_topics", "error_cdfs", "error_histograms",
-           "reidentification_bars", "top_topics"]
+           "reidentification_bars", "risk_vs_weeks", "top_pairs", "top_topics"]

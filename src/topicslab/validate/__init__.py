@@ -10,6 +10,9 @@ Public names:
     stationarity(sets | model) -> Stationarity
         Pearson correlations between weeks and week transitions (Appendix C)
     weekly_statistics(sets | model) -> per-week q_single, q_within, per-transition q_across
+    fidelity(population, synthetic, *, weeks, attacks, trials, tolerance) -> Fidelity
+        exact expected re-identification risk of both for r = 1..R, every user a target:
+        relative gaps with standard errors and the verdict (release fidelity)
 
 Every result has ``to_dict()`` (JSON-ready).
 """
@@ -19,15 +22,19 @@ from topicslab.validate.distinct import (
     distinct_topics,
     distinct_topics_comparison,
 )
+from topicslab.validate.fidelity import Fidelity, RiskGap, fidelity
 from topicslab.validate.fit_quality import FitQuality, fit_quality
 from topicslab.validate.stationarity import Stationarity, stationarity, weekly_statistics
 
 __all__ = [
     "DistinctComparison",
+    "Fidelity",
     "FitQuality",
+    "RiskGap",
     "Stationarity",
     "distinct_topics",
     "distinct_topics_comparison",
+    "fidelity",
     "fit_quality",
     "stationarity",
     "weekly_statistics",

@@ -9,6 +9,12 @@ Errors are model minus target (signed), over the terms of J for the model's week
 week pairs (singles, within-week pairs o1 < o2, across-week ordered pairs), targets being the
 DP statistics the fitter saw. Absolute errors are in probability units (0.1 percentage point
 = 1e-3); relative errors are (model − target) / target over the terms with target ≥ 0.1%.
+
+Against the noise: at small populations the targets themselves are noisy (the DP noise on a
+term is σ/n̂, from the ledger: ``DPStatistics.noise_sigmas``), so a 20%-relative bar compares
+the model with noise. ``share_within_2sigma`` is the share of terms whose error is within two
+noise standard deviations of their target — about 95% for a model that is as close to the
+truth as the noise lets anyone tell (and more when it also fits part of the noise).
 """
 
 from __future__ import annotations
@@ -56,6 +62,20 @@ class FitQuality:
     rel_families: npt.NDArray[np.int8]
     loss: float
     bar: QualityBar = field(default_factory=QualityBar)
+    noise_sigma: dict[str, float] | None = None
+
+    @property
+    def share_within_2sigma(self) -> float | None:
+        """Share of all terms within two DP-noise standard deviations (``None`` without the
+        ledger's noise scale)."""
+        if self.noise_sigma is None:
+            return None
+        return float(np.mean(self._within_2sigma()))
+
+    def _within_2sigma(self) -> npt.NDArray[np.bool_]:
+        assert self.noise_sigma is not None
+        sig = np.array([self.noise_sigma[f] for f in FAMILIES])[self.families]
+        return np.asarray(np.abs(self.abs_errors) <= 2.0 * sig)
 
     @property
     def met(self) -> bool:
@@ -82,6 +102,10 @@ class FitQuality:
                 "share_rel_within": float(np.mean(np.abs(r) <= self.bar.rel_tol))
                 if r.size else float("nan"),
             }
+            if self.noise_sigma is not None:
+                out[name]["noise_sigma"] = self.noise_sigma[name]
+                out[name]["share_within_2sigma"] = float(
+                    np.mean(self._within_2sigma()[self.families == f]))
         return out
 
     def to_dict(self, arrays: bool = False) -> dict[str, Any]:
@@ -93,6 +117,8 @@ class FitQuality:
             "share_abs_within_0_1pp": self.share_abs_within_0_1pp,
             "share_rel_within_20pct": self.share_rel_within_20pct,
             "met": self.met,
+            "share_within_2sigma": self.share_within_2sigma,
+            "noise_sigma": self.noise_sigma,
             "bar": self.bar.to_dict(),
             "loss": self.loss,
             "terms": self.n_terms,
@@ -164,4 +190,12 @@ def fit_quality(stats: Any, model: TypeMixture, *, bar: QualityBar | None = None
         share_rel_within_20pct=float(np.mean(np.abs(rel) <= bar.rel_tol)) if rel.size
         else 1.0,
         abs_errors=err, rel_errors=rel, families=fam, rel_families=fam[big],
-        loss=float(np.mean(err ** 2)), bar=bar)
+        loss=float(np.mean(err ** 2)), bar=bar, noise_sigma=_noise_sigma(stats))
+
+
+def _noise_sigma(stats: Any) -> dict[str, float] | None:
+    get = getattr(stats, "noise_sigmas", None)
+    sig = get() if callable(get) else None
+    if sig is None or not all(np.isfinite(v) and v > 0 for v in sig.values()):
+        return None
+    return {k: float(v) for k, v in sig.items()}
