@@ -1,7 +1,9 @@
 """Command-line interface: ``topicslab <command>``; see ``topicslab --help``.
 
-Each command module registers itself on the shared Typer ``app``; ``main`` turns the
-library's ``TopicsLabError`` into a one-line message and exit code 2 (never a traceback).
+Each command module registers itself on the shared Typer ``app``, whose group class
+(``_app.OneLineErrors``) turns every failure into one line: bad input (a refused option, the
+library's ``TopicsLabError``) exits with code 2, anything else with 1, never with a traceback
+unless ``topicslab --debug`` asks for it. ``main`` keeps a last guard for the same errors.
 """
 
 from __future__ import annotations

@@ -2,22 +2,121 @@
 
 Every command lives in its own module of this package, registers itself on ``app`` and
 delegates to a documented library function; this package only parses options and prints.
+
+Failures never show a traceback unless ``topicslab --debug`` (or ``TOPICSLAB_DEBUG=1``) asks
+for one: bad input -- an option Typer refuses or a ``TopicsLabError`` -- is one line
+``error: <file>, row <n>, field <f>: <message>`` and exit code 2; anything else is one line
+naming the exception and exit code 1. The handling lives in the application's group class so
+that ``CliRunner`` tests see exactly what a user sees.
 """
 
 from __future__ import annotations
 
 import math
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
+from typer.core import TyperGroup
+
+#: exit codes: bad input (as click's usage errors), an unexpected failure, Ctrl-C
+EXIT_BAD_INPUT = 2
+EXIT_FAILURE = 1
+EXIT_INTERRUPTED = 130
+
+_debug = {"on": False}
+
+
+def _debugging() -> bool:
+    return _debug["on"] or os.environ.get("TOPICSLAB_DEBUG", "") not in ("", "0")
+
+
+def print_error(message: str) -> None:
+    """The one line every failure ends with (never wrapped, whatever the terminal width)."""
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+def _usage_message(exc: Any) -> str:
+    from typer._click.exceptions import UsageError
+
+    text = " ".join(exc.format_message().split())  # click's messages may span lines
+    if isinstance(exc, UsageError) and exc.ctx is not None:
+        return f"{text} (see '{exc.ctx.command_path} --help')"
+    return text
+
+
+class OneLineErrors(TyperGroup):
+    """The ``topicslab`` group: turns every failure into one line and an exit code."""
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             windows_expand_args: bool = True, **extra: Any) -> Any:
+        extra["windows_expand_args"] = windows_expand_args
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        _debug["on"] = False
+        sys.exit(self._run(args, prog_name, complete_var, **extra))
+
+    def _run(self, args: Sequence[str] | None, prog_name: str | None,
+             complete_var: str | None, **extra: Any) -> int:
+        from typer._click.exceptions import ClickException, NoArgsIsHelpError
+        from typer.exceptions import Abort
+
+        from topicslab.errors import TopicsLabError
+
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except NoArgsIsHelpError as exc:
+            out.print(exc.format_message(), highlight=False, markup=False)
+            return EXIT_BAD_INPUT
+        except ClickException as exc:
+            print_error(_usage_message(exc))
+            return exc.exit_code
+        except TopicsLabError as exc:
+            if _debugging():
+                raise
+            print_error(str(exc))
+            return EXIT_BAD_INPUT
+        except (Abort, KeyboardInterrupt):
+            err.print("[yellow]interrupted[/]", highlight=False)
+            return EXIT_INTERRUPTED
+        except MemoryError:
+            if _debugging():
+                raise
+            print_error("out of memory: use fewer users, weeks or types")
+            return EXIT_FAILURE
+        except Exception as exc:
+            if _debugging():
+                raise
+            print_error(f"{type(exc).__name__}: {' '.join(str(exc).split())} "
+                        "(rerun with topicslab --debug for the traceback)")
+            return EXIT_FAILURE
+        # standalone_mode=False returns the code of an explicit Exit (--help: 0)
+        return rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
+
 
 app = typer.Typer(
     name="topicslab",
     help="Simulate, release and attack interest-based advertising APIs (Chrome's Topics API).",
+    cls=OneLineErrors,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+@app.callback()
+def _options(
+    debug: bool = typer.Option(False, "--debug",
+                               help="Show the traceback of a failure (else one line)."),
+) -> None:
+    """Simulate, release and attack interest-based advertising APIs (Chrome's Topics API)."""
+    _debug["on"] = debug
+
 
 #: stdout for results, stderr for progress and diagnostics.
 out = Console()

@@ -88,7 +88,13 @@ def disclosure(
 ) -> None:
     """Detect sensitive-interest disclosure (Mac Aonghusa & Leith) on Topics API answers."""
     from topicslab import disclosure as d
+    from topicslab._paths import check_output_dir, check_output_file, no_new_empty_dirs
     from topicslab.disclosure.report import example_rows, rate_rows, topic_rows
+
+    if json_path is not None:
+        check_output_file(json_path, "--json", (".json",), "JSON")
+    if figures is not None:
+        check_output_dir(figures, "--figures")
 
     if example:
         worked = d.worked_example()
@@ -126,9 +132,10 @@ def disclosure(
         write_text_atomic(json_path, json.dumps(_jsonable(result.to_dict())))
         err.print(f"wrote {json_path}")
     if figures is not None:
-        figures.mkdir(parents=True, exist_ok=True)
-        d.rates_figure(result, figures / "rates.png")
-        d.ln_m_figure(result, figures / "ln_m.png")
+        with no_new_empty_dirs(figures):
+            figures.mkdir(exist_ok=True)
+            d.rates_figure(result, figures / "rates.png")
+            d.ln_m_figure(result, figures / "ln_m.png")
         err.print(f"wrote {figures / 'rates.png'} and {figures / 'ln_m.png'}")
 
 

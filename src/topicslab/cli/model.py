@@ -22,6 +22,49 @@ import typer
 from rich.table import Table
 
 from topicslab.cli._app import app, err, out
+from topicslab.errors import InputError
+
+#: the longest model fitted: the statistics cover one week and one week pair, so more weeks
+#: only repeat them (two years is already far past any use; 100,000 weeks took 44 GB)
+MAX_MODEL_WEEKS = 104
+#: topics per week: the Topics API's top 5; a k far above it comes from statistics that are
+#: not of top-k sets (k inferred without a privacy ledger) and would need tens of GB
+MAX_K = 20
+#: measured peak of a fit on CPU: ~32 float64 copies of the slot parameters (parameters,
+#: gradients, Adam moments, per-type statistics) plus one m x m float64 table per week
+_FIT_COPIES = 32
+
+
+def _lr(lr: float | None) -> float | None:
+    if lr is not None and not (math.isfinite(lr) and lr > 0):
+        raise InputError(f"the learning rate must be a positive number, got {lr:g}",
+                         field="--lr")
+    return lr
+
+
+def _fit_memory(variant: Any, k: int, m: int) -> float:
+    """Bytes a CPU fit of ``variant`` to statistics of ``k`` topics a week out of ``m`` needs."""
+    per_slot_law = k * m * variant.types
+    slot_params = per_slot_law * (variant.weeks if variant.name == "paper"
+                                  else getattr(variant, "modes", 1))
+    return 8.0 * (_FIT_COPIES * slot_params + 2 * variant.weeks * m * m)
+
+
+def _check_fit_size(stats: Any, stats_dir: Path, variant: Any, device: str) -> None:
+    from topicslab import model as tm
+    from topicslab._resources import require_memory
+
+    if stats.k > MAX_K:
+        why = (" (inferred from the statistics: the directory has no privacy_ledger.json)"
+               if stats.ledger is None else "")
+        raise InputError(f"k = {stats.k} topics a week{why} is more than {MAX_K}: these are "
+                         "not statistics of the Topics API's top-5 sets; add the "
+                         "privacy_ledger.json that topicslab stats writes",
+                         file=str(stats_dir))
+    if tm.resolve_device(device).type == "cpu":
+        require_memory(_fit_memory(variant, stats.k, stats.taxonomy.size),
+                       f"fitting {variant.types} types over {variant.weeks} weeks",
+                       hint="use fewer --types, --modes or --weeks")
 
 
 def _jsonable(x: Any) -> Any:
@@ -46,6 +89,10 @@ def _load_any_model(path: Path, taxonomy: str) -> Any:
     if path.is_file() and path.suffix == ".json":
         return tm.import_release_parameters(path, taxonomy)
     return tm.load_model(path)
+
+
+#: the output names ``sample`` accepts for each format
+SAMPLE_SUFFIXES = {"parquet": (".parquet", ".pq"), "tfrecord": (".tfrecord", ".tfrecord.gz")}
 
 
 def _target(text: str | None) -> Any:
@@ -109,8 +156,17 @@ def fit_command(
     """Fit the type-mixture model to DP statistics (paper §5; the fitter sees only them)."""
     from topicslab import dp
     from topicslab import model as tm
-    from topicslab.errors import InputError
+    from topicslab._paths import check_output_dir, check_output_file, no_new_empty_dirs
 
+    check_output_dir(out_dir, "--out")
+    for option, path in (("--json", json_path), ("--export-release", export_release)):
+        if path is not None:
+            check_output_file(path, option, (".json",), "JSON")
+    if weeks > MAX_MODEL_WEEKS:
+        raise InputError(f"--weeks {weeks} is more than {MAX_MODEL_WEEKS}: the statistics "
+                         "describe one week and one week pair, sampling repeats the model's "
+                         "weeks (stationarity)", field="--weeks")
+    lr = _lr(lr)
     variant = tm.make_variant(model, types, weeks, cyclic=cyclic, modes=modes)
     opt: tm.FullObjective | tm.PaperAdam
     if optimizer == "paper":
@@ -136,14 +192,20 @@ def fit_command(
         raise InputError("--export-release writes the release's output_parameters.json, which "
                          "holds the paper's types only: add --model paper",
                          field="--export-release")
+    if max_minutes is not None and not (math.isfinite(max_minutes) and max_minutes > 0):
+        raise InputError(f"--max-minutes must be a positive number, got {max_minutes:g}",
+                         field="--max-minutes")
+    stop_at = _target(target)
     stats = dp.load_statistics(stats_dir)
-    res = tm.fit(stats, variant, opt, device=device, seed=seed, max_minutes=max_minutes,
-                 target=_target(target), progress=not no_progress,
-                 checkpoint_dir=out_dir / "checkpoints", checkpoint_every=checkpoint_every,
-                 resume=resume, threads=threads)
-    res.model.metadata["statistics_dir"] = str(stats_dir)
-    tm.save_model(out_dir, res.model)
-    _write_json(out_dir / "fit_history.json", {"history": res.history})
+    _check_fit_size(stats, stats_dir, variant, device)
+    with no_new_empty_dirs(out_dir):
+        res = tm.fit(stats, variant, opt, device=device, seed=seed, max_minutes=max_minutes,
+                     target=stop_at, progress=not no_progress,
+                     checkpoint_dir=out_dir / "checkpoints", checkpoint_every=checkpoint_every,
+                     resume=resume, threads=threads)
+        res.model.metadata["statistics_dir"] = str(stats_dir)
+        tm.save_model(out_dir, res.model)
+        _write_json(out_dir / "fit_history.json", {"history": res.history})
     if export_release is not None:
         tm.export_release_parameters(export_release, res.model)
     table = Table(title=f"type mixture → {out_dir}", show_header=False)
@@ -185,19 +247,29 @@ def sample_command(
                                     help="Users drawn and written per chunk."),
     shards: int | None = typer.Option(None, "--shards", min=1,
                                       help="TFRecord shards (default: one per chunk)."),
-    taxonomy: str = typer.Option("v2", "--taxonomy",
-                                 help="Taxonomy of a release output_parameters.json."),
+    taxonomy: str | None = typer.Option(
+        None, "--taxonomy",
+        help="Taxonomy of a release output_parameters.json (default v2; a model directory "
+             "records its own)."),
 ) -> None:
     """Draw synthetic users from a fitted model (Algorithm 2), streamed to a file."""
     from topicslab import model as tm
-    from topicslab.errors import InputError
+    from topicslab._paths import check_output_file
+    from topicslab.cli.population import taxonomy_size
 
-    mdl = _load_any_model(model_path, taxonomy)
     if fmt is None:
         name = out_path.name.lower()
         fmt = "tfrecord" if ".tfrecord" in name else "parquet"
-    if fmt not in ("parquet", "tfrecord"):
-        raise InputError(f"--format must be parquet or tfrecord, got {fmt!r}")
+    if fmt not in SAMPLE_SUFFIXES:
+        raise InputError(f"--format must be parquet or tfrecord, got {fmt!r}", field="--format")
+    check_output_file(out_path, "--out", SAMPLE_SUFFIXES[fmt], fmt)
+    if taxonomy is not None:
+        taxonomy_size(taxonomy)
+    mdl = _load_any_model(model_path, taxonomy or "v2")
+    if taxonomy is not None and mdl.taxonomy.version != taxonomy:
+        raise InputError(f"the model uses taxonomy {mdl.taxonomy.version}, not {taxonomy} "
+                         "(--taxonomy only tells which taxonomy a release "
+                         "output_parameters.json uses)", field="--taxonomy")
     t0 = time.perf_counter()
     files = tm.sample_to_file(mdl, out_path, users, seed=seed, weeks=weeks,
                               format=fmt,  # type: ignore[arg-type]
@@ -228,7 +300,10 @@ def validate_command(
     users: int | None = typer.Option(None, "--users", min=1,
                                      help="Synthetic users to draw (default: population's)."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the synthetic draw."),
-    weeks: int = typer.Option(4, "--weeks", min=1, help="Weeks of the distinct-topics count."),
+    weeks: int | None = typer.Option(
+        None, "--weeks", min=1,
+        help="Weeks of the distinct-topics count and of --risk (default: 4, or the "
+             "population's if fewer)."),
     arrays: bool = typer.Option(False, "--arrays", help="Include the raw error arrays."),
     risk: bool = typer.Option(
         False, "--risk",
@@ -246,13 +321,34 @@ def validate_command(
     from topicslab import io as tio
     from topicslab import model as tm
     from topicslab import validate as tv
-    from topicslab.errors import InputError
+    from topicslab._paths import check_output_file
 
-    if risk and population is None:
-        raise InputError("--risk compares with the population: give --population",
-                         field="--risk")
+    check_output_file(json_path, "--json", (".json",), "JSON")
+    if population is None:
+        for option, given in (("--risk", risk), ("--synthetic", synthetic is not None),
+                              ("--weeks", weeks is not None), ("--users", users is not None)):
+            if given:
+                raise InputError(f"{option} compares with the population: give --population",
+                                 field=option)
+    for option, path in (("--population", population), ("--synthetic", synthetic)):
+        if path is not None and not path.exists():
+            raise InputError("file not found", file=str(path), field=option)
     stats = dp.load_statistics(stats_dir)
     mdl = _load_any_model(model_path, stats.taxonomy.version)
+    pop = syn = None
+    if population is not None:
+        pop = tio.read_sets(population)
+        if weeks is None:
+            weeks = min(4, pop.n_weeks)
+        elif weeks > pop.n_weeks:
+            raise InputError(f"--weeks {weeks} is more than the {pop.n_weeks} weeks of the "
+                             f"population; use --weeks {pop.n_weeks} or less",
+                             file=str(population), field="--weeks")
+        if synthetic is not None:
+            syn = tio.read_sets(synthetic)
+            if weeks > syn.n_weeks:
+                raise InputError(f"--weeks {weeks} is more than the {syn.n_weeks} weeks of the "
+                                 "synthetic sets", file=str(synthetic), field="--weeks")
     q = tv.fit_quality(stats, mdl)
     doc: dict[str, Any] = {"fit_quality": q.to_dict(arrays=arrays),
                            "model_stationarity": tv.stationarity(mdl).to_dict()}
@@ -273,11 +369,8 @@ def validate_command(
         table.add_row(name, f"{f['terms']:,}", f"{f['share_abs_within']:.4%}",
                       f"{f['rel_terms']:,}", f"{f['share_rel_within']:.2%}")
     out.print(table)
-    if population is not None:
-        pop = tio.read_sets(population)
-        if synthetic is not None:
-            syn = tio.read_sets(synthetic)
-        else:
+    if pop is not None and weeks is not None:
+        if syn is None:
             n = users or pop.n_users
             syn = tm.sample(mdl, n, seed=seed, weeks=max(weeks, mdl.weeks), progress=True)
         cmp = tv.distinct_topics_comparison(pop, syn, weeks=min(weeks, pop.n_weeks,

@@ -14,6 +14,39 @@ import typer
 from rich.table import Table
 
 from topicslab.cli._app import app, err, out
+from topicslab.errors import InputError
+
+#: what ``population`` and ``observe`` write: Parquet only (the population is streamed to one
+#: Parquet file chunk by chunk; ``topicslab.io.write_sets`` converts to the other formats)
+PARQUET = (".parquet", ".pq")
+
+#: topics per week of the Topics API (its top 5); ``stats --k`` defaults to the same
+API_K = 5
+
+
+def taxonomy_size(version: str, option: str = "--taxonomy") -> int:
+    """The number of topics of taxonomy ``version``; an unknown version is bad input."""
+    from topicslab.taxonomy import VERSIONS, resolve
+
+    if version not in VERSIONS:
+        raise InputError(f"unknown taxonomy version {version!r}; choose one of "
+                         f"{', '.join(VERSIONS)}", field=option)
+    return resolve(version).size
+
+
+def require_at_most_k(sets: object, k: int, file: Path) -> None:
+    """Refuse a week with more than ``k`` topics (``stats`` refuses it too, so every command
+    agrees on what a valid week is)."""
+    from topicslab.datamodel import TopicSets
+
+    assert isinstance(sets, TopicSets)
+    sizes = (sets.sets >= 0).sum(axis=-1)
+    if sets.n_users == 0 or int(sizes.max()) <= k:
+        return
+    user, week = np.unravel_index(int(np.argmax(sizes > k)), sizes.shape)
+    raise InputError(f"user {int(sets.user_ids[user])} has {int(sizes[user, week])} topics in "
+                     f"week {int(week)}, more than k={k} (the Topics API's top {API_K}); fix "
+                     "the file or pass --k", file=str(file), row=int(user) + 1)
 
 
 @app.command()
@@ -22,7 +55,7 @@ def population(
     weeks: int = typer.Option(4, "--weeks", "-w", min=1, help="Weeks (epochs) per user."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the generator."),
     out_path: Path = typer.Option(Path("pop.parquet"), "--out", "-o",
-                                  help="Output file (.parquet, .csv, .tsv, .tfrecord)."),
+                                  help="Output Parquet file (.parquet)."),
     k: int = typer.Option(5, "--k", min=1, help="Topics per weekly profile."),
     taxonomy: str = typer.Option("v2", "--taxonomy", help="Taxonomy version (v1 or v2)."),
     params: Path | None = typer.Option(None, "--params",
@@ -48,7 +81,13 @@ def population(
     """Generate the calibrated reference population (weekly top-k topic sets)."""
     from topicslab import io as tio
     from topicslab import population as pop
+    from topicslab._paths import check_output_file
 
+    check_output_file(out_path, "--out", PARQUET, "Parquet")
+    m = taxonomy_size(taxonomy)
+    if k > m:
+        raise InputError(f"--k {k} is more than the {m} topics of taxonomy {taxonomy}; the "
+                         f"Topics API uses {API_K}", field="--k")
     base = pop.PopulationParams.load(params) if params else None
     stress = pop.Stress(persistence=persistence, routine=routine, groups=groups,
                         interests=interests)
@@ -104,21 +143,28 @@ def observe(
     sites: int = typer.Option(2, "--sites", min=1, help="Number of sites calling the API."),
     seed: int = typer.Option(0, "--seed", min=0, help="Browser-side seed of the answers."),
     p: float = typer.Option(0.05, "--p", min=0.0, max=1.0, help="Random-topic probability."),
-    weeks: int | None = typer.Option(None, "--weeks", help="Call-weeks observed (default: all)."),
+    weeks: int | None = typer.Option(None, "--weeks", min=1,
+                                     help="Call-weeks observed (default: all)."),
     lookback: int = typer.Option(
         1, "--lookback", min=1, help="Epochs returned per call (1 as in the papers, 3 in Chrome)."),
     witnessed: float | None = typer.Option(
         None, "--witnessed", min=0.0, max=1.0,
         help="Caller filtering: probability a caller witnessed a (user, topic); off by default."),
     out_path: Path = typer.Option(Path("traces.parquet"), "--out", "-o", help="Output Parquet."),
+    k: int = typer.Option(API_K, "--k", min=1,
+                          help="Most topics a week may hold (the API's top 5, as stats --k)."),
 ) -> None:
     """Simulate the answers sites receive (one topic per site, user and week)."""
     from topicslab import api
     from topicslab import io as tio
+    from topicslab._paths import check_output_file
     from topicslab.datamodel import SiteTraces
 
+    check_output_file(out_path, "--out", PARQUET, "Parquet")
     t0 = time.perf_counter()
     data = tio.read_sets(sets_path)
+    require_at_most_k(data, k, sets_path)
+    check_observed_weeks(weeks, lookback, data.n_weeks, sets_path)
     mech = api.Mechanism(k=data.k, p=p, taxonomy=data.taxonomy, lookback=lookback)
     traces = api.observe(data.sets, sites, weeks=weeks, seed=seed, mechanism=mech,
                          user_ids=data.user_ids, witnessed=witnessed)
@@ -140,3 +186,16 @@ def observe(
     if traces.shape[0] >= 2:
         err.print(f"site 0 and site 1 agree on {(traces[0] == traces[1]).mean():.2%} of "
                   "(user, epoch) answers")
+
+
+def check_observed_weeks(weeks: int | None, lookback: int, n_weeks: int, file: Path) -> None:
+    """``weeks`` call-weeks answered from the last ``lookback`` epochs need
+    ``weeks + lookback - 1`` weeks of profiles."""
+    if lookback > n_weeks:
+        raise InputError(f"--lookback {lookback} is more than the {n_weeks} weeks of "
+                         f"{file}; use at most {n_weeks}", field="--lookback")
+    most = n_weeks - lookback + 1
+    if weeks is not None and weeks > most:
+        raise InputError(f"--weeks {weeks} with --lookback {lookback} needs "
+                         f"{weeks + lookback - 1} weeks of profiles, {file} has {n_weeks}; use "
+                         f"--weeks {most} or less", field="--weeks")

@@ -17,7 +17,38 @@ import typer
 from rich.table import Table
 
 from topicslab.cli._app import app, err, out
+from topicslab.errors import InputError
 from topicslab.qif.errors import QIFError
+
+#: the exact capacities enumerate the partitions of the epochs: 40 epochs take about a second,
+#: 60 more than half a minute and the count explodes beyond (1,000,000 never ends)
+MAX_EPOCHS = 40
+
+
+def _epochs(text: str) -> list[int]:
+    try:
+        ks = parse_int_range(text)
+    except QIFError as exc:
+        raise InputError(str(exc), field="--epochs") from None
+    if not ks or any(k < 1 for k in ks):
+        raise InputError(f"the number of epochs must be at least 1, got {text!r}",
+                         field="--epochs")
+    if max(ks) > MAX_EPOCHS or len(ks) > MAX_EPOCHS:
+        raise InputError(f"at most {MAX_EPOCHS} epochs (and {MAX_EPOCHS} values): the exact "
+                         "capacities enumerate partitions of the epochs and take hours "
+                         f"beyond; got {text!r}", field="--epochs")
+    return ks
+
+
+def _week_list(text: str) -> list[int]:
+    try:
+        ws = parse_int_range(text, what="weeks")
+    except QIFError as exc:
+        raise InputError(str(exc), field="--weeks") from None
+    if not ws or any(w < 0 for w in ws):
+        raise InputError(f"weeks are indices 0, 1, ... of the data, got {text!r}",
+                         field="--weeks")
+    return ws
 
 
 def parse_int_range(text: str, *, what: str = "epochs") -> list[int]:
@@ -65,7 +96,8 @@ def qif(
     epochs: str = typer.Option("1", "--epochs", help="Epochs: N, A..B (inclusive) or A,B,C."),
     sets_path: Path | None = typer.Option(None, "--sets",
                                           help="Topic sets file: print the data tables."),
-    week: int = typer.Option(0, "--week", help="Week analysed as one epoch (with --sets)."),
+    week: int = typer.Option(0, "--week", min=0,
+                             help="Week analysed as one epoch (with --sets)."),
     weeks: str | None = typer.Option(None, "--weeks",
                                      help="Weeks analysed as one profile, e.g. 0..3."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
@@ -73,13 +105,18 @@ def qif(
 ) -> None:
     """Capacities, epsilon and Tables 2-4 of the Topics API (Alvim et al., CCS 2024)."""
     from topicslab import qif as q
+    from topicslab._paths import check_output_file
 
+    if plot is not None:
+        check_output_file(plot, "--plot", (".png",), "PNG")
     if sets_path is None:
+        for option, value in (("--week", week != 0), ("--weeks", weeks is not None)):
+            if value:
+                raise InputError(f"{option} selects weeks of --sets: give --sets",
+                                 field=option)
         mm = 469 if m is None else m
         ss = 5 if s is None else s
-        ks = parse_int_range(epochs)
-        if any(k < 1 for k in ks):
-            raise QIFError("the number of epochs must be at least 1")
+        ks = _epochs(epochs)
         q.check_params(mm, ss, r)
         rows = q.parameter_table(mm, ss, r, ks)
         if as_json:
@@ -99,14 +136,23 @@ def qif(
     else:
         from topicslab.io import read_sets
 
+        if epochs != "1":
+            raise InputError("--epochs applies to the parameter tables, without --sets "
+                             "(with --sets use --week or --weeks)", field="--epochs")
+        week_list = _week_list(weeks) if weeks is not None else None
         data = read_sets(sets_path)
+        too_late = [w for w in [week, *(week_list or [])] if w >= data.n_weeks]
+        if too_late:
+            raise InputError(f"week {too_late[0]} is out of range: the data has "
+                             f"{data.n_weeks} weeks (0..{data.n_weeks - 1})",
+                             file=str(sets_path), field="--weeks" if week < data.n_weeks
+                             else "--week")
         mm = data.taxonomy.size if m is None else m
         q.check_params(mm, s if s is not None else data.k, r)
         single = q.population_tables(data, weeks=week, r=r, s=s, m=mm)
         results = [single]
-        if weeks is not None:
-            results.append(q.population_tables(data, weeks=parse_int_range(weeks, what="weeks"),
-                                               r=r, s=s, m=mm))
+        if week_list is not None:
+            results.append(q.population_tables(data, weeks=week_list, r=r, s=s, m=mm))
         if as_json:
             typer.echo(json.dumps(_jsonable([t.to_dict() for t in results])))
         else:

@@ -19,6 +19,7 @@ import typer
 from rich.table import Table
 
 from topicslab.cli._app import app, err, out
+from topicslab.cli.population import API_K, require_at_most_k
 from topicslab.errors import InputError
 
 _ATTACK_HELP = "hamming | asymmetric | all (or a comma list of registered attacks)."
@@ -129,13 +130,19 @@ def reid(
     bounds: bool = typer.Option(False, "--bounds",
                                 help="Also compute the framework's bounds (with --sets)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bars."),
+    k: int = typer.Option(API_K, "--k", min=1,
+                          help="Most topics a week of --sets may hold (the API's top 5, as "
+                               "stats --k)."),
 ) -> None:
     """Cross-site re-identification risk: Hamming and asymmetric attacks, exact engine."""
     from topicslab import attacks as atk
+    from topicslab._paths import check_output_file
     from topicslab.api import Mechanism
 
     if (sets_path is None) == (traces_path is None):
         raise InputError("give exactly one of --sets or --traces")
+    if json_path is not None:
+        check_output_file(json_path, "--json", (".json",), "JSON")
     names = _attack_names(attack)
     r_list = _weeks(weeks) if weeks is not None else None
     n_targets = _targets(targets)
@@ -145,6 +152,7 @@ def reid(
             from topicslab.io import read_sets
 
             data = read_sets(sets_path)
+            require_at_most_k(data, k, sets_path)
             mech = Mechanism(k=data.k, p=p, taxonomy=data.taxonomy, lookback=lookback)
             opts: dict[str, Any] = dict(attacks=names, targets=n_targets,
                                         trials=trials or 10, seed=seed, mechanism=mech,

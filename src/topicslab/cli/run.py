@@ -45,9 +45,12 @@ def run(
 ) -> None:
     """Run the release experiment (population → DP statistics → fit → sample → validation →
     re-identification → QIF, disclosure) and write OUT/report.html and OUT/results.json."""
+    from topicslab._paths import check_output_dir, no_new_empty_dirs
     from topicslab.errors import InputError
     from topicslab.experiment import run as run_experiment
     from topicslab.model import VARIANT_NAMES
+
+    check_output_dir(out_dir, "--out")
 
     if model is not None and model not in VARIANT_NAMES:
         raise InputError(f"--model must be one of {', '.join(VARIANT_NAMES)}, got {model!r}",
@@ -57,10 +60,11 @@ def run(
                  "refit_per_trial": True if refit_per_trial else None,
                  "fidelity_trials": fidelity_trials,
                  "disclosure": False if no_disclosure else None}
-    res = run_experiment(preset, out_dir, seed=seed, users=users, sets_path=sets,
-                         stats_dir=stats, overrides=overrides, progress=not quiet,
-                         cache=not no_cache,
-                         log=lambda msg: err.print(f"[dim]·[/] {msg}", highlight=False))
+    with no_new_empty_dirs(out_dir):
+        res = run_experiment(preset, out_dir, seed=seed, users=users, sets_path=sets,
+                             stats_dir=stats, overrides=overrides, progress=not quiet,
+                             cache=not no_cache,
+                             log=lambda msg: err.print(f"[dim]·[/] {msg}", highlight=False))
     t = Table(title=f"topicslab run --preset {preset}")
     t.add_column("", no_wrap=True)
     t.add_column("value (fidelity: population → synthetic, gap ± 95%)", justify="right")

@@ -103,6 +103,9 @@ def stats(
                          field="--engine")
     if master is not None and engine != "spark":
         raise InputError("--master applies to --engine spark only", field="--master")
+    from topicslab._paths import check_output_dir, no_new_empty_dirs
+
+    check_output_dir(out_dir, "--out")
     engine = _pick_engine(engine, sets_path)
     opts: dict[str, Any] = {
         "weeks": _ints(weeks, "weeks"), "k": k, "epsilon": eps, "delta": delta,
@@ -128,7 +131,8 @@ def stats(
         raise InputError(str(exc)) from None
     except InputError as exc:
         raise exc.located(file=str(sets_path)) from None
-    dp.save_statistics(out_dir, result)
+    with no_new_empty_dirs(out_dir):
+        dp.save_statistics(out_dir, result)
     dt = time.perf_counter() - t0
     if delta >= 1.0 / max(result.n_estimate, 1.0):
         err.print(f"[yellow]warning[/]: delta={delta:g} >= 1/n (n ≈ {result.n_estimate:,.0f}): "

@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from topicslab._atomic import write_text_atomic
+from topicslab.errors import InputError
 from topicslab.taxonomy import Taxonomy, resolve
 
 #: Upper bound of interests per user (kernel scratch size).
@@ -138,7 +139,27 @@ class PopulationParams:
 
     @classmethod
     def load(cls, path: str | Path) -> PopulationParams:
-        return cls.from_json(Path(path).read_text(encoding="utf-8"))
+        """Read a parameters JSON file; a missing, unreadable or malformed file is an
+        ``InputError`` naming it."""
+        name = str(path)
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise InputError("file not found", file=name) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"cannot read the file ({exc})", file=name) from None
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON ({exc.msg}, line {exc.lineno} column "
+                             f"{exc.colno}); is the file complete?", file=name) from None
+        if not isinstance(doc, dict):
+            raise InputError("population parameters are a JSON object, got "
+                             f"{type(doc).__name__}", file=name)
+        try:
+            return cls.from_dict(doc)
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise InputError(f"not valid population parameters: {exc}", file=name) from None
 
     def fingerprint(self) -> str:
         """Short stable hash of the parameters (recorded in the generated sets' metadata)."""

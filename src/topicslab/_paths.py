@@ -1,0 +1,121 @@
+"""Output locations checked before any work starts, and no empty directories left behind.
+
+A command that computes for minutes and then cannot write its result wastes the run, and a
+write into a bad location tends to fail with an ``OSError`` traceback; so every command checks
+where it will write first and refuses a bad location as one ``InputError`` line naming the
+option. A location is good when
+
+* its parent directory exists and is writable (we do not create a tree of directories for a
+  typo), and nothing on the way is a regular file;
+* a file is expected and the name is not an existing directory (nor a device or pipe: the
+  atomic rename would replace it), and its extension matches the format written;
+* a directory is expected and the name is not an existing file.
+
+``no_new_empty_dirs`` removes the output directories a failed command created if nothing was
+written into them (directories holding anything, e.g. fit checkpoints for ``--resume``, stay).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from topicslab.errors import InputError
+
+__all__ = ["check_output_dir", "check_output_file", "no_new_empty_dirs"]
+
+
+def _writable(directory: Path) -> bool:
+    # access() also reports EROFS (read-only file systems), even for root
+    return os.access(directory, os.W_OK | os.X_OK)
+
+
+def _regular_file_above(path: Path) -> Path | None:
+    """The first existing ancestor of ``path`` when it is not a directory."""
+    for ancestor in path.parents:
+        if ancestor.exists():
+            return None if ancestor.is_dir() else ancestor
+    return None
+
+
+def _check_parent(path: Path, option: str) -> None:
+    name = os.fspath(path)
+    blocker = _regular_file_above(path)
+    if blocker is not None:
+        raise InputError(f"{blocker} is a regular file, so nothing can be written under it; "
+                         "choose another location", file=name, field=option)
+    parent = path.parent
+    if not parent.is_dir():
+        raise InputError(f"directory {parent} does not exist; create it first or choose "
+                         "another location", file=name, field=option)
+    if not _writable(parent):
+        raise InputError(f"directory {parent} is not writable; choose another location",
+                         file=name, field=option)
+
+
+def check_output_file(path: str | os.PathLike[str], option: str,
+                      suffixes: Sequence[str] = (), what: str = "") -> Path:
+    """Refuse a bad location for the output file ``path`` given by ``option``.
+
+    ``suffixes``: the accepted extensions (lower case, with the dot; e.g. ``(".parquet",)``);
+    ``what``: the format, for the message (``"Parquet"``). ``.tfrecord`` may be followed by a
+    shard suffix, as in ``synth.tfrecord-00000-of-00004``.
+    """
+    p = Path(path)
+    name = os.fspath(p)
+    if not name.strip() or p.name in ("", ".", ".."):
+        raise InputError("an output file name is needed", file=name or "''", field=option)
+    if p.is_dir():
+        raise InputError("is an existing directory, and a file is written here; name a file "
+                         f"(e.g. {p / ('out' + (suffixes[0] if suffixes else ''))})",
+                         file=name, field=option)
+    if p.exists() and not p.is_file():
+        raise InputError("exists and is not a regular file; choose another name", file=name,
+                         field=option)
+    low = p.name.lower()
+    if suffixes and not any(low.endswith(s) or (s == ".tfrecord" and s + "-" in low)
+                            for s in suffixes):
+        fmt = f"{what} " if what else ""
+        raise InputError(f"this option writes {fmt}files: the name must end in "
+                         f"{' or '.join(suffixes)}", file=name, field=option)
+    _check_parent(p, option)
+    return p
+
+
+def check_output_dir(path: str | os.PathLike[str], option: str) -> Path:
+    """Refuse a bad location for the output directory ``path`` given by ``option``."""
+    p = Path(path)
+    name = os.fspath(p)
+    if not name.strip():
+        raise InputError("an output directory name is needed", file="''", field=option)
+    if p.exists() and not p.is_dir():
+        raise InputError("is an existing file, and a directory is written here; choose "
+                         "another name", file=name, field=option)
+    if p.is_dir():
+        if not _writable(p):
+            raise InputError("directory is not writable; choose another location", file=name,
+                             field=option)
+        return p
+    _check_parent(p, option)
+    return p
+
+
+def _remove_empty_tree(directory: Path) -> None:
+    for root, _dirs, _files in os.walk(directory, topdown=False):
+        with contextlib.suppress(OSError):  # not empty: keep it
+            os.rmdir(root)
+
+
+@contextlib.contextmanager
+def no_new_empty_dirs(*directories: str | os.PathLike[str] | None) -> Iterator[None]:
+    """On failure, remove those of ``directories`` that did not exist before and hold no file."""
+    new = [Path(d) for d in directories if d is not None and not Path(d).exists()]
+    try:
+        yield
+    except BaseException:
+        for d in new:
+            if d.is_dir():
+                _remove_empty_tree(d)
+        raise

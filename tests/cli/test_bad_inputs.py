@@ -1,0 +1,355 @@
+"""Bad input to every command (issue 15): a table of hand-made cases and a property test.
+
+Each case must end with exit code 2 and one line ``error: ...`` naming the offending option or
+file, no traceback, and nothing written: the test's directory (the current directory too, so
+default output names are covered) is unchanged afterwards. The inputs are tiny and made once
+per session; every case fails before any real work, so the module runs in seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from topicslab import _paths
+from topicslab import io as tio
+from topicslab.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="session")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A 4-week population, its DP statistics (with and without a ledger), a fitted model,
+    a CSV with a six-topic week and broken parameter files."""
+    from topicslab import dp
+    from topicslab.datamodel import TopicSets
+    from topicslab.taxonomy import resolve
+
+    d = tmp_path_factory.mktemp("bad-inputs")
+    tax = resolve("v2")
+    rng = np.random.default_rng(0)
+    sets = np.stack([np.stack([rng.choice(40, 5, replace=False) for _ in range(4)])
+                     for _ in range(300)])
+    sets = np.sort(sets, axis=-1).astype(np.int16)
+    data = TopicSets(sets, tax, np.arange(300, dtype=np.int64))
+    pop = d / "pop.parquet"
+    tio.write_sets(pop, data)
+    stats = d / "stats"
+    dp.save_statistics(stats, dp.compute_statistics(data, epsilon=1e3, delta=1e-6, seed=0))
+    no_ledger = d / "no-ledger"
+    shutil.copytree(stats, no_ledger)
+    (no_ledger / "privacy_ledger.json").unlink()
+    # frequencies far above those of top-5 sets: the k inferred without a ledger is huge
+    within = json.loads((no_ledger / "q_within.json").read_text())
+    for row in within:
+        row["frequency"] = 0.9
+    (no_ledger / "q_within.json").write_text(json.dumps(within))
+    model = d / "model"
+    res = runner.invoke(app, ["fit", "--stats", str(stats), "--out", str(model), "--types",
+                              "2", "--modes", "1", "--steps", "1", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    six = d / "six.csv"
+    ids = [str(i) for i in tax.ids[:6]]
+    six.write_text("user_id,epoch_0_topics,epoch_1_topics\n"
+                   f"1,{';'.join(ids[:3])},{ids[0]}\n2,{';'.join(ids)},{ids[1]}\n")
+    params = {"truncated.json": '{"drift_base": ', "list.json": "[1, 2]",
+              "unknown.json": '{"no_such_parameter": 1}'}
+    for name, text in params.items():
+        (d / name).write_text(text)
+    (d / "binary.json").write_bytes(b"\xff\xfe\x00garbage")
+    return {"pop": pop, "stats": stats, "no_ledger": no_ledger, "model": model, "six": six,
+            "dir": d}
+
+
+def _fill(args: list[str], inputs: dict[str, Path], work: Path) -> list[str]:
+    names = {"pop": inputs["pop"], "stats": inputs["stats"], "model": inputs["model"],
+             "six": inputs["six"], "no_ledger": inputs["no_ledger"], "in": inputs["dir"],
+             "out": work / "out", "file": work / "a-file", "dir": work / "a-dir",
+             "ro": work / "read-only", "missing": work / "missing"}
+    return [a.format(**{k: str(v) for k, v in names.items()}) for a in args]
+
+
+def _tree(root: Path) -> dict[str, tuple[bool, int]]:
+    return {str(p.relative_to(root)): (p.is_dir(), 0 if p.is_dir() else p.stat().st_size)
+            for p in root.rglob("*")}
+
+
+def _check_refused(output: str, exit_code: int, named: str) -> str:
+    assert exit_code == 2, output
+    lines = [ln for ln in output.splitlines() if ln.strip()]
+    assert len(lines) == 1, output
+    assert lines[0].startswith("error: "), output
+    assert named in lines[0], (named, output)
+    assert "Traceback" not in output
+    return lines[0]
+
+
+@pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An output area: a regular file, an empty directory and a read-only directory."""
+    (tmp_path / "a-file").write_text("x")
+    (tmp_path / "a-dir").mkdir()
+    ro = tmp_path / "read-only"
+    ro.mkdir()
+    ro.chmod(0o555)
+    real = _paths._writable
+    # root may write anywhere: report the read-only directory as the file system would
+    monkeypatch.setattr(_paths, "_writable",
+                        lambda d: real(d) and Path(d).resolve() != ro.resolve())
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+POP = ["population", "--users", "1000", "--chunk-users", "1000"]
+OBS = ["observe", "--sets", "{pop}"]
+STATS = ["stats", "--sets", "{pop}"]
+FIT = ["fit", "--stats", "{stats}", "--no-progress"]
+SAMPLE = ["sample", "--model", "{model}", "--users", "10", "--seed", "1"]
+VAL = ["validate", "--stats", "{stats}", "--model", "{model}"]
+REID = ["reid", "--sets", "{pop}", "--no-progress", "--trials", "1", "--targets", "10"]
+
+CASES: list[tuple[str, list[str], str]] = [
+    # population: output path, options, parameter files
+    ("pop-csv-name", [*POP, "--out", "{out}.csv"], "--out"),
+    ("pop-tfrecord-name", [*POP, "--out", "{out}.tfrecord"], "--out"),
+    ("pop-under-file", [*POP, "--out", "{file}/x.parquet"], "--out"),
+    ("pop-existing-dir", [*POP, "--out", "{dir}"], "--out"),
+    ("pop-read-only-dir", [*POP, "--out", "{ro}/x.parquet"], "--out"),
+    ("pop-missing-parent", [*POP, "--out", "{missing}/x.parquet"], "--out"),
+    ("pop-k-500", [*POP, "--k", "500", "--out", "{out}.parquet"], "--k"),
+    ("pop-k-above-v1", [*POP, "--k", "400", "--taxonomy", "v1", "--out", "{out}.parquet"],
+     "--k"),
+    ("pop-taxonomy-v3", [*POP, "--taxonomy", "v3", "--out", "{out}.parquet"], "--taxonomy"),
+    ("pop-params-missing", [*POP, "--params", "{missing}.json", "--out", "{out}.parquet"],
+     "missing.json"),
+    ("pop-params-truncated", [*POP, "--params", "{in}/truncated.json", "--out",
+                              "{out}.parquet"], "truncated.json"),
+    ("pop-params-list", [*POP, "--params", "{in}/list.json", "--out", "{out}.parquet"],
+     "list.json"),
+    ("pop-params-unknown", [*POP, "--params", "{in}/unknown.json", "--out", "{out}.parquet"],
+     "unknown.json"),
+    ("pop-params-binary", [*POP, "--params", "{in}/binary.json", "--out", "{out}.parquet"],
+     "binary.json"),
+    ("pop-users-0", [*POP, "--users", "0", "--out", "{out}.parquet"], "--users"),
+    ("pop-users-text", [*POP, "--users", "many", "--out", "{out}.parquet"], "--users"),
+    ("pop-weeks-0", [*POP, "--weeks", "0", "--out", "{out}.parquet"], "--weeks"),
+    ("pop-persistence-2", [*POP, "--persistence", "2", "--out", "{out}.parquet"],
+     "--persistence"),
+    ("pop-chunk-10", [*POP, "--chunk-users", "10", "--out", "{out}.parquet"], "--chunk-users"),
+    ("pop-unknown-option", [*POP, "--colour", "red"], "--colour"),
+    # observe
+    ("obs-weeks-0", [*OBS, "--weeks", "0", "--out", "{out}.parquet"], "--weeks"),
+    ("obs-weeks-5", [*OBS, "--weeks", "5", "--out", "{out}.parquet"], "--weeks"),
+    ("obs-lookback-50", [*OBS, "--lookback", "50", "--out", "{out}.parquet"], "--lookback"),
+    ("obs-weeks-and-lookback", [*OBS, "--weeks", "3", "--lookback", "3", "--out",
+                                "{out}.parquet"], "--weeks"),
+    ("obs-p-1.5", [*OBS, "--p", "1.5", "--out", "{out}.parquet"], "--p"),
+    ("obs-sites-0", [*OBS, "--sites", "0", "--out", "{out}.parquet"], "--sites"),
+    ("obs-witnessed-2", [*OBS, "--witnessed", "2", "--out", "{out}.parquet"], "--witnessed"),
+    ("obs-csv-name", [*OBS, "--out", "{out}.csv"], "--out"),
+    ("obs-existing-dir", [*OBS, "--out", "{dir}"], "--out"),
+    ("obs-under-file", [*OBS, "--out", "{file}/t.parquet"], "--out"),
+    ("obs-read-only", [*OBS, "--out", "{ro}/t.parquet"], "--out"),
+    ("obs-six-topics", ["observe", "--sets", "{six}", "--out", "{out}.parquet"], "six.csv"),
+    ("obs-sets-missing", ["observe", "--sets", "{missing}.parquet", "--out", "{out}.parquet"],
+     "missing.parquet"),
+    # stats
+    ("stats-out-file", [*STATS, "--out", "{file}"], "--out"),
+    ("stats-out-under-file", [*STATS, "--out", "{file}/sub"], "--out"),
+    ("stats-out-read-only", [*STATS, "--out", "{ro}"], "--out"),
+    ("stats-out-in-read-only", [*STATS, "--out", "{ro}/stats"], "--out"),
+    ("stats-epsilon-0", [*STATS, "--out", "{out}", "--epsilon", "0"], "--epsilon"),
+    ("stats-delta-2", [*STATS, "--out", "{out}", "--delta", "2"], "--delta"),
+    ("stats-six-topics", ["stats", "--sets", "{six}", "--out", "{out}"], "six.csv"),
+    # fit
+    ("fit-lr-negative", [*FIT, "--out", "{out}", "--lr", "-1"], "--lr"),
+    ("fit-lr-0", [*FIT, "--out", "{out}", "--lr", "0"], "--lr"),
+    ("fit-lr-nan", [*FIT, "--out", "{out}", "--lr", "nan"], "--lr"),
+    ("fit-weeks-100000", [*FIT, "--out", "{out}", "--weeks", "100000"], "--weeks"),
+    ("fit-weeks-0", [*FIT, "--out", "{out}", "--weeks", "0"], "--weeks"),
+    ("fit-types-0", [*FIT, "--out", "{out}", "--types", "0"], "--types"),
+    ("fit-no-ledger", ["fit", "--stats", "{no_ledger}", "--out", "{out}"], "privacy_ledger"),
+    ("fit-too-big", [*FIT, "--out", "{out}", "--model", "paper", "--types", "10000000"],
+     "memory"),
+    ("fit-out-file", [*FIT, "--out", "{file}"], "--out"),
+    ("fit-out-read-only", [*FIT, "--out", "{ro}/model"], "--out"),
+    ("fit-json-txt", [*FIT, "--out", "{out}", "--json", "{out}.txt"], "--json"),
+    ("fit-json-dir", [*FIT, "--out", "{out}", "--json", "{dir}"], "--json"),
+    ("fit-export-not-paper", [*FIT, "--out", "{out}", "--export-release", "{out}.json"],
+     "--export-release"),
+    ("fit-optimizer", [*FIT, "--out", "{out}", "--optimizer", "sgd"], "--optimizer"),
+    ("fit-model", [*FIT, "--out", "{out}", "--model", "mixture"], "--model"),
+    ("fit-max-minutes-0", [*FIT, "--out", "{out}", "--max-minutes", "0"], "--max-minutes"),
+    ("fit-stats-missing", ["fit", "--stats", "{missing}", "--out", "{out}"], "missing"),
+    # sample
+    ("sample-csv-name", [*SAMPLE, "--out", "{out}.csv"], "--out"),
+    ("sample-existing-dir", [*SAMPLE, "--out", "{dir}"], "--out"),
+    ("sample-under-file", [*SAMPLE, "--out", "{file}/s.parquet"], "--out"),
+    ("sample-taxonomy-v3", [*SAMPLE, "--taxonomy", "v3", "--out", "{out}.parquet"],
+     "--taxonomy"),
+    ("sample-taxonomy-mismatch", [*SAMPLE, "--taxonomy", "v1", "--out", "{out}.parquet"],
+     "--taxonomy"),
+    ("sample-format-csv", [*SAMPLE, "--format", "csv", "--out", "{out}.csv"], "--format"),
+    ("sample-format-vs-name", [*SAMPLE, "--format", "tfrecord", "--out", "{out}.parquet"],
+     "--out"),
+    ("sample-users-negative", [*SAMPLE, "--users", "-1", "--out", "{out}.parquet"],
+     "--users"),
+    # validate
+    ("val-synthetic-alone", [*VAL, "--json", "{out}.json", "--synthetic",
+                             "{missing}.parquet"], "--synthetic"),
+    ("val-synthetic-missing", [*VAL, "--json", "{out}.json", "--population", "{pop}",
+                               "--synthetic", "{missing}.parquet"], "missing.parquet"),
+    ("val-population-missing", [*VAL, "--json", "{out}.json", "--population",
+                                "{missing}.parquet"], "missing.parquet"),
+    ("val-weeks-100", [*VAL, "--json", "{out}.json", "--population", "{pop}", "--weeks",
+                       "100"], "--weeks"),
+    ("val-risk-alone", [*VAL, "--json", "{out}.json", "--risk"], "--risk"),
+    ("val-json-txt", [*VAL, "--json", "{out}.txt"], "--json"),
+    ("val-json-under-file", [*VAL, "--json", "{file}/v.json"], "--json"),
+    ("val-json-read-only", [*VAL, "--json", "{ro}/v.json"], "--json"),
+    # qif
+    ("qif-epochs-million", ["qif", "--epochs", "1000000"], "--epochs"),
+    ("qif-epochs-0", ["qif", "--epochs", "0"], "--epochs"),
+    ("qif-epochs-range", ["qif", "--epochs", "1..100"], "--epochs"),
+    ("qif-epochs-text", ["qif", "--epochs", "x"], "--epochs"),
+    ("qif-week-negative", ["qif", "--sets", "{pop}", "--week", "-1"], "--week"),
+    ("qif-week-9", ["qif", "--sets", "{pop}", "--week", "9"], "--week"),
+    ("qif-weeks-past-end", ["qif", "--sets", "{pop}", "--weeks", "0..9"], "--weeks"),
+    ("qif-weeks-negative", ["qif", "--sets", "{pop}", "--weeks", "-1,0"], "--weeks"),
+    ("qif-week-without-sets", ["qif", "--week", "1"], "--week"),
+    ("qif-plot-jpg", ["qif", "--plot", "{out}.jpg"], "--plot"),
+    ("qif-plot-dir", ["qif", "--plot", "{dir}"], "--plot"),
+    ("qif-plot-under-file", ["qif", "--plot", "{file}/x.png"], "--plot"),
+    ("qif-plot-read-only", ["qif", "--plot", "{ro}/x.png"], "--plot"),
+    # reid
+    ("reid-six-topics", ["reid", "--sets", "{six}", "--no-progress"], "six.csv"),
+    ("reid-json-txt", [*REID, "--json", "{out}.txt"], "--json"),
+    ("reid-json-dir", [*REID, "--json", "{dir}"], "--json"),
+    ("reid-weeks-0", [*REID, "--weeks", "0"], "--weeks"),
+    ("reid-targets-0", [*REID, "--targets", "0"], "--targets"),
+    ("reid-attack", [*REID, "--attack", "nope"], "--attack"),
+    # disclosure
+    ("disc-json-txt", ["disclosure", "--example", "--json", "{out}.txt"], "--json"),
+    ("disc-json-under-file", ["disclosure", "--example", "--json", "{file}/x.json"], "--json"),
+    ("disc-figures-file", ["disclosure", "--figures", "{file}"], "--figures"),
+    # run (refused before the preset's work starts)
+    ("run-out-file", ["run", "--preset", "smoke", "--out", "{file}"], "--out"),
+    ("run-out-under-file", ["run", "--preset", "smoke", "--out", "{file}/sub"], "--out"),
+    ("run-out-read-only", ["run", "--preset", "smoke", "--out", "{ro}/run"], "--out"),
+    ("run-model", ["run", "--preset", "smoke", "--out", "{out}", "--model", "mixture"],
+     "--model"),
+]
+
+
+@pytest.mark.parametrize(("args", "named"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_input_is_refused(inputs: dict[str, Path], work: Path, args: list[str],
+                              named: str) -> None:
+    before = _tree(work)
+    res = runner.invoke(app, _fill(args, inputs, work))
+    _check_refused(res.output, res.exit_code, named)
+    assert _tree(work) == before, "a refused command wrote into its output location"
+
+
+def test_enough_cases() -> None:
+    assert len(CASES) >= 60
+
+
+def test_population_v1_works(work: Path) -> None:
+    res = runner.invoke(app, [*POP, "--taxonomy", "v1", "--out", "v1.parquet"])
+    assert res.exit_code == 0, res.output
+    assert tio.read_sets(work / "v1.parquet").taxonomy.version == "v1"
+
+
+def test_debug_shows_the_traceback(inputs: dict[str, Path], work: Path) -> None:
+    res = runner.invoke(app, ["--debug", "fit", "--stats", str(inputs["stats"]), "--out",
+                              "m", "--lr", "0"])
+    assert res.exit_code != 0 and res.exception is not None
+    assert "--lr" in str(res.exception)
+
+
+def test_failed_fit_leaves_no_empty_directory(inputs: dict[str, Path], work: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from topicslab import model as tm
+
+    def broken_fit(*args: object, **kwargs: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(tm, "fit", broken_fit)
+    res = runner.invoke(app, ["fit", "--stats", str(inputs["stats"]), "--out", "model",
+                              "--no-progress"])
+    assert res.exit_code == 1
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+    assert not (work / "model").exists()
+
+
+def test_unexpected_failure_is_one_line(work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from topicslab import qif
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("something\nbroke")
+
+    monkeypatch.setattr(qif, "parameter_table", boom)
+    res = runner.invoke(app, ["qif"])
+    assert res.exit_code == 1
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "RuntimeError" in lines[0] and "--debug" in lines[0]
+
+
+_FAST = settings(max_examples=25, deadline=None,
+                 suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@_FAST
+@given(lr=st.one_of(st.floats(max_value=0.0), st.just(float("nan")),
+                    st.just(float("inf"))))
+def test_fit_refuses_every_non_positive_lr(inputs: dict[str, Path], lr: float) -> None:
+    out = inputs["dir"] / "never-model"
+    res = runner.invoke(app, ["fit", "--stats", str(inputs["stats"]), "--out", str(out),
+                              "--lr", repr(lr)])
+    _check_refused(res.output, res.exit_code, "--lr")
+    assert not out.exists()
+
+
+@_FAST
+@given(epochs=st.one_of(st.integers(max_value=0), st.integers(min_value=41)))
+def test_qif_refuses_epochs_out_of_range(epochs: int) -> None:
+    res = runner.invoke(app, ["qif", "--epochs", str(epochs)])
+    _check_refused(res.output, res.exit_code, "--epochs")
+
+
+@_FAST
+@given(weeks=st.integers(min_value=5, max_value=10**6), lookback=st.integers(1, 4))
+def test_observe_refuses_weeks_past_the_data(inputs: dict[str, Path], weeks: int,
+                                            lookback: int) -> None:
+    out = inputs["dir"] / "never.parquet"
+    res = runner.invoke(app, ["observe", "--sets", str(inputs["pop"]), "--weeks", str(weeks),
+                              "--lookback", str(lookback), "--out", str(out)])
+    _check_refused(res.output, res.exit_code, "--weeks")
+    assert not out.exists()
+
+
+def test_no_new_empty_dirs_removes_only_what_is_empty(tmp_path: Path) -> None:
+    kept, dropped, old = tmp_path / "kept", tmp_path / "dropped", tmp_path / "old"
+    old.mkdir()
+    with pytest.raises(RuntimeError), _paths.no_new_empty_dirs(kept, dropped, old):
+        (kept / "checkpoints").mkdir(parents=True)
+        (kept / "checkpoints" / "step-1").write_text("resume from here")
+        (dropped / "empty" / "deeper").mkdir(parents=True)
+        raise RuntimeError
+    assert (kept / "checkpoints" / "step-1").exists()  # holds a file: kept for --resume
+    assert not dropped.exists()
+    assert old.is_dir()  # existed before: never removed
+
+
+def test_tfrecord_shard_names_are_accepted(tmp_path: Path) -> None:
+    for name in ("synth.tfrecord", "synth.tfrecord-00000-of-00002", "synth.tfrecord.gz"):
+        _paths.check_output_file(tmp_path / name, "--out", (".tfrecord", ".tfrecord.gz"))
