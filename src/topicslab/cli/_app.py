@@ -28,11 +28,12 @@ EXIT_BAD_INPUT = 2
 EXIT_FAILURE = 1
 EXIT_INTERRUPTED = 130
 
-_debug = {"on": False}
+#: what the group callback learnt of this invocation: --debug and the command's name
+_state: dict[str, Any] = {"debug": False, "command": None}
 
 
 def _debugging() -> bool:
-    return _debug["on"] or os.environ.get("TOPICSLAB_DEBUG", "") not in ("", "0")
+    return bool(_state["debug"]) or os.environ.get("TOPICSLAB_DEBUG", "") not in ("", "0")
 
 
 def print_error(message: str) -> None:
@@ -58,7 +59,7 @@ class OneLineErrors(TyperGroup):
         extra["windows_expand_args"] = windows_expand_args
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
-        _debug["on"] = False
+        _state.update(debug=False, command=None)
         sys.exit(self._run(args, prog_name, complete_var, **extra))
 
     def _run(self, args: Sequence[str] | None, prog_name: str | None,
@@ -79,7 +80,7 @@ class OneLineErrors(TyperGroup):
         except TopicsLabError as exc:
             if _debugging():
                 raise
-            print_error(str(exc))
+            print_error(str(self._on_option(exc)))
             return EXIT_BAD_INPUT
         except (Abort, KeyboardInterrupt):
             err.print("[yellow]interrupted[/]", highlight=False)
@@ -98,6 +99,22 @@ class OneLineErrors(TyperGroup):
         # standalone_mode=False returns the code of an explicit Exit (--help: 0)
         return rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
 
+    def _on_option(self, exc: Exception) -> Exception:
+        """The library names a bad argument by its Python name (``probe_sites``); the user
+        typed an option (``--probe-sites``): name that. Errors located in a file's row keep
+        their field, which is a column of the file."""
+        from topicslab.errors import InputError
+
+        if not isinstance(exc, InputError) or not exc.field or exc.row is not None:
+            return exc
+        command = self.commands.get(_state["command"] or "")
+        name = exc.field.lstrip("-").replace("-", "_")
+        for param in command.params if command is not None else []:
+            long_options = [o for o in param.opts if o.startswith("--")]
+            if param.name == name and long_options:
+                return InputError(exc.message, file=exc.file, field=long_options[0])
+        return exc
+
 
 app = typer.Typer(
     name="topicslab",
@@ -111,11 +128,12 @@ app = typer.Typer(
 
 @app.callback()
 def _options(
+    ctx: typer.Context,
     debug: bool = typer.Option(False, "--debug",
                                help="Show the traceback of a failure (else one line)."),
 ) -> None:
     """Simulate, release and attack interest-based advertising APIs (Chrome's Topics API)."""
-    _debug["on"] = debug
+    _state.update(debug=debug, command=ctx.invoked_subcommand)
 
 
 #: stdout for results, stderr for progress and diagnostics.

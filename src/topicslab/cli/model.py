@@ -35,6 +35,18 @@ MAX_K = 20
 _FIT_COPIES = 32
 
 
+#: bytes per (user, week, slot) while sampling: the int16 sets and the draw's intermediates
+#: (generous: a default chunk of 1M users x 4 weeks x 5 slots comes to ~0.3 GiB)
+_SAMPLE_BYTES_PER_SLOT = 16
+
+
+def _check_sample_size(users: int, weeks: int, k: int, hint: str) -> None:
+    from topicslab._resources import require_memory
+
+    require_memory(float(users) * weeks * k * _SAMPLE_BYTES_PER_SLOT,
+                   f"sampling {users:,} users x {weeks:,} weeks at once", hint=hint)
+
+
 def _lr(lr: float | None) -> float | None:
     if lr is not None and not (math.isfinite(lr) and lr > 0):
         raise InputError(f"the learning rate must be a positive number, got {lr:g}",
@@ -61,6 +73,9 @@ def _check_fit_size(stats: Any, stats_dir: Path, variant: Any, device: str) -> N
                          "not statistics of the Topics API's top-5 sets; add the "
                          "privacy_ledger.json that topicslab stats writes",
                          file=str(stats_dir))
+    if stats.ledger is None:
+        err.print(f"[yellow]note[/]: k = {stats.k} inferred from the statistics (the directory "
+                  "has no privacy_ledger.json)", highlight=False)
     if tm.resolve_device(device).type == "cpu":
         require_memory(_fit_memory(variant, stats.k, stats.taxonomy.size),
                        f"fitting {variant.types} types over {variant.weeks} weeks",
@@ -270,6 +285,8 @@ def sample_command(
         raise InputError(f"the model uses taxonomy {mdl.taxonomy.version}, not {taxonomy} "
                          "(--taxonomy only tells which taxonomy a release "
                          "output_parameters.json uses)", field="--taxonomy")
+    _check_sample_size(min(users, chunk_users), weeks or mdl.weeks, mdl.k,
+                       "use fewer --weeks or a smaller --chunk-users")
     t0 = time.perf_counter()
     files = tm.sample_to_file(mdl, out_path, users, seed=seed, weeks=weeks,
                               format=fmt,  # type: ignore[arg-type]
@@ -349,6 +366,9 @@ def validate_command(
             if weeks > syn.n_weeks:
                 raise InputError(f"--weeks {weeks} is more than the {syn.n_weeks} weeks of the "
                                  "synthetic sets", file=str(synthetic), field="--weeks")
+        else:
+            _check_sample_size(users or pop.n_users, max(weeks, mdl.weeks), mdl.k,
+                               "use fewer --users")
     q = tv.fit_quality(stats, mdl)
     doc: dict[str, Any] = {"fit_quality": q.to_dict(arrays=arrays),
                            "model_stationarity": tv.stationarity(mdl).to_dict()}
