@@ -9,6 +9,7 @@ per session; every case fails before any real work, so the module runs in second
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -372,3 +373,24 @@ def test_no_new_empty_dirs_removes_only_what_is_empty(tmp_path: Path) -> None:
 def test_tfrecord_shard_names_are_accepted(tmp_path: Path) -> None:
     for name in ("synth.tfrecord", "synth.tfrecord-00000-of-00002", "synth.tfrecord.gz"):
         _paths.check_output_file(tmp_path / name, "--out", (".tfrecord", ".tfrecord.gz"))
+
+
+def test_console_script_one_line_at_40_columns_and_debug(tmp_path: Path) -> None:
+    """Through the real entry point: a long message stays one line on a narrow terminal,
+    and --debug brings the traceback back."""
+    import subprocess
+    import sys
+
+    target = tmp_path / ("a-directory-that-does-not-exist-" * 3) / "population.parquet"
+    cmd = [sys.executable, "-c", "from topicslab.cli import main; main()"]
+    args = ["population", "--users", "10", "--out", str(target)]
+    env = {**os.environ, "COLUMNS": "40"}
+    env.pop("TOPICSLAB_DEBUG", None)
+    proc = subprocess.run([*cmd, *args], capture_output=True, text=True, env=env, check=False)
+    assert proc.returncode == 2, proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "--out" in lines[0]
+    assert "Traceback" not in proc.stderr and not target.parent.exists()
+    proc = subprocess.run([*cmd, "--debug", *args], capture_output=True, text=True, env=env,
+                          check=False)
+    assert proc.returncode != 0 and "Traceback" in proc.stderr and "InputError" in proc.stderr

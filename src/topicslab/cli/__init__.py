@@ -3,12 +3,10 @@
 Each command module registers itself on the shared Typer ``app``, whose group class
 (``_app.OneLineErrors``) turns every failure into one line: bad input (a refused option, the
 library's ``TopicsLabError``) exits with code 2, anything else with 1, never with a traceback
-unless ``topicslab --debug`` asks for it. ``main`` keeps a last guard for the same errors.
+unless ``topicslab --debug`` asks for it.
 """
 
 from __future__ import annotations
-
-import sys
 
 from topicslab.cli import disclosure as _disclosure  # noqa: F401  (registers commands)
 from topicslab.cli import model as _model  # noqa: F401
@@ -17,19 +15,11 @@ from topicslab.cli import qif as _qif  # noqa: F401
 from topicslab.cli import reid as _reid  # noqa: F401
 from topicslab.cli import run as _run  # noqa: F401
 from topicslab.cli import stats as _stats  # noqa: F401
-from topicslab.cli._app import app, err
-from topicslab.errors import TopicsLabError
+from topicslab.cli._app import app
 
 __all__ = ["app", "main"]
 
 
 def main() -> None:
-    """Entry point of the ``topicslab`` console script."""
-    try:
-        app()
-    except TopicsLabError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
-        sys.exit(2)
-    except KeyboardInterrupt:
-        err.print("[yellow]interrupted[/]: no partial output was written")
-        sys.exit(130)
+    """Entry point of the ``topicslab`` console script (the group prints failures)."""
+    app()
