@@ -168,9 +168,10 @@ CASES: list[tuple[str, list[str], str]] = [
     ("stats-out-read-only", [*STATS, "--out", "{ro}"], "--out"),
     ("stats-out-in-read-only", [*STATS, "--out", "{ro}/stats"], "--out"),
     ("stats-epsilon-0", [*STATS, "--out", "{out}", "--epsilon", "0"], "--epsilon"),
+    ("stats-split", [*STATS, "--out", "{out}", "--split", "1,2"], "--split"),
     ("stats-delta-2", [*STATS, "--out", "{out}", "--delta", "2"], "--delta"),
-    ("stats-k-500", [*STATS, "--out", "{out}", "--k", "500"], "k must be"),
-    ("stats-weeks-past-end", [*STATS, "--out", "{out}", "--weeks", "0,9"], "weeks must be"),
+    ("stats-k-500", [*STATS, "--out", "{out}", "--k", "500"], "--k"),
+    ("stats-weeks-past-end", [*STATS, "--out", "{out}", "--weeks", "0,9"], "--weeks"),
     ("stats-six-topics", ["stats", "--sets", "{six}", "--out", "{out}"], "six.csv"),
     # fit
     ("fit-lr-negative", [*FIT, "--out", "{out}", "--lr", "-1"], "--lr"),

@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 import topicslab
+import topicslab.dp  # loaded before fake_io stubs topicslab.io (dp imports io._common)
 from topicslab.cli import stats as _stats  # noqa: F401  (registers the command)
 from topicslab.cli._app import app
 from topicslab.datamodel import TopicSets

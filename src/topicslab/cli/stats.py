@@ -53,6 +53,17 @@ def _ints(text: str | None, what: str) -> list[int] | None:
         raise typer.BadParameter(f"cannot read {what} {text!r}") from None
 
 
+#: options whose checks happen in the library, once the input's taxonomy and weeks are known
+_LIBRARY_CHECKED = ("k", "weeks", "split")
+
+
+def _option_of(message: str) -> str | None:
+    """The option a library ``ValueError`` is about: its messages start with the argument's
+    name (``k must be in 2..469, got 500``)."""
+    first = message.split(" ", 1)[0]
+    return f"--{first}" if first in _LIBRARY_CHECKED else None
+
+
 @app.command()
 def stats(
     sets_path: Path | None = typer.Option(None, "--sets", "-s", help="Topic-set sequences file."),
@@ -128,7 +139,7 @@ def stats(
 
             result = spark_statistics(os.fspath(sets_path), master=master, **opts)
     except ValueError as exc:
-        raise InputError(str(exc)) from None
+        raise InputError(str(exc), field=_option_of(str(exc))) from None
     except InputError as exc:
         raise exc.located(file=str(sets_path)) from None
     with no_new_empty_dirs(out_dir):
