@@ -1,16 +1,52 @@
-"""Atomic file writes: write to a temporary sibling, then rename over the final name.
+"""All-or-nothing writes: write to a temporary sibling, then rename over the final name.
 
-A crash or an exception while writing never leaves a half-written file under the final
-name (POSIX ``rename`` is atomic within one file system).
+A crash, an exception or Ctrl-C while writing never leaves a half-written file (or directory)
+under the final name: the work happens under a hidden sibling (``.name.XXXX.tmp`` for a file,
+``.name.tmp-XXXX`` for a directory) in the same directory -- so the closing ``rename`` stays
+within one file system, where POSIX makes it atomic -- and the sibling is removed on failure.
+
+Public names:
+    atomic_path(path)                       a temporary file path, renamed to ``path``
+    atomic_paths(paths, stale=())           several files that appear together, or none
+    atomic_dir(path, owned=())              a temporary directory, renamed (or merged) to ``path``
+    write_text_atomic / write_bytes_atomic  one file in one call
+    interrupts_deferred()                   Ctrl-C waits until the block ends
+    completed_writes() / forget_completed_writes()
+                                            what was committed (for the CLI's interrupt line)
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import signal
 import tempfile
-from collections.abc import Iterator
+import threading
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from types import FrameType
+
+#: paths committed since the last ``forget_completed_writes``: the CLI names them when a
+#: command is interrupted (what was kept), so a user knows what is complete on disk
+#: (bounded: a long library session writing many files must not grow it without end)
+_completed: deque[Path] = deque(maxlen=256)
+
+
+def completed_writes() -> list[Path]:
+    """Final paths committed since ``forget_completed_writes`` that still exist (a file
+    written inside a temporary directory has moved on with it, so it is not listed)."""
+    seen: list[Path] = []
+    for p in _completed:
+        if p not in seen and p.exists():
+            seen.append(p)
+    return seen
+
+
+def forget_completed_writes() -> None:
+    """Start a new list of committed writes (one per CLI command)."""
+    _completed.clear()
 
 
 def _umask() -> int:
@@ -20,29 +56,152 @@ def _umask() -> int:
 
 
 @contextlib.contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    """Hold back SIGINT until the block ends, then raise ``KeyboardInterrupt``.
+
+    For the few renames that commit a set of files: a Ctrl-C between two of them would leave
+    half of a new set next to half of the old one. Only the main thread can install signal
+    handlers; elsewhere the block runs unprotected (Python delivers SIGINT to the main
+    thread anyway).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+
+    def hold(signum: int, _frame: FrameType | None) -> None:
+        received.append(signum)
+
+    previous = signal.signal(signal.SIGINT, hold)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if received:
+        raise KeyboardInterrupt
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+def _temporary_file(final: Path) -> Path:
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
+    os.close(fd)
+    return Path(tmp_name)
+
+
+def _give_usual_mode(tmp: Path, mode: int) -> None:
+    # mkstemp/mkdtemp create 0600/0700; give the final name the mode open()/mkdir() would
+    if tmp.exists():
+        os.chmod(tmp, mode & ~_umask())
+
+
+@contextlib.contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; on success rename it to ``path``.
 
-    On any exception the temporary file is removed and ``path`` is left untouched.
+    On any exception (Ctrl-C included) the temporary file is removed and ``path`` is left
+    untouched.
     """
     final = Path(path)
     final.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
+    tmp = _temporary_file(final)
     try:
         yield tmp
-        # mkstemp creates 0600; give the final file the usual umask-derived mode, as open() would
-        if tmp.exists():
-            os.chmod(tmp, 0o666 & ~_umask())
+        _give_usual_mode(tmp, 0o666)
         os.replace(tmp, final)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
+        _remove(tmp)
         raise
+    _completed.append(final.absolute())
+
+
+@contextlib.contextmanager
+def atomic_paths(paths: Sequence[str | os.PathLike[str]],
+                 stale: Iterable[str | os.PathLike[str]] = ()) -> Iterator[list[Path]]:
+    """Yield one temporary path per entry of ``paths``; on success rename them all.
+
+    The renames run with Ctrl-C held back, so the set appears as a whole; then the ``stale``
+    files that are not part of the new set are removed (e.g. the shards of an older set with
+    another shard count). On failure every temporary is removed and nothing else changes.
+    """
+    finals = [Path(p) for p in paths]
+    tmps: list[Path] = []
+    try:
+        for final in finals:
+            final.parent.mkdir(parents=True, exist_ok=True)
+            tmps.append(_temporary_file(final))
+        yield tmps
+        with interrupts_deferred():
+            for tmp, final in zip(tmps, finals, strict=True):
+                _give_usual_mode(tmp, 0o666)
+                os.replace(tmp, final)
+            new = {f.absolute() for f in finals}
+            for old in stale:
+                if Path(old).absolute() not in new:
+                    _remove(Path(old))
+    except BaseException:
+        for tmp in tmps:
+            _remove(tmp)
+        raise
+    _completed.extend(f.absolute() for f in finals)
+
+
+def _merge_into(tmp: Path, final: Path, owned: Sequence[str]) -> None:
+    """Move every entry of ``tmp`` into the existing directory ``final``, replacing entries
+    of the same name, and remove the ``owned`` names the new content lacks."""
+    new_names = {entry.name for entry in tmp.iterdir()}
+    for entry in tmp.iterdir():
+        target = final / entry.name
+        if entry.is_dir() and target.is_dir():
+            _remove(target)  # os.replace cannot replace a non-empty directory
+        os.replace(entry, target)
+    for name in owned:
+        if name not in new_names:
+            _remove(final / name)
+    tmp.rmdir()
+
+
+@contextlib.contextmanager
+def atomic_dir(path: str | os.PathLike[str], owned: Sequence[str] = ()) -> Iterator[Path]:
+    """Yield a temporary directory next to ``path``; on success it becomes ``path``.
+
+    When ``path`` does not exist the temporary directory is renamed to it (one atomic step).
+    When it exists -- a user's directory may hold other files -- the new entries are moved
+    into it with Ctrl-C held back, and the ``owned`` names that the new content lacks are
+    removed, so no file of an older output remains mixed with the new one. On failure the
+    temporary directory is removed and ``path`` is left untouched (an existing directory
+    keeps its old content; a new one is never created).
+    """
+    final = Path(path)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.tmp-", dir=final.parent))
+    try:
+        yield tmp
+        with interrupts_deferred():
+            if final.is_dir():
+                _merge_into(tmp, final, owned)
+            else:
+                _give_usual_mode(tmp, 0o777)
+                os.rename(tmp, final)
+    except BaseException:
+        _remove(tmp)
+        raise
+    _completed.append(final.absolute())
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` atomically."""
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
+
+
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically."""
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)

@@ -30,7 +30,9 @@ def png_bytes(fig: Any, path: str | Path | None = None, *, dpi: int = 110) -> by
     pyplot().close(fig)
     data = buf.getvalue()
     if path is not None:
-        Path(path).write_bytes(data)
+        from topicslab._atomic import write_bytes_atomic
+
+        write_bytes_atomic(path, data)
     return data
 
 

@@ -6,8 +6,12 @@ delegates to a documented library function; this package only parses options and
 Failures never show a traceback unless ``topicslab --debug`` (or ``TOPICSLAB_DEBUG=1``) asks
 for one: bad input -- an option Typer refuses or a ``TopicsLabError`` -- is one line
 ``error: <file>, row <n>, field <f>: <message>`` and exit code 2; anything else is one line
-naming the exception and exit code 1. The handling lives in the application's group class so
-that ``CliRunner`` tests see exactly what a user sees.
+naming the exception and exit code 1. Ctrl-C is one line ``interrupted: <command> stopped;
+<what was kept>`` and exit code 130: every writer is all-or-nothing (``topicslab._atomic``), so
+what is on disk is either complete or untouched, and the line says which complete outputs the
+command had already written (or what a command registered with ``on_interrupt``, such as the
+stages ``run`` keeps). The handling lives in the application's group class so that
+``CliRunner`` tests see exactly what a user sees.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import typer
@@ -28,8 +32,51 @@ EXIT_BAD_INPUT = 2
 EXIT_FAILURE = 1
 EXIT_INTERRUPTED = 130
 
-#: what the group callback learnt of this invocation: --debug and the command's name
-_state: dict[str, Any] = {"debug": False, "command": None}
+#: what the group callback learnt of this invocation: --debug, the command's name and what
+#: the command keeps when interrupted (``on_interrupt``)
+_state: dict[str, Any] = {"debug": False, "command": None, "kept": None}
+
+InterruptNote = str | Callable[[], str | None]
+
+
+def on_interrupt(note: InterruptNote) -> None:
+    """Say what this command leaves on disk if Ctrl-C stops it (the part after ``stopped;``).
+
+    ``note`` may be a function, asked only when the interruption happens (``None``: fall back
+    to the list of completed writes).
+    """
+    _state["kept"] = note
+
+
+class _Interrupted(BaseException):
+    """Ctrl-C, carried past Typer (which would turn ``KeyboardInterrupt`` into a silent exit
+    130) to the group's handler; a ``BaseException`` so no ``except Exception`` swallows it."""
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__()
+        self.original = original
+
+
+def _what_was_kept() -> str:
+    from topicslab._atomic import completed_writes
+
+    note = _state["kept"]
+    text = note() if callable(note) else note
+    if text:
+        return text
+    done = completed_writes()
+    if not done:
+        return "nothing written (no partial output left)"
+    cwd = os.getcwd()
+    names = ", ".join(os.path.relpath(p, cwd) if str(p).startswith(cwd) else str(p)
+                      for p in done)
+    return f"kept the complete {names}; nothing half-written"
+
+
+def _interruption() -> str:
+    """The interrupt line after ``interrupted:``: which command stopped and what it kept."""
+    command = _state["command"] or "topicslab"
+    return f"{command} stopped; {_what_was_kept()}"
 
 
 def _debugging() -> bool:
@@ -59,16 +106,24 @@ class OneLineErrors(TyperGroup):
         extra["windows_expand_args"] = windows_expand_args
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
-        _state.update(debug=False, command=None)
+        _state.update(debug=False, command=None, kept=None)
         sys.exit(self._run(args, prog_name, complete_var, **extra))
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as exc:
+            raise _Interrupted(exc) from exc
 
     def _run(self, args: Sequence[str] | None, prog_name: str | None,
              complete_var: str | None, **extra: Any) -> int:
         from typer._click.exceptions import ClickException, NoArgsIsHelpError
         from typer.exceptions import Abort
 
+        from topicslab._atomic import forget_completed_writes
         from topicslab.errors import TopicsLabError
 
+        forget_completed_writes()
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except NoArgsIsHelpError as exc:
@@ -82,8 +137,13 @@ class OneLineErrors(TyperGroup):
                 raise
             print_error(str(self._on_option(exc)))
             return EXIT_BAD_INPUT
-        except (Abort, KeyboardInterrupt):
-            err.print("[yellow]interrupted[/]", highlight=False)
+        except _Interrupted as exc:
+            if _debugging():
+                raise exc.original from None
+            self._print_interrupted()
+            return EXIT_INTERRUPTED
+        except (Abort, KeyboardInterrupt):  # Ctrl-C while parsing, or an aborted prompt
+            self._print_interrupted()
             return EXIT_INTERRUPTED
         except MemoryError:
             if _debugging():
@@ -98,6 +158,11 @@ class OneLineErrors(TyperGroup):
             return EXIT_FAILURE
         # standalone_mode=False returns the code of an explicit Exit (--help: 0)
         return rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
+
+    @staticmethod
+    def _print_interrupted() -> None:
+        err.print(f"[yellow]interrupted:[/] {escape(_interruption())}",
+                  highlight=False, soft_wrap=True)
 
     def _on_option(self, exc: Exception) -> Exception:
         """The library names a bad argument by its Python name (``probe_sites``); the user

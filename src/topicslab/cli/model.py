@@ -21,7 +21,7 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from topicslab.cli._app import app, err, out
+from topicslab.cli._app import app, err, on_interrupt, out
 from topicslab.errors import InputError
 
 #: the longest model fitted: the statistics cover one week and one week pair, so more weeks
@@ -96,6 +96,24 @@ def _write_json(path: Path, doc: dict[str, Any]) -> None:
     from topicslab._atomic import write_text_atomic
 
     write_text_atomic(path, json.dumps(_jsonable(doc), indent=2, allow_nan=False) + "\n")
+
+
+def _checkpoints_kept(directory: Path) -> str | None:
+    """What an interrupted fit leaves: its checkpoints, which ``--resume`` continues."""
+    if directory.is_dir() and any(directory.iterdir()):
+        return f"checkpoints kept in {directory} (add --resume to continue); no model written"
+    return None
+
+
+def _save_fit(out_dir: Path, res: Any) -> None:
+    """The model and its history, moved into ``out_dir`` together (never one without the
+    other: an interrupted save keeps the previous pair)."""
+    from topicslab import model as tm
+    from topicslab._atomic import atomic_dir
+
+    with atomic_dir(out_dir) as tmp:
+        tm.save_model(tmp, res.model)
+        _write_json(tmp / "fit_history.json", {"history": res.history})
 
 
 def _load_any_model(path: Path, taxonomy: str) -> Any:
@@ -213,14 +231,14 @@ def fit_command(
     stop_at = _target(target)
     stats = dp.load_statistics(stats_dir)
     _check_fit_size(stats, stats_dir, variant, device)
+    on_interrupt(lambda: _checkpoints_kept(out_dir / "checkpoints"))
     with no_new_empty_dirs(out_dir):
         res = tm.fit(stats, variant, opt, device=device, seed=seed, max_minutes=max_minutes,
                      target=stop_at, progress=not no_progress,
                      checkpoint_dir=out_dir / "checkpoints", checkpoint_every=checkpoint_every,
                      resume=resume, threads=threads)
         res.model.metadata["statistics_dir"] = str(stats_dir)
-        tm.save_model(out_dir, res.model)
-        _write_json(out_dir / "fit_history.json", {"history": res.history})
+        _save_fit(out_dir, res)
     if export_release is not None:
         tm.export_release_parameters(export_release, res.model)
     table = Table(title=f"type mixture → {out_dir}", show_header=False)
@@ -253,7 +271,11 @@ def sample_command(
         ..., "--model", "-m", help="Model directory (or a release output_parameters.json)."),
     users: int = typer.Option(..., "--users", "-n", min=0, help="Number of synthetic users."),
     seed: int = typer.Option(..., "--seed", min=0, help="Seed of the sampler."),
-    out_path: Path = typer.Option(..., "--out", "-o", help="Output (.parquet or .tfrecord)."),
+    out_path: Path = typer.Option(
+        ..., "--out", "-o",
+        help="Output (.parquet or .tfrecord). Replaces an earlier output of that name as a "
+             "whole (for TFRecord, every stem-NNNNN-of-MMMMM shard beside it, whatever the "
+             "count) once all users are written; nothing changes if interrupted."),
     weeks: int | None = typer.Option(None, "--weeks", "-w", min=1,
                                      help="Weeks per user (default: the model's)."),
     fmt: str | None = typer.Option(None, "--format",

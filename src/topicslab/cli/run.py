@@ -7,7 +7,21 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from topicslab.cli._app import app, err, out
+from topicslab.cli._app import app, err, on_interrupt, out
+
+
+def _stages_kept(out_dir: Path) -> str:
+    """What an interrupted run leaves: the stages it (or an earlier run) finished."""
+    import json
+
+    try:
+        finished = list(json.loads((out_dir / "stages.json").read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        finished = []
+    if not finished:
+        return "no stage had finished (the same command starts over)"
+    return (f"finished stages kept in {out_dir} ({', '.join(finished)}); the same command "
+            "continues from them")
 
 
 @app.command()
@@ -60,6 +74,9 @@ def run(
                  "refit_per_trial": True if refit_per_trial else None,
                  "fidelity_trials": fidelity_trials,
                  "disclosure": False if no_disclosure else None}
+    # every stage's artefacts are all-or-nothing and recorded once complete, so Ctrl-C keeps
+    # the finished stages and the same command carries on from them
+    on_interrupt(lambda: _stages_kept(out_dir))
     with no_new_empty_dirs(out_dir):
         res = run_experiment(preset, out_dir, seed=seed, users=users, sets_path=sets,
                              stats_dir=stats, overrides=overrides, progress=not quiet,

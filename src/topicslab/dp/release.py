@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from topicslab._atomic import write_text_atomic
+from topicslab._atomic import atomic_dir, write_text_atomic
 from topicslab.dp.ledger import FILENAME as LEDGER_FILE
 from topicslab.dp.ledger import PrivacyLedger, load_ledger
 from topicslab.dp.postprocess import single_from_within
@@ -50,10 +50,25 @@ def _records(items: list[dict[str, Any]]) -> str:
     return json.dumps(items, allow_nan=False, ensure_ascii=False) + "\n"
 
 
+#: every file a release directory may hold: a new write removes those it does not rewrite
+RELEASE_FILES = (WITHIN, ACROSS, TAXONOMY, SINGLE, LEGACY_WITHIN, LEGACY_ACROSS, LEDGER_FILE)
+
+
 def save_statistics(directory: str | Path, stats: DPStatistics, *,
                     schema: Schema = "current") -> Path:
-    """Write ``stats`` as a release directory (atomic per file); returns the directory."""
-    d = Path(directory)
+    """Write ``stats`` as a release directory; returns the directory.
+
+    All or nothing: the files are written into a temporary sibling directory that becomes
+    ``directory`` once complete (see ``atomic_dir``); in an existing directory the release
+    files of an older write that this one lacks (the other schema's, an old ledger) are
+    removed, so the directory never mixes two releases. Other files there are kept.
+    """
+    with atomic_dir(directory, owned=RELEASE_FILES) as tmp:
+        _write_release_files(tmp, stats, schema)
+    return Path(directory)
+
+
+def _write_release_files(d: Path, stats: DPStatistics, schema: Schema) -> None:
     tax = stats.taxonomy
     ids = [int(x) for x in tax.ids]
     labels = list(tax.labels)
@@ -89,7 +104,6 @@ def save_statistics(directory: str | Path, stats: DPStatistics, *,
         [{"topic_id": i, "topic_label": lab} for i, lab in zip(ids, labels, strict=True)]))
     if stats.ledger is not None:
         stats.ledger.save(d)
-    return d
 
 
 def _read_list(path: Path) -> list[Any]:

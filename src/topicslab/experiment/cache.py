@@ -3,13 +3,16 @@
 Each stage has a *key*: the sha256 of its name, its parameters, the keys of the stages it reads
 (so a change propagates downstream), the package version and, for user-supplied inputs, a
 fingerprint of the input's bytes. ``OUT/stages.json`` records, per stage, the key and the
-stage's JSON summary once the stage has *finished* and its artefacts are on disk. A stage is
-reused only if its recorded key equals the new one and all its artefacts exist; otherwise it
-runs again. Artefacts are written atomically and the record is written last, so an interrupted
-run leaves at worst an unrecorded stage, which the next run recomputes.
+stage's JSON summary once the stage has *finished* and its artefacts are on disk, with the
+sha256 of each artefact's bytes. A stage is reused only if its recorded key equals the new one
+and every artefact still has the recorded content (a truncated or edited file, e.g. a copy cut
+short, is not a finished stage); otherwise it runs again and ``lookup`` says why. Artefacts are
+written atomically and the record is written last, so an interrupted run leaves at worst an
+unrecorded stage, which the next run recomputes. Each artefact is hashed once per run: when the
+stage finishes, or when its cached copy is checked (a 450 MB file takes about a second).
 
 Public names:
-    StageCache(out_dir)            ``key``, ``lookup``, ``record``
+    StageCache(out_dir)            ``key``, ``lookup`` -> ``Lookup``, ``record``
     file_fingerprint(path)         sha256 of a file or of a directory's files
 """
 
@@ -19,7 +22,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import topicslab
 from topicslab._atomic import write_text_atomic
@@ -40,6 +43,34 @@ def file_fingerprint(path: str | Path) -> str:
     return "sha256:" + h.hexdigest()
 
 
+class Lookup(NamedTuple):
+    """The answer of ``StageCache.lookup``: the recorded summary of a reusable stage, or
+    ``None`` and the reason it must run (``""`` when it never finished with this key)."""
+
+    summary: dict[str, Any] | None
+    reason: str = ""
+
+
+def _artefact_digests(out: Path, artefacts: Sequence[str]) -> dict[str, str]:
+    return {a: file_fingerprint(out / a) for a in artefacts}
+
+
+def _changed_artefact(out: Path, recorded: Any, artefacts: Sequence[str]) -> str | None:
+    """Why the artefacts on disk are not those the stage wrote (``None``: they are)."""
+    if not isinstance(recorded, dict):
+        recorded = {}
+    for a in artefacts:
+        path = out / a
+        if not path.exists():
+            return f"{a} is missing"
+        digest = recorded.get(a)
+        if not isinstance(digest, str):
+            return f"no content hash of {a} was recorded"
+        if file_fingerprint(path) != digest:
+            return f"{a} differs from what the stage wrote (truncated or changed)"
+    return None
+
+
 class StageCache:
     """The record of finished stages under ``out_dir`` (see module docstring)."""
 
@@ -50,9 +81,11 @@ class StageCache:
         self._record: dict[str, Any] = {}
         if enabled and path.exists():
             try:
-                self._record = json.loads(path.read_text(encoding="utf-8"))
+                record = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError):
-                self._record = {}  # unreadable record: recompute everything
+                record = {}
+            # an unreadable or foreign record: recompute everything
+            self._record = record if isinstance(record, dict) else {}
 
     @staticmethod
     def key(stage: str, params: dict[str, Any], upstream: list[str] | None = None) -> str:
@@ -61,29 +94,34 @@ class StageCache:
                            "version": topicslab.__version__}, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
-    def lookup(self, stage: str, key: str,
-               artefacts: Sequence[str] = ()) -> dict[str, Any] | None:
-        """The recorded summary if ``stage`` finished with ``key`` and its artefacts exist."""
+    def lookup(self, stage: str, key: str, artefacts: Sequence[str] = ()) -> Lookup:
+        """The recorded summary if ``stage`` finished with ``key`` and its artefacts hold the
+        bytes it wrote; else no summary and why (hashes each artefact once)."""
         if not self.enabled:
-            return None
+            return Lookup(None)
         rec = self._record.get(stage)
-        if not rec or rec.get("key") != key:
-            return None
-        if any(not (self.out / a).exists() for a in artefacts):
-            return None
+        if not isinstance(rec, dict) or rec.get("key") != key:
+            return Lookup(None)
         summary = rec.get("summary")
-        return summary if isinstance(summary, dict) else None
+        if not isinstance(summary, dict):
+            return Lookup(None, "its record is unreadable")
+        changed = _changed_artefact(self.out, rec.get("artefacts"), artefacts)
+        if changed is not None:
+            return Lookup(None, changed)
+        return Lookup(summary)
 
     def seconds(self, stage: str) -> float | None:
         """Wall time the recorded run of ``stage`` took (``None`` if unknown)."""
-        rec = self._record.get(stage) or {}
-        sec = rec.get("seconds")
+        rec = self._record.get(stage)
+        sec = rec.get("seconds") if isinstance(rec, dict) else None
         return float(sec) if isinstance(sec, int | float) else None
 
     def record(self, stage: str, key: str, summary: dict[str, Any],
-               seconds: float | None = None) -> None:
-        """Mark ``stage`` finished (after its artefacts were written)."""
-        self._record[stage] = {"key": key, "summary": summary, "seconds": seconds}
+               seconds: float | None = None, artefacts: Sequence[str] = ()) -> None:
+        """Mark ``stage`` finished (after its artefacts were written) and remember the
+        content of its ``artefacts`` (paths relative to the output directory)."""
+        self._record[stage] = {"key": key, "summary": summary, "seconds": seconds,
+                               "artefacts": _artefact_digests(self.out, artefacts)}
         write_text_atomic(self.out / _RECORD,
                           json.dumps(self._record, indent=1, default=_json_default))
 

@@ -74,24 +74,34 @@ class _Runner:
         self.seconds: dict[str, float] = {}
         self.computed_seconds: dict[str, float | None] = {}
         self.cached: list[str] = []
+        #: key -> name of the stages computed in this run: a stage cached downstream of one
+        #: (same key, e.g. its artefact had been truncated and is now rewritten; the DP noise
+        #: differs every time) was made from the old artefacts, so it is recomputed too
+        self.redone: dict[str, str] = {}
 
     def stage(self, name: str, params: dict[str, Any], upstream: list[str],
               artefacts: list[str], fn: Callable[[], dict[str, Any]]) -> tuple[str, dict[str, Any]]:
         key = self.cache.key(name, params, upstream)
-        hit = self.cache.lookup(name, key, artefacts)
-        if hit is not None:
+        found = self.cache.lookup(name, key, artefacts)
+        stale_input = next((self.redone[k] for k in upstream if k in self.redone), None)
+        if found.summary is not None and stale_input is None:
             self.cached.append(name)
             self.seconds[name] = 0.0
             self.computed_seconds[name] = self.cache.seconds(name)
             self.log(f"{name}: cached")
-            return key, hit
-        self.log(f"{name}: running")
+            return key, found.summary
+        if found.summary is not None or found.reason:
+            why = found.reason or f"{stale_input} was recomputed"
+            self.log(f"{name}: recomputing ({why})")
+        else:
+            self.log(f"{name}: running")
+        self.redone[key] = name
         t0 = time.perf_counter()
         summary = fn()
         self.seconds[name] = time.perf_counter() - t0
         summary = json.loads(json.dumps(summary, default=_jsonable))
         self.computed_seconds[name] = self.seconds[name]
-        self.cache.record(name, key, summary, self.seconds[name])
+        self.cache.record(name, key, summary, self.seconds[name], artefacts)
         self.log(f"{name}: {self.seconds[name]:.1f} s")
         return key, summary
 

@@ -6,6 +6,8 @@ Public functions:
         -> Iterator[TopicSets]
     write_sets_tfrecord(path, sets, *, shards=1, user_ids=True) -> list[str]
     tfrecord_files(path) -> list[str]          a file, a directory of shards, or a glob
+    shard_names(path, shards) -> list[str]     the files of a set of ``shards`` at ``path``
+    shard_set_on_disk(path) -> list[str]       the files an earlier write to ``path`` left
     iter_records(path, *, verify=True) -> Iterator[tuple[int, bytes]]   (record number, data)
     write_records(path, records)               atomic
     encode_example(features) -> bytes          minimal ``tf.train.Example`` protobuf codec
@@ -35,7 +37,6 @@ are the same either way (tests compare the two on random and corrupted data).
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import gzip
 import os
@@ -47,7 +48,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from topicslab._atomic import atomic_path
+from topicslab._atomic import atomic_path, atomic_paths
 from topicslab.datamodel import TopicSets
 from topicslab.errors import InputError
 from topicslab.io import _tfrecord_fast as _fast
@@ -801,13 +802,33 @@ def iter_sets_tfrecord(path: PathLike, batch_size: int = 1 << 16, *,
         yield reader.convert_chunks(pending, width)
 
 
-def _shard_names(path: str, shards: int) -> list[str]:
+def shard_names(path: PathLike, shards: int) -> list[str]:
+    """The files a set of ``shards`` written to ``path`` consists of: ``path`` itself for
+    one shard, else ``stem-NNNNN-of-MMMMM.tfrecord`` beside it."""
+    name = os.fspath(path)
     if shards == 1:
-        return [path]
-    base = os.path.basename(path)
+        return [name]
+    base = os.path.basename(name)
     stem, dot, ext = base.partition(".tfrecord")
-    return [os.path.join(os.path.dirname(path), f"{stem}-{i:05d}-of-{shards:05d}{dot}{ext}")
+    return [os.path.join(os.path.dirname(name), f"{stem}-{i:05d}-of-{shards:05d}{dot}{ext}")
             for i in range(shards)]
+
+
+def shard_set_on_disk(path: PathLike) -> list[str]:
+    """The files an earlier write to ``path`` left, whatever its shard count: ``path`` and
+    every ``stem-NNNNN-of-MMMMM.tfrecord`` beside it. A new write replaces them as a whole:
+    shards of two sets in one directory would be read together (duplicate users)."""
+    name = os.fspath(path)
+    folder = os.path.dirname(name) or "."
+    base = os.path.basename(name)
+    stem, dot, ext = base.partition(".tfrecord")
+    shard = re.compile(re.escape(stem) + r"-[0-9]{5}-of-[0-9]{5}" + re.escape(dot + ext) + "$")
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return []
+    return sorted(os.path.join(folder, f) for f in entries if f == base or shard.match(f))
+
 
 
 def _example_records(sets: TopicSets, ids: npt.NDArray[np.int32], users: range,
@@ -851,15 +872,15 @@ def write_sets_tfrecord(path: PathLike, sets: TopicSets, *, shards: int = 1,
                         user_ids: bool = True) -> list[str]:
     """Write ``sets`` as release-style TFRecord, split into ``shards`` files named
     ``stem-NNNNN-of-MMMMM.tfrecord`` when more than one. All shards appear together or not
-    at all. Returns the file names."""
+    at all, and replace the whole set an earlier write to ``path`` left (any shard count).
+    Returns the file names."""
     if shards < 1:
         raise ValueError("shards must be >= 1")
-    names = _shard_names(os.fspath(path), shards)
+    names = shard_names(path, shards)
     bounds = np.linspace(0, sets.n_users, shards + 1).astype(int)
     keys, key_off = _feature_keys(sets.n_weeks)
     uids = np.ascontiguousarray(sets.user_ids, dtype=np.int64)
-    with contextlib.ExitStack() as stack:
-        tmps = [stack.enter_context(atomic_path(name)) for name in names]
+    with atomic_paths(names, stale=shard_set_on_disk(path)) as tmps:
         for i, tmp in enumerate(tmps):
             with open(tmp, "wb") as fh:
                 for lo in range(int(bounds[i]), int(bounds[i + 1]), _WRITE_CHUNK):
@@ -876,11 +897,10 @@ def _write_sets_reference(path: PathLike, sets: TopicSets, *, shards: int = 1,
     """``write_sets_tfrecord`` done record by record in pure Python (the tests' oracle)."""
     if shards < 1:
         raise ValueError("shards must be >= 1")
-    names = _shard_names(os.fspath(path), shards)
+    names = shard_names(path, shards)
     bounds = np.linspace(0, sets.n_users, shards + 1).astype(int)
     ids = sets.topic_ids()
-    with contextlib.ExitStack() as stack:
-        tmps = [stack.enter_context(atomic_path(name)) for name in names]
+    with atomic_paths(names, stale=shard_set_on_disk(path)) as tmps:
         for i, tmp in enumerate(tmps):
             users = range(int(bounds[i]), int(bounds[i + 1]))
             with open(tmp, "wb") as fh:

@@ -2,7 +2,7 @@
 ``output_parameters.json`` (spec 01 §6, ARCHITECTURE "On disk").
 
 Public names:
-    save_model(directory, model) -> Path        atomic per file; returns the directory
+    save_model(directory, model) -> Path        both files or neither; returns the directory
     load_model(directory, *, taxonomy=None) -> TypeMixture
     export_release_parameters(path, model)      θ as ``{"type t": {"epoch w": {"slot s":
                                                 {topic_id: logit}}}}`` (atomic)
@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from topicslab._atomic import atomic_path, write_text_atomic
+from topicslab._atomic import atomic_dir, atomic_path, write_text_atomic
 from topicslab.errors import InputError
 from topicslab.model.typemixture import TypeMixture
 from topicslab.taxonomy import VERSIONS, Taxonomy, resolve
@@ -69,11 +69,20 @@ def _jsonable(obj: Any) -> Any:
 
 
 def save_model(directory: str | Path, model: TypeMixture) -> Path:
-    """Write ``model.safetensors`` then ``model.json`` (each atomically) into ``directory``."""
+    """Write ``model.safetensors`` and ``model.json`` into ``directory``, both or neither.
+
+    The pair is written into a temporary sibling directory and moved into ``directory``
+    together (``atomic_dir``): a failure or Ctrl-C never leaves new weights beside old
+    metadata. Other files in ``directory`` (fit checkpoints, history) are kept.
+    """
+    with atomic_dir(directory, owned=(WEIGHTS, META)) as tmp:
+        _write_model_files(tmp, model)
+    return Path(directory)
+
+
+def _write_model_files(d: Path, model: TypeMixture) -> None:
     from safetensors.numpy import save_file
 
-    d = Path(directory)
-    d.mkdir(parents=True, exist_ok=True)
     tensors = {"theta": np.ascontiguousarray(model.theta, dtype=np.float32)}
     for name in _PERSISTENT:
         arr = getattr(model, name)
@@ -89,7 +98,6 @@ def save_model(directory: str | Path, model: TypeMixture) -> Path:
         meta["modes"] = model.modes
     meta.update({k: v for k, v in _jsonable(model.metadata).items() if k not in _RESERVED})
     write_text_atomic(d / META, json.dumps(meta, indent=2, allow_nan=False) + "\n")
-    return d
 
 
 def _meta_int(meta: dict[str, Any], name: str, file: str) -> int:

@@ -38,13 +38,11 @@ in draw order (duplicates possible, as in the release), one shard per chunk.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -345,11 +343,14 @@ def sample_to_file(model: TypeMixture, path: str | os.PathLike[str], n_users: in
 
     Parquet: one file, atomic (nothing under ``path`` on failure). TFRecord: the release's
     layout with raw slots; one shard per chunk (``shards`` overrides the count) named
-    ``stem-NNNNN-of-MMMMM.tfrecord`` when more than one; on failure the shards written so
-    far are removed. Drawing the next chunk overlaps writing the previous one. Returns the
-    file names.
+    ``stem-NNNNN-of-MMMMM.tfrecord`` when more than one; the shards appear together when
+    all are written, replacing every file of an earlier set at ``path`` (any shard count),
+    and on failure nothing changes. Drawing the next chunk overlaps writing the previous
+    one. Returns the file names.
     """
     from topicslab import io as tio
+    from topicslab._atomic import atomic_paths
+    from topicslab.io.tfrecord import shard_names, shard_set_on_disk
 
     w = _check(model, n_users, seed, weeks, chunk_users)
     n = int(n_users)
@@ -372,37 +373,22 @@ def sample_to_file(model: TypeMixture, path: str | os.PathLike[str], n_users: in
     n_shards = max(1, math.ceil(n / int(chunk_users))) if shards is None else int(shards)
     if n_shards < 1:
         raise InputError(f"shards must be >= 1, got {shards}", field="shards")
-    names = _shard_names(Path(path), n_shards)
+    names = shard_names(path, n_shards)
     bounds = np.linspace(0, n, n_shards + 1).astype(np.int64)
     ranges = [(int(bounds[i]), int(bounds[i + 1])) for i in range(n_shards)]
-    done: list[str] = []
-    try:
-        with task("sampling users", n, progress) as advance:
-            def write_shard(lo: int, arr: npt.NDArray[np.int16]) -> None:
-                i = ranges.index((lo, lo + arr.shape[0]))
-                tio.write_sets_tfrecord(names[i], TopicSets(
-                    arr, model.taxonomy, np.arange(lo, lo + arr.shape[0], dtype=np.int64),
-                    meta))
-                done.append(names[i])
-                advance(arr.shape[0])
+    # each shard goes to a hidden temporary; all are renamed together at the end and replace
+    # the files of any earlier set at ``path`` (another shard count would otherwise remain
+    # beside the new shards, and a reader of the directory would see both sets)
+    with atomic_paths(names, stale=shard_set_on_disk(path)) as tmps, \
+            task("sampling users", n, progress) as advance:
+        def write_shard(lo: int, arr: npt.NDArray[np.int16]) -> None:
+            i = ranges.index((lo, lo + arr.shape[0]))
+            tio.write_sets_tfrecord(tmps[i], TopicSets(
+                arr, model.taxonomy, np.arange(lo, lo + arr.shape[0], dtype=np.int64), meta))
+            advance(arr.shape[0])
 
-            _pipeline(s, ranges, True, write_shard)
-    except BaseException:
-        for name in done:
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(name)
-        raise
+        _pipeline(s, ranges, True, write_shard)
     return names
-
-
-def _shard_names(path: Path, shards: int) -> list[str]:
-    if shards == 1:
-        return [os.fspath(path)]
-    suffix = "".join(path.suffixes) or ".tfrecord"
-    stem = path.name[: len(path.name) - len("".join(path.suffixes))] if path.suffixes \
-        else path.name
-    return [os.fspath(path.with_name(f"{stem}-{i:05d}-of-{shards:05d}{suffix}"))
-            for i in range(shards)]
 
 
 def _pipeline(s: _Sampler, ranges: list[tuple[int, int]], raw: bool,

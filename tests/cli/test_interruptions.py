@@ -1,0 +1,266 @@
+"""Ctrl-C during a command (issue 15): one line ``interrupted: <command> stopped; <what was
+kept>``, exit code 130, no traceback (unless ``--debug``), and what was on disk before is
+intact with no hidden temporary left.
+
+Ctrl-C is simulated by raising ``KeyboardInterrupt`` from a function the command calls
+half-way through its work or its writing. Inputs are tiny (a 12-topic taxonomy, 300 users).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from topicslab.cli import app
+from topicslab.taxonomy import Taxonomy
+
+runner = CliRunner()
+
+TAX12 = Taxonomy.from_rows("test12", [(i * 3 + 1, f"/Topic {i:02d}") for i in range(12)])
+
+
+def _snapshot(root: Path) -> dict[str, bytes | None]:
+    return {str(p.relative_to(root)): None if p.is_dir() else p.read_bytes()
+            for p in sorted(root.rglob("*"))}
+
+
+def _interrupted_line(res: Any, command: str) -> str:
+    """The one line an interrupted command ends with (after at most the last frame of a
+    progress bar); checks the exit code and that there is no traceback."""
+    assert res.exit_code == 130, res.output
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert lines[-1].startswith(f"interrupted: {command} stopped; "), res.output
+    assert res.output.count("interrupted:") == 1, res.output
+    assert all("━" in ln for ln in lines[:-1]), res.output  # progress bars only
+    assert "Traceback" not in res.output
+    return lines[-1]
+
+
+def _interrupt_on_call(monkeypatch: pytest.MonkeyPatch, module: object, name: str,
+                       call: int = 1) -> None:
+    """Make ``module.name`` raise KeyboardInterrupt on its ``call``-th call."""
+    real = getattr(module, name)
+    calls: list[int] = []
+
+    def wrapper(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        if len(calls) == call:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, wrapper)
+
+
+@pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _statistics(seed: int = 0) -> Any:
+    from topicslab.datamodel import TopicSets
+    from topicslab.dp import statistics
+
+    rng = np.random.default_rng(seed)
+    sets = np.sort(np.stack([np.stack([rng.choice(12, 5, replace=False) for _ in range(2)])
+                             for _ in range(300)]), axis=-1).astype(np.int16)
+    data = TopicSets(sets, TAX12, np.arange(300, dtype=np.int64))
+    return statistics.compute_statistics(data, epsilon=10.0, delta=1e-6, seed=seed)
+
+
+@pytest.fixture
+def small_stats(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``stats`` reads nothing and computes the 12-topic statistics (fast, small files)."""
+    from topicslab import dp
+    from topicslab import io as tio
+
+    monkeypatch.setattr(tio, "read_sets", lambda path: None)
+    monkeypatch.setattr(dp, "compute_statistics", lambda data, **opts: _statistics(1))
+
+
+STATS = ["stats", "--sets", "pop.parquet", "--out", "stats", "--seed", "0"]
+
+
+def test_interrupted_stats_writes_nothing(work: Path, small_stats: None,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from topicslab.dp import release
+
+    _interrupt_on_call(monkeypatch, release, "write_text_atomic", 3)  # two files written
+    line = _interrupted_line(runner.invoke(app, STATS), "stats")
+    assert line.endswith("nothing written (no partial output left)")
+    assert list(work.iterdir()) == []
+
+
+def test_interrupted_stats_keeps_the_older_release(work: Path, small_stats: None,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from topicslab import dp
+    from topicslab.dp import release
+
+    dp.save_statistics(work / "stats", _statistics(0))
+    before = _snapshot(work)
+    _interrupt_on_call(monkeypatch, release, "write_text_atomic", 3)
+    _interrupted_line(runner.invoke(app, STATS), "stats")
+    assert _snapshot(work) == before
+
+
+def test_debug_shows_the_interruption(work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from topicslab import qif
+
+    def ctrl_c(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(qif, "parameter_table", ctrl_c)
+    line = _interrupted_line(runner.invoke(app, ["qif"]), "qif")
+    assert "nothing written" in line
+    with pytest.raises(KeyboardInterrupt):  # the traceback's exception, not the one line
+        runner.invoke(app, ["--debug", "qif"])
+
+
+def test_interrupted_run_names_the_finished_stages(work: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import topicslab.experiment
+    from topicslab.experiment.cache import StageCache
+
+    def stopped_after_two_stages(preset: str, out: Path, **kwargs: object) -> None:
+        Path(out).mkdir(exist_ok=True)
+        cache = StageCache(out)
+        cache.record("population", "k1", {"users": 1})
+        cache.record("dp_statistics", "k2", {"k": 5})
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(topicslab.experiment, "run", stopped_after_two_stages)
+    line = _interrupted_line(runner.invoke(app, ["run", "--preset", "smoke", "--out", "r"]),
+                             "run")
+    assert "finished stages kept in r (population, dp_statistics)" in line
+    assert "continues from them" in line
+
+
+def test_interrupted_run_before_any_stage(work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import topicslab.experiment
+
+    def stopped(preset: str, out: Path, **kwargs: object) -> None:
+        Path(out).mkdir(exist_ok=True)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(topicslab.experiment, "run", stopped)
+    line = _interrupted_line(runner.invoke(app, ["run", "--preset", "smoke", "--out", "r"]),
+                             "run")
+    assert "no stage had finished" in line
+    assert not (work / "r").exists()  # the empty output directory is removed
+
+
+def _paper_model(seed: int) -> Any:
+    from topicslab.model import TypeMixture
+
+    rng = np.random.default_rng(seed)
+    return TypeMixture(rng.normal(size=(2, 1, 5, 12)).astype(np.float32), TAX12)
+
+
+@pytest.fixture
+def fake_fit(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """``fit`` on 12-topic statistics whose optimiser returns at once (optionally after
+    writing a checkpoint into the listed directories)."""
+    from topicslab import dp
+    from topicslab import model as tm
+
+    checkpoints: list[Path] = []
+    monkeypatch.setattr(dp, "load_statistics", lambda path: _statistics(0))
+
+    def fit(*args: object, checkpoint_dir: Path, **kwargs: object) -> Any:
+        if checkpoints:
+            checkpoint_dir.mkdir(parents=True)
+            (checkpoint_dir / "checkpoint.pt").write_bytes(b"state")
+            raise KeyboardInterrupt
+        return SimpleNamespace(model=_paper_model(1), history=[{"loss": 1.0}])
+
+    monkeypatch.setattr(tm, "fit", fit)
+    return checkpoints
+
+
+FIT = ["fit", "--stats", "st", "--out", "model", "--model", "paper", "--types", "2",
+       "--weeks", "1", "--no-progress", "--export-release", "release.json"]
+
+
+def test_interrupted_fit_names_what_it_completed(work: Path, fake_fit: list[Path],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from topicslab import model as tm
+
+    _interrupt_on_call(monkeypatch, tm, "export_release_parameters")
+    line = _interrupted_line(runner.invoke(app, FIT), "fit")
+    assert line.endswith("kept the complete model; nothing half-written")
+    assert sorted(p.name for p in (work / "model").iterdir()) == [
+        "fit_history.json", "model.json", "model.safetensors"]
+    assert not (work / "release.json").exists()
+
+
+def test_interrupted_fit_points_to_its_checkpoints(work: Path, fake_fit: list[Path]) -> None:
+    fake_fit.append(work / "model")
+    line = _interrupted_line(runner.invoke(app, FIT), "fit")
+    assert "checkpoints kept in model/checkpoints (add --resume to continue)" in line
+
+
+def test_interrupted_model_save_keeps_the_older_model(work: Path, fake_fit: list[Path],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from topicslab.model import files, save_model
+
+    save_model(work / "model", _paper_model(0))
+    before = _snapshot(work)
+    _interrupt_on_call(monkeypatch, files, "write_text_atomic")  # model.json, after weights
+    line = _interrupted_line(runner.invoke(app, FIT), "fit")
+    assert line.endswith("nothing written (no partial output left)")
+    assert _snapshot(work) == before
+
+
+# ---- sample: a new output replaces the old set of shards as a whole ------------------------
+
+@pytest.fixture
+def v2_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from topicslab.model import TypeMixture, save_model
+    from topicslab.taxonomy import resolve
+
+    tax = resolve("v2")
+    rng = np.random.default_rng(0)
+    d = tmp_path_factory.mktemp("model")
+    save_model(d, TypeMixture(rng.normal(size=(2, 1, 5, tax.size)).astype(np.float32), tax))
+    return d
+
+
+def _sample(model: Path, users: int, shards: int) -> list[str]:
+    return ["sample", "--model", str(model), "--users", str(users), "--seed", "1", "--out",
+            "synth/synth.tfrecord", "--shards", str(shards), "--chunk-users", "100"]
+
+
+def test_sample_replaces_an_older_set_of_shards(work: Path, v2_model: Path) -> None:
+    from topicslab import io as tio
+
+    (work / "synth").mkdir()
+    (work / "synth" / "notes.txt").write_text("kept")
+    assert runner.invoke(app, _sample(v2_model, 400, 4)).exit_code == 0
+    res = runner.invoke(app, _sample(v2_model, 300, 2))
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in (work / "synth").iterdir()) == [
+        "notes.txt", "synth-00000-of-00002.tfrecord", "synth-00001-of-00002.tfrecord"]
+    back = tio.read_sets(work / "synth", format="tfrecord")
+    assert back.n_users == 300 and len(set(back.user_ids.tolist())) == 300
+    # one shard: the plain name, and the older shards go
+    assert runner.invoke(app, _sample(v2_model, 200, 1)).exit_code == 0
+    assert sorted(p.name for p in (work / "synth").iterdir()) == ["notes.txt",
+                                                                  "synth.tfrecord"]
+
+
+def test_interrupted_sample_keeps_the_older_set(work: Path, v2_model: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from topicslab import io as tio
+
+    (work / "synth").mkdir()
+    assert runner.invoke(app, _sample(v2_model, 400, 4)).exit_code == 0
+    before = _snapshot(work)
+    _interrupt_on_call(monkeypatch, tio, "write_sets_tfrecord", 2)  # one shard written
+    line = _interrupted_line(runner.invoke(app, _sample(v2_model, 400, 4)), "sample")
+    assert line.endswith("nothing written (no partial output left)")
+    assert _snapshot(work) == before
