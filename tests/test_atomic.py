@@ -116,6 +116,16 @@ def test_ctrl_c_waits_for_the_end_of_a_deferred_block() -> None:
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
+def test_ignored_ctrl_c_stays_ignored() -> None:
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with interrupts_deferred():
+            os.kill(os.getpid(), signal.SIGINT)
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def test_completed_writes_lists_what_is_complete(tmp_path: Path) -> None:
     forget_completed_writes()
     write_text_atomic(tmp_path / "done.json", "{}")

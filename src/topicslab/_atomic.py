@@ -27,6 +27,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 #: paths committed since the last ``forget_completed_writes``: the CLI names them when a
 #: command is interrupted (what was kept), so a user knows what is complete on disk
@@ -78,6 +79,17 @@ def interrupts_deferred() -> Iterator[None]:
     finally:
         signal.signal(signal.SIGINT, previous)
     if received:
+        _deliver_sigint(previous)
+
+
+def _deliver_sigint(handler: Any) -> None:
+    """Give a held-back SIGINT to the handler that was in place (Python's raises
+    ``KeyboardInterrupt``; an ignored signal stays ignored)."""
+    if callable(handler):
+        handler(signal.SIGINT, None)
+    elif handler == signal.SIG_DFL:
+        signal.raise_signal(signal.SIGINT)
+    elif handler is None:  # installed outside Python: act as Python's default would
         raise KeyboardInterrupt
 
 

@@ -156,3 +156,48 @@ def test_on_user_sets(tmp_path: Path) -> None:
     assert res["sample"]["users"] == 3_000
     assert not (tmp_path / "mine" / "pop.parquet").exists()
     assert res["verdict"]["pass"] in (True, False)
+
+
+def test_interrupted_run_and_truncated_artefact(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while the DP statistics are written leaves no ``stats/`` (and no temporary);
+    the next run carries on from the finished population; a cached model cut short
+    afterwards is recomputed with everything made from it, and the log says why."""
+    from topicslab.dp import release
+    from topicslab.model import load_model
+
+    out = tmp_path / "interrupted"
+    tiny = {"seed": 5, "users": 2_000,
+            "overrides": {**FAST, "targets": 256, "fit_minutes": 0.02, "fit_steps": 5,
+                          "disclosure": False, "fidelity_trials": 1}}
+    real = release.write_text_atomic
+    calls: list[int] = []
+
+    def ctrl_c_at_the_second_file(path: Path, text: str) -> None:
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        real(path, text)
+
+    monkeypatch.setattr(release, "write_text_atomic", ctrl_c_at_the_second_file)
+    with pytest.raises(KeyboardInterrupt):
+        run("smoke", out, **tiny)
+    monkeypatch.setattr(release, "write_text_atomic", real)
+    assert sorted(p.name for p in out.iterdir()) == ["pop.parquet", "stages.json"]
+    assert list(json.loads((out / "stages.json").read_text())) == ["population"]
+
+    log: list[str] = []
+    res = run("smoke", out, log=log.append, **tiny)
+    assert res["cached_stages"] == ["population"]
+
+    weights = out / "model" / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])
+    log.clear()
+    res = run("smoke", out, log=log.append, **tiny)
+    assert {"population", "dp_statistics", "reid_population", "qif"} <= set(
+        res["cached_stages"])
+    assert not {"fit", "sample", "validate", "reid_synthetic"} & set(res["cached_stages"])
+    assert "fit: recomputing (model/model.safetensors was truncated or changed after the " \
+        "stage wrote it)" in log
+    assert "sample: recomputing (fit was recomputed)" in log
+    load_model(out / "model")  # whole again

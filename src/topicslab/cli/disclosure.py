@@ -16,7 +16,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from topicslab._atomic import write_text_atomic
+from topicslab._atomic import atomic_dir, write_text_atomic
 from topicslab.cli._app import app, err, out, parse_epsilon
 from topicslab.errors import InputError
 
@@ -88,7 +88,7 @@ def disclosure(
 ) -> None:
     """Detect sensitive-interest disclosure (Mac Aonghusa & Leith) on Topics API answers."""
     from topicslab import disclosure as d
-    from topicslab._paths import check_output_dir, check_output_file, no_new_empty_dirs
+    from topicslab._paths import check_output_dir, check_output_file
     from topicslab.disclosure.report import example_rows, rate_rows, topic_rows
 
     if json_path is not None:
@@ -132,10 +132,10 @@ def disclosure(
         write_text_atomic(json_path, json.dumps(_jsonable(result.to_dict())))
         err.print(f"wrote {json_path}")
     if figures is not None:
-        with no_new_empty_dirs(figures):
-            figures.mkdir(exist_ok=True)
-            d.rates_figure(result, figures / "rates.png")
-            d.ln_m_figure(result, figures / "ln_m.png")
+        # both figures or neither: they are built in a temporary sibling directory
+        with atomic_dir(figures) as tmp:
+            d.rates_figure(result, tmp / "rates.png")
+            d.ln_m_figure(result, tmp / "ln_m.png")
         err.print(f"wrote {figures / 'rates.png'} and {figures / 'ln_m.png'}")
 
 

@@ -67,7 +67,10 @@ def _option_of(message: str) -> str | None:
 @app.command()
 def stats(
     sets_path: Path | None = typer.Option(None, "--sets", "-s", help="Topic-set sequences file."),
-    out_dir: Path | None = typer.Option(None, "--out", "-o", help="Output directory."),
+    out_dir: Path | None = typer.Option(
+        None, "--out", "-o",
+        help="Output directory, written whole or not at all; in an existing one the release "
+             "files of an earlier write are replaced as a set (other files stay)."),
     weeks: str = typer.Option("0,1", "--weeks", help="Weeks to use (paper: the first two)."),
     epsilon: str = typer.Option("ln3", "--epsilon", help="Total epsilon: ln3 or a number."),
     delta: float = typer.Option(1e-15, "--delta", help="Total delta, in (0, 1)."),

@@ -67,7 +67,7 @@ def _changed_artefact(out: Path, recorded: Any, artefacts: Sequence[str]) -> str
         if not isinstance(digest, str):
             return f"no content hash of {a} was recorded"
         if file_fingerprint(path) != digest:
-            return f"{a} differs from what the stage wrote (truncated or changed)"
+            return f"{a} was truncated or changed after the stage wrote it"
     return None
 
 

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 import topicslab
-from topicslab._atomic import write_text_atomic
+from topicslab._atomic import atomic_paths
 from topicslab.errors import InputError
 from topicslab.experiment.cache import StageCache, file_fingerprint
 from topicslab.experiment.presets import PRESETS, Preset
@@ -524,8 +524,10 @@ def run(
     results["stage_seconds"]["report"] = time.perf_counter() - t0
     results = _finite(json.loads(json.dumps(results, default=_jsonable)))
     validate_results(results)
-    write_text_atomic(out_dir / "report.html", html)
-    write_text_atomic(out_dir / "results.json", json.dumps(results, indent=1))
+    # the report and its results appear together: never a new report beside old results
+    with atomic_paths([out_dir / "report.html", out_dir / "results.json"]) as (report, data):
+        report.write_text(html, encoding="utf-8")
+        data.write_text(json.dumps(results, indent=1), encoding="utf-8")
     say(f"report: {out_dir / 'report.html'}")
     return results
 
