@@ -20,6 +20,7 @@ import math
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -39,11 +40,11 @@ _state: dict[str, Any] = {"debug": False, "command": None, "kept": None}
 InterruptNote = str | Callable[[], str | None]
 
 
-def on_interrupt(note: InterruptNote) -> None:
+def on_interrupt(note: InterruptNote | None) -> None:
     """Say what this command leaves on disk if Ctrl-C stops it (the part after ``stopped;``).
 
-    ``note`` may be a function, asked only when the interruption happens (``None``: fall back
-    to the list of completed writes).
+    ``note`` may be a function, asked only when the interruption happens; when it (or the
+    function) gives ``None``, the line lists the complete outputs written so far.
     """
     _state["kept"] = note
 
@@ -67,8 +68,8 @@ def _what_was_kept() -> str:
     done = completed_writes()
     if not done:
         return "nothing written (no partial output left)"
-    cwd = os.getcwd()
-    names = ", ".join(os.path.relpath(p, cwd) if str(p).startswith(cwd) else str(p)
+    cwd = Path.cwd()
+    names = ", ".join(str(p.relative_to(cwd)) if p.is_relative_to(cwd) else str(p)
                       for p in done)
     return f"kept the complete {names}; nothing half-written"
 
@@ -142,7 +143,8 @@ class OneLineErrors(TyperGroup):
                 raise exc.original from None
             self._print_interrupted()
             return EXIT_INTERRUPTED
-        except (Abort, KeyboardInterrupt):  # Ctrl-C while parsing, or an aborted prompt
+        except (Abort, KeyboardInterrupt):  # an aborted prompt (end of input), or Ctrl-C
+            # that reached here unwrapped
             self._print_interrupted()
             return EXIT_INTERRUPTED
         except MemoryError:

@@ -239,6 +239,7 @@ def fit_command(
                      resume=resume, threads=threads)
         res.model.metadata["statistics_dir"] = str(stats_dir)
         _save_fit(out_dir, res)
+    on_interrupt(None)  # the model is complete: from here the line names what was written
     if export_release is not None:
         tm.export_release_parameters(export_release, res.model)
     table = Table(title=f"type mixture → {out_dir}", show_header=False)

@@ -12,7 +12,7 @@ unrecorded stage, which the next run recomputes. Each artefact is hashed once pe
 stage finishes, or when its cached copy is checked (a 450 MB file takes about a second).
 
 Public names:
-    StageCache(out_dir)            ``key``, ``lookup`` -> ``Lookup``, ``record``
+    StageCache(out_dir)            ``key``, ``lookup`` -> ``Lookup``, ``has_record``, ``record``
     file_fingerprint(path)         sha256 of a file or of a directory's files
 """
 
@@ -93,6 +93,11 @@ class StageCache:
         blob = json.dumps({"stage": stage, "params": params, "upstream": upstream or [],
                            "version": topicslab.__version__}, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def has_record(self, stage: str, key: str) -> bool:
+        """Whether ``stage`` once finished with ``key`` (its artefacts unchecked)."""
+        rec = self._record.get(stage)
+        return self.enabled and isinstance(rec, dict) and rec.get("key") == key
 
     def lookup(self, stage: str, key: str, artefacts: Sequence[str] = ()) -> Lookup:
         """The recorded summary if ``stage`` finished with ``key`` and its artefacts hold the

@@ -49,7 +49,7 @@ import numpy as np
 import topicslab
 from topicslab._atomic import atomic_paths
 from topicslab.errors import InputError
-from topicslab.experiment.cache import StageCache, file_fingerprint
+from topicslab.experiment.cache import Lookup, StageCache, file_fingerprint
 from topicslab.experiment.presets import PRESETS, Preset
 
 Log = Callable[[str], None]
@@ -82,19 +82,11 @@ class _Runner:
     def stage(self, name: str, params: dict[str, Any], upstream: list[str],
               artefacts: list[str], fn: Callable[[], dict[str, Any]]) -> tuple[str, dict[str, Any]]:
         key = self.cache.key(name, params, upstream)
-        found = self.cache.lookup(name, key, artefacts)
-        stale_input = next((self.redone[k] for k in upstream if k in self.redone), None)
-        if found.summary is not None and stale_input is None:
-            self.cached.append(name)
-            self.seconds[name] = 0.0
-            self.computed_seconds[name] = self.cache.seconds(name)
-            self.log(f"{name}: cached")
-            return key, found.summary
-        if found.summary is not None or found.reason:
-            why = found.reason or f"{stale_input} was recomputed"
-            self.log(f"{name}: recomputing ({why})")
-        else:
-            self.log(f"{name}: running")
+        found = self._reusable(name, key, upstream, artefacts)
+        if found.summary is not None:
+            return key, self._reuse(name, found.summary)
+        self.log(f"{name}: recomputing ({found.reason})" if found.reason
+                 else f"{name}: running")
         self.redone[key] = name
         t0 = time.perf_counter()
         summary = fn()
@@ -104,6 +96,25 @@ class _Runner:
         self.cache.record(name, key, summary, self.seconds[name], artefacts)
         self.log(f"{name}: {self.seconds[name]:.1f} s")
         return key, summary
+
+    def _reusable(self, name: str, key: str, upstream: list[str],
+                  artefacts: list[str]) -> Lookup:
+        """The cached summary of the stage, or why it runs (``""``: it never finished with
+        this key). Upstream comes first: artefacts made from a stage recomputed in this run
+        are stale whatever their hash, so they are not hashed for nothing."""
+        stale_input = next((self.redone[k] for k in upstream if k in self.redone), None)
+        if stale_input is None:
+            return self.cache.lookup(name, key, artefacts)
+        if self.cache.has_record(name, key):
+            return Lookup(None, f"{stale_input} was recomputed")
+        return Lookup(None)
+
+    def _reuse(self, name: str, summary: dict[str, Any]) -> dict[str, Any]:
+        self.cached.append(name)
+        self.seconds[name] = 0.0
+        self.computed_seconds[name] = self.cache.seconds(name)
+        self.log(f"{name}: cached")
+        return summary
 
 
 def _jsonable(x: Any) -> Any:
@@ -551,10 +562,10 @@ def _strip_arrays(d: dict[str, Any], limit: int = 2000) -> dict[str, Any]:
 
 
 def _save_errors(path: Path, fq: Any) -> None:
-    from topicslab._atomic import atomic_path
+    from topicslab._atomic import atomic_dir
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(path) as tmp, tmp.open("wb") as fh:
+    # through a temporary directory: an interrupted write leaves no empty ``validation/``
+    with atomic_dir(path.parent, owned=(path.name,)) as tmp, (tmp / path.name).open("wb") as fh:
         np.savez_compressed(fh, abs_err_pp=np.asarray(fq.abs_errors * 100, dtype=np.float32),
                             rel_err=np.asarray(fq.rel_errors, dtype=np.float32))
 
