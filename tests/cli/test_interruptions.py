@@ -280,3 +280,35 @@ def test_interrupted_figures_keep_the_finished_json(work: Path,
     line = _interrupted_line(res, "disclosure", printed_results=True)
     assert line.endswith("kept the complete out.json; nothing half-written"), res.output
     assert sorted(p.name for p in work.iterdir()) == ["out.json"]
+
+
+def test_real_ctrl_c_through_the_console_script(tmp_path: Path) -> None:
+    """A real SIGINT to ``topicslab population`` once its hidden temporary file exists
+    (writing has begun): one line, exit 130, and the directory is left empty."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    cmd = [sys.executable, "-c", "from topicslab.cli import main; main()", "population",
+           "--users", "3000000", "--out", "pop.parquet"]
+    # a shell may start background jobs with SIGINT ignored: give the child the default
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 120
+        while not list(tmp_path.glob(".pop.parquet.*")) and proc.poll() is None:
+            assert time.monotonic() < deadline, "the writer never started"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert lines[-1] == ("interrupted: population stopped; nothing written (no partial "
+                         "output left)"), err
+    assert "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
