@@ -108,12 +108,17 @@ def test_file_set_appears_whole_and_replaces_stale_files(tmp_path: Path) -> None
 
 
 def test_ctrl_c_waits_for_the_end_of_a_deferred_block() -> None:
-    steps = []
-    with pytest.raises(KeyboardInterrupt), interrupts_deferred():
-        os.kill(os.getpid(), signal.SIGINT)
-        steps.append("after the signal")
-    assert steps == ["after the signal"]
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    # other tests (Spark) may have installed their own handler: start from Python's default
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        steps = []
+        with pytest.raises(KeyboardInterrupt), interrupts_deferred():
+            os.kill(os.getpid(), signal.SIGINT)
+            steps.append("after the signal")
+        assert steps == ["after the signal"]
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def test_ignored_ctrl_c_stays_ignored() -> None:
