@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
-#: ../shared next to the checkout (read-only project data: taxonomy, specs).
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+InterruptOnCall = Callable[..., None]
 
 
-@pytest.fixture(scope="session")
-def shared_dir() -> Path:
-    if not SHARED.is_dir():
-        pytest.skip("../shared is not present next to the checkout")
-    return SHARED
+@pytest.fixture
+def interrupt_on_call(monkeypatch: pytest.MonkeyPatch) -> InterruptOnCall:
+    """``interrupt_on_call(module, name, call=1)`` makes ``module.name`` raise
+    KeyboardInterrupt on its ``call``-th call (1-based): Ctrl-C at a chosen point of a write."""
+
+    def patch(module: object, name: str, call: int = 1) -> None:
+        real = getattr(module, name)
+        calls: list[int] = []
+
+        def wrapper(*args: object, **kwargs: object) -> object:
+            calls.append(1)
+            if len(calls) == call:
+                raise KeyboardInterrupt
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, wrapper)
+
+    return patch

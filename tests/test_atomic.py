@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +26,9 @@ from topicslab._atomic import (
     write_text_atomic,
 )
 from topicslab.taxonomy import Taxonomy
+
+#: the ``interrupt_on_call`` fixture (tests/conftest.py)
+Interrupter = Callable[..., None]
 
 
 def _snapshot(root: Path) -> dict[str, bytes | None]:
@@ -142,21 +146,6 @@ def test_completed_writes_lists_what_is_complete(tmp_path: Path) -> None:
     assert completed_writes() == []
 
 
-def _interrupt_on_call(monkeypatch: pytest.MonkeyPatch, module: object, name: str,
-                       call: int) -> None:
-    """Make ``module.name`` raise KeyboardInterrupt on its ``call``-th call (1-based)."""
-    real = getattr(module, name)
-    calls = []
-
-    def wrapper(*args: object, **kwargs: object) -> object:
-        calls.append(1)
-        if len(calls) == call:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(module, name, wrapper)
-
-
 #: a 12-topic taxonomy keeps the release files (and the tests) small
 TAX12 = Taxonomy.from_rows("test12", [(i * 3 + 1, f"/Topic {i:02d}") for i in range(12)])
 
@@ -175,6 +164,7 @@ def _statistics(seed: int) -> object:
 @pytest.mark.parametrize(("writer", "call"), [("release", 1), ("release", 4), ("ledger", 1)])
 def test_interrupted_statistics_keep_the_previous_release(tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch,
+                                                          interrupt_on_call: Interrupter,
                                                           writer: str, call: int) -> None:
     """Ctrl-C before the first file, before the last data file and at the ledger (last)."""
     from topicslab.dp import ledger, release, save_statistics
@@ -183,7 +173,7 @@ def test_interrupted_statistics_keep_the_previous_release(tmp_path: Path,
     save_statistics(out, _statistics(0))  # type: ignore[arg-type]
     before = _snapshot(tmp_path)
     module = {"release": release, "ledger": ledger}[writer]
-    _interrupt_on_call(monkeypatch, module, "write_text_atomic", call)
+    interrupt_on_call(module, "write_text_atomic", call)
     with pytest.raises(KeyboardInterrupt):
         save_statistics(out, _statistics(1))  # type: ignore[arg-type]
     assert _snapshot(tmp_path) == before
@@ -191,10 +181,11 @@ def test_interrupted_statistics_keep_the_previous_release(tmp_path: Path,
 
 
 def test_interrupted_first_statistics_leave_no_directory(tmp_path: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         interrupt_on_call: Interrupter) -> None:
     from topicslab.dp import release, save_statistics
 
-    _interrupt_on_call(monkeypatch, release, "write_text_atomic", 3)
+    interrupt_on_call(release, "write_text_atomic", 3)
     with pytest.raises(KeyboardInterrupt):
         save_statistics(tmp_path / "stats", _statistics(0))  # type: ignore[arg-type]
     assert list(tmp_path.iterdir()) == []
@@ -213,7 +204,8 @@ def test_statistics_in_the_other_schema_replace_the_old_files(tmp_path: Path) ->
 
 
 def test_interrupted_model_save_keeps_the_previous_pair(tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+                                                        monkeypatch: pytest.MonkeyPatch,
+                                                        interrupt_on_call: Interrupter) -> None:
     from topicslab.model import TypeMixture, files, save_model
 
     tax = TAX12
@@ -226,7 +218,7 @@ def test_interrupted_model_save_keeps_the_previous_pair(tmp_path: Path,
     save_model(out, model())
     before = _snapshot(tmp_path)
     # model.json is written after the weights: interrupt there
-    _interrupt_on_call(monkeypatch, files, "write_text_atomic", 1)
+    interrupt_on_call(files, "write_text_atomic", 1)
     with pytest.raises(KeyboardInterrupt):
         save_model(out, model())
     assert _snapshot(tmp_path) == before

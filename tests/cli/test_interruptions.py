@@ -8,6 +8,7 @@ half-way through its work or its writing. Inputs are tiny (a 12-topic taxonomy, 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -18,6 +19,9 @@ from typer.testing import CliRunner
 
 from topicslab.cli import app
 from topicslab.taxonomy import Taxonomy
+
+#: the ``interrupt_on_call`` fixture (tests/conftest.py)
+Interrupter = Callable[..., None]
 
 runner = CliRunner()
 
@@ -40,21 +44,6 @@ def _interrupted_line(res: Any, command: str, *, printed_results: bool = False) 
     assert printed_results or all("━" in ln for ln in lines[:-1]), res.output
     assert "Traceback" not in res.output
     return lines[-1]
-
-
-def _interrupt_on_call(monkeypatch: pytest.MonkeyPatch, module: object, name: str,
-                       call: int = 1) -> None:
-    """Make ``module.name`` raise KeyboardInterrupt on its ``call``-th call."""
-    real = getattr(module, name)
-    calls: list[int] = []
-
-    def wrapper(*args: object, **kwargs: object) -> object:
-        calls.append(1)
-        if len(calls) == call:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(module, name, wrapper)
 
 
 @pytest.fixture
@@ -88,23 +77,25 @@ STATS = ["stats", "--sets", "pop.parquet", "--out", "stats", "--seed", "0"]
 
 
 def test_interrupted_stats_writes_nothing(work: Path, small_stats: None,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+                                          monkeypatch: pytest.MonkeyPatch,
+                                          interrupt_on_call: Interrupter) -> None:
     from topicslab.dp import release
 
-    _interrupt_on_call(monkeypatch, release, "write_text_atomic", 3)  # two files written
+    interrupt_on_call(release, "write_text_atomic", 3)  # two files written
     line = _interrupted_line(runner.invoke(app, STATS), "stats")
     assert line.endswith("nothing written (no partial output left)")
     assert list(work.iterdir()) == []
 
 
 def test_interrupted_stats_keeps_the_older_release(work: Path, small_stats: None,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+                                                   monkeypatch: pytest.MonkeyPatch,
+                                                   interrupt_on_call: Interrupter) -> None:
     from topicslab import dp
     from topicslab.dp import release
 
     dp.save_statistics(work / "stats", _statistics(0))
     before = _snapshot(work)
-    _interrupt_on_call(monkeypatch, release, "write_text_atomic", 3)
+    interrupt_on_call(release, "write_text_atomic", 3)
     _interrupted_line(runner.invoke(app, STATS), "stats")
     assert _snapshot(work) == before
 
@@ -188,10 +179,11 @@ FIT = ["fit", "--stats", "st", "--out", "model", "--model", "paper", "--types", 
 
 
 def test_interrupted_fit_names_what_it_completed(work: Path, fake_fit: list[Path],
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+                                                 monkeypatch: pytest.MonkeyPatch,
+                                                 interrupt_on_call: Interrupter) -> None:
     from topicslab import model as tm
 
-    _interrupt_on_call(monkeypatch, tm, "export_release_parameters")
+    interrupt_on_call(tm, "export_release_parameters")
     line = _interrupted_line(runner.invoke(app, FIT), "fit")
     assert line.endswith("kept the complete model; nothing half-written")
     assert sorted(p.name for p in (work / "model").iterdir()) == [
@@ -206,12 +198,13 @@ def test_interrupted_fit_points_to_its_checkpoints(work: Path, fake_fit: list[Pa
 
 
 def test_interrupted_model_save_keeps_the_older_model(work: Path, fake_fit: list[Path],
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      interrupt_on_call: Interrupter) -> None:
     from topicslab.model import files, save_model
 
     save_model(work / "model", _paper_model(0))
     before = _snapshot(work)
-    _interrupt_on_call(monkeypatch, files, "write_text_atomic")  # model.json, after weights
+    interrupt_on_call(files, "write_text_atomic")  # model.json, after weights
     line = _interrupted_line(runner.invoke(app, FIT), "fit")
     assert line.endswith("nothing written (no partial output left)")
     assert _snapshot(work) == before
@@ -255,25 +248,27 @@ def test_sample_replaces_an_older_set_of_shards(work: Path, v2_model: Path) -> N
 
 
 def test_interrupted_sample_keeps_the_older_set(work: Path, v2_model: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+                                                monkeypatch: pytest.MonkeyPatch,
+                                                interrupt_on_call: Interrupter) -> None:
     from topicslab import io as tio
 
     (work / "synth").mkdir()
     assert runner.invoke(app, _sample(v2_model, 400, 4)).exit_code == 0
     before = _snapshot(work)
-    _interrupt_on_call(monkeypatch, tio, "write_sets_tfrecord", 2)  # one shard written
+    interrupt_on_call(tio, "write_sets_tfrecord", 2)  # one shard written
     line = _interrupted_line(runner.invoke(app, _sample(v2_model, 400, 4)), "sample")
     assert line.endswith("nothing written (no partial output left)")
     assert _snapshot(work) == before
 
 
 def test_interrupted_figures_keep_the_finished_json(work: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+                                                    monkeypatch: pytest.MonkeyPatch,
+                                                    interrupt_on_call: Interrupter) -> None:
     """The line names the complete file written before Ctrl-C; the figures directory (two
     figures, written as one) does not appear with one of them."""
     from topicslab import disclosure
 
-    _interrupt_on_call(monkeypatch, disclosure, "ln_m_figure")  # after rates.png
+    interrupt_on_call(disclosure, "ln_m_figure")  # after rates.png
     res = runner.invoke(app, ["disclosure", "--personas", "20", "--epochs", "5", "--rho",
                               "0.1", "--mc-samples", "20", "--no-whitebox", "-q", "--json",
                               "out.json", "--figures", "figs"])

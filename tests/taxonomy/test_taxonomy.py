@@ -1,8 +1,9 @@
-"""The shipped taxonomy copies match the upstream markdown, and the type behaves."""
+"""The shipped taxonomy copies are the converter's output, and the type behaves."""
 
 from __future__ import annotations
 
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,14 +14,42 @@ from topicslab.taxonomy.convert import build
 from topicslab.taxonomy.markdown import parse_buckets, parse_topics
 
 
+def _explainer_markdown(directory: Path) -> None:
+    """Write the Topics API explainer's markdown tables (the converter's upstream format) for
+    the shipped taxonomies, with a stray line and a header row the parser must skip."""
+    for version in ("v1", "v2"):
+        tax = load(version)
+        rows = [f"| {i} | {lab} |" for i, lab in zip(tax.ids.tolist(), tax.labels, strict=True)]
+        (directory / f"taxonomy_{version}.md").write_text(
+            "# Taxonomy\n\n| ID | Topic |\n|---|---|\n" + "\n".join(rows) + "\n",
+            encoding="utf-8")
+    v2 = load("v2")
+    tops = [f"| {lab} | {v2.bucket_name(i)} |" for i, lab in enumerate(v2.labels)
+            if v2.parent[i] < 0]
+    (directory / "topics-utility-buckets-v1.md").write_text(
+        "Utility buckets\n\n| Topic | Bucket |\n|---|---|\n" + "\n".join(tops) + "\n",
+        encoding="utf-8")
+
+
 @pytest.mark.parametrize("version", ["v1", "v2"])
-def test_package_copy_matches_shared_files(shared_dir, version):
-    src = shared_dir / "data" / "taxonomy"
-    rows = parse_topics(src / f"taxonomy_{version}.md")
+def test_converter_rebuilds_the_shipped_copies(tmp_path, version):
+    # the shipped CSVs are the converter's output for the explainer's tables: parse and
+    # rebuild them from their markdown rendering and they must come back byte for byte
+    _explainer_markdown(tmp_path)
     tax = load(version)
-    assert sorted(rows) == list(zip(tax.ids.tolist(), tax.labels, strict=True))
+    assert parse_topics(tmp_path / f"taxonomy_{version}.md") == list(
+        zip(tax.ids.tolist(), tax.labels, strict=True))
     shipped = resources.files("topicslab.taxonomy").joinpath(f"data/taxonomy_{version}.csv")
-    assert shipped.read_text(encoding="utf-8") == build(src)[version]
+    assert shipped.read_text(encoding="utf-8") == build(tmp_path)[version]
+
+
+def test_parsers_refuse_files_without_tables(tmp_path):
+    empty = tmp_path / "empty.md"
+    empty.write_text("# nothing here\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="no taxonomy rows"):
+        parse_topics(empty)
+    with pytest.raises(ValueError, match="no bucket rows"):
+        parse_buckets(empty)
 
 
 def test_sizes_and_id_ranges():
@@ -30,9 +59,10 @@ def test_sizes_and_id_ranges():
     assert (np.diff(v2.ids) > 0).all()
 
 
-def test_buckets_inherited_from_top_level(shared_dir):
+def test_buckets_inherited_from_top_level():
     tax = load("v2")
-    table = parse_buckets(shared_dir / "data" / "taxonomy" / "topics-utility-buckets-v1.md")
+    table = {lab: tax.bucket_name(i) for i, lab in enumerate(tax.labels) if tax.parent[i] < 0}
+    assert set(table.values()) == {"Standard", "High"}
     for i, lab in enumerate(tax.labels):
         top = "/" + lab.split("/")[1]
         assert tax.bucket_name(i) == table[top], lab

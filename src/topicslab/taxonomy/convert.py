@@ -1,6 +1,10 @@
 """Rebuild the package's taxonomy CSVs from the upstream markdown tables.
 
-    python -m topicslab.taxonomy.convert ../shared/data/taxonomy
+    python -m topicslab.taxonomy.convert DIR
+
+``DIR`` holds the taxonomy tables as markdown (``taxonomy_v1.md``, ``taxonomy_v2.md``, as
+in the Topics API explainer, github.com/patcg-individual-drafts/topics) and the utility-bucket
+table ``topics-utility-buckets-v1.md`` (``| /Top-level topic | Standard or High |`` rows).
 
 Writes ``data/taxonomy_v1.csv`` and ``data/taxonomy_v2.csv`` with columns
 ``id,label,parent_id,bucket`` (parent_id 0 for top-level topics; bucket empty for v1, which
@@ -43,7 +47,10 @@ def build(source_dir: Path) -> dict[str, str]:
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
-    source = Path(args[0] if args else "../shared/data/taxonomy")
+    if len(args) != 1:
+        sys.exit("usage: python -m topicslab.taxonomy.convert DIR  (the explainer's markdown "
+                 "tables: taxonomy_v1.md, taxonomy_v2.md, topics-utility-buckets-v1.md)")
+    source = Path(args[0])
     target = Path(__file__).parent / "data"
     for version, text in build(source).items():
         write_text_atomic(target / f"taxonomy_{version}.csv", text)

@@ -1,7 +1,7 @@
 """Parse the Topics API explainer's taxonomy markdown tables (the upstream source format).
 
-Used by the converter that builds the package's CSV copies and by the test that checks those
-copies against ``shared/data/taxonomy``. Not needed at run time.
+Used by the converter that builds the package's CSV copies (``topicslab.taxonomy.convert``).
+Not needed at run time.
 """
 
 from __future__ import annotations
