@@ -47,18 +47,25 @@ def test_closed_forms_equal_enumeration():
     assert (qw.sum(axis=2) <= (model.k - 1) * qs + 1e-12).all()
 
 
+def _indicators(sets: np.ndarray, m: int) -> np.ndarray:
+    """x[u, w, o] = 1 when user u holds topic o in week w (padding -1 ignored)."""
+    n, weeks, k = sets.shape
+    x = np.zeros((n, weeks, m), dtype=np.float64)
+    u = np.repeat(np.arange(n), k)
+    for w in range(weeks):
+        s = sets[:, w, :].reshape(-1)
+        keep = s >= 0
+        x[u[keep], w, s[keep]] = 1.0
+    return x
+
+
 def test_closed_forms_match_monte_carlo(tax12):
     """Sampler frequencies vs closed forms: every statistic within z = 5 binomial sd."""
     model = random_model(tax12, T=4, r=2, k=5, seed=2, scale=1.5)
     n = 200_000
     sets = sample(model, n, seed=3).sets
     m = tax12.size
-    x = np.zeros((n, 2, m), dtype=np.float64)
-    u = np.repeat(np.arange(n), 5)
-    for w in range(2):
-        s = sets[:, w, :].reshape(-1)
-        keep = s >= 0
-        x[u[keep], w, s[keep]] = 1.0
+    x = _indicators(sets, m)
     emp_s = x.mean(axis=0)
     emp_w = np.einsum("nwo,nwp->wop", x, x) / n
     emp_a = np.einsum("no,np->op", x[:, 0], x[:, 1])[None] / n
@@ -239,12 +246,7 @@ def test_persistent_sampler_matches_closed_forms(tax12):
     sets = sample(model, n, seed=3).sets
     assert sets.shape == (n, 3, 5)
     m = tax12.size
-    x = np.zeros((n, 3, m), dtype=np.float64)
-    u = np.repeat(np.arange(n), 5)
-    for w in range(3):
-        s = sets[:, w, :].reshape(-1)
-        keep = s >= 0
-        x[u[keep], w, s[keep]] = 1.0
+    x = _indicators(sets, m)
     qs, qw, qa = model.statistics([(0, 1), (1, 2), (0, 2)])
     emp = [(x.mean(axis=0), qs), (np.einsum("nwo,nwp->wop", x, x) / n, qw),
            (np.stack([np.einsum("no,np->op", x[:, a], x[:, b]) / n

@@ -60,15 +60,10 @@ def run(
     """Run the release experiment (population → DP statistics → fit → sample → validation →
     re-identification → QIF, disclosure) and write OUT/report.html and OUT/results.json."""
     from topicslab._paths import check_output_dir, no_new_empty_dirs
-    from topicslab.errors import InputError
     from topicslab.experiment import run as run_experiment
-    from topicslab.model import VARIANT_NAMES
 
     check_output_dir(out_dir, "--out")
-
-    if model is not None and model not in VARIANT_NAMES:
-        raise InputError(f"--model must be one of {', '.join(VARIANT_NAMES)}, got {model!r}",
-                         field="--model")
+    # --model and the other overrides are checked by Preset (one place for the run's options)
     overrides = {"model": model, "types": types, "fit_steps": fit_steps,
                  "fit_minutes": fit_minutes, "targets": targets, "trials": trials,
                  "refit_per_trial": True if refit_per_trial else None,
