@@ -128,6 +128,39 @@ def test_risk_curve(small_pop):
     assert exp[0] < exp[2]
 
 
+@pytest.mark.parametrize(("engine", "lookback", "setting"), [
+    ("exact", 1, "random-user"), ("exact", 2, "random-user"), ("brute", 1, "random-user"),
+    ("exact", 1, "matching")])
+def test_risk_curve_equals_measure_risk_per_r(engine, lookback, setting):
+    """One shared count serves every r: each point is exactly ``measure_risk(weeks=r)``
+    (expected and tie-broken risks, per trial), with the attacks fitted per r."""
+    from topicslab.population import generate
+
+    sets = generate(600 if engine == "brute" else 2500, 4, seed=21)
+    mech = Mechanism(lookback=lookback)
+    rs = (1, 2, 4 - lookback + 1) if lookback == 1 else (1, 3)
+    opts = {"targets": "all" if setting == "matching" else 400, "trials": 2, "seed": 3,
+            "progress": False, "engine": engine, "mechanism": mech, "setting": setting}
+    curve = risk_curve(sets, weeks=rs, **opts)
+    for r, got in zip(rs, curve.results, strict=True):
+        alone = measure_risk(sets, weeks=r, **opts)
+        assert (got.weeks, got.trace_weeks) == (alone.weeks, alone.trace_weeks)
+        for name in ("hamming", "asymmetric"):
+            a, b = got.attacks[name], alone.attacks[name]
+            assert a.expected == b.expected and a.risk == b.risk, (r, name)
+            assert a.argmax_size_mean == b.argmax_size_mean
+            assert a.description == b.description  # fitted on the r-week table
+    assert any("served r" in n for n in curve.results[0].notes)
+
+
+def test_evaluate_suffixes_checks_its_arguments(small_pop):
+    from topicslab.attacks import HammingAttack, evaluate_suffixes
+
+    tr = observe(small_pop.sets[:50], 2, seed=1)
+    with pytest.raises(ValueError, match="suffix"):
+        evaluate_suffixes(tr[0], tr[1], np.arange(50), [[HammingAttack()]], [4])
+
+
 def test_lookback_widens_the_traces(small_pop):
     res = measure_risk(small_pop, weeks=1, targets=200, trials=1, progress=False,
                        mechanism=Mechanism(lookback=3), attacks="hamming")

@@ -12,7 +12,7 @@ Protocol (``protocol``):
                         mechanism, progress, setting, engine) -> RiskResult
     risk_curve(sets, weeks=(1, 2, 4, 6, 8), **options) -> RiskCurve
     RiskResult (.attacks[name].risk_mean / risk_std / ci95 / expected_risk_mean, .to_dict()),
-    AttackRisk, RiskCurve, evaluate_attacks, split_sites, trial_api_seed,
+    AttackRisk, RiskCurve, evaluate_attacks, evaluate_suffixes, split_sites, trial_api_seed,
     wilson_interval, student_interval
 
 Attacks (pluggable match-set attacks, ``attack``):
@@ -69,6 +69,7 @@ from topicslab.attacks.protocol import (
     RiskCurve,
     RiskResult,
     evaluate_attacks,
+    evaluate_suffixes,
     measure_risk,
     measure_risk_traces,
     risk_curve,
@@ -99,6 +100,7 @@ __all__ = [
     "brute_force_outcomes",
     "estimate_popularity",
     "evaluate_attacks",
+    "evaluate_suffixes",
     "full_information_bound",
     "k_anonymity",
     "ldp_bound",

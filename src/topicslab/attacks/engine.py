@@ -105,15 +105,17 @@ def _same_on(queries, q0, row, t, r):
     return True
 
 
-@njit(cache=True)
-def _build(queries: np.ndarray, qh: np.ndarray, scratch_h: np.ndarray, scratch_q: np.ndarray,
+@njit(cache=True, parallel=True)
+def _build(queries: np.ndarray, qh: np.ndarray, scratch_slots: np.int64,
            sizes: np.ndarray) -> None:
-    """Number of distinct projections per subset (sizes the final tables)."""
+    """Number of distinct projections per subset (sizes the final tables); subsets in
+    parallel, each with its own scratch table."""
     n_q, r = queries.shape
     n_sets = qh.shape[1]
-    smask = np.uint64(scratch_h.shape[0] - 1)
-    for t in range(1, n_sets):
-        scratch_h[:] = 0
+    smask = np.uint64(scratch_slots - 1)
+    for t in prange(1, n_sets):
+        scratch_h = np.zeros(scratch_slots, dtype=np.uint64)
+        scratch_q = np.zeros(scratch_slots, dtype=np.int64)
         distinct = 0
         for q in range(n_q):
             h = qh[q, t]
@@ -136,12 +138,14 @@ def _build(queries: np.ndarray, qh: np.ndarray, scratch_h: np.ndarray, scratch_q
         sizes[t] = size
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def _fill(queries: np.ndarray, qh: np.ndarray, offsets: np.ndarray, tab: np.ndarray,
           qslot: np.ndarray) -> None:
+    """Each subset's table (its own slice of ``tab`` and column of ``qslot``: subsets in
+    parallel)."""
     n_q, r = queries.shape
     n_sets = qh.shape[1]
-    for t in range(1, n_sets):
+    for t in prange(1, n_sets):
         off = offsets[t]
         slots = offsets[t + 1] - off
         msk = np.uint64(slots - 1)
@@ -343,8 +347,7 @@ def _chunk_counts(columns: npt.NDArray[np.integer], queries: npt.NDArray[np.inte
         scratch <<= 1
     sizes = np.ones(n_sets, dtype=np.int64)
     sizes[0] = 0  # T = ∅ needs no table (A(∅) = n)
-    _build(queries, qh, np.zeros(scratch, dtype=np.uint64), np.zeros(scratch, dtype=np.int64),
-           sizes)
+    _build(queries, qh, np.int64(scratch), sizes)
     offsets = np.zeros(n_sets + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
     total = int(offsets[-1])

@@ -22,11 +22,15 @@ Public names:
     RiskResult, AttackRisk, RiskCurve                  results with ``to_dict()``
     evaluate_attacks(site1, queries, true_rows, attacks, *, engine)
                                                        one trial's per-target outcomes
+    evaluate_suffixes(site1, queries, true_rows, attacks, columns, *, engine)
+                                                       the same for several suffixes of
+                                                       weeks, from one count
     wilson_interval(successes, n), student_interval(values)
 """
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 import zlib
@@ -79,6 +83,39 @@ def student_interval(values: npt.ArrayLike) -> tuple[float, float]:
     return (mean - half, mean + half)
 
 
+def _split(x: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64],
+                                                 npt.NDArray[np.float64]]:
+    """Veltkamp's split: ``x = hi + lo`` exactly, each half with at most 26 significant
+    bits, so ``c * hi`` and ``c * lo`` are exact for integers ``c < 2^26``."""
+    t = x * float(2**27 + 1)
+    hi = t - (t - x)
+    return hi, x - hi
+
+
+def _expected_sums(outcomes: TargetOutcomes) -> tuple[float, float]:
+    """``(math.fsum(e), math.fsum(e * e))`` of the per-target expectations ``e`` (1/|argmax|
+    or 0), without a pass of Python over every target: ``e`` takes one value per argmax size,
+    so the sums are ``Σ_s c_s·e_s`` over the sizes, each product split into two exact halves
+    (the same exactly rounded results)."""
+    inside = outcomes.argmax_size[outcomes.in_argmax]
+    if inside.size == 0:
+        return 0.0, 0.0
+    tally = np.bincount(np.maximum(inside, 1))
+    sizes = np.flatnonzero(tally)
+    counts = tally[sizes]
+    if counts.max() >= 2**26 or 8 * sizes.size > inside.size:
+        # (many distinct sizes: summing per target is as fast)
+        e = outcomes.expected()
+        return math.fsum(e), math.fsum(e * e)
+    c = counts.astype(np.float64)
+    value = 1.0 / sizes.astype(np.float64)
+    sums = []
+    for v in (value, value * value):
+        hi, lo = _split(v)
+        sums.append(math.fsum(np.concatenate([c * hi, c * lo]).tolist()))
+    return sums[0], sums[1]
+
+
 @dataclass
 class AttackRisk:
     """One attack's figures over the trials (per-trial arrays; summaries as properties)."""
@@ -99,10 +136,10 @@ class AttackRisk:
         self.correct.append(int(success.sum()))
         self.queries.append(n)
         self.risk.append(float(success.mean()) if n else 0.0)
-        # exactly rounded sum: the same figure whatever the order of the targets
-        e = outcomes.expected()
-        self.expected.append(math.fsum(e) / n if n else 0.0)
-        self.expected_sumsq.append(math.fsum(e * e))
+        # exactly rounded sums: the same figure whatever the order of the targets
+        total, sumsq = _expected_sums(outcomes)
+        self.expected.append(total / n if n else 0.0)
+        self.expected_sumsq.append(sumsq)
         self.in_argmax.append(float(outcomes.in_argmax.mean()) if n else 0.0)
         self.argmax_size_mean.append(float(outcomes.argmax_size.mean()) if n else 0.0)
         self.unique_share.append(float((outcomes.argmax_size == 1).mean()) if n else 0.0)
@@ -288,35 +325,76 @@ def evaluate_attacks(
         attacks: fitted attacks.
         engine: ``"exact"`` (counting) or ``"brute"`` (every pair; reference).
     """
+    return evaluate_suffixes(site1, queries, true_rows, [attacks], [site1.shape[1]],
+                             engine=engine, progress=progress)[0]
+
+
+def evaluate_suffixes(
+    site1: npt.NDArray[np.integer],
+    queries: npt.NDArray[np.integer],
+    true_rows: npt.NDArray[np.int64],
+    attacks: Sequence[Sequence[MatchSetAttack]],
+    columns: Sequence[int],
+    *,
+    engine: str = "exact",
+    progress: bool = False,
+) -> list[list[TargetOutcomes]]:
+    """``evaluate_attacks`` on the last ``columns[j]`` weeks of the traces, for every j, from
+    one count of the full traces.
+
+    The number of users agreeing with a query on a set of weeks does not depend on the other
+    weeks, so the match-set counts of a suffix of ``c`` weeks are those of the full traces
+    summed over the earlier weeks' bits (a marginal of ``N``): one scan of website 1 serves
+    every r of a risk-vs-r curve (Carey et al. Fig. 2), instead of one scan per r.
+
+    Args:
+        attacks: per suffix, attacks already fitted on ``site1[:, -columns[j]:]``.
+        columns: suffix lengths (1..r).
+    """
     rows = np.asarray(true_rows, dtype=np.int64)
+    width = site1.shape[1]
+    if len(attacks) != len(columns) or any(not 1 <= c <= width for c in columns):
+        raise ValueError(f"need one attack list per suffix length in 1..{width}")
     safe = np.where(rows >= 0, rows, 0)
     true_masks = np.where(rows >= 0, match_masks(site1[safe], queries), -1)
+    # suffix of c weeks = the high c bits of a match set over all weeks
+    drops = [width - int(c) for c in columns]
     if engine == "brute":
-        scores = [subset_scores(a.gains(queries)) for a in attacks]
-        return brute_force_outcomes(site1, queries, scores, true_masks)
+        out = []
+        for att, d in zip(attacks, drops, strict=True):
+            s1, qs = np.ascontiguousarray(site1[:, d:]), np.ascontiguousarray(queries[:, d:])
+            out.append(brute_force_outcomes(s1, qs, [subset_scores(a.gains(qs)) for a in att],
+                                            np.where(true_masks >= 0, true_masks >> d, -1)))
+        return out
     if engine != "exact":
         raise InputError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}",
                          field="engine")
     n_q = queries.shape[0]
     if n_q == 0:
         empty = TargetOutcomes(np.zeros(0, np.int64), np.zeros(0, np.bool_), np.zeros(0))
-        return [empty for _ in attacks]
+        return [[empty for _ in att] for att in attacks]
     counter = MatchSetCounter(site1)
-    gains = [a.gains(queries) for a in attacks]
-    parts: list[list[TargetOutcomes]] = [[] for _ in attacks]
+    gains = [[a.gains(np.ascontiguousarray(queries[:, d:])) for a in att]
+             for att, d in zip(attacks, drops, strict=True)]
+    parts: list[list[list[TargetOutcomes]]] = [[[] for _ in att] for att in attacks]
     # chunks keep the [chunk, 2^r] count and score tables small (the matching setting has
     # every user as a query); every attack is decided from the same counts
     with task("match-set counts", n_q, enabled=progress) as advance:
         for lo in range(0, n_q, counter.chunk):
             hi = min(n_q, lo + counter.chunk)
             counts = counter.counts(queries[lo:hi])
-            for j, g in enumerate(gains):
-                parts[j].append(outcomes_from_counts(counts, subset_scores(g[lo:hi]),
-                                                     true_masks[lo:hi]))
+            for j, d in enumerate(drops):
+                part = counts if d == 0 else counts.reshape(hi - lo, -1, 1 << d).sum(axis=2)
+                masks = true_masks[lo:hi]
+                masks = masks if d == 0 else np.where(masks >= 0, masks >> d, -1)
+                for i, g in enumerate(gains[j]):
+                    parts[j][i].append(outcomes_from_counts(part, subset_scores(g[lo:hi]),
+                                                            masks))
             advance(hi - lo)
-    return [TargetOutcomes(np.concatenate([p.argmax_size for p in ps]),
-                           np.concatenate([p.in_argmax for p in ps]),
-                           np.concatenate([p.best_score for p in ps])) for ps in parts]
+    return [[TargetOutcomes(np.concatenate([p.argmax_size for p in ps]),
+                            np.concatenate([p.in_argmax for p in ps]),
+                            np.concatenate([p.best_score for p in ps])) for ps in per_r]
+            for per_r in parts]
 
 
 def _check_common(weeks_or_r: int, trials: int, setting: str, engine: str) -> None:
@@ -420,8 +498,41 @@ def measure_risk(
         setting: ``"random-user"`` or ``"matching"`` (Lemma 5: every user, per-item rule).
         engine: ``"exact"`` or ``"brute"`` (reference; small data only).
     """
+    return _risk_trials(sets, [weeks], attacks=attacks, targets=targets, trials=trials,
+                        seed=seed, mechanism=mechanism, progress=progress,
+                        populations=populations, setting=setting, engine=engine)[0]
+
+
+def _per_r_attacks(attacks: Sequence[AttackSpec] | AttackSpec, n: int,
+                   ) -> list[list[MatchSetAttack]]:
+    """One list of attack instances per r (an attack is fitted on the r-week table)."""
+    att = _attack_instances(attacks)
+    return [att] + [[copy.deepcopy(a) for a in att] for _ in range(n - 1)]
+
+
+def _risk_trials(
+    sets: TopicSets,
+    rs: Sequence[int],
+    *,
+    attacks: Sequence[AttackSpec] | AttackSpec,
+    targets: int | str,
+    trials: int,
+    seed: int,
+    mechanism: Mechanism | None,
+    progress: bool,
+    populations: Populations | None,
+    setting: str,
+    engine: str,
+) -> list[RiskResult]:
+    """``measure_risk`` for every r of ``rs`` with shared trials: the r-week traces of a trial
+    are the last r call-weeks of the same simulated answers (answers are a function of the API
+    secret, the user and the absolute week), the targets are the same, and one count of the
+    longest traces serves every r (``evaluate_suffixes``). Each r's result is the one
+    ``measure_risk(weeks=r)`` gives."""
     mech = _mechanism_for(sets, mechanism)
-    _check_common(weeks, trials, setting, engine)
+    for r in rs:
+        _check_common(r, trials, setting, engine)
+    weeks = max(rs)
     trace_weeks = weeks + mech.lookback - 1
     if trace_weeks > MAX_WEEKS:
         raise InputError(f"{weeks} weeks with lookback {mech.lookback} exceed {MAX_WEEKS}",
@@ -430,8 +541,9 @@ def measure_risk(
         raise InputError(f"observing {weeks} call-week(s) with lookback {mech.lookback} needs "
                          f"{trace_weeks} weeks of profiles; the sets have {sets.n_weeks}",
                          field="weeks")
-    att = _attack_instances(attacks)
-    results = {a.name: AttackRisk(a.name) for a in att}
+    att = _per_r_attacks(attacks, len(rs))
+    columns = [r + mech.lookback - 1 for r in rs]
+    results = [{a.name: AttackRisk(a.name) for a in att[0]} for _ in rs]
     notes: list[str] = []
     per_trial: list[dict[str, Any]] = []
     t_start = time.perf_counter()
@@ -457,11 +569,13 @@ def measure_risk(
             site2 = observe(pop.sets[chosen], [1], weeks=weeks, seed=api_seed, mechanism=mech,
                             user_ids=pop.user_ids[chosen])[0]
             t_sim = time.perf_counter() - t0
-            for a in att:
-                a.fit(site1, mech)
-            outs = evaluate_attacks(site1, site2, chosen, att, engine=engine)
-            for a, o in zip(att, outs, strict=True):
-                results[a.name].add(o, o.sample(_tie_rng(seed, trial, a.name)))
+            for att_r, c in zip(att, columns, strict=True):
+                for a in att_r:
+                    a.fit(np.ascontiguousarray(site1[:, site1.shape[1] - c:]), mech)
+            outs = evaluate_suffixes(site1, site2, chosen, att, columns, engine=engine)
+            for res, att_r, outs_r in zip(results, att, outs, strict=True):
+                for a, o in zip(att_r, outs_r, strict=True):
+                    res[a.name].add(o, o.sample(_tie_rng(seed, trial, a.name)))
             n_targets = len(chosen)
             if trial == 0:
                 users = pop.n_users
@@ -469,11 +583,17 @@ def measure_risk(
                               "api_seed": api_seed, "simulate_seconds": t_sim,
                               "seconds": time.perf_counter() - t0})
             advance(1)
-    for a in att:
-        results[a.name].description = a.describe()
-    return RiskResult(results, users, n_targets, trials, weeks, trace_weeks,
-                      time.perf_counter() - t_start, setting, engine, seed, _mech_dict(mech),
-                      per_trial, notes)
+    seconds = time.perf_counter() - t_start
+    if len(rs) > 1:
+        served = ", ".join(str(r) for r in rs)
+        notes = [*notes, f"one count of the {weeks}-week traces served r = {served} "
+                 "(seconds are the curve's)"]
+    for res, att_r in zip(results, att, strict=True):
+        for a in att_r:
+            res[a.name].description = a.describe()
+    return [RiskResult(res, users, n_targets, trials, r, c, seconds, setting, engine, seed,
+                       _mech_dict(mech), per_trial, notes)
+            for res, r, c in zip(results, rs, columns, strict=True)]
 
 
 def _population(sets: TopicSets, populations: Populations | None, trial: int) -> TopicSets:
@@ -572,11 +692,21 @@ def risk_curve(
     weeks: Sequence[int] = (1, 2, 4, 6, 8),
     **options: Any,
 ) -> RiskCurve:
-    """``measure_risk`` for each number of observed weeks (same seed: the r-week traces are
-    the last r weeks of the same simulated answers)."""
+    """``measure_risk`` for each number of observed weeks, with shared trials: the r-week
+    traces are the last r weeks of the same simulated answers, and one count of the longest
+    traces serves every r (each result equals ``measure_risk(sets, weeks=r, **options)``)."""
     if not weeks:
         raise InputError("no weeks given for the curve", field="weeks")
-    return RiskCurve([measure_risk(sets, weeks=int(r), **options) for r in weeks])
+    rs = [int(r) for r in weeks]
+    opts: dict[str, Any] = {"attacks": ("hamming", "asymmetric"), "targets": 10240,
+                            "trials": 10, "seed": 0, "mechanism": None, "progress": True,
+                            "populations": None, "setting": "random-user",
+                            "engine": "exact"}
+    unknown = set(options) - set(opts)
+    if unknown:
+        raise TypeError(f"risk_curve() got unexpected options {sorted(unknown)}")
+    opts.update(options)
+    return RiskCurve(_risk_trials(sets, rs, **opts))
 
 
 __all__ = [
@@ -586,6 +716,7 @@ __all__ = [
     "RiskCurve",
     "RiskResult",
     "evaluate_attacks",
+    "evaluate_suffixes",
     "measure_risk",
     "measure_risk_traces",
     "risk_curve",

@@ -49,15 +49,36 @@ def match_masks(rows: npt.NDArray[np.integer], queries: npt.NDArray[np.integer]
 def _subset_scores_kernel(gains: np.ndarray, out: np.ndarray) -> None:
     n_q, r = gains.shape
     n_sets = out.shape[1]
-    for q in prange(n_q):
-        order = np.argsort(gains[q], kind="mergesort")
-        for mask in range(n_sets):
-            total = 0.0
+    # top[p] = highest bit of p: a set's sum in ascending order of the gains is the sum of
+    # the set without its largest gain, plus that gain (the same additions, in the same order,
+    # as summing left to right), so each of the 2^r sums takes one addition
+    top = np.zeros(n_sets, dtype=np.int64)
+    for p in range(2, n_sets):
+        top[p] = top[p >> 1] + 1
+    block = 4096
+    for b in prange((n_q + block - 1) // block):
+        order = np.empty(r, dtype=np.int64)
+        total = np.empty(n_sets, dtype=np.float64)
+        week_mask = np.empty(n_sets, dtype=np.int64)
+        total[0] = 0.0
+        week_mask[0] = 0
+        for q in range(b * block, min(n_q, (b + 1) * block)):
+            # stable insertion sort of the r gains (r <= 8): the order of the summation
             for j in range(r):
-                w = order[j]
-                if (mask >> w) & 1:
-                    total += gains[q, w]
-            out[q, mask] = total
+                v = gains[q, j]
+                i = j
+                while i > 0 and gains[q, order[i - 1]] > v:
+                    order[i] = order[i - 1]
+                    i -= 1
+                order[i] = j
+            out[q, 0] = 0.0
+            for p in range(1, n_sets):
+                t = top[p]
+                rest = p ^ (1 << t)
+                w = order[t]
+                total[p] = total[rest] + gains[q, w]
+                week_mask[p] = week_mask[rest] | (1 << w)
+                out[q, week_mask[p]] = total[p]
 
 
 def subset_scores(gains: npt.ArrayLike) -> npt.NDArray[np.float64]:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from topicslab._progress import task
-from topicslab.attacks import AttackRisk, measure_risk
+from topicslab.attacks import AttackRisk, risk_curve
 from topicslab.datamodel import TopicSets
 from topicslab.errors import InputError
 
@@ -211,12 +211,14 @@ def fidelity(population: TopicSets, synthetic: Synthetic, *,
         # trials outermost: each trial's synthetic users are drawn once for every r
         for trial in range(trials):
             syn = first if trial == 0 or not callable(synthetic) else synthetic(trial)
-            for r in rs:
-                for data, acc, stream in ((population, pop_acc, 0), (syn, syn_acc, 1)):
-                    res = measure_risk(data, attacks=tuple(attacks), weeks=r,
-                                       targets="all" if targets is None else targets,
-                                       trials=1, seed=_trial_seed(seed, stream, trial),
-                                       progress=False)
+            for data, acc, stream in ((population, pop_acc, 0), (syn, syn_acc, 1)):
+                # one count of the R-week traces serves every r (the r-week traces are the
+                # last r weeks of the same answers): the same numbers as one run per r
+                curve = risk_curve(data, weeks=rs, attacks=tuple(attacks),
+                                   targets="all" if targets is None else targets,
+                                   trials=1, seed=_trial_seed(seed, stream, trial),
+                                   progress=False)
+                for r, res in zip(rs, curve.results, strict=True):
                     for a in attacks:
                         if (a, r) in acc:
                             acc[(a, r)].merge(res.attacks[a])
