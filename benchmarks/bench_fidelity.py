@@ -66,7 +66,7 @@ def run_variant(name: str, args: argparse.Namespace, repeat: int = 0) -> dict[st
     label = name if repeat == 0 else f"{name} #{repeat}"
     return {"variant": label, "stress": stress.to_dict(), "taxonomy": taxonomy,
             "users": sets.n_users, "model": args.model, "epsilon": args.epsilon,
-            "fit": {"steps": res.steps, "seconds": res.seconds,
+            "fit": {"steps": res.steps, "seconds": res.seconds, "stopped": res.stopped,
                     "share_rel_within_20pct": q.share_rel_within_20pct,
                     "share_abs_within_0_1pp": q.share_abs_within_0_1pp,
                     "share_within_2sigma": q.share_within_2sigma},
@@ -156,9 +156,16 @@ def main() -> None:
         for repeat in range(args.repeats):
             row = run_variant(name, args, repeat)
             rows.append(row)
-            print(f"  {row['variant']}: done in {sum(row['seconds'].values()):.0f} s "
+            worst = max((abs(g["gap"]), g["gap"], g["attack"], g["weeks"])
+                        for g in row["fidelity"]["gaps"] if g["gap"] is not None)
+            print(f"  {row['variant']}: fit {row['fit']['steps']} steps "
+                  f"({row['fit']['stopped']}), largest |gap| {worst[1]:+.1%} ({worst[2]}, "
+                  f"r = {worst[3]}); done in {sum(row['seconds'].values()):.0f} s "
                   f"({', '.join(f'{k} {v:.0f}' for k, v in row['seconds'].items())})",
                   file=sys.stderr, flush=True)
+            if args.json:  # after every row: a long run interrupted keeps what it measured
+                with open(args.json, "w", encoding="utf-8") as f:
+                    json.dump({"args": vars(args), "rows": rows}, f, indent=1)
     print_matrix(rows)
     if args.markdown:
         print_markdown(rows, args.epsilon)

@@ -119,3 +119,13 @@ def test_errors_are_one_line(tmp_path):
     (bad / "q_within.json").write_text("[]")
     res = runner.invoke(app, ["fit", "--stats", str(bad), "--out", str(tmp_path / "m")])
     assert res.exit_code != 0
+
+
+def test_noise_stop_option_belongs_to_the_default_optimiser(tmp_path):
+    tax = load("v1")
+    stats_dir = _stats_dir(tmp_path, random_model(tax, T=2, r=2, k=5, seed=3))
+    res = runner.invoke(app, ["fit", "--stats", str(stats_dir), "--out", str(tmp_path / "m"),
+                              "--model", "paper", "--optimizer", "paper", "--no-noise-stop"])
+    assert res.exit_code == 2
+    assert "--no-noise-stop" in res.output and "default optimiser" in res.output
+    assert not (tmp_path / "m").exists()

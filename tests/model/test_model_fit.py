@@ -238,3 +238,76 @@ def test_bad_options_are_rejected(tax12):
     if not torch.cuda.is_available():
         with pytest.raises(InputError, match="CUDA"):
             fit(st, weeks=2, optimizer=one, progress=False, device="cuda")
+
+
+class NoisyStats(Stats):
+    """Statistics that know their DP noise scale (as ``DPStatistics`` does from its ledger)."""
+
+    def __init__(self, base: Stats, sigma: dict[str, float]) -> None:
+        super().__init__(base.q_single, base.q_within, base.q_across, base.taxonomy, base.k)
+        self.sigma = sigma
+
+    def noise_sigmas(self) -> dict[str, float]:
+        return self.sigma
+
+
+def _released(truth: Stats, sigma: dict[str, float], rng: np.random.Generator) -> Stats:
+    """The truth plus Gaussian noise, clipped at 0 like a DP release (q_within symmetric)."""
+    m = truth.q_single.size
+    noise_w = np.triu(rng.normal(size=(m, m)) * sigma["within"], 1)
+    qw = np.clip(truth.q_within + noise_w + noise_w.T, 0, 1)
+    np.fill_diagonal(qw, 0)
+    return Stats(np.clip(truth.q_single + rng.normal(size=m) * sigma["single"], 0, 1), qw,
+                 np.clip(truth.q_across + rng.normal(size=(m, m)) * sigma["across"], 0, 1),
+                 truth.taxonomy, truth.k)
+
+
+def test_noise_floor_is_the_expected_error_of_the_truth(tax30):
+    """Evaluated at the true statistics, the floor is E[J(truth)] over clipped noisy releases
+    (Monte Carlo, 5 standard errors); all-zero targets give σ²/2 per term."""
+    truth = stats_of(random_model(tax30, T=5, r=2, k=3, seed=31, scale=1.0))
+    sigma = {"single": 0.02, "within": 0.004, "across": 0.006}
+    floor = Objective(Targets.from_statistics(NoisyStats(truth, sigma)), 2,
+                      dtype=torch.float64).noise_floor()
+    assert floor is not None
+    rng = np.random.default_rng(32)
+    qs, qw, qa = (torch.tensor(x)[None] for x in (truth.q_single, truth.q_within,
+                                                  truth.q_across))
+    js = []
+    for _ in range(400):
+        obj = Objective(Targets.from_statistics(_released(truth, sigma, rng)), 2,
+                        dtype=torch.float64)
+        js.append(float(obj.sse_of(qs, qw, qa)) / obj.n_terms)
+    mean, se = float(np.mean(js)), float(np.std(js, ddof=1) / math.sqrt(len(js)))
+    assert abs(mean - floor) < 5 * se, (mean, floor, se)
+    # a floor without clipping (σ² per term) would be far off: the test can tell
+    m = truth.q_single.size
+    plain = (2 * (m * sigma["single"] ** 2 + m * (m - 1) / 2 * sigma["within"] ** 2)
+             + m * m * sigma["across"] ** 2) / n_terms(2, m)
+    assert abs(mean - plain) > 5 * se
+    zeros = Stats(np.zeros(m), np.zeros((m, m)), np.zeros((m, m)), tax30, 3)
+    zfloor = Objective(Targets.from_statistics(NoisyStats(zeros, sigma)), 2).noise_floor()
+    assert zfloor == pytest.approx(plain / 2, rel=1e-6)
+    assert Objective(Targets.from_statistics(truth), 2).noise_floor() is None
+
+
+def test_fit_stops_at_the_noise_floor(tax12):
+    truth = stats_of(stationary_model(tax12, T=4, r=2, k=3, seed=6))
+    sigma = {"single": 0.01, "within": 0.003, "across": 0.003}
+    noisy = NoisyStats(_released(truth, sigma, np.random.default_rng(7)), sigma)
+    floor = Objective(Targets.from_statistics(noisy), 2).noise_floor()
+    res = fit(noisy, "paper", FullObjective(steps=400), types=8, weeks=2, progress=False,
+              seed=0, device="cpu")
+    assert res.stopped == "noise" and res.steps < 400
+    assert floor is not None and res.loss <= floor < res.history[-2]["loss"]
+    assert res.model.metadata["noise_floor"] == pytest.approx(floor)
+    full = fit(noisy, "paper", FullObjective(steps=400, stop_at_noise=False), types=8,
+               weeks=2, progress=False, seed=0, device="cpu")
+    assert full.stopped == "steps" and full.steps == 400 and full.loss < res.loss
+    # without the noise scale (statistics from elsewhere) the fit runs all its steps
+    plain = fit(Stats(noisy.q_single, noisy.q_within, noisy.q_across, tax12, noisy.k),
+                "paper", FullObjective(steps=60), types=8, weeks=2, progress=False, seed=0,
+                device="cpu")
+    assert plain.stopped == "steps"
+    with pytest.raises(InputError, match="stop_at_noise"):
+        FullObjective(stop_at_noise="yes")  # type: ignore[arg-type]

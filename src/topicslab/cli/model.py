@@ -164,8 +164,13 @@ def fit_command(
     max_minutes: float | None = typer.Option(None, "--max-minutes", help="Time budget."),
     target: str | None = typer.Option(
         "none", "--target",
-        help="Early stop: 'bar' (quality bar), a loss J, or 'none' (run every step: the "
-             "synthetic data's risk needs the converged fit, not the first one over the bar)."),
+        help="Early stop: 'bar' (quality bar), a loss J, or 'none' (no target: the "
+             "synthetic data's risk needs the converged fit, not the first one over the bar; "
+             "the default optimiser still stops at the DP noise floor, see --no-noise-stop)."),
+    no_noise_stop: bool = typer.Option(
+        False, "--no-noise-stop",
+        help="Default optimiser: run every step even after J reaches the DP noise floor "
+             "(the statistics' own noise, from the ledger; further steps fit the noise)."),
     steps: int | None = typer.Option(None, "--steps", min=1,
                                      help="Full-objective steps (default optimiser; 300)."),
     epochs: int | None = typer.Option(None, "--epochs", min=1,
@@ -203,6 +208,9 @@ def fit_command(
     variant = tm.make_variant(model, types, weeks, cyclic=cyclic, modes=modes)
     opt: tm.FullObjective | tm.PaperAdam
     if optimizer == "paper":
+        if no_noise_stop:
+            raise InputError("--no-noise-stop belongs to the default optimiser (the paper's "
+                             "runs its epochs)", field="--no-noise-stop")
         if steps is not None:
             raise InputError("--steps belongs to the default optimiser; the paper's counts "
                              "--epochs", field="--steps")
@@ -217,7 +225,7 @@ def fit_command(
                                  field=flag)
         f = tm.FullObjective()
         opt = tm.FullObjective(steps=f.steps if steps is None else steps,
-                               lr=f.lr if lr is None else lr)
+                               lr=f.lr if lr is None else lr, stop_at_noise=not no_noise_stop)
     else:
         raise InputError(f"--optimizer must be default or paper, got {optimizer!r}",
                          field="--optimizer")
@@ -256,7 +264,9 @@ def fit_command(
             table.add_row(f"{label} (10% / 50% / 90%)", f"{q[0]:.3f} / {q[1]:.3f} / {q[2]:.3f}")
     table.add_row("optimiser / device", f"{optimizer} / {tm.resolve_device(device)}")
     table.add_row("steps", f"{res.steps:,}")
-    table.add_row("stopped", res.stopped)
+    floor = res.model.metadata.get("noise_floor")
+    table.add_row("stopped", res.stopped if floor is None
+                  else f"{res.stopped} (DP noise floor J = {floor:.3e})")
     table.add_row("seconds", f"{res.seconds:.1f}")
     table.add_row("loss J (float32 / float64)", f"{res.loss:.6e} / {res.loss_float64:.6e}")
     table.add_row("terms within 0.1 pp", f"{res.quality['share_abs_within_0_1pp']:.4%}")

@@ -31,9 +31,10 @@ paper's ``PaperTypes``); how, an optimiser:
   float64 (``loss_float64``).
 
 Both stop at ``target`` (a loss value, or a ``QualityBar``/``"bar"`` checked every
-``eval_every`` steps), at ``max_minutes``, or after their steps/epochs; both report progress
-(a bar with the loss, or a ``callback`` per logged step), write a checkpoint every
-``checkpoint_every`` steps and can ``resume``.
+``eval_every`` steps), at ``max_minutes``, or after their steps/epochs; ``FullObjective`` also
+stops when J reaches the DP noise floor (``stop_at_noise``, the default: the discrepancy
+principle, docs/fidelity.md); both report progress (a bar with the loss, or a ``callback``
+per logged step), write a checkpoint every ``checkpoint_every`` steps and can ``resume``.
 
 Only DP statistics are read here (``Targets``): this package never imports the population.
 """
@@ -80,7 +81,14 @@ def _positive(name: str, value: float, integer: bool = False) -> None:
 @dataclass(frozen=True)
 class FullObjective:
     """The default optimiser: full-objective Adam with a cosine learning-rate decay
-    (module docstring). Values chosen by measurement (benchmarks/RESULTS.md)."""
+    (module docstring). Values chosen by measurement (benchmarks/RESULTS.md).
+
+    ``stop_at_noise``: stop once J is down to the DP noise floor (``Objective.noise_floor``,
+    from the ledger's noise scale), the discrepancy principle of early stopping (Morozov):
+    the model then fits the released statistics as closely as the true statistics do, and
+    further steps fit the noise. Fits that never get there (populations the model class
+    describes less well) run all ``steps``, unchanged.
+    """
 
     steps: int = 300
     lr: float = 0.3
@@ -88,10 +96,14 @@ class FullObjective:
     init_std: float = 1.0
     eval_every: int = 5
     single_weight: str = "uniform"
+    stop_at_noise: bool = True
     name: str = "default"
 
     def __post_init__(self) -> None:
         _positive("steps", self.steps, integer=True)
+        if not isinstance(self.stop_at_noise, bool):
+            raise InputError(f"stop_at_noise must be true or false, got {self.stop_at_noise!r}",
+                             field="stop_at_noise")
         _positive("lr", self.lr)
         _positive("lr_end", self.lr_end)
         _positive("eval_every", self.eval_every, integer=True)
@@ -151,7 +163,8 @@ class FitResult:
             ``share_rel_within_20pct``.
         seconds: wall time of the fit (including earlier runs when resumed).
         loss: final J in the fitting precision; ``loss_float64``: recomputed in float64.
-        stopped: ``"target"``, ``"time"``, ``"steps"`` or ``"epochs"``.
+        stopped: ``"target"``, ``"noise"`` (J reached the DP noise floor), ``"time"``,
+            ``"steps"`` or ``"epochs"``.
         steps: optimiser steps taken in total.
     """
 
@@ -280,6 +293,8 @@ def fit(stats: Any, model: ModelVariant | str = "persistent",
     obj = Objective(targets, variant.weeks, variant.week_pairs(), device=dev,
                     dtype=torch.float32, bar=bar, single_weight=opt.single_weight,
                     rows=variant.rows())
+    floor = (obj.noise_floor() if isinstance(opt, FullObjective) and opt.stop_at_noise
+             else None)
     config = {**variant.config(), "k": targets.k, "m": targets.m,
               "fingerprint": targets.fingerprint, "seed": int(seed),
               "optimizer": opt.config()}
@@ -297,7 +312,7 @@ def fit(stats: Any, model: ModelVariant | str = "persistent",
     flush = dev.type == "cpu" and torch.set_flush_denormal(True)
     run = _Run(variant=variant, obj=obj, params=params, state=state, ckpt_dir=ckpt_dir,
                config=config, checkpoint_every=int(checkpoint_every), bar=bar,
-               loss_target=loss_target, stop_at_bar=stop_at_bar,
+               loss_target=loss_target, stop_at_bar=stop_at_bar, noise_floor=floor,
                budget=None if max_minutes is None else 60.0 * max_minutes,
                callback=callback, tuner=tuner)
     try:
@@ -370,6 +385,7 @@ class _Run:
     bar: QualityBar
     loss_target: float | None
     stop_at_bar: bool
+    noise_floor: float | None
     budget: float | None
     callback: Callable[[dict[str, float]], None] | None
     tuner: _Threads
@@ -410,6 +426,9 @@ class _Run:
         if self.loss_target is not None and loss <= self.loss_target:
             return True
         return bool(self.stop_at_bar and quality is not None and self.bar.met(*quality))
+
+    def at_noise_floor(self, loss: float) -> bool:
+        return self.noise_floor is not None and loss <= self.noise_floor
 
     def info(self) -> str:
         q = self.last_quality
@@ -460,6 +479,9 @@ class _Run:
                 del qs, qw, qa
                 if self.log(loss, cur, quality):
                     stopped = "target"
+                    break
+                if self.at_noise_floor(loss):
+                    stopped = "noise"
                     break
                 opt.step()
                 self.step += 1
@@ -550,6 +572,7 @@ class _Run:
             "optimizer": opt.name, "single_weight": opt.single_weight,
             "steps": self.step, "seconds": round(seconds, 3),
             "loss": loss, "loss_float64": loss64, "stopped": stopped,
+            "noise_floor": self.noise_floor,
             "week_pairs": [list(p) for p in self.variant.week_pairs()],
             "share_abs_within_0_1pp": quality[0], "share_rel_within_20pct": quality[1],
             "package": {"name": "topicslab", "version": topicslab.__version__},

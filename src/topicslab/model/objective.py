@@ -30,6 +30,7 @@ population at ε = ln 3, persistent types, relative weights over-state the Hammi
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -118,6 +119,37 @@ class Objective:
             self.single_w = (self.ts.mean() / self.ts.clamp(min=1e-6)) ** 2
         else:
             raise ValueError(f"single_weight must be uniform or relative, got {single_weight}")
+
+    def noise_floor(self) -> float | None:
+        """The J that the true statistics themselves would have against these targets: the
+        DP noise's expected squared error per term, averaged like J (``None`` without the
+        noise scale).
+
+        A released term is the true frequency t plus Gaussian noise σ, clipped at 0, so its
+        expected squared error is ``σ² v(t/σ)`` with ``v(a) = E[(max(a + Z, 0) − a)²] =
+        Φ(a) − aφ(a) + a²Φ(−a)`` (σ² for large terms, σ²/2 at t = 0). t is unknown; the
+        target (≥ 0) stands in for it, which errs high for small terms (noise pushes their
+        clipped targets up), so the floor errs on the side of fitting a little less closely
+        than the truth would. Measured on 1M-user populations at ε = ln 3: 3.10e-9 against
+        2.84e-9 for the true statistics (reference), 2.96e-9 vs 2.62e-9 (stable interests),
+        3.01e-9 vs 2.70e-9 (grouped interests).
+        """
+        sig = self.targets.noise_sigma
+        if sig is None:
+            return None
+        kw: dict[str, Any] = {"device": self.device, "dtype": torch.float64}
+        m, n_within, n_s = self.m, self.iu.shape[1], len(self.row_single)
+        # term order: singles of every row, within pairs of every row, across of every pair
+        sigma = torch.cat([torch.full((m * n_s,), sig["single"], **kw),
+                           torch.full((n_within * n_s,), sig["within"], **kw),
+                           torch.full((m * m * len(self.row_pair),), sig["across"], **kw)])
+        if bool((sigma <= 0).any()):
+            return None
+        a = self.term_targets.to(torch.float64).clamp(min=0.0) / sigma
+        pdf = torch.exp(-0.5 * a * a) / math.sqrt(2.0 * math.pi)
+        v = torch.special.ndtr(a) - a * pdf + a * a * torch.special.ndtr(-a)
+        w = self.term_weights.to(torch.float64)
+        return float((w * sigma * sigma * v).sum() / w.sum())
 
     # ------------------------------------------------------------------ full objective
     def _parts(self, qs: torch.Tensor, qw: torch.Tensor, qa: torch.Tensor,

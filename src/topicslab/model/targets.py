@@ -40,6 +40,7 @@ __all__ = [
 ]
 
 _FIELDS = ("q_single", "q_within", "q_across")
+_FAMILIES = ("single", "within", "across")
 
 
 def check_statistics(stats: Any) -> None:
@@ -111,15 +112,25 @@ class Targets:
     taxonomy: Taxonomy
     k: int
     fingerprint: str
+    #: standard deviation of the DP noise on one term of each family (``single``,
+    #: ``within``, ``across``), from the privacy ledger; ``None`` when unknown
+    noise_sigma: dict[str, float] | None = None
 
     @classmethod
     def from_statistics(cls, stats: Any) -> Targets:
-        """Check ``stats`` (a ``DPStatistics`` or anything with its fields) and wrap it."""
+        """Check ``stats`` (a ``DPStatistics`` or anything with its fields) and wrap it; the
+        noise scale comes from ``stats.noise_sigmas()`` when it has one (public: the ledger)."""
         check_statistics(stats)
+        sigmas = getattr(stats, "noise_sigmas", None)
+        noise = sigmas() if callable(sigmas) else None
+        if noise is not None and not all(math.isfinite(float(noise.get(f, math.nan))) and
+                                         float(noise[f]) >= 0 for f in _FAMILIES):
+            noise = None
         return cls(np.asarray(stats.q_single, dtype=np.float64).copy(),
                    np.asarray(stats.q_within, dtype=np.float64).copy(),
                    np.asarray(stats.q_across, dtype=np.float64).copy(),
-                   resolve(stats.taxonomy), int(stats.k), statistics_fingerprint(stats))
+                   resolve(stats.taxonomy), int(stats.k), statistics_fingerprint(stats),
+                   None if noise is None else {f: float(noise[f]) for f in _FAMILIES})
 
     @property
     def m(self) -> int:
