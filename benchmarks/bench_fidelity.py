@@ -54,7 +54,8 @@ def run_variant(name: str, args: argparse.Namespace, repeat: int = 0) -> dict[st
     times["dp"] = time.perf_counter() - t
     t = time.perf_counter()
     variant = tm.make_variant(args.model, args.types, args.weeks, modes=args.modes)
-    res = tm.fit(stats, variant, tm.FullObjective(steps=args.steps),
+    res = tm.fit(stats, variant, tm.FullObjective(steps=args.steps,
+                                                  stop_at_noise=not args.no_noise_stop),
                  seed=args.seed + repeat, progress=False)
     times["fit"] = time.perf_counter() - t
     q = tv.fit_quality(stats, res.model)
@@ -130,6 +131,8 @@ def main() -> None:
                     help="T (default: the model's own; persistent 100 x 5 modes, paper 500)")
     ap.add_argument("--modes", type=int, default=None)
     ap.add_argument("--steps", type=int, default=tm.FullObjective().steps)
+    ap.add_argument("--no-noise-stop", action="store_true",
+                    help="run every step (the fit otherwise stops at the DP noise floor)")
     ap.add_argument("--epsilon", type=float, default=LN3)
     ap.add_argument("--trials", type=int, default=2)
     ap.add_argument("--tolerance", type=float, default=0.10)
@@ -148,7 +151,9 @@ def main() -> None:
     size = f"T = {v.types}" + (f" × {v.modes} modes" if isinstance(v, tm.PersistentTypes)
                                else "")
     print(f"fidelity matrix: {args.users:,} users, {args.weeks} weeks, model {args.model} "
-          f"{size}, {args.steps} steps, ε = {args.epsilon:.6g}, {args.trials} "
+          f"{size}, {args.steps} steps"
+          f"{' (no noise stop)' if args.no_noise_stop else ' at most (noise stop)'}, "
+          f"ε = {args.epsilon:.6g}, {args.trials} "
           "trial(s); cells: gap ± 95% half-width", flush=True)
     rows = []
     t0 = time.perf_counter()
