@@ -153,6 +153,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("obs-weeks-and-lookback", [*OBS, "--weeks", "3", "--lookback", "3", "--out",
                                 "{out}.parquet"], "--weeks"),
     ("obs-p-1.5", [*OBS, "--p", "1.5", "--out", "{out}.parquet"], "--p"),
+    ("obs-p-negative", [*OBS, "--p", "-0.1", "--out", "{out}.parquet"], "--p"),
+    ("obs-lookback-0", [*OBS, "--lookback", "0", "--out", "{out}.parquet"], "--lookback"),
     ("obs-sites-0", [*OBS, "--sites", "0", "--out", "{out}.parquet"], "--sites"),
     ("obs-witnessed-2", [*OBS, "--witnessed", "2", "--out", "{out}.parquet"], "--witnessed"),
     ("obs-csv-name", [*OBS, "--out", "{out}.csv"], "--out"),
@@ -267,6 +269,21 @@ CASES: list[tuple[str, list[str], str]] = [
     ("reid-weeks-9", [*REID, "--weeks", "9"], "--weeks"),
     ("reid-lookback-9", [*REID, "--lookback", "9"], "lookback 9"),
     ("reid-p-2", [*REID, "--p", "2"], "p must be"),
+    # reid: the protocol's and the mechanism's parameter objects, the memory estimate
+    ("reid-p-nan", [*REID, "--p", "nan"], "--p"),
+    ("reid-p-1-asymmetric", [*REID, "--p", "1", "--weeks", "1"], "--p"),
+    ("reid-p-1-bounds", [*REID, "--p", "1", "--weeks", "1", "--attack", "hamming",
+                         "--bounds"], "--p"),
+    ("reid-lookback-0", [*REID, "--lookback", "0"], "--lookback"),
+    ("reid-targets-text", [*REID, "--targets", "ten"], "--targets"),
+    ("reid-targets-negative", [*REID, "--targets", "-3"], "--targets"),
+    ("reid-trials-0", [*REID, "--trials", "0"], "--trials"),
+    ("reid-trials-huge", [*REID, "--trials", "1000000000000"], "--trials"),
+    ("reid-weeks-17", [*REID, "--weeks", "17"], "--weeks"),
+    ("reid-weeks-range-past-16", [*REID, "--weeks", "1..20"], "--weeks"),
+    ("reid-setting", [*REID, "--setting", "everyone"], "--setting"),
+    ("reid-engine", [*REID, "--engine", "gpu"], "--engine"),
+    ("reid-json-under-file", [*REID, "--json", "{file}/r.json"], "--json"),
     # disclosure
     ("disc-json-txt", ["disclosure", "--example", "--json", "{out}.txt"], "--json"),
     ("disc-json-under-file", ["disclosure", "--example", "--json", "{file}/x.json"], "--json"),
@@ -298,6 +315,24 @@ def test_bad_input_is_refused(inputs: dict[str, Path], work: Path, args: list[st
 
 def test_enough_cases() -> None:
     assert len(CASES) >= 60
+
+
+def test_reid_refuses_targets_past_the_memory(inputs: dict[str, Path], work: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every user a target of 300 needs ~80 KB: with 10 KB available --targets is refused
+    up front, and one target less than all still names --targets, not --trials."""
+    from topicslab import _resources
+
+    monkeypatch.setattr(_resources, "available_memory", lambda: 10_000)
+    for targets in ("all", "299"):
+        res = runner.invoke(app, [*_fill(REID, inputs, work), "--targets", targets,
+                                  "--json", "r.json"])
+        line = _check_refused(res.output, res.exit_code, "--targets")
+        assert "memory" in line and "use fewer --targets" in line
+    assert not (work / "r.json").exists()
+    monkeypatch.setattr(_resources, "available_memory", lambda: 10**9)
+    res = runner.invoke(app, [*_fill(REID, inputs, work), "--targets", "all"])
+    assert res.exit_code == 0, res.output
 
 
 def test_population_v1_works(work: Path) -> None:

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 
@@ -142,11 +143,11 @@ def observe(
     sets_path: Path = typer.Option(..., "--sets", "-s", help="Topic-set sequences file."),
     sites: int = typer.Option(2, "--sites", min=1, help="Number of sites calling the API."),
     seed: int = typer.Option(0, "--seed", min=0, help="Browser-side seed of the answers."),
-    p: float = typer.Option(0.05, "--p", min=0.0, max=1.0, help="Random-topic probability."),
+    p: float = typer.Option(0.05, "--p", help="Random-topic probability, in [0, 1]."),
     weeks: int | None = typer.Option(None, "--weeks", min=1,
                                      help="Call-weeks observed (default: all)."),
     lookback: int = typer.Option(
-        1, "--lookback", min=1, help="Epochs returned per call (1 as in the papers, 3 in Chrome)."),
+        1, "--lookback", help="Epochs returned per call (1 as in the papers, 3 in Chrome)."),
     witnessed: float | None = typer.Option(
         None, "--witnessed", min=0.0, max=1.0,
         help="Caller filtering: probability a caller witnessed a (user, topic); off by default."),
@@ -161,11 +162,12 @@ def observe(
     from topicslab.datamodel import SiteTraces
 
     check_output_file(out_path, "--out", PARQUET, "Parquet")
+    mech = api.Mechanism(p=p, lookback=lookback)  # checked once, before the data is read
     t0 = time.perf_counter()
     data = tio.read_sets(sets_path)
     require_at_most_k(data, k, sets_path)
     check_observed_weeks(weeks, lookback, data.n_weeks, sets_path)
-    mech = api.Mechanism(k=data.k, p=p, taxonomy=data.taxonomy, lookback=lookback)
+    mech = dataclasses.replace(mech, k=data.k, taxonomy=data.taxonomy)
     traces = api.observe(data.sets, sites, weeks=weeks, seed=seed, mechanism=mech,
                          user_ids=data.user_ids, witnessed=witnessed)
     result = SiteTraces(traces, data.taxonomy, data.user_ids,

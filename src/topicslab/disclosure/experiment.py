@@ -242,10 +242,7 @@ def topics_experiment(
         progress: show a progress bar (stderr).
     """
     tax = resolve(taxonomy if taxonomy is not None else "v2")
-    try:
-        mech = Mechanism(k=k, p=p, taxonomy=tax)
-    except ValueError as exc:
-        raise InputError(str(exc), field="mechanism") from None
+    mech = Mechanism(k=k, p=p, taxonomy=tax)
     cats = tuple(categories) if categories is not None else default_categories(tax)
     names = (*(c.name for c in cats), OTHER)
     if len(set(names)) != len(names):
