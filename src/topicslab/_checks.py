@@ -19,9 +19,14 @@ from topicslab.errors import ParameterError
 __all__ = ["choice", "integer", "number", "refuse"]
 
 
-def refuse(message: str, field: str, why: str = "") -> ParameterError:
-    """The error of a bad ``field`` (``why``, if given, follows the message)."""
-    return ParameterError(f"{message}: {why}" if why else message, field=field)
+Error = type[ParameterError]
+
+
+def refuse(message: str, field: str, why: str = "", error: Error = ParameterError
+           ) -> ParameterError:
+    """The error of a bad ``field`` (``why``, if given, follows the message); ``error``: a
+    toolkit's own subclass (``topicslab.qif`` raises ``QIFParameterError``)."""
+    return error(f"{message}: {why}" if why else message, field=field)
 
 
 def _g(x: float) -> str:
@@ -42,36 +47,40 @@ def _range(lo: float | None, hi: float | None, lo_open: bool = False,
 
 
 def integer(value: object, field: str, *, at_least: int | None = None,
-            at_most: int | None = None, why: str = "") -> int:
+            at_most: int | None = None, why: str = "", error: Error = ParameterError) -> int:
     """``value`` as an ``int``: an integer (not a bool) within ``[at_least, at_most]``."""
     if isinstance(value, bool) or not isinstance(value, Integral):
-        raise refuse(f"{field} must be an integer, got {value!r}", field)
+        raise refuse(f"{field} must be an integer, got {value!r}", field, error=error)
     v = int(value)
     if (at_least is not None and v < at_least) or (at_most is not None and v > at_most):
-        raise refuse(f"{field} must be {_range(at_least, at_most)}, got {v}", field, why)
+        raise refuse(f"{field} must be {_range(at_least, at_most)}, got {v}", field, why,
+                     error)
     return v
 
 
 def number(value: object, field: str, *, lo: float | None = None, hi: float | None = None,
-           lo_open: bool = False, hi_open: bool = False, why: str = "") -> float:
+           lo_open: bool = False, hi_open: bool = False, why: str = "",
+           error: Error = ParameterError) -> float:
     """``value`` as a finite ``float`` within the interval from ``lo`` to ``hi`` (open at an
     end whose ``*_open`` is set)."""
     if isinstance(value, bool) or not isinstance(value, Real):
-        raise refuse(f"{field} must be a number, got {value!r}", field)
+        raise refuse(f"{field} must be a number, got {value!r}", field, error=error)
     v = float(value)
     shown = _range(lo, hi, lo_open, hi_open)
     if not math.isfinite(v):
-        raise refuse(f"{field} must be a finite number {shown}, got {v}", field, why)
+        raise refuse(f"{field} must be a finite number {shown}, got {v}", field, why, error)
     below = lo is not None and (v <= lo if lo_open else v < lo)
     above = hi is not None and (v >= hi if hi_open else v > hi)
     if below or above:
-        raise refuse(f"{field} must be {shown}, got {_g(v)}", field, why)
+        raise refuse(f"{field} must be {shown}, got {_g(v)}", field, why, error)
     return v
 
 
-def choice(value: object, field: str, options: Iterable[str]) -> str:
+def choice(value: object, field: str, options: Iterable[str],
+           error: Error = ParameterError) -> str:
     """``value`` if it is one of ``options``."""
     opts = tuple(options)
     if not isinstance(value, str) or value not in opts:
-        raise refuse(f"{field} must be one of {', '.join(opts)}, got {value!r}", field)
+        raise refuse(f"{field} must be one of {', '.join(opts)}, got {value!r}", field,
+                     error=error)
     return value
