@@ -40,11 +40,54 @@ _FIT_COPIES = 32
 _SAMPLE_BYTES_PER_SLOT = 16
 
 
+#: shard names are stem-NNNNN-of-MMMMM: five digits, which is also what a later write
+#: recognises (and replaces) as an earlier set's shards
+MAX_SHARDS = 99_999
+
+
+def _check_shards(shards: int | None, users: int, fmt: str) -> None:
+    """A TFRecord shard holds at least one user, and at most 99,999 shards keep the names a
+    later write recognises; --shards applies to TFRecord only."""
+    if shards is None:
+        return
+    if fmt != "tfrecord":
+        raise InputError("--shards applies to --format tfrecord", field="--shards")
+    most = min(max(users, 1), MAX_SHARDS)
+    if shards > most:
+        why = ("a shard holds at least one user" if most == max(users, 1) else
+               "shard names have five digits (stem-NNNNN-of-MMMMM)")
+        raise InputError(f"--shards must be in 1..{most:,}, got {shards:,}: {why}",
+                         field="--shards")
+
+
+def _check_fidelity_size(trials: int, users: int, weeks: int) -> None:
+    """Refuse a release-fidelity check whose trials cannot fit in memory: every user is a
+    target of both attacks, each trial keeps its figures per r (the reid protocol's
+    estimate, twice: population and synthetic)."""
+    from topicslab._resources import require_memory
+    from topicslab.attacks import ReidProtocol
+
+    work, kept = ReidProtocol("all", trials).memory(users, weeks, 2)
+    require_memory(work + 2 * weeks * kept, f"the release fidelity of {trials:,} trials x "
+                   f"{weeks} weeks", field="--risk-trials", hint="use fewer --risk-trials")
+
+
 def _check_sample_size(users: int, weeks: int, k: int, hint: str) -> None:
     from topicslab._resources import require_memory
 
     require_memory(float(users) * weeks * k * _SAMPLE_BYTES_PER_SLOT,
                    f"sampling {users:,} users x {weeks:,} weeks at once", hint=hint)
+
+
+def _check_threads(threads: int | None) -> None:
+    """More torch threads than the CPUs this process may use only oversubscribes them (and a
+    huge count fails allocating the thread pool): refuse, naming --threads."""
+    import os
+
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if threads is not None and cpus and threads > cpus:
+        raise InputError(f"--threads {threads} is more than the {cpus} CPUs this process may "
+                         "use", field="--threads")
 
 
 def _lr(lr: float | None) -> float | None:
@@ -229,6 +272,7 @@ def fit_command(
         raise InputError(f"--max-minutes must be a positive number, got {max_minutes:g}",
                          field="--max-minutes")
     stop_at = _target(target)
+    _check_threads(threads)
     stats = dp.load_statistics(stats_dir)
     _check_fit_size(stats, stats_dir, variant, device)
     on_interrupt(lambda: _checkpoints_kept(out_dir / "checkpoints"))
@@ -310,6 +354,7 @@ def sample_command(
                          "output_parameters.json uses)", field="--taxonomy")
     _check_sample_size(min(users, chunk_users), weeks or mdl.weeks, mdl.k,
                        "use fewer --weeks or a smaller --chunk-users")
+    _check_shards(shards, users, fmt)
     t0 = time.perf_counter()
     files = tm.sample_to_file(mdl, out_path, users, seed=seed, weeks=weeks,
                               format=fmt,  # type: ignore[arg-type]
@@ -392,6 +437,8 @@ def validate_command(
         else:
             _check_sample_size(users or pop.n_users, max(weeks, mdl.weeks), mdl.k,
                                "use fewer --users")
+    if risk and pop is not None and weeks is not None:
+        _check_fidelity_size(risk_trials, pop.n_users, weeks)
     q = tv.fit_quality(stats, mdl)
     doc: dict[str, Any] = {"fit_quality": q.to_dict(arrays=arrays),
                            "model_stationarity": tv.stationarity(mdl).to_dict()}

@@ -85,10 +85,9 @@ def population(
     from topicslab._paths import check_output_file
 
     check_output_file(out_path, "--out", PARQUET, "Parquet")
-    m = taxonomy_size(taxonomy)
-    if k > m:
-        raise InputError(f"--k {k} is more than the {m} topics of taxonomy {taxonomy}; the "
-                         f"Topics API uses {API_K}", field="--k")
+    from topicslab.api import Mechanism
+
+    Mechanism(k=k, taxonomy=taxonomy)  # the profile size and taxonomy, checked once
     base = pop.PopulationParams.load(params) if params else None
     stress = pop.Stress(persistence=persistence, routine=routine, groups=groups,
                         interests=interests)
@@ -168,6 +167,8 @@ def observe(
     require_at_most_k(data, k, sets_path)
     check_observed_weeks(weeks, lookback, data.n_weeks, sets_path)
     mech = dataclasses.replace(mech, k=data.k, taxonomy=data.taxonomy)
+    _check_answers_size(sites, data.n_users,
+                        data.n_weeks if weeks is None else weeks + lookback - 1, data.k)
     traces = api.observe(data.sets, sites, weeks=weeks, seed=seed, mechanism=mech,
                          user_ids=data.user_ids, witnessed=witnessed)
     result = SiteTraces(traces, data.taxonomy, data.user_ids,
@@ -188,6 +189,21 @@ def observe(
     if traces.shape[0] >= 2:
         err.print(f"site 0 and site 1 agree on {(traces[0] == traces[1]).mean():.2%} of "
                   "(user, epoch) answers")
+
+
+#: bytes per answer of ``observe``: the int16 traces, the in-profile check against the k
+#: topics of the week (bool per slot, twice) and the Parquet conversion (generous)
+_ANSWER_BYTES = 20
+
+
+def _check_answers_size(sites: int, users: int, epochs: int, k: int) -> None:
+    """Refuse more answers than fit in memory (one per site, user and epoch), naming --sites:
+    the data is already in memory, the sites multiply it."""
+    from topicslab._resources import require_memory
+
+    require_memory(float(sites) * users * epochs * (_ANSWER_BYTES + 2 * k),
+                   f"the answers of {sites:,} sites x {users:,} users x {epochs} epochs",
+                   field="--sites", hint="use fewer --sites")
 
 
 def check_observed_weeks(weeks: int | None, lookback: int, n_weeks: int, file: Path) -> None:
