@@ -101,7 +101,7 @@ def test_call_weeks(weeks: int, lookback: int) -> None:
     else:
         with pytest.raises(InputError) as info:
             check_call_weeks(weeks, lookback)
-        _named(info, "weeks")
+        _named(info, "weeks" if not 1 <= weeks <= MAX_WEEKS else "lookback")
 
 
 def test_keyword_form_or_object_not_both() -> None:

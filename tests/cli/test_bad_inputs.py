@@ -146,6 +146,10 @@ CASES: list[tuple[str, list[str], str]] = [
      "--persistence"),
     ("pop-chunk-10", [*POP, "--chunk-users", "10", "--out", "{out}.parquet"], "--chunk-users"),
     ("pop-weeks-1024", [*POP, "--weeks", "1024", "--out", "{out}.parquet"], "--weeks"),
+    ("pop-weeks-huge", [*POP, "--weeks", "1000000000000000", "--out", "{out}.parquet"],
+     "--weeks"),
+    ("pop-users-past-the-disk", [*POP, "--users", "1000000000000000", "--out",
+                                 "{out}.parquet"], "--users"),
     ("pop-k-0-v1", [*POP, "--k", "350", "--taxonomy", "v1", "--out", "{out}.parquet"], "--k"),
     ("pop-unknown-option", [*POP, "--colour", "red"], "--colour"),
     # observe
@@ -200,12 +204,15 @@ CASES: list[tuple[str, list[str], str]] = [
     ("fit-lr-negative", [*FIT, "--out", "{out}", "--lr", "-1"], "--lr"),
     ("fit-lr-0", [*FIT, "--out", "{out}", "--lr", "0"], "--lr"),
     ("fit-lr-nan", [*FIT, "--out", "{out}", "--lr", "nan"], "--lr"),
+    ("fit-lr-1e300", [*FIT, "--out", "{out}", "--lr", "1e300"], "--lr"),
     ("fit-weeks-100000", [*FIT, "--out", "{out}", "--weeks", "100000"], "--weeks"),
     ("fit-weeks-0", [*FIT, "--out", "{out}", "--weeks", "0"], "--weeks"),
     ("fit-types-0", [*FIT, "--out", "{out}", "--types", "0"], "--types"),
     ("fit-no-ledger", ["fit", "--stats", "{no_ledger}", "--out", "{out}"], "privacy_ledger"),
     ("fit-too-big", [*FIT, "--out", "{out}", "--model", "paper", "--types", "10000000"],
-     "memory"),
+     "--types"),
+    ("fit-too-many-modes", [*FIT, "--out", "{out}", "--types", "2", "--modes", "100000000"],
+     "--modes"),
     ("fit-out-file", [*FIT, "--out", "{file}"], "--out"),
     ("fit-out-read-only", [*FIT, "--out", "{ro}/model"], "--out"),
     ("fit-json-txt", [*FIT, "--out", "{out}", "--json", "{out}.txt"], "--json"),
@@ -242,6 +249,9 @@ CASES: list[tuple[str, list[str], str]] = [
                                   "{out}.tfrecord"], "--shards"),
     ("sample-shards-parquet", [*SAMPLE, "--shards", "2", "--out", "{out}.parquet"],
      "--shards"),
+    ("sample-users-past-the-disk", ["sample", "--model", "{model}", "--users",
+                                    "1000000000000000", "--seed", "1", "--out",
+                                    "{out}.parquet"], "--users"),
     # validate
     ("val-synthetic-alone", [*VAL, "--json", "{out}.json", "--synthetic",
                              "{missing}.parquet"], "--synthetic"),
@@ -305,6 +315,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("reid-p-1-bounds", [*REID, "--p", "1", "--weeks", "1", "--attack", "hamming",
                          "--bounds"], "--p"),
     ("reid-lookback-0", [*REID, "--lookback", "0"], "--lookback"),
+    ("reid-lookback-past-16", [*REID, "--lookback", "1000000000000000"], "--lookback"),
     ("reid-targets-text", [*REID, "--targets", "ten"], "--targets"),
     ("reid-targets-negative", [*REID, "--targets", "-3"], "--targets"),
     ("reid-trials-0", [*REID, "--trials", "0"], "--trials"),
@@ -391,6 +402,29 @@ def test_reid_refuses_targets_past_the_memory(inputs: dict[str, Path], work: Pat
     assert res.exit_code == 0, res.output
 
 
+def test_outputs_past_the_free_disk_are_refused(inputs: dict[str, Path], work: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A streamed population or synthetic sample that surely cannot fit on its disk (2 bytes a
+    user-week, a lower bound) is refused naming --users before anything is written; the free
+    space is that of the nearest existing parent of the output."""
+    from topicslab import _resources
+
+    deep, here = (_resources.available_disk(work / "not" / "yet" / "there.parquet"),
+                  _resources.available_disk(work))
+    assert deep is not None and here is not None and abs(deep - here) < 2**30  # others write
+    monkeypatch.setattr(_resources, "available_disk", lambda path: 7_999)
+    for args in ([*POP, "--out", "p.parquet"],  # 1,000 users x 4 weeks x 2 bytes = 8,000
+                 [*_fill(SAMPLE, inputs, work)[:3], "--users", "1000", "--seed", "1",
+                  "--out", "s.parquet"]):
+        res = runner.invoke(app, args)
+        line = _check_refused(res.output, res.exit_code, "--users")
+        assert "disk" in line and "use fewer --users" in line
+    assert not (work / "p.parquet").exists() and not (work / "s.parquet").exists()
+    monkeypatch.setattr(_resources, "available_disk", lambda path: 8_000)
+    res = runner.invoke(app, [*POP, "--out", "p.parquet"])
+    assert res.exit_code == 0, res.output
+
+
 def test_population_v1_works(work: Path) -> None:
     res = runner.invoke(app, [*POP, "--taxonomy", "v1", "--out", "v1.parquet"])
     assert res.exit_code == 0, res.output
@@ -438,9 +472,9 @@ _FAST = settings(max_examples=25, deadline=None,
 
 
 @_FAST
-@given(lr=st.one_of(st.floats(max_value=0.0), st.just(float("nan")),
-                    st.just(float("inf"))))
-def test_fit_refuses_every_non_positive_lr(inputs: dict[str, Path], lr: float) -> None:
+@given(lr=st.one_of(st.floats(max_value=0.0), st.floats(min_value=1000.0, exclude_min=True),
+                    st.just(float("nan")), st.just(float("inf"))))
+def test_fit_refuses_every_lr_outside_its_range(inputs: dict[str, Path], lr: float) -> None:
     out = inputs["dir"] / "never-model"
     res = runner.invoke(app, ["fit", "--stats", str(inputs["stats"]), "--out", str(out),
                               "--lr", repr(lr)])

@@ -74,11 +74,12 @@ USER_BYTES_PER_WEEK = 16
 def check_call_weeks(weeks: int, lookback: int = 1) -> int:
     """``weeks`` call-weeks (r) as the engines support them: 1..``MAX_WEEKS`` weeks of traces,
     ``weeks + lookback - 1`` with a lookback (each call reveals ``lookback`` epochs). The
-    exact engine tabulates the 2^r match sets of every target, so r stops at ``MAX_WEEKS``."""
+    exact engine tabulates the 2^r match sets of every target, so r stops at ``MAX_WEEKS``.
+    An r that fits alone but not with the lookback names ``lookback``."""
     r = integer(weeks, "weeks", at_least=1, at_most=MAX_WEEKS,
                 why="the engines tabulate the 2^r match sets of every target")
-    if r + lookback - 1 > MAX_WEEKS:
-        raise refuse(f"{r} weeks with lookback {lookback} exceed {MAX_WEEKS}", "weeks",
+    if r + lookback - 1 > MAX_WEEKS:  # r alone fits: the lookback is what is too long
+        raise refuse(f"{r} weeks with lookback {lookback} exceed {MAX_WEEKS}", "lookback",
                      f"each call reveals {lookback} epochs and traces span at most "
                      f"{MAX_WEEKS} weeks")
     return r

@@ -72,6 +72,16 @@ def _check_fidelity_size(trials: int, users: int, weeks: int) -> None:
                    f"{weeks} weeks", field="--risk-trials", hint="use fewer --risk-trials")
 
 
+def _check_disk(out_path: Path, users: int, weeks: int) -> None:
+    """Refuse synthetic users whose file surely cannot fit on its disk, naming --users."""
+    from topicslab._resources import require_disk
+    from topicslab.cli.population import PARQUET_BYTES_PER_USER_WEEK
+
+    require_disk(float(users) * weeks * PARQUET_BYTES_PER_USER_WEEK,
+                 f"{users:,} synthetic users x {weeks} weeks", out_path, field="--users",
+                 hint="use fewer --users")
+
+
 def _check_sample_size(users: int, weeks: int, k: int, hint: str) -> None:
     from topicslab._resources import require_memory
 
@@ -90,10 +100,15 @@ def _check_threads(threads: int | None) -> None:
                          "use", field="--threads")
 
 
+#: the largest learning rate: Adam moves every logit by about lr per step, so past 1,000 one
+#: step saturates every softmax (the defaults are 0.3 and 1.0); 1e300 overflowed float32
+MAX_LR = 1000.0
+
+
 def _lr(lr: float | None) -> float | None:
-    if lr is not None and not (math.isfinite(lr) and lr > 0):
-        raise InputError(f"the learning rate must be a positive number, got {lr:g}",
-                         field="--lr")
+    if lr is not None and not (math.isfinite(lr) and 0 < lr <= MAX_LR):
+        raise InputError(f"the learning rate must be a number in (0, {MAX_LR:g}], got {lr:g}: "
+                         "Adam moves every logit by about lr per step", field="--lr")
     return lr
 
 
@@ -120,9 +135,14 @@ def _check_fit_size(stats: Any, stats_dir: Path, variant: Any, device: str) -> N
         err.print(f"[yellow]note[/]: k = {stats.k} inferred from the statistics (the directory "
                   "has no privacy_ledger.json)", highlight=False)
     if tm.resolve_device(device).type == "cpu":
-        require_memory(_fit_memory(variant, stats.k, stats.taxonomy.size),
+        m = stats.taxonomy.size
+        weeks_part = 8.0 * 2 * variant.weeks * m * m
+        modes = getattr(variant, "modes", 1) if variant.name != "paper" else 1
+        option = ("--weeks" if weeks_part > _fit_memory(variant, stats.k, m) / 2
+                  else "--modes" if modes > variant.types else "--types")
+        require_memory(_fit_memory(variant, stats.k, m),
                        f"fitting {variant.types} types over {variant.weeks} weeks",
-                       hint="use fewer --types, --modes or --weeks")
+                       field=option, hint="use fewer --types, --modes or --weeks")
 
 
 def _jsonable(x: Any) -> Any:
@@ -355,6 +375,7 @@ def sample_command(
     _check_sample_size(min(users, chunk_users), weeks or mdl.weeks, mdl.k,
                        "use fewer --weeks or a smaller --chunk-users")
     _check_shards(shards, users, fmt)
+    _check_disk(out_path, users, weeks or mdl.weeks)
     t0 = time.perf_counter()
     files = tm.sample_to_file(mdl, out_path, users, seed=seed, weeks=weeks,
                               format=fmt,  # type: ignore[arg-type]

@@ -95,10 +95,12 @@ def population(
     t0 = time.perf_counter()
     n_real_weeks = 0
     first = None
+    # the generator checks its arguments (--weeks) when made, before the writer opens
+    chunks = pop.generate_chunks(users, weeks, seed=seed, params=p, k=k, taxonomy=taxonomy,
+                                 chunk_users=chunk_users, progress=True)
+    _check_disk(out_path, users, weeks)
     with tio.SetsWriter(out_path, taxonomy=taxonomy, k=k, weeks=weeks) as writer:
-        for chunk in pop.generate_chunks(users, weeks, seed=seed, params=p, k=k,
-                                         taxonomy=taxonomy, chunk_users=chunk_users,
-                                         progress=True):
+        for chunk in chunks:
             writer.write(chunk)
             n_real_weeks += int(chunk.metadata.get("padded_user_weeks", 0))
             if first is None:
@@ -189,6 +191,21 @@ def observe(
     if traces.shape[0] >= 2:
         err.print(f"site 0 and site 1 agree on {(traces[0] == traces[1]).mean():.2%} of "
                   "(user, epoch) answers")
+
+
+#: the least bytes a user-week takes in a topic-set Parquet file: k = 5 of 469 topics hold
+#: about 4.7 bytes of entropy and the calibrated population takes ~7; a lower bound, so
+#: that only what surely cannot fit is refused
+PARQUET_BYTES_PER_USER_WEEK = 2
+
+
+def _check_disk(out_path: Path, users: int, weeks: int) -> None:
+    """Refuse a population whose file surely cannot fit on its disk, naming --users."""
+    from topicslab._resources import require_disk
+
+    require_disk(float(users) * weeks * PARQUET_BYTES_PER_USER_WEEK,
+                 f"{users:,} users x {weeks} weeks", out_path, field="--users",
+                 hint="use fewer --users")
 
 
 #: bytes per answer of ``observe``: the int16 traces, the in-profile check against the k

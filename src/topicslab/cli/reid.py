@@ -163,7 +163,7 @@ def reid(
             data = read_sets(sets_path)
             require_at_most_k(data, k, sets_path)
             mech = dataclasses.replace(mech, k=data.k, taxonomy=data.taxonomy)
-            r_list = r_list or [4]
+            r_list = r_list or [atk.check_call_weeks(4, lookback)]
             _check_size(protocol, data.n_users, max(r_list) + lookback - 1, len(names))
             if len(r_list) == 1:
                 results = [atk.measure_risk(data, weeks=r_list[0], mechanism=mech, **opts)]

@@ -327,6 +327,8 @@ def generate_chunks(
 
     Each chunk is a ``TopicSets`` with its global ``user_ids``; concatenating the chunks gives
     exactly ``generate(n_users, ...)`` for any ``chunk_users`` (randomness is keyed per user).
+    The arguments are checked when this is called, before the first chunk is asked for (a
+    writer opened for the chunks is then never opened for nothing).
     """
     from topicslab.population.params import load_reference
 
@@ -335,6 +337,11 @@ def generate_chunks(
     if chunk_users < 1:
         raise ValueError("chunk_users must be positive")
     par = params if params is not None else load_reference(tax.version)
+    return _chunks(n_users, n_weeks, chunk_users, seed, par, k, tax, first_user, progress)
+
+
+def _chunks(n_users: int, n_weeks: int, chunk_users: int, seed: int, par: PopulationParams,
+            k: int, tax: Taxonomy, first_user: int, progress: bool) -> Iterator[TopicSets]:
     cp = par.compile(tax)
     with task("population", n_users, enabled=progress) as advance:
         for start in range(0, n_users, chunk_users):
