@@ -2,15 +2,19 @@
 
 A request that needs more memory than the machine has available fails after minutes, or takes
 the machine down; ``require_memory`` refuses it up front with the estimate in the message.
+A streamed output that cannot fit on its disk fails only when the disk is full, hours later;
+``require_disk`` refuses it up front the same way.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+from pathlib import Path
 
 from topicslab.errors import InputError
 
-__all__ = ["available_memory", "require_memory"]
+__all__ = ["available_disk", "available_memory", "require_disk", "require_memory"]
 
 
 def available_memory() -> int | None:
@@ -37,3 +41,26 @@ def require_memory(estimate: float, what: str, *, field: str | None = None,
     advice = f"; {hint}" if hint else ""
     raise InputError(f"{what} needs about {estimate / 2**30:.1f} GiB of memory, "
                      f"{available / 2**30:.1f} GiB available{advice}", field=field)
+
+
+def available_disk(path: str | os.PathLike[str]) -> int | None:
+    """Bytes free on the file system that would hold ``path`` (its nearest existing parent)."""
+    p = Path(path).absolute()
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    try:
+        return shutil.disk_usage(p).free
+    except OSError:
+        return None
+
+
+def require_disk(estimate: float, what: str, path: str | os.PathLike[str], *,
+                 field: str | None = None, hint: str = "") -> None:
+    """Refuse writing ``what`` to ``path`` when its ``estimate`` (bytes; give a lower bound:
+    compression varies) exceeds the free space there."""
+    free = available_disk(path)
+    if free is None or estimate <= free:
+        return
+    advice = f"; {hint}" if hint else ""
+    raise InputError(f"{what} needs at least {estimate / 2**30:.1f} GiB of disk, "
+                     f"{free / 2**30:.1f} GiB free there{advice}", field=field)

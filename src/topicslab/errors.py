@@ -1,7 +1,10 @@
 """Error types: every user-facing failure is one line naming what was wrong and where.
 
 ``InputError`` carries the file, row and field of bad input so the CLI can print
-``file:row: field: message`` and exit non-zero without a traceback.
+``file:row: field: message`` and exit non-zero without a traceback. ``ParameterError`` is the
+``InputError`` of a parameter outside its range, raised only by the typed parameter objects
+(``topicslab.dp.PrivacyBudget``, ``topicslab.api.Mechanism``, ...), which check themselves
+once when they are made.
 """
 
 from __future__ import annotations
@@ -56,3 +59,13 @@ class InputError(TopicsLabError):
             row=self.row if self.row is not None else row,
             field=self.field if self.field is not None else field,
         )
+
+
+class ParameterError(InputError, ValueError):
+    """A parameter value outside its range (ε ≤ 0, k above the taxonomy's size, ...).
+
+    Raised by the parameter objects' own checks with ``field`` set to the parameter's name,
+    which is also the name of the command's option (``epsilon`` -> ``--epsilon``), so the CLI
+    names what the user typed. It is an ``InputError`` (one line, exit code 2) and a
+    ``ValueError``, what a Python caller expects of a bad argument value.
+    """

@@ -145,6 +145,12 @@ CASES: list[tuple[str, list[str], str]] = [
     ("pop-persistence-2", [*POP, "--persistence", "2", "--out", "{out}.parquet"],
      "--persistence"),
     ("pop-chunk-10", [*POP, "--chunk-users", "10", "--out", "{out}.parquet"], "--chunk-users"),
+    ("pop-weeks-1024", [*POP, "--weeks", "1024", "--out", "{out}.parquet"], "--weeks"),
+    ("pop-weeks-huge", [*POP, "--weeks", "1000000000000000", "--out", "{out}.parquet"],
+     "--weeks"),
+    ("pop-users-past-the-disk", [*POP, "--users", "1000000000000000", "--out",
+                                 "{out}.parquet"], "--users"),
+    ("pop-k-0-v1", [*POP, "--k", "350", "--taxonomy", "v1", "--out", "{out}.parquet"], "--k"),
     ("pop-unknown-option", [*POP, "--colour", "red"], "--colour"),
     # observe
     ("obs-weeks-0", [*OBS, "--weeks", "0", "--out", "{out}.parquet"], "--weeks"),
@@ -153,6 +159,10 @@ CASES: list[tuple[str, list[str], str]] = [
     ("obs-weeks-and-lookback", [*OBS, "--weeks", "3", "--lookback", "3", "--out",
                                 "{out}.parquet"], "--weeks"),
     ("obs-p-1.5", [*OBS, "--p", "1.5", "--out", "{out}.parquet"], "--p"),
+    ("obs-p-negative", [*OBS, "--p", "-0.1", "--out", "{out}.parquet"], "--p"),
+    ("obs-lookback-0", [*OBS, "--lookback", "0", "--out", "{out}.parquet"], "--lookback"),
+    ("obs-sites-memory", [*OBS, "--sites", "1000000000000", "--out", "{out}.parquet"],
+     "--sites"),
     ("obs-sites-0", [*OBS, "--sites", "0", "--out", "{out}.parquet"], "--sites"),
     ("obs-witnessed-2", [*OBS, "--witnessed", "2", "--out", "{out}.parquet"], "--witnessed"),
     ("obs-csv-name", [*OBS, "--out", "{out}.csv"], "--out"),
@@ -173,16 +183,36 @@ CASES: list[tuple[str, list[str], str]] = [
     ("stats-k-500", [*STATS, "--out", "{out}", "--k", "500"], "--k"),
     ("stats-weeks-past-end", [*STATS, "--out", "{out}", "--weeks", "0,9"], "--weeks"),
     ("stats-six-topics", ["stats", "--sets", "{six}", "--out", "{out}"], "six.csv"),
+    # stats: the release's parameter objects (PrivacyBudget, ContributionBound)
+    ("stats-epsilon-text", [*STATS, "--out", "{out}", "--epsilon", "lots"], "--epsilon"),
+    ("stats-epsilon-ln0", [*STATS, "--out", "{out}", "--epsilon", "ln0"], "--epsilon"),
+    ("stats-epsilon-1e300", [*STATS, "--out", "{out}", "--epsilon", "1e300"], "--epsilon"),
+    ("stats-epsilon-inf", [*STATS, "--out", "{out}", "--epsilon", "inf"], "--epsilon"),
+    ("stats-delta-0", [*STATS, "--out", "{out}", "--delta", "0"], "--delta"),
+    ("stats-accounting", [*STATS, "--out", "{out}", "--accounting", "loose"],
+     "--accounting"),
+    ("stats-bound", [*STATS, "--out", "{out}", "--bound", "clip"], "--bound"),
+    ("stats-k-1", [*STATS, "--out", "{out}", "--k", "1"], "--k"),
+    ("stats-split-text", [*STATS, "--out", "{out}", "--split", "half,half"], "--split"),
+    ("stats-split-length", [*STATS, "--out", "{out}", "--split", "0.5,0.5"], "--split"),
+    ("stats-split-negative", [*STATS, "--out", "{out}", "--split", "1.5,-1,0.5"],
+     "--split"),
+    ("stats-weeks-repeated", [*STATS, "--out", "{out}", "--weeks", "0,0"], "--weeks"),
+    ("stats-weeks-negative", [*STATS, "--out", "{out}", "--weeks", "-1,0"], "--weeks"),
+    ("stats-weeks-text", [*STATS, "--out", "{out}", "--weeks", "first"], "--weeks"),
     # fit
     ("fit-lr-negative", [*FIT, "--out", "{out}", "--lr", "-1"], "--lr"),
     ("fit-lr-0", [*FIT, "--out", "{out}", "--lr", "0"], "--lr"),
     ("fit-lr-nan", [*FIT, "--out", "{out}", "--lr", "nan"], "--lr"),
+    ("fit-lr-1e300", [*FIT, "--out", "{out}", "--lr", "1e300"], "--lr"),
     ("fit-weeks-100000", [*FIT, "--out", "{out}", "--weeks", "100000"], "--weeks"),
     ("fit-weeks-0", [*FIT, "--out", "{out}", "--weeks", "0"], "--weeks"),
     ("fit-types-0", [*FIT, "--out", "{out}", "--types", "0"], "--types"),
     ("fit-no-ledger", ["fit", "--stats", "{no_ledger}", "--out", "{out}"], "privacy_ledger"),
     ("fit-too-big", [*FIT, "--out", "{out}", "--model", "paper", "--types", "10000000"],
-     "memory"),
+     "--types"),
+    ("fit-too-many-modes", [*FIT, "--out", "{out}", "--types", "2", "--modes", "100000000"],
+     "--modes"),
     ("fit-out-file", [*FIT, "--out", "{file}"], "--out"),
     ("fit-out-read-only", [*FIT, "--out", "{ro}/model"], "--out"),
     ("fit-json-txt", [*FIT, "--out", "{out}", "--json", "{out}.txt"], "--json"),
@@ -195,6 +225,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("fit-stats-missing", ["fit", "--stats", "{missing}", "--out", "{out}"], "missing"),
     ("fit-target-negative", [*FIT, "--out", "{out}", "--target", "-1"], "--target"),
     ("fit-device", [*FIT, "--out", "{out}", "--device", "tpu"], "--device"),
+    ("fit-threads-past-the-cpus", [*FIT, "--out", "{out}", "--threads", "100000"],
+     "--threads"),
     # sample
     ("sample-csv-name", [*SAMPLE, "--out", "{out}.csv"], "--out"),
     ("sample-existing-dir", [*SAMPLE, "--out", "{dir}"], "--out"),
@@ -210,6 +242,16 @@ CASES: list[tuple[str, list[str], str]] = [
      "--weeks"),
     ("sample-users-negative", [*SAMPLE, "--users", "-1", "--out", "{out}.parquet"],
      "--users"),
+    ("sample-shards-past-the-users", [*SAMPLE, "--shards", "11", "--out", "{out}.tfrecord"],
+     "--shards"),
+    ("sample-shards-six-digits", ["sample", "--model", "{model}", "--users", "1000000",
+                                  "--seed", "1", "--shards", "100000", "--out",
+                                  "{out}.tfrecord"], "--shards"),
+    ("sample-shards-parquet", [*SAMPLE, "--shards", "2", "--out", "{out}.parquet"],
+     "--shards"),
+    ("sample-users-past-the-disk", ["sample", "--model", "{model}", "--users",
+                                    "1000000000000000", "--seed", "1", "--out",
+                                    "{out}.parquet"], "--users"),
     # validate
     ("val-synthetic-alone", [*VAL, "--json", "{out}.json", "--synthetic",
                              "{missing}.parquet"], "--synthetic"),
@@ -226,6 +268,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("val-json-txt", [*VAL, "--json", "{out}.txt"], "--json"),
     ("val-json-under-file", [*VAL, "--json", "{file}/v.json"], "--json"),
     ("val-json-read-only", [*VAL, "--json", "{ro}/v.json"], "--json"),
+    ("val-risk-trials-memory", [*VAL, "--json", "{out}.json", "--population", "{pop}",
+                                "--risk", "--risk-trials", "1000000000000"], "--risk-trials"),
     # qif
     ("qif-epochs-million", ["qif", "--epochs", "1000000"], "--epochs"),
     ("qif-epochs-0", ["qif", "--epochs", "0"], "--epochs"),
@@ -240,6 +284,21 @@ CASES: list[tuple[str, list[str], str]] = [
     ("qif-plot-dir", ["qif", "--plot", "{dir}"], "--plot"),
     ("qif-plot-under-file", ["qif", "--plot", "{file}/x.png"], "--plot"),
     ("qif-plot-read-only", ["qif", "--plot", "{ro}/x.png"], "--plot"),
+    # qif: ReportingChannel(m, s, r) and check_epochs, the tables' memory
+    ("qif-m-0", ["qif", "--m", "0"], "--m"),
+    ("qif-m-past-a-million", ["qif", "--m", "100000000", "--epochs", "40"], "--m"),
+    ("qif-s-0", ["qif", "--s", "0"], "--s"),
+    ("qif-s-above-m", ["qif", "--m", "10", "--s", "11"], "--m"),
+    ("qif-s-past-1000", ["qif", "--m", "1000000000", "--s", "100000000"], "--s"),
+    ("qif-s-1001", ["qif", "--s", "1001", "--m", "1000000"], "--s"),
+    ("qif-r-2", ["qif", "--r", "2"], "--r"),
+    ("qif-r-nan", ["qif", "--r", "nan", "--plot", "{out}.png"], "--r"),
+    ("qif-epochs-huge-range", ["qif", "--epochs", "1..10000000000"], "--epochs"),
+    ("qif-sets-m-below-taxonomy", ["qif", "--sets", "{pop}", "--m", "10"], "--m"),
+    ("qif-sets-m-memory", ["qif", "--sets", "{pop}", "--m", "1000000"], "--m"),
+    ("qif-sets-m-past-a-million", ["qif", "--sets", "{pop}", "--m", "5000000"], "--m"),
+    ("qif-sets-s-0", ["qif", "--sets", "{pop}", "--s", "0"], "--s"),
+    ("qif-sets-r-negative", ["qif", "--sets", "{pop}", "--r", "-1"], "--r"),
     # reid
     ("reid-six-topics", ["reid", "--sets", "{six}", "--no-progress"], "six.csv"),
     ("reid-json-txt", [*REID, "--json", "{out}.txt"], "--json"),
@@ -250,6 +309,22 @@ CASES: list[tuple[str, list[str], str]] = [
     ("reid-weeks-9", [*REID, "--weeks", "9"], "--weeks"),
     ("reid-lookback-9", [*REID, "--lookback", "9"], "lookback 9"),
     ("reid-p-2", [*REID, "--p", "2"], "p must be"),
+    # reid: the protocol's and the mechanism's parameter objects, the memory estimate
+    ("reid-p-nan", [*REID, "--p", "nan"], "--p"),
+    ("reid-p-1-asymmetric", [*REID, "--p", "1", "--weeks", "1"], "--p"),
+    ("reid-p-1-bounds", [*REID, "--p", "1", "--weeks", "1", "--attack", "hamming",
+                         "--bounds"], "--p"),
+    ("reid-lookback-0", [*REID, "--lookback", "0"], "--lookback"),
+    ("reid-lookback-past-16", [*REID, "--lookback", "1000000000000000"], "--lookback"),
+    ("reid-targets-text", [*REID, "--targets", "ten"], "--targets"),
+    ("reid-targets-negative", [*REID, "--targets", "-3"], "--targets"),
+    ("reid-trials-0", [*REID, "--trials", "0"], "--trials"),
+    ("reid-trials-huge", [*REID, "--trials", "1000000000000"], "--trials"),
+    ("reid-weeks-17", [*REID, "--weeks", "17"], "--weeks"),
+    ("reid-weeks-range-past-16", [*REID, "--weeks", "1..20"], "--weeks"),
+    ("reid-setting", [*REID, "--setting", "everyone"], "--setting"),
+    ("reid-engine", [*REID, "--engine", "gpu"], "--engine"),
+    ("reid-json-under-file", [*REID, "--json", "{file}/r.json"], "--json"),
     # disclosure
     ("disc-json-txt", ["disclosure", "--example", "--json", "{out}.txt"], "--json"),
     ("disc-json-under-file", ["disclosure", "--example", "--json", "{file}/x.json"], "--json"),
@@ -261,12 +336,38 @@ CASES: list[tuple[str, list[str], str]] = [
                                "{out}.json"], "--epsilon"),
     ("disc-figures-under-file", ["disclosure", "-q", "--figures", "{file}/figs"],
      "--figures"),
+    # disclosure: the experiment's DisclosureDesign, its persona blocks and memory
+    ("disc-personas-1", ["disclosure", "-q", "--personas", "1", "--json", "{out}.json"],
+     "--personas"),
+    ("disc-personas-past-the-block", ["disclosure", "-q", "--personas", "300000", "--json",
+                                      "{out}.json"], "--personas"),
+    ("disc-personas-memory", ["disclosure", "-q", "--personas", "200000", "--epochs", "1000",
+                              "--json", "{out}.json"], "--personas"),
+    ("disc-train-personas-1", ["disclosure", "-q", "--train-personas", "1"],
+     "--train-personas"),
+    ("disc-mc-samples-0", ["disclosure", "-q", "--mc-samples", "0"], "--mc-samples"),
+    ("disc-mc-samples-memory", ["disclosure", "-q", "--mc-samples", "10000000000"],
+     "--mc-samples"),
+    ("disc-epochs-0", ["disclosure", "-q", "--epochs", "0"], "--epochs"),
+    ("disc-epochs-1024", ["disclosure", "-q", "--epochs", "1024"], "--epochs"),
+    ("disc-probe-sites-65", ["disclosure", "-q", "--probe-sites", "65"], "--probe-sites"),
+    ("disc-seed-negative", ["disclosure", "-q", "--seed", "-1"], "--seed"),
+    ("disc-epsilon-text", ["disclosure", "-q", "--epsilon", "much"], "--epsilon"),
+    ("disc-epsilon-nan", ["disclosure", "-q", "--epsilon", "nan"], "--epsilon"),
+    ("disc-rho-text", ["disclosure", "-q", "--rho", "0.1,high"], "--rho"),
+    ("disc-rho-nan", ["disclosure", "-q", "--rho", "nan"], "--rho"),
     # run (refused before the preset's work starts)
     ("run-out-file", ["run", "--preset", "smoke", "--out", "{file}"], "--out"),
     ("run-out-under-file", ["run", "--preset", "smoke", "--out", "{file}/sub"], "--out"),
     ("run-out-read-only", ["run", "--preset", "smoke", "--out", "{ro}/run"], "--out"),
     ("run-model", ["run", "--preset", "smoke", "--out", "{out}", "--model", "mixture"],
      "--model"),
+    ("run-trials-0", ["run", "--preset", "smoke", "--out", "{out}", "--trials", "0"],
+     "--trials"),
+    ("run-targets-negative", ["run", "--preset", "smoke", "--out", "{out}", "--targets",
+                              "-5"], "--targets"),
+    ("run-trials-huge", ["run", "--preset", "smoke", "--out", "{out}", "--trials",
+                         "1000000000000"], "--trials"),
 ]
 
 
@@ -281,6 +382,47 @@ def test_bad_input_is_refused(inputs: dict[str, Path], work: Path, args: list[st
 
 def test_enough_cases() -> None:
     assert len(CASES) >= 60
+
+
+def test_reid_refuses_targets_past_the_memory(inputs: dict[str, Path], work: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every user a target of 300 needs ~80 KB: with 10 KB available --targets is refused
+    up front, and one target less than all still names --targets, not --trials."""
+    from topicslab import _resources
+
+    monkeypatch.setattr(_resources, "available_memory", lambda: 10_000)
+    for targets in ("all", "299"):
+        res = runner.invoke(app, [*_fill(REID, inputs, work), "--targets", targets,
+                                  "--json", "r.json"])
+        line = _check_refused(res.output, res.exit_code, "--targets")
+        assert "memory" in line and "use fewer --targets" in line
+    assert not (work / "r.json").exists()
+    monkeypatch.setattr(_resources, "available_memory", lambda: 10**9)
+    res = runner.invoke(app, [*_fill(REID, inputs, work), "--targets", "all"])
+    assert res.exit_code == 0, res.output
+
+
+def test_outputs_past_the_free_disk_are_refused(inputs: dict[str, Path], work: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A streamed population or synthetic sample that surely cannot fit on its disk (2 bytes a
+    user-week, a lower bound) is refused naming --users before anything is written; the free
+    space is that of the nearest existing parent of the output."""
+    from topicslab import _resources
+
+    deep, here = (_resources.available_disk(work / "not" / "yet" / "there.parquet"),
+                  _resources.available_disk(work))
+    assert deep is not None and here is not None and abs(deep - here) < 2**30  # others write
+    monkeypatch.setattr(_resources, "available_disk", lambda path: 7_999)
+    for args in ([*POP, "--out", "p.parquet"],  # 1,000 users x 4 weeks x 2 bytes = 8,000
+                 [*_fill(SAMPLE, inputs, work)[:3], "--users", "1000", "--seed", "1",
+                  "--out", "s.parquet"]):
+        res = runner.invoke(app, args)
+        line = _check_refused(res.output, res.exit_code, "--users")
+        assert "disk" in line and "use fewer --users" in line
+    assert not (work / "p.parquet").exists() and not (work / "s.parquet").exists()
+    monkeypatch.setattr(_resources, "available_disk", lambda path: 8_000)
+    res = runner.invoke(app, [*POP, "--out", "p.parquet"])
+    assert res.exit_code == 0, res.output
 
 
 def test_population_v1_works(work: Path) -> None:
@@ -330,9 +472,9 @@ _FAST = settings(max_examples=25, deadline=None,
 
 
 @_FAST
-@given(lr=st.one_of(st.floats(max_value=0.0), st.just(float("nan")),
-                    st.just(float("inf"))))
-def test_fit_refuses_every_non_positive_lr(inputs: dict[str, Path], lr: float) -> None:
+@given(lr=st.one_of(st.floats(max_value=0.0), st.floats(min_value=1000.0, exclude_min=True),
+                    st.just(float("nan")), st.just(float("inf"))))
+def test_fit_refuses_every_lr_outside_its_range(inputs: dict[str, Path], lr: float) -> None:
     out = inputs["dir"] / "never-model"
     res = runner.invoke(app, ["fit", "--stats", str(inputs["stats"]), "--out", str(out),
                               "--lr", repr(lr)])

@@ -52,8 +52,9 @@ def test_warns_when_delta_at_least_one_over_n(tmp_path, fake_io):
 
 
 @pytest.mark.parametrize(("args", "msg"), [
-    (["--epsilon", "0"], "epsilon must be > 0"),
-    (["--epsilon", "-1"], "epsilon must be > 0"),
+    (["--epsilon", "0"], "epsilon must be in (0, 1e6]"),
+    (["--epsilon", "-1"], "epsilon must be in (0, 1e6]"),
+    (["--epsilon", "1e300"], "epsilon must be in (0, 1e6]"),
     (["--delta", "0"], "delta must be in (0, 1)"),
     (["--delta", "1.5"], "delta must be in (0, 1)"),
 ])
@@ -61,3 +62,4 @@ def test_bad_budget_is_one_line_error(tmp_path, fake_io, args, msg):
     res = runner.invoke(app, ["stats", "--sets", "x", "--out", str(tmp_path / "o"), *args])
     assert res.exit_code == 2
     assert msg in res.output
+    assert f"field '{args[0]}'" in res.output

@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
+from topicslab._checks import choice, integer, number, refuse
 from topicslab.api.hashing import (
     STREAM_ANSWER,
     STREAM_FILTER,
@@ -38,20 +39,30 @@ from topicslab.api.hashing import (
     probability_threshold,
 )
 from topicslab.api.topk import EMPTY, pad_row
-from topicslab.taxonomy import Taxonomy, resolve
+from topicslab.taxonomy import VERSIONS, Taxonomy, resolve
 
 _S11 = np.uint64(11)
 
 
 @dataclass(frozen=True)
 class Mechanism:
-    """Parameters of the Topics API mechanism (defaults follow the papers).
+    """Parameters of the Topics API mechanism (defaults follow the papers), checked once.
+
+    The one place the mechanism's parameters are checked: every command that simulates or
+    attacks the API (``observe``, ``reid``, ``disclosure``) builds one, every engine takes
+    one. A bad value is a ``ParameterError`` naming the field (``k``, ``p``, ``taxonomy``,
+    ``lookback``: the commands' options of the same names). Checks that need the data (a
+    lookback longer than the weeks observed, a k other than the data's) belong to the
+    engines that see the data.
 
     Attributes:
-        k: profile size (top-k topics per week).
-        p: probability that an answer is a uniformly random topic.
-        taxonomy: taxonomy version or object.
-        lookback: epochs returned per call (1 as in the papers; 3 in Chrome).
+        k: profile size (top-k topics per week; the API's top 5), in 1..m: a week's profile
+            holds distinct topics of the taxonomy's m.
+        p: probability that an answer is a uniformly random topic (Algorithm 1; 0.05 in
+            Chrome), in [0, 1]: a probability. (p = 0 is allowed: the noiseless API.)
+        taxonomy: taxonomy version (``v1``, ``v2``) or object.
+        lookback: epochs returned per call (1 as in the papers; 3 in Chrome), at least 1: a
+            call answers from at least the current epoch.
     """
 
     k: int = 5
@@ -60,13 +71,20 @@ class Mechanism:
     lookback: int = 1
 
     def __post_init__(self) -> None:
-        tax = resolve(self.taxonomy)
-        if not 1 <= self.k <= tax.size:
-            raise ValueError(f"k must be in 1..{tax.size}, got {self.k}")
-        if not 0.0 <= self.p <= 1.0:
-            raise ValueError(f"p must be in [0, 1], got {self.p}")
-        if self.lookback < 1:
-            raise ValueError(f"lookback must be >= 1, got {self.lookback}")
+        if isinstance(self.taxonomy, str):
+            choice(self.taxonomy, "taxonomy", VERSIONS)
+        elif not isinstance(self.taxonomy, Taxonomy):
+            raise refuse(f"taxonomy must be a version ({', '.join(VERSIONS)}) or a Taxonomy, "
+                         f"got {self.taxonomy!r}", "taxonomy")
+        m = self.tax.size
+        object.__setattr__(self, "k", integer(
+            self.k, "k", at_least=1, at_most=m,
+            why=f"a week's profile holds distinct topics of the taxonomy's {m}"))
+        object.__setattr__(self, "p", number(
+            self.p, "p", lo=0.0, hi=1.0, why="p is the probability of a random topic"))
+        object.__setattr__(self, "lookback", integer(
+            self.lookback, "lookback", at_least=1,
+            why="a call answers from at least the current epoch"))
 
     @property
     def tax(self) -> Taxonomy:

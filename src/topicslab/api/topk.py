@@ -103,11 +103,6 @@ def _topk_csr_kernel(indptr, topics, counts, bucket, row_keys, tie_key, pad_key,
             out[r, s] = row[s]
 
 
-def _check_k(k: int, m: int) -> None:
-    if not 1 <= k <= m:
-        raise ValueError(f"k must be in 1..{m}, got {k}")
-
-
 def top_k_sparse(
     indptr: npt.ArrayLike,
     topics: npt.ArrayLike,
@@ -132,8 +127,10 @@ def top_k_sparse(
     Returns:
         ``int16[n, k]`` profiles, dense indices sorted ascending.
     """
+    from topicslab.api.answers import Mechanism  # (answers imports this module)
+
     tax = resolve(taxonomy)
-    _check_k(k, tax.size)
+    k = Mechanism(k=k, taxonomy=tax).k  # the profile size, checked where it is defined
     ip = np.ascontiguousarray(indptr, dtype=np.int64)
     tp = np.ascontiguousarray(topics)
     ct = np.ascontiguousarray(counts)

@@ -5,6 +5,8 @@ two colluding websites, website 1 holding every user's r-week trace of Topics AP
 website 2 a target's trace; the attacker names a user of website 1.
 
 Protocol (``protocol``):
+    ReidProtocol(targets=10240, trials=10, setting="random-user", engine="exact")
+                                  the protocol's parameters, checked once; check_call_weeks
     measure_risk(sets, *, attacks=("hamming", "asymmetric"), weeks=4, targets=10240,
                  trials=10, seed=0, mechanism=None, progress=True, populations=None,
                  setting="random-user", engine="exact") -> RiskResult
@@ -66,8 +68,10 @@ from topicslab.attacks.outcomes import TargetOutcomes, outcomes_from_counts
 from topicslab.attacks.popularity import estimate_popularity, lemma10_radius
 from topicslab.attacks.protocol import (
     AttackRisk,
+    ReidProtocol,
     RiskCurve,
     RiskResult,
+    check_call_weeks,
     evaluate_attacks,
     evaluate_suffixes,
     measure_risk,
@@ -88,6 +92,7 @@ __all__ = [
     "MatchSetCounter",
     "ProfileAnonymity",
     "ReidBounds",
+    "ReidProtocol",
     "RiskCurve",
     "RiskResult",
     "TargetOutcomes",
@@ -98,6 +103,7 @@ __all__ = [
     "brute_force_counts",
     "brute_force_members",
     "brute_force_outcomes",
+    "check_call_weeks",
     "estimate_popularity",
     "evaluate_attacks",
     "evaluate_suffixes",

@@ -78,6 +78,10 @@ class AsymmetricAttack(MatchSetAttack):
 
     def fit(self, site1: npt.NDArray[np.integer], mechanism: Mechanism | None = None) -> None:
         mech = mechanism or Mechanism()
+        if not mech.q_in > mech.q_out:
+            raise InputError("the asymmetric attack needs p < 1: with p = 1 every answer is a "
+                             "random topic, as likely outside the profile as in it (q_in = "
+                             "q_out); use the hamming attack", field="p")
         m = mech.tax.size
         arr = np.asarray(site1)
         if arr.size and arr.max() >= m:

@@ -407,6 +407,10 @@ def reid_bounds(
         raise InputError("the mechanism's k / taxonomy do not match the sets", field="k")
     if popularity not in ("profiles", "site1"):
         raise InputError("popularity must be 'profiles' or 'site1'", field="popularity")
+    if not mech.q_in > mech.q_out:
+        raise InputError("the bounds need p < 1: with p = 1 every answer is a random topic, "
+                         "as likely outside the profile as in it (q_in = q_out), and the "
+                         "partial-information bound's weights are undefined", field="p")
     trace_weeks = weeks + mech.lookback - 1
     if weeks < 1 or trace_weeks > sets.n_weeks:
         raise InputError(f"{weeks} call-week(s) with lookback {mech.lookback} need "

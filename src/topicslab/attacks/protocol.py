@@ -13,6 +13,8 @@ trace under a random permutation; applying the random-user rule to each item (Le
 exactly the random-user accuracy in expectation, so it is run with every user as a target.
 
 Public names:
+    ReidProtocol(targets, trials, setting, engine)     the protocol's parameters, checked once
+    check_call_weeks(weeks, lookback)                  r call-weeks the engines support
     measure_risk(sets, *, attacks, weeks, targets, trials, seed, mechanism, progress,
                  populations, setting, engine)         -> RiskResult (traces simulated)
     measure_risk_traces(site1, site2=None, *, ...)     -> RiskResult (given traces)
@@ -41,6 +43,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from topicslab._checks import choice, integer, refuse
 from topicslab._progress import task
 from topicslab.api import Mechanism, observe
 from topicslab.attacks.attack import MatchSetAttack, make_attack
@@ -57,6 +60,118 @@ SETTINGS = ("random-user", "matching")
 
 AttackSpec = str | MatchSetAttack
 Populations = Sequence[TopicSets] | Callable[[int], TopicSets]
+
+#: bytes one trial keeps whatever the data: its figures per attack and its ``per_trial``
+#: record (Python lists and dicts; generous)
+TRIAL_BYTES = 1024
+TRIAL_BYTES_PER_ATTACK = 512
+#: bytes per target and observed week while a trial runs: its website-2 trace and its row of
+#: website 1 (int16 each), the match masks; per target and attack: the gains (float64 per
+#: week) and the outcomes (argmax size, best score, success: ~32 bytes)
+TARGET_BYTES_PER_WEEK = 8
+TARGET_BYTES_PER_ATTACK = 48
+#: bytes per website-1 user and trace week: its trace, the engine's week-major copy and the
+#: simulated answers of both sites (generous)
+USER_BYTES_PER_WEEK = 16
+
+
+def check_call_weeks(weeks: int, lookback: int = 1) -> int:
+    """``weeks`` call-weeks (r) as the engines support them: 1..``MAX_WEEKS`` weeks of traces,
+    ``weeks + lookback - 1`` with a lookback (each call reveals ``lookback`` epochs). The
+    exact engine tabulates the 2^r match sets of every target, so r stops at ``MAX_WEEKS``.
+    An r that fits alone but not with the lookback names ``lookback``."""
+    r = integer(weeks, "weeks", at_least=1, at_most=MAX_WEEKS,
+                why="the engines tabulate the 2^r match sets of every target")
+    if r + lookback - 1 > MAX_WEEKS:  # r alone fits: the lookback is what is too long
+        raise refuse(f"{r} weeks with lookback {lookback} exceed {MAX_WEEKS}", "lookback",
+                     f"each call reveals {lookback} epochs and traces span at most "
+                     f"{MAX_WEEKS} weeks")
+    return r
+
+
+@dataclass(frozen=True)
+class ReidProtocol:
+    """The parameters of the re-identification protocol (Carey et al.; spec 02 §3), checked
+    once: ``measure_risk``, ``measure_risk_traces`` and ``topicslab reid`` take one.
+
+    A bad value is a ``ParameterError`` naming the field (``targets``, ``trials``,
+    ``setting``, ``engine``: the reid options of the same names).
+
+    Attributes:
+        targets: targets per trial, drawn without replacement: a positive integer, or
+            ``"all"`` (every user once: the expected risk is then exact for the trial). More
+            targets than users is every user, with a note (the population is known only
+            then). At least 1: a trial without a target measures nothing.
+        trials: trials (fresh API randomness each), at least 1; their spread gives the 95%
+            interval. Its upper end is the memory the trials' figures need (``memory``).
+        setting: ``"random-user"`` (a random target per query) or ``"matching"`` (the
+            attacker holds every user's website-2 trace, permuted: Lemma 5; every user is
+            then a target).
+        engine: ``"exact"`` (match-set counting) or ``"brute"`` (every pair; a reference
+            for small data).
+    """
+
+    targets: int | str = 10240
+    trials: int = 10
+    setting: str = "random-user"
+    engine: str = "exact"
+
+    def __post_init__(self) -> None:
+        t = self.targets
+        if isinstance(t, str):
+            word = t.strip().lower()
+            t = "all" if word == "all" else (int(word) if word.isdigit() else t)
+        if t != "all":
+            if isinstance(t, str):
+                raise refuse(f"targets must be a positive integer or 'all', got {t!r}",
+                             "targets")
+            t = integer(t, "targets", at_least=1, why="a trial needs a target")
+        object.__setattr__(self, "targets", t)
+        object.__setattr__(self, "trials", integer(
+            self.trials, "trials", at_least=1, why="the risk is measured over the trials"))
+        choice(self.setting, "setting", SETTINGS)
+        choice(self.engine, "engine", ENGINES)
+
+    def target_count(self, users: int, notes: list[str] | None = None) -> int | None:
+        """Targets per trial among ``users`` users; ``None`` for every user once (``"all"``,
+        the matching setting, or more targets than users: noted in ``notes``)."""
+        if self.setting == "matching" or self.targets == "all":
+            return None
+        assert isinstance(self.targets, int)
+        if self.targets > users:
+            if notes is not None:
+                notes.append(f"{self.targets} targets requested but only {users} users: "
+                             "every user is a target")
+            return None
+        return self.targets
+
+    def memory(self, users: int, weeks: int, attacks: int) -> tuple[float, float]:
+        """Bytes the protocol needs beyond the loaded data, for ``users`` website-1 users,
+        traces of ``weeks`` weeks and ``attacks`` attacks: (the users' and targets' part,
+        the trials' part). A bound for refusing what cannot fit, not an exact account."""
+        count = self.target_count(users)
+        targets = users if count is None else count
+        per_target = TARGET_BYTES_PER_WEEK * weeks + attacks * (
+            TARGET_BYTES_PER_ATTACK + 8 * weeks
+            + (8 << weeks if self.engine == "brute" else 0))  # brute: every match-set score
+        work = float(users) * weeks * USER_BYTES_PER_WEEK + float(targets) * per_target
+        return work, float(self.trials) * (TRIAL_BYTES + attacks * TRIAL_BYTES_PER_ATTACK)
+
+
+def protocol_of(protocol: ReidProtocol | None, *, targets: int | str | None = None,
+                trials: int | None = None, setting: str | None = None,
+                engine: str | None = None, default_trials: int = 10) -> ReidProtocol:
+    """``protocol``, or the one the keyword form describes (``None``: the default); both at
+    once is a ``TypeError``."""
+    given = {name: value for name, value in (("targets", targets), ("trials", trials),
+                                              ("setting", setting), ("engine", engine))
+             if value is not None}
+    if protocol is None:
+        given.setdefault("trials", default_trials)
+        return ReidProtocol(**given)  # type: ignore[arg-type]
+    if given:
+        raise TypeError(f"pass protocol= or {'/'.join(given)}=, not both")
+    return protocol
 
 
 def wilson_interval(successes: int, n: int) -> tuple[float, float]:
@@ -351,6 +466,7 @@ def evaluate_suffixes(
         attacks: per suffix, attacks already fitted on ``site1[:, -columns[j]:]``.
         columns: suffix lengths (1..r).
     """
+    engine = ReidProtocol(engine=engine).engine
     rows = np.asarray(true_rows, dtype=np.int64)
     width = site1.shape[1]
     if len(attacks) != len(columns) or any(not 1 <= c <= width for c in columns):
@@ -366,9 +482,6 @@ def evaluate_suffixes(
             out.append(brute_force_outcomes(s1, qs, [subset_scores(a.gains(qs)) for a in att],
                                             np.where(true_masks >= 0, true_masks >> d, -1)))
         return out
-    if engine != "exact":
-        raise InputError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}",
-                         field="engine")
     n_q = queries.shape[0]
     if n_q == 0:
         empty = TargetOutcomes(np.zeros(0, np.int64), np.zeros(0, np.bool_), np.zeros(0))
@@ -395,39 +508,6 @@ def evaluate_suffixes(
                             np.concatenate([p.in_argmax for p in ps]),
                             np.concatenate([p.best_score for p in ps])) for ps in per_r]
             for per_r in parts]
-
-
-def _check_common(weeks_or_r: int, trials: int, setting: str, engine: str) -> None:
-    if trials < 1:
-        raise InputError(f"trials must be >= 1, got {trials}", field="trials")
-    if setting not in SETTINGS:
-        raise InputError(f"unknown setting {setting!r}; choose from {', '.join(SETTINGS)}",
-                         field="setting")
-    if engine not in ENGINES:
-        raise InputError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}",
-                         field="engine")
-    if not 1 <= weeks_or_r <= MAX_WEEKS:
-        raise InputError(f"traces must span 1..{MAX_WEEKS} weeks, got {weeks_or_r}",
-                         field="weeks")
-
-
-def _target_count(targets: int | str, n: int, setting: str, notes: list[str]) -> int | None:
-    """Number of targets per trial, or None for every user once."""
-    if setting == "matching" or targets == "all":
-        return None
-    if isinstance(targets, str):
-        try:
-            targets = int(targets)
-        except ValueError:
-            raise InputError(f"targets must be a positive integer or 'all', got {targets!r}",
-                             field="targets") from None
-    if isinstance(targets, bool) or not isinstance(targets, int | np.integer) or targets < 1:
-        raise InputError(f"targets must be a positive integer or 'all', got {targets!r}",
-                         field="targets")
-    if targets > n:
-        notes.append(f"{targets} targets requested but only {n} users: every user is a target")
-        return None
-    return int(targets)
 
 
 def _pick_targets(rng: np.random.Generator, n: int, count: int | None) -> npt.NDArray[np.int64]:
@@ -468,14 +548,15 @@ def measure_risk(
     *,
     attacks: Sequence[AttackSpec] | AttackSpec = ("hamming", "asymmetric"),
     weeks: int = 4,
-    targets: int | str = 10240,
-    trials: int = 10,
+    targets: int | str | None = None,
+    trials: int | None = None,
     seed: int = 0,
     mechanism: Mechanism | None = None,
     progress: bool = True,
     populations: Populations | None = None,
-    setting: str = "random-user",
-    engine: str = "exact",
+    setting: str | None = None,
+    engine: str | None = None,
+    protocol: ReidProtocol | None = None,
 ) -> RiskResult:
     """Cross-site re-identification risk of a population under the Topics API.
 
@@ -487,20 +568,24 @@ def measure_risk(
         sets: the population's weekly topic sets (at least ``weeks + lookback - 1`` weeks).
         attacks: attack names (``available_attacks()``) or instances.
         weeks: call-weeks observed by each site (r).
-        targets: targets per trial (drawn without replacement), or ``"all"`` (every user
-            once: the expected risk is then exact for the trial).
-        trials: number of trials (fresh API randomness each).
+        protocol: targets, trials, setting and engine (``ReidProtocol``), or the keywords
+            (each ``None``: its default):
+        targets: targets per trial (drawn without replacement; default 10240), or ``"all"``
+            (every user once: the expected risk is then exact for the trial).
+        trials: number of trials (fresh API randomness each; default 10).
+        setting: ``"random-user"`` (default) or ``"matching"`` (Lemma 5: every user,
+            per-item rule).
+        engine: ``"exact"`` (default) or ``"brute"`` (reference; small data only).
         seed: seed of the API secrets, the target draws and the tie-breaks.
         mechanism: API parameters (default: ``k`` and taxonomy of ``sets``, ``p = 0.05``).
         progress: show a progress bar over the trials.
         populations: fresh populations, one per trial: a sequence or a callable
             ``trial -> TopicSets`` (default: ``sets`` in every trial).
-        setting: ``"random-user"`` or ``"matching"`` (Lemma 5: every user, per-item rule).
-        engine: ``"exact"`` or ``"brute"`` (reference; small data only).
     """
-    return _risk_trials(sets, [weeks], attacks=attacks, targets=targets, trials=trials,
-                        seed=seed, mechanism=mechanism, progress=progress,
-                        populations=populations, setting=setting, engine=engine)[0]
+    protocol = protocol_of(protocol, targets=targets, trials=trials, setting=setting,
+                           engine=engine)
+    return _risk_trials(sets, [weeks], attacks=attacks, protocol=protocol, seed=seed,
+                        mechanism=mechanism, progress=progress, populations=populations)[0]
 
 
 def _per_r_attacks(attacks: Sequence[AttackSpec] | AttackSpec, n: int,
@@ -515,28 +600,23 @@ def _risk_trials(
     rs: Sequence[int],
     *,
     attacks: Sequence[AttackSpec] | AttackSpec,
-    targets: int | str,
-    trials: int,
+    protocol: ReidProtocol,
     seed: int,
     mechanism: Mechanism | None,
     progress: bool,
     populations: Populations | None,
-    setting: str,
-    engine: str,
 ) -> list[RiskResult]:
     """``measure_risk`` for every r of ``rs`` with shared trials: the r-week traces of a trial
     are the last r call-weeks of the same simulated answers (answers are a function of the API
     secret, the user and the absolute week), the targets are the same, and one count of the
     longest traces serves every r (``evaluate_suffixes``). Each r's result is the one
     ``measure_risk(weeks=r)`` gives."""
+    trials, setting, engine = protocol.trials, protocol.setting, protocol.engine
     mech = _mechanism_for(sets, mechanism)
     for r in rs:
-        _check_common(r, trials, setting, engine)
+        check_call_weeks(r, mech.lookback)
     weeks = max(rs)
     trace_weeks = weeks + mech.lookback - 1
-    if trace_weeks > MAX_WEEKS:
-        raise InputError(f"{weeks} weeks with lookback {mech.lookback} exceed {MAX_WEEKS}",
-                         field="weeks")
     if populations is None and sets.n_weeks < trace_weeks:
         raise InputError(f"observing {weeks} call-week(s) with lookback {mech.lookback} needs "
                          f"{trace_weeks} weeks of profiles; the sets have {sets.n_weeks}",
@@ -561,7 +641,7 @@ def _risk_trials(
                                  f"{mech.lookback} needs {trace_weeks} weeks of profiles; the "
                                  f"sets have {pop.n_weeks}", field="weeks")
             rng = np.random.default_rng([seed, trial])
-            count = _target_count(targets, pop.n_users, setting, notes if trial == 0 else [])
+            count = protocol.target_count(pop.n_users, notes if trial == 0 else None)
             chosen = _pick_targets(rng, pop.n_users, count)
             api_seed = trial_api_seed(seed, trial)
             site1 = observe(pop.sets, [0], weeks=weeks, seed=api_seed, mechanism=mech,
@@ -625,13 +705,14 @@ def measure_risk_traces(
     site2: npt.ArrayLike | None = None,
     *,
     attacks: Sequence[AttackSpec] | AttackSpec = ("hamming",),
-    targets: int | str = 10240,
-    trials: int = 1,
+    targets: int | str | None = None,
+    trials: int | None = None,
     seed: int = 0,
     mechanism: Mechanism | None = None,
     progress: bool = True,
-    setting: str = "random-user",
-    engine: str = "exact",
+    setting: str | None = None,
+    engine: str | None = None,
+    protocol: ReidProtocol | None = None,
 ) -> RiskResult:
     """Re-identification risk on given traces (any categorical sequences).
 
@@ -639,7 +720,11 @@ def measure_risk_traces(
     only (the traces are fixed). ``site1`` may be a two-site ``SiteTraces`` (the smaller site
     id is website 1). The Hamming attack applies to any integer categories (``-1`` =
     missing); the asymmetric attack needs Topics API traces of ``mechanism``'s taxonomy.
+    ``protocol`` or the keywords as ``measure_risk`` (default: one trial).
     """
+    protocol = protocol_of(protocol, targets=targets, trials=trials, setting=setting,
+                           engine=engine, default_trials=1)
+    trials, setting, engine = protocol.trials, protocol.setting, protocol.engine
     mech = mechanism
     if isinstance(site1, SiteTraces):
         if site2 is not None:
@@ -658,8 +743,7 @@ def measure_risk_traces(
         raise InputError("traces must hold integer categories", field="traces")
     if a1.size and min(int(a1.min()), int(a2.min())) < -1:
         raise InputError("categories must be >= 0 (-1 marks a missing answer)", field="traces")
-    r = a1.shape[1]
-    _check_common(r, trials, setting, engine)
+    r = check_call_weeks(a1.shape[1])
     n = a1.shape[0]
     if n == 0:
         raise InputError("no users in the traces", field="traces")
@@ -668,7 +752,7 @@ def measure_risk_traces(
         a.fit(a1, mech)
     results = {a.name: AttackRisk(a.name, description=a.describe()) for a in att}
     notes: list[str] = []
-    count = _target_count(targets, n, setting, notes)
+    count = protocol.target_count(n, notes)
     per_trial: list[dict[str, Any]] = []
     t_start = time.perf_counter()
     with task("re-identification trials", trials, enabled=progress) as advance:
@@ -698,23 +782,28 @@ def risk_curve(
     if not weeks:
         raise InputError("no weeks given for the curve", field="weeks")
     rs = [int(r) for r in weeks]
-    opts: dict[str, Any] = {"attacks": ("hamming", "asymmetric"), "targets": 10240,
-                            "trials": 10, "seed": 0, "mechanism": None, "progress": True,
-                            "populations": None, "setting": "random-user",
-                            "engine": "exact"}
-    unknown = set(options) - set(opts)
+    known = {"attacks", "targets", "trials", "seed", "mechanism", "progress", "populations",
+             "setting", "engine", "protocol"}
+    unknown = set(options) - known
     if unknown:
         raise TypeError(f"risk_curve() got unexpected options {sorted(unknown)}")
-    opts.update(options)
-    return RiskCurve(_risk_trials(sets, rs, **opts))
+    protocol = protocol_of(options.get("protocol"), targets=options.get("targets"),
+                           trials=options.get("trials"), setting=options.get("setting"),
+                           engine=options.get("engine"))
+    return RiskCurve(_risk_trials(
+        sets, rs, attacks=options.get("attacks", ("hamming", "asymmetric")), protocol=protocol,
+        seed=options.get("seed", 0), mechanism=options.get("mechanism"),
+        progress=options.get("progress", True), populations=options.get("populations")))
 
 
 __all__ = [
     "ENGINES",
     "SETTINGS",
     "AttackRisk",
+    "ReidProtocol",
     "RiskCurve",
     "RiskResult",
+    "check_call_weeks",
     "evaluate_attacks",
     "evaluate_suffixes",
     "measure_risk",

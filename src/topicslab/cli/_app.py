@@ -208,16 +208,14 @@ out = Console()
 err = Console(stderr=True)
 
 
-def parse_epsilon(text: str) -> float:
-    """Accept a float or the papers' symbolic budgets ``ln3``/``ln(3)``/``ln2``."""
+def parse_epsilon(text: str, option: str = "--epsilon") -> float:
+    """Accept a float or the papers' symbolic budgets ``ln3``/``ln(3)``/``ln2``; what cannot
+    be read is bad input naming ``option`` (its range is the library's to check)."""
+    from topicslab.errors import InputError
+
     t = text.strip().lower().replace(" ", "")
-    if t.startswith("ln"):
-        arg = t[2:].strip("()")
-        try:
-            return math.log(float(arg))
-        except ValueError:
-            raise typer.BadParameter(f"cannot read epsilon {text!r}") from None
     try:
-        return float(t)
+        return math.log(float(t[2:].strip("()"))) if t.startswith("ln") else float(t)
     except ValueError:
-        raise typer.BadParameter(f"cannot read epsilon {text!r}") from None
+        raise InputError(f"cannot read epsilon {text!r}: use a number or lnX (e.g. ln3)",
+                         field=option) from None

@@ -40,8 +40,25 @@ def _parse_rhos(values: list[str] | None) -> list[float] | None:
                 try:
                     rhos.append(float(part))
                 except ValueError:
-                    raise InputError(f"cannot read rho {part!r}", field="rho") from None
+                    raise InputError(f"cannot read rho {part!r}", field="--rho") from None
     return rhos
+
+
+def _check_size(design: Any, groups: int) -> None:
+    """Refuse an experiment whose simulations cannot fit in memory, naming the option whose
+    personas weigh most."""
+    from topicslab._resources import require_memory
+    from topicslab.disclosure import PersonaModel
+    from topicslab.taxonomy import resolve
+
+    parts = design.memory(resolve("v2").size, groups, PersonaModel().visits_per_epoch)
+    field = max(parts, key=parts.get)
+    option = "--" + field.replace("_", "-")
+    what = {"personas": f"{design.personas:,} test personas",
+            "train_personas": f"{design.n_train:,} training personas",
+            "mc_samples": f"{design.mc_samples:,} white-box Monte Carlo personas"}[field]
+    require_memory(max(parts.values()), f"simulating {what} per group ({groups} groups, "
+                   f"{design.epochs} epochs)", field=option, hint=f"use fewer {option}")
 
 
 def _jsonable(x: Any) -> Any:
@@ -115,15 +132,16 @@ def disclosure(
             write_text_atomic(json_path, json.dumps(_jsonable(info), indent=1))
             err.print(f"wrote {json_path}")
         return
-    kwargs: dict[str, Any] = {}
-    rhos = _parse_rhos(rho)
-    if rhos is not None:
-        kwargs["rhos"] = rhos
-    result = d.topics_experiment(
-        epochs=epochs, personas=personas, train_personas=train_personas, seed=seed,
-        epsilon=parse_epsilon(epsilon), probe_sites=probe_sites, mc_samples=mc_samples,
-        n_sigma=n_sigma, sides=sides, smoothing=smoothing, whitebox=whitebox,
-        progress=not quiet, **kwargs)
+    # the experiment's design, checked once, and its memory, before any simulation
+    design = d.DisclosureDesign(
+        rhos=tuple(_parse_rhos(rho) or d.DEFAULT_RHOS), epochs=epochs, personas=personas,
+        train_personas=train_personas, probe_sites=probe_sites, mc_samples=mc_samples,
+        seed=seed, epsilon=parse_epsilon(epsilon), whitebox=whitebox)
+    groups = len(d.default_categories("v2")) + 1
+    design.check_groups(groups)
+    _check_size(design, groups)
+    result = d.topics_experiment(design=design, n_sigma=n_sigma, sides=sides,
+                                 smoothing=smoothing, progress=not quiet)
     out.print(_table(f"Topics API: detection vs ρ ({personas} test personas per group, "
                      f"{epochs} epochs, seed {seed})", *rate_rows(result)))
     out.print(_table("Per topic (sessions; one vs rest)", *topic_rows(result)))

@@ -40,6 +40,48 @@ _FIT_COPIES = 32
 _SAMPLE_BYTES_PER_SLOT = 16
 
 
+#: shard names are stem-NNNNN-of-MMMMM: five digits, which is also what a later write
+#: recognises (and replaces) as an earlier set's shards
+MAX_SHARDS = 99_999
+
+
+def _check_shards(shards: int | None, users: int, fmt: str) -> None:
+    """A TFRecord shard holds at least one user, and at most 99,999 shards keep the names a
+    later write recognises; --shards applies to TFRecord only."""
+    if shards is None:
+        return
+    if fmt != "tfrecord":
+        raise InputError("--shards applies to --format tfrecord", field="--shards")
+    most = min(max(users, 1), MAX_SHARDS)
+    if shards > most:
+        why = ("a shard holds at least one user" if most == max(users, 1) else
+               "shard names have five digits (stem-NNNNN-of-MMMMM)")
+        raise InputError(f"--shards must be in 1..{most:,}, got {shards:,}: {why}",
+                         field="--shards")
+
+
+def _check_fidelity_size(trials: int, users: int, weeks: int) -> None:
+    """Refuse a release-fidelity check whose trials cannot fit in memory: every user is a
+    target of both attacks, each trial keeps its figures per r (the reid protocol's
+    estimate, twice: population and synthetic)."""
+    from topicslab._resources import require_memory
+    from topicslab.attacks import ReidProtocol
+
+    work, kept = ReidProtocol("all", trials).memory(users, weeks, 2)
+    require_memory(work + 2 * weeks * kept, f"the release fidelity of {trials:,} trials x "
+                   f"{weeks} weeks", field="--risk-trials", hint="use fewer --risk-trials")
+
+
+def _check_disk(out_path: Path, users: int, weeks: int) -> None:
+    """Refuse synthetic users whose file surely cannot fit on its disk, naming --users."""
+    from topicslab._resources import require_disk
+    from topicslab.cli.population import PARQUET_BYTES_PER_USER_WEEK
+
+    require_disk(float(users) * weeks * PARQUET_BYTES_PER_USER_WEEK,
+                 f"{users:,} synthetic users x {weeks} weeks", out_path, field="--users",
+                 hint="use fewer --users")
+
+
 def _check_sample_size(users: int, weeks: int, k: int, hint: str) -> None:
     from topicslab._resources import require_memory
 
@@ -47,10 +89,26 @@ def _check_sample_size(users: int, weeks: int, k: int, hint: str) -> None:
                    f"sampling {users:,} users x {weeks:,} weeks at once", hint=hint)
 
 
+def _check_threads(threads: int | None) -> None:
+    """More torch threads than the CPUs this process may use only oversubscribes them (and a
+    huge count fails allocating the thread pool): refuse, naming --threads."""
+    import os
+
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if threads is not None and cpus and threads > cpus:
+        raise InputError(f"--threads {threads} is more than the {cpus} CPUs this process may "
+                         "use", field="--threads")
+
+
+#: the largest learning rate: Adam moves every logit by about lr per step, so past 1,000 one
+#: step saturates every softmax (the defaults are 0.3 and 1.0); 1e300 overflowed float32
+MAX_LR = 1000.0
+
+
 def _lr(lr: float | None) -> float | None:
-    if lr is not None and not (math.isfinite(lr) and lr > 0):
-        raise InputError(f"the learning rate must be a positive number, got {lr:g}",
-                         field="--lr")
+    if lr is not None and not (math.isfinite(lr) and 0 < lr <= MAX_LR):
+        raise InputError(f"the learning rate must be a number in (0, {MAX_LR:g}], got {lr:g}: "
+                         "Adam moves every logit by about lr per step", field="--lr")
     return lr
 
 
@@ -77,9 +135,14 @@ def _check_fit_size(stats: Any, stats_dir: Path, variant: Any, device: str) -> N
         err.print(f"[yellow]note[/]: k = {stats.k} inferred from the statistics (the directory "
                   "has no privacy_ledger.json)", highlight=False)
     if tm.resolve_device(device).type == "cpu":
-        require_memory(_fit_memory(variant, stats.k, stats.taxonomy.size),
+        m = stats.taxonomy.size
+        weeks_part = 8.0 * 2 * variant.weeks * m * m
+        modes = getattr(variant, "modes", 1) if variant.name != "paper" else 1
+        option = ("--weeks" if weeks_part > _fit_memory(variant, stats.k, m) / 2
+                  else "--modes" if modes > variant.types else "--types")
+        require_memory(_fit_memory(variant, stats.k, m),
                        f"fitting {variant.types} types over {variant.weeks} weeks",
-                       hint="use fewer --types, --modes or --weeks")
+                       field=option, hint="use fewer --types, --modes or --weeks")
 
 
 def _jsonable(x: Any) -> Any:
@@ -237,6 +300,7 @@ def fit_command(
         raise InputError(f"--max-minutes must be a positive number, got {max_minutes:g}",
                          field="--max-minutes")
     stop_at = _target(target)
+    _check_threads(threads)
     stats = dp.load_statistics(stats_dir)
     _check_fit_size(stats, stats_dir, variant, device)
     on_interrupt(lambda: _checkpoints_kept(out_dir / "checkpoints"))
@@ -320,6 +384,8 @@ def sample_command(
                          "output_parameters.json uses)", field="--taxonomy")
     _check_sample_size(min(users, chunk_users), weeks or mdl.weeks, mdl.k,
                        "use fewer --weeks or a smaller --chunk-users")
+    _check_shards(shards, users, fmt)
+    _check_disk(out_path, users, weeks or mdl.weeks)
     t0 = time.perf_counter()
     files = tm.sample_to_file(mdl, out_path, users, seed=seed, weeks=weeks,
                               format=fmt,  # type: ignore[arg-type]
@@ -402,6 +468,8 @@ def validate_command(
         else:
             _check_sample_size(users or pop.n_users, max(weeks, mdl.weeks), mdl.k,
                                "use fewer --users")
+    if risk and pop is not None and weeks is not None:
+        _check_fidelity_size(risk_trials, pop.n_users, weeks)
     q = tv.fit_quality(stats, mdl)
     doc: dict[str, Any] = {"fit_quality": q.to_dict(arrays=arrays),
                            "model_stationarity": tv.stationarity(mdl).to_dict()}

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 
@@ -84,10 +85,9 @@ def population(
     from topicslab._paths import check_output_file
 
     check_output_file(out_path, "--out", PARQUET, "Parquet")
-    m = taxonomy_size(taxonomy)
-    if k > m:
-        raise InputError(f"--k {k} is more than the {m} topics of taxonomy {taxonomy}; the "
-                         f"Topics API uses {API_K}", field="--k")
+    from topicslab.api import Mechanism
+
+    Mechanism(k=k, taxonomy=taxonomy)  # the profile size and taxonomy, checked once
     base = pop.PopulationParams.load(params) if params else None
     stress = pop.Stress(persistence=persistence, routine=routine, groups=groups,
                         interests=interests)
@@ -95,10 +95,12 @@ def population(
     t0 = time.perf_counter()
     n_real_weeks = 0
     first = None
+    # the generator checks its arguments (--weeks) when made, before the writer opens
+    chunks = pop.generate_chunks(users, weeks, seed=seed, params=p, k=k, taxonomy=taxonomy,
+                                 chunk_users=chunk_users, progress=True)
+    _check_disk(out_path, users, weeks)
     with tio.SetsWriter(out_path, taxonomy=taxonomy, k=k, weeks=weeks) as writer:
-        for chunk in pop.generate_chunks(users, weeks, seed=seed, params=p, k=k,
-                                         taxonomy=taxonomy, chunk_users=chunk_users,
-                                         progress=True):
+        for chunk in chunks:
             writer.write(chunk)
             n_real_weeks += int(chunk.metadata.get("padded_user_weeks", 0))
             if first is None:
@@ -142,11 +144,11 @@ def observe(
     sets_path: Path = typer.Option(..., "--sets", "-s", help="Topic-set sequences file."),
     sites: int = typer.Option(2, "--sites", min=1, help="Number of sites calling the API."),
     seed: int = typer.Option(0, "--seed", min=0, help="Browser-side seed of the answers."),
-    p: float = typer.Option(0.05, "--p", min=0.0, max=1.0, help="Random-topic probability."),
+    p: float = typer.Option(0.05, "--p", help="Random-topic probability, in [0, 1]."),
     weeks: int | None = typer.Option(None, "--weeks", min=1,
                                      help="Call-weeks observed (default: all)."),
     lookback: int = typer.Option(
-        1, "--lookback", min=1, help="Epochs returned per call (1 as in the papers, 3 in Chrome)."),
+        1, "--lookback", help="Epochs returned per call (1 as in the papers, 3 in Chrome)."),
     witnessed: float | None = typer.Option(
         None, "--witnessed", min=0.0, max=1.0,
         help="Caller filtering: probability a caller witnessed a (user, topic); off by default."),
@@ -161,11 +163,14 @@ def observe(
     from topicslab.datamodel import SiteTraces
 
     check_output_file(out_path, "--out", PARQUET, "Parquet")
+    mech = api.Mechanism(p=p, lookback=lookback)  # checked once, before the data is read
     t0 = time.perf_counter()
     data = tio.read_sets(sets_path)
     require_at_most_k(data, k, sets_path)
     check_observed_weeks(weeks, lookback, data.n_weeks, sets_path)
-    mech = api.Mechanism(k=data.k, p=p, taxonomy=data.taxonomy, lookback=lookback)
+    mech = dataclasses.replace(mech, k=data.k, taxonomy=data.taxonomy)
+    _check_answers_size(sites, data.n_users,
+                        data.n_weeks if weeks is None else weeks + lookback - 1, data.k)
     traces = api.observe(data.sets, sites, weeks=weeks, seed=seed, mechanism=mech,
                          user_ids=data.user_ids, witnessed=witnessed)
     result = SiteTraces(traces, data.taxonomy, data.user_ids,
@@ -186,6 +191,36 @@ def observe(
     if traces.shape[0] >= 2:
         err.print(f"site 0 and site 1 agree on {(traces[0] == traces[1]).mean():.2%} of "
                   "(user, epoch) answers")
+
+
+#: the least bytes a user-week takes in a topic-set Parquet file: k = 5 of 469 topics hold
+#: about 4.7 bytes of entropy and the calibrated population takes ~7; a lower bound, so
+#: that only what surely cannot fit is refused
+PARQUET_BYTES_PER_USER_WEEK = 2
+
+
+def _check_disk(out_path: Path, users: int, weeks: int) -> None:
+    """Refuse a population whose file surely cannot fit on its disk, naming --users."""
+    from topicslab._resources import require_disk
+
+    require_disk(float(users) * weeks * PARQUET_BYTES_PER_USER_WEEK,
+                 f"{users:,} users x {weeks} weeks", out_path, field="--users",
+                 hint="use fewer --users")
+
+
+#: bytes per answer of ``observe``: the int16 traces, the in-profile check against the k
+#: topics of the week (bool per slot, twice) and the Parquet conversion (generous)
+_ANSWER_BYTES = 20
+
+
+def _check_answers_size(sites: int, users: int, epochs: int, k: int) -> None:
+    """Refuse more answers than fit in memory (one per site, user and epoch), naming --sites:
+    the data is already in memory, the sites multiply it."""
+    from topicslab._resources import require_memory
+
+    require_memory(float(sites) * users * epochs * (_ANSWER_BYTES + 2 * k),
+                   f"the answers of {sites:,} sites x {users:,} users x {epochs} epochs",
+                   field="--sites", hint="use fewer --sites")
 
 
 def check_observed_weeks(weeks: int | None, lookback: int, n_weeks: int, file: Path) -> None:

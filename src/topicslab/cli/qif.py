@@ -19,25 +19,21 @@ from rich.table import Table
 from topicslab.cli._app import app, err, out
 from topicslab.errors import InputError
 from topicslab.qif.errors import QIFError
+from topicslab.qif.topics import MAX_TOPICS
 
-#: the exact capacities enumerate the partitions of the epochs: 40 epochs take about a second,
-#: 60 more than half a minute and the count explodes beyond (1,000,000 never ends)
-MAX_EPOCHS = 40
+#: the most values an ``A..B`` range may list: far more than any option needs (epochs stop at
+#: 40, weeks at the data's), few enough that reading ``1..10000000000`` cannot fill memory
+MAX_RANGE_VALUES = 10_000
 
 
 def _epochs(text: str) -> list[int]:
+    from topicslab.qif import check_epochs
+
     try:
         ks = parse_int_range(text)
     except QIFError as exc:
         raise InputError(str(exc), field="--epochs") from None
-    if not ks or any(k < 1 for k in ks):
-        raise InputError(f"the number of epochs must be at least 1, got {text!r}",
-                         field="--epochs")
-    if max(ks) > MAX_EPOCHS or len(ks) > MAX_EPOCHS:
-        raise InputError(f"at most {MAX_EPOCHS} epochs (and {MAX_EPOCHS} values): the exact "
-                         "capacities enumerate partitions of the epochs and take hours "
-                         f"beyond; got {text!r}", field="--epochs")
-    return ks
+    return check_epochs(ks)  # QIFParameterError naming epochs: reported as --epochs
 
 
 def _week_list(text: str) -> list[int]:
@@ -60,10 +56,24 @@ def parse_int_range(text: str, *, what: str = "epochs") -> list[int]:
             lo, hi = int(m.group(1)), int(m.group(2))
             if hi < lo:
                 raise QIFError(f"empty {what} range {text!r}")
+            if hi - lo >= MAX_RANGE_VALUES:
+                raise QIFError(f"{what} range {text!r} lists {hi - lo + 1:,} values, more "
+                               f"than {MAX_RANGE_VALUES:,}")
             return list(range(lo, hi + 1))
         return [int(part) for part in t.split(",") if part.strip()]
     except ValueError:
         raise QIFError(f"cannot read {what} {text!r}: use N, A..B or A,B,C") from None
+
+
+def _check_tables_size(data: Any, m: int, epochs: list[int]) -> None:
+    """Refuse the data tables when they cannot fit in memory (a large --m: one epoch's IBA
+    vulnerability needs m x m tables)."""
+    from topicslab._resources import require_memory
+    from topicslab.qif import tables_memory
+
+    need = max(tables_memory(data.n_users, m, n_ep, data.k) for n_ep in epochs)
+    require_memory(need, f"the QIF tables of {data.n_users:,} users over m = {m:,} topics",
+                   field="--m", hint="use a smaller --m (default: the data's taxonomy)")
 
 
 def _num(x: Any) -> str:
@@ -114,10 +124,9 @@ def qif(
             if value:
                 raise InputError(f"{option} selects weeks of --sets: give --sets",
                                  field=option)
-        mm = 469 if m is None else m
-        ss = 5 if s is None else s
+        channel = q.ReportingChannel(469 if m is None else m, 5 if s is None else s, r)
+        mm, ss = channel.m, channel.s
         ks = _epochs(epochs)
-        q.check_params(mm, ss, r)
         rows = q.parameter_table(mm, ss, r, ks)
         if as_json:
             typer.echo(json.dumps(_jsonable(rows)))
@@ -140,6 +149,9 @@ def qif(
             raise InputError("--epochs applies to the parameter tables, without --sets "
                              "(with --sets use --week or --weeks)", field="--epochs")
         week_list = _week_list(weeks) if weeks is not None else None
+        # the channel's parameters, checked once before the data is read (m and s as far as
+        # they are known: m is then checked against the data's taxonomy by the library)
+        q.ReportingChannel(MAX_TOPICS if m is None else m, 1 if s is None else s, r)
         data = read_sets(sets_path)
         too_late = [w for w in [week, *(week_list or [])] if w >= data.n_weeks]
         if too_late:
@@ -148,7 +160,8 @@ def qif(
                              file=str(sets_path), field="--weeks" if week < data.n_weeks
                              else "--week")
         mm = data.taxonomy.size if m is None else m
-        q.check_params(mm, s if s is not None else data.k, r)
+        q.ReportingChannel(mm, s if s is not None else data.k, r)
+        _check_tables_size(data, mm, [1] + ([len(week_list)] if week_list else []))
         single = q.population_tables(data, weeks=week, r=r, s=s, m=mm)
         results = [single]
         if week_list is not None:

@@ -38,30 +38,30 @@ def _attack_names(text: str) -> list[str]:
     return names
 
 
-def _weeks(text: str) -> list[int]:
+def _weeks(text: str, lookback: int) -> list[int]:
+    from topicslab.attacks import check_call_weeks
     from topicslab.cli.qif import parse_int_range
 
     try:
         values = parse_int_range(text, what="weeks")
     except Exception as exc:  # QIFError: re-locate on this command's option
         raise InputError(str(exc), field="--weeks") from None
-    if not values or any(v < 1 for v in values):
-        raise InputError(f"weeks must be positive integers, got {text!r}", field="--weeks")
-    return values
+    if not values:
+        raise InputError(f"no weeks in {text!r}", field="--weeks")
+    return [check_call_weeks(v, lookback) for v in values]
 
 
-def _targets(text: str) -> int | str:
-    t = text.strip().lower()
-    if t == "all":
-        return "all"
-    try:
-        value = int(t)
-    except ValueError:
-        raise InputError(f"--targets must be a positive integer or all, got {text!r}",
-                         field="--targets") from None
-    if value < 1:
-        raise InputError(f"--targets must be positive, got {value}", field="--targets")
-    return value
+def _check_size(protocol: Any, users: int, weeks: int, attacks: int) -> None:
+    """Refuse a protocol whose targets and trials cannot fit in memory, naming the option
+    that weighs most."""
+    from topicslab._resources import require_memory
+
+    work, trials = protocol.memory(users, weeks, attacks)
+    count = protocol.target_count(users)
+    targets = f"{users if count is None else count:,} targets x " if users else ""
+    require_memory(work + trials, f"re-identification of {targets}{protocol.trials:,} trials",
+                   field="--trials" if trials >= work else "--targets",
+                   hint="use fewer --trials" if trials >= work else "use fewer --targets")
 
 
 def _fmt_bound(x: Any) -> str:
@@ -117,12 +117,12 @@ def reid(
              "all the file's weeks)."),
     targets: str = typer.Option("10240", "--targets", "-t",
                                 help="Targets per trial, or all (every user once)."),
-    trials: int | None = typer.Option(None, "--trials", min=1,
+    trials: int | None = typer.Option(None, "--trials",
                                       help="Trials (default 10 with --sets, 1 with --traces)."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of API secrets, targets, ties."),
     json_path: Path | None = typer.Option(None, "--json", help="Write every figure as JSON."),
     p: float = typer.Option(0.05, "--p", help="Probability of a random topic (mechanism)."),
-    lookback: int = typer.Option(1, "--lookback", min=1,
+    lookback: int = typer.Option(1, "--lookback",
                                  help="Epochs returned per call (1 as in the papers; 3 Chrome)."),
     setting: str = typer.Option("random-user", "--setting",
                                 help="random-user | matching (Lemma 5: every user)."),
@@ -135,6 +135,8 @@ def reid(
                                "stats --k)."),
 ) -> None:
     """Cross-site re-identification risk: Hamming and asymmetric attacks, exact engine."""
+    import dataclasses
+
     from topicslab import attacks as atk
     from topicslab._paths import check_output_file
     from topicslab.api import Mechanism
@@ -144,25 +146,30 @@ def reid(
     if json_path is not None:
         check_output_file(json_path, "--json", (".json",), "JSON")
     names = _attack_names(attack)
-    r_list = _weeks(weeks) if weeks is not None else None
-    n_targets = _targets(targets)
+    # the protocol's and the mechanism's parameters, checked once, before any data is read
+    if trials is None:
+        trials = 10 if traces_path is None else 1
+    protocol = atk.ReidProtocol(targets, trials, setting, engine)
+    mech = Mechanism(p=p, lookback=lookback)
+    r_list = _weeks(weeks, lookback) if weeks is not None else None
+    _check_size(protocol, 0, 1, len(names))  # the trials' part: known before the data
     payload: dict[str, Any]
+    opts: dict[str, Any] = dict(attacks=names, seed=seed, progress=progress,
+                                protocol=protocol)
     try:
         if sets_path is not None:
             from topicslab.io import read_sets
 
             data = read_sets(sets_path)
             require_at_most_k(data, k, sets_path)
-            mech = Mechanism(k=data.k, p=p, taxonomy=data.taxonomy, lookback=lookback)
-            opts: dict[str, Any] = dict(attacks=names, targets=n_targets,
-                                        trials=trials or 10, seed=seed, mechanism=mech,
-                                        progress=progress, setting=setting, engine=engine)
-            r_list = r_list or [4]
+            mech = dataclasses.replace(mech, k=data.k, taxonomy=data.taxonomy)
+            r_list = r_list or [atk.check_call_weeks(4, lookback)]
+            _check_size(protocol, data.n_users, max(r_list) + lookback - 1, len(names))
             if len(r_list) == 1:
-                results = [atk.measure_risk(data, weeks=r_list[0], **opts)]
+                results = [atk.measure_risk(data, weeks=r_list[0], mechanism=mech, **opts)]
                 payload = results[0].to_dict()
             else:
-                curve = atk.risk_curve(data, weeks=r_list, **opts)
+                curve = atk.risk_curve(data, weeks=r_list, mechanism=mech, **opts)
                 results = curve.results
                 payload = curve.to_dict()
             found = [atk.reid_bounds(data, weeks=r, mechanism=mech, seed=seed)
@@ -180,24 +187,23 @@ def reid(
             if r_list is not None and len(r_list) > 1:
                 raise InputError("--weeks lists apply to --sets", field="--weeks")
             tr = read_traces(traces_path)
-            mech = Mechanism(p=p, taxonomy=tr.taxonomy, lookback=lookback)
+            mech = dataclasses.replace(mech, taxonomy=tr.taxonomy)
             site1, site2 = atk.split_sites(tr)
             use = site1.shape[1] if r_list is None else r_list[0]
             if use > site1.shape[1]:
                 raise InputError(f"the traces have {site1.shape[1]} weeks, {use} requested",
                                  field="--weeks")
-            res = atk.measure_risk_traces(site1[:, -use:], site2[:, -use:], attacks=names,
-                                          targets=n_targets, trials=trials or 1, seed=seed,
-                                          mechanism=mech, progress=progress, setting=setting,
-                                          engine=engine)
+            _check_size(protocol, site1.shape[0], use, len(names))
+            res = atk.measure_risk_traces(site1[:, -use:], site2[:, -use:], mechanism=mech,
+                                          **opts)
             results = [res]
             payload = res.to_dict()
             found = []
             title = f"{traces_path.name}: {res.users:,} users"
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
     except InputError as exc:
         raise exc.located(file=str(sets_path or traces_path)) from None
+    except ValueError as exc:  # an engine's refusal of what this data and options combine
+        raise InputError(str(exc), file=str(sets_path or traces_path)) from None
     first = results[0]
     seconds = sum(r.seconds for r in results)
     title += (f", {first.targets:,} targets × {first.trials} trial(s), {first.setting}, "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.table import Table
@@ -24,6 +25,24 @@ def _stages_kept(out_dir: Path) -> str:
             "continues from them")
 
 
+def _check_size(preset: str, users: int | None, overrides: dict[str, Any],
+                users_known: bool) -> None:
+    """Refuse a run whose re-identification protocol cannot fit in memory (its targets and
+    trials), before any stage; the run's other options are checked by ``Preset``."""
+    from topicslab._resources import require_memory
+    from topicslab.attacks import ReidProtocol
+    from topicslab.experiment.presets import PRESETS
+
+    if preset not in PRESETS:
+        return  # the pipeline names the unknown preset
+    cfg = PRESETS[preset].with_overrides(users=users, **overrides)
+    work, trials = ReidProtocol(cfg.targets, cfg.trials).memory(
+        cfg.users if users_known else 0, cfg.weeks, 2)
+    option = "--trials" if trials >= work else "--targets"
+    require_memory(work + trials, f"the re-identification protocol's {cfg.trials:,} trials",
+                   field=option, hint=f"use fewer {option}")
+
+
 @app.command()
 def run(
     preset: str = typer.Option("default", "--preset",
@@ -42,8 +61,8 @@ def run(
                                          help="Override the fit's full-objective steps."),
     fit_minutes: float | None = typer.Option(None, "--fit-minutes", min=0.01,
                                              help="Override the fit's time cap."),
-    targets: int | None = typer.Option(None, "--targets", min=1, help="Override the targets."),
-    trials: int | None = typer.Option(None, "--trials", min=1,
+    targets: int | None = typer.Option(None, "--targets", help="Override the targets."),
+    trials: int | None = typer.Option(None, "--trials",
                                       help="Override the paper protocol's trials."),
     refit_per_trial: bool = typer.Option(
         False, "--refit-per-trial",
@@ -69,6 +88,7 @@ def run(
                  "refit_per_trial": True if refit_per_trial else None,
                  "fidelity_trials": fidelity_trials,
                  "disclosure": False if no_disclosure else None}
+    _check_size(preset, users, overrides, users_known=sets is None and stats is None)
     # every stage's artefacts are all-or-nothing and recorded once complete, so Ctrl-C keeps
     # the finished stages and the same command carries on from them
     on_interrupt(lambda: _stages_kept(out_dir))

@@ -12,21 +12,26 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import typer
 from rich.table import Table
 
 from topicslab.cli._app import app, err, out, parse_epsilon
+from topicslab.errors import InputError
+
+if TYPE_CHECKING:  # the dp package is imported only when a release is made
+    from topicslab.dp.params import Accounting, BoundMode
 
 
-def _floats(text: str | None, what: str) -> list[float] | None:
+def _floats(text: str | None, what: str) -> tuple[float, ...] | None:
     if text is None:
         return None
     try:
-        return [float(x) for x in text.split(",") if x.strip()]
+        return tuple(float(x) for x in text.split(",") if x.strip())
     except ValueError:
-        raise typer.BadParameter(f"cannot read {what} {text!r}") from None
+        raise InputError(f"cannot read {what} {text!r}: use comma-separated numbers",
+                         field=f"--{what}") from None
 
 
 #: ``--engine auto`` streams Parquet inputs of at least this many users: reading them whole
@@ -44,24 +49,14 @@ def _pick_engine(engine: str, path: Path) -> str:
     return "stream" if n is not None and n >= AUTO_STREAM_USERS else "local"
 
 
-def _ints(text: str | None, what: str) -> list[int] | None:
+def _ints(text: str | None, what: str) -> tuple[int, ...] | None:
     if text is None:
         return None
     try:
-        return [int(x) for x in text.split(",") if x.strip()]
+        return tuple(int(x) for x in text.split(",") if x.strip())
     except ValueError:
-        raise typer.BadParameter(f"cannot read {what} {text!r}") from None
-
-
-#: options whose checks happen in the library, once the input's taxonomy and weeks are known
-_LIBRARY_CHECKED = ("k", "weeks", "split")
-
-
-def _option_of(message: str) -> str | None:
-    """The option a library ``ValueError`` is about: its messages start with the argument's
-    name (``k must be in 2..469, got 500``)."""
-    first = message.split(" ", 1)[0]
-    return f"--{first}" if first in _LIBRARY_CHECKED else None
+        raise InputError(f"cannot read {what} {text!r}: use comma-separated integers",
+                         field=f"--{what}") from None
 
 
 @app.command()
@@ -78,7 +73,7 @@ def stats(
         None, "--split", help="Budget shares: within weeks, then week pairs (0.25,0.25,0.5)."),
     accounting: str = typer.Option("paper", "--accounting", help="paper | tight."),
     bound: str = typer.Option("reject", "--bound", help="Over-long weeks: reject | truncate."),
-    k: int = typer.Option(5, "--k", min=2, help="Topics per week after bounding."),
+    k: int = typer.Option(5, "--k", help="Topics per week after bounding (at least 2)."),
     seed: int | None = typer.Option(
         None, "--seed", min=0,
         help="Reproducible run: the noise is NOT cryptographically secure."),
@@ -95,7 +90,6 @@ def stats(
 ) -> None:
     """Differentially private q_single / q_within / q_across with an exact privacy ledger."""
     from topicslab import dp
-    from topicslab.errors import InputError
 
     if explain is not None:
         for table in dp.ledger_tables(dp.load_ledger(explain)):
@@ -103,15 +97,10 @@ def stats(
         return
     if sets_path is None or out_dir is None:
         raise InputError("--sets and --out are required (or use --explain DIR)")
-    eps = parse_epsilon(epsilon)
-    if not eps > 0:
-        raise InputError(f"epsilon must be > 0, got {epsilon}", field="--epsilon")
-    if not 0 < delta < 1:
-        raise InputError(f"delta must be in (0, 1), got {delta:g}", field="--delta")
-    if accounting not in ("paper", "tight"):
-        raise InputError(f"--accounting must be paper or tight, got {accounting!r}")
-    if bound not in ("reject", "truncate"):
-        raise InputError(f"--bound must be reject or truncate, got {bound!r}")
+    # the release's parameters, checked once, before any data is read
+    budget = dp.PrivacyBudget(parse_epsilon(epsilon), delta, cast("Accounting", accounting),
+                              _floats(split, "split"))
+    contribution = dp.ContributionBound(k, cast("BoundMode", bound), _ints(weeks, "weeks"))
     if engine not in ENGINES:
         raise InputError(f"--engine must be one of {', '.join(ENGINES)}, got {engine!r}",
                          field="--engine")
@@ -121,10 +110,7 @@ def stats(
 
     check_output_dir(out_dir, "--out")
     engine = _pick_engine(engine, sets_path)
-    opts: dict[str, Any] = {
-        "weeks": _ints(weeks, "weeks"), "k": k, "epsilon": eps, "delta": delta,
-        "split": _floats(split, "split"), "accounting": accounting, "bound": bound,
-        "seed": seed}
+    opts: dict[str, Any] = {"budget": budget, "contribution": contribution, "seed": seed}
     t0 = time.perf_counter()
     try:
         if engine == "local":
@@ -141,9 +127,7 @@ def stats(
             from topicslab.dp.spark import spark_statistics
 
             result = spark_statistics(os.fspath(sets_path), master=master, **opts)
-    except ValueError as exc:
-        raise InputError(str(exc), field=_option_of(str(exc))) from None
-    except InputError as exc:
+    except InputError as exc:  # k above the taxonomy's size, weeks past the input's, ...
         raise exc.located(file=str(sets_path)) from None
     with no_new_empty_dirs(out_dir):
         dp.save_statistics(out_dir, result)

@@ -23,12 +23,15 @@ Topics API (``personas``, ``whitebox``, ``experiment``):
     SensitiveCategory, default_categories, PersonaModel, simulate_personas
     single_answer_likelihood_ratio                          1 + (1-p) m / (p k)
     log_likelihood, log_ratio, first_violation              white-box ln M_k(c)
+    DisclosureDesign                                        the experiment's sizes, ρ and ε,
+                                                            checked once (``design``)
     topics_experiment -> DisclosureResult                   detection vs ρ, white box
 
 Report (``report``, ``figures``): report_section, rates_figure, ln_m_figure
 """
 
 from topicslab.disclosure.bands import Band, Bands, learn_bands
+from topicslab.disclosure.design import DisclosureDesign
 from topicslab.disclosure.detection import Detector
 from topicslab.disclosure.evaluation import (
     Evaluation,
@@ -82,6 +85,7 @@ __all__ = [
     "Bands",
     "Detector",
     "Dictionary",
+    "DisclosureDesign",
     "DisclosureResult",
     "Estimate",
     "Evaluation",

@@ -28,7 +28,6 @@ Public names:
 from __future__ import annotations
 
 import functools
-import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -40,6 +39,7 @@ import numpy.typing as npt
 from topicslab._progress import task
 from topicslab.api import Mechanism
 from topicslab.disclosure.bands import Bands, learn_bands
+from topicslab.disclosure.design import DEFAULT_RHOS, DisclosureDesign
 from topicslab.disclosure.detection import Detector
 from topicslab.disclosure.evaluation import Evaluation, evaluate, wilson_interval
 from topicslab.disclosure.personas import (
@@ -49,11 +49,10 @@ from topicslab.disclosure.personas import (
     simulate_personas,
 )
 from topicslab.disclosure.pri import OTHER, PRI
-from topicslab.disclosure.whitebox import MAX_SITES, first_violation, log_likelihood, log_ratio
+from topicslab.disclosure.whitebox import first_violation, log_likelihood, log_ratio
 from topicslab.errors import InputError
 from topicslab.taxonomy import Taxonomy, resolve
 
-DEFAULT_RHOS = (0.05, 0.1, 0.2, 0.4)
 #: White-box prior of each sensitive category (the rest of the mass is non-sensitive).
 DEFAULT_PRIOR = 0.05
 #: First user id of each persona block (disjoint keyed randomness).
@@ -191,15 +190,15 @@ def _whitebox_summary(ln_m: npt.NDArray[np.float64], labels: npt.NDArray[np.int6
 
 def topics_experiment(
     *,
-    rhos: Sequence[float] = DEFAULT_RHOS,
-    epochs: int = 8,
-    personas: int = 200,
+    rhos: Sequence[float] | None = None,
+    epochs: int | None = None,
+    personas: int | None = None,
     train_personas: int | None = None,
-    probe_sites: int = 10,
-    mc_samples: int = 500,
+    probe_sites: int | None = None,
+    mc_samples: int | None = None,
     mc_epochs: int | None = None,
-    seed: int = 0,
-    epsilon: float = math.log(2),
+    seed: int | None = None,
+    epsilon: float | None = None,
     taxonomy: Taxonomy | str | None = None,
     categories: Sequence[SensitiveCategory] | None = None,
     model: PersonaModel | None = None,
@@ -210,14 +209,17 @@ def topics_experiment(
     sides: str = "two",
     clip: bool = False,
     session_probes: int = 5,
-    onset: int = 0,
+    onset: int | None = None,
     prior: Mapping[str, float] | None = None,
-    whitebox: bool = True,
+    whitebox: bool | None = None,
     progress: bool = True,
+    design: DisclosureDesign | None = None,
 ) -> DisclosureResult:
     """Detection of sensitive interests from Topics API answers, for each intensity ρ.
 
     Args:
+        design: the experiment's sizes, intensities and budget (``DisclosureDesign``,
+            checked once), or its keywords (each ``None``: its default):
         rhos: intensities (share of a sensitive persona's visits to its proxy topics).
         epochs: epochs simulated; the session rule uses the first ``session_probes``.
         personas: test personas per group (each sensitive category, and ``other``).
@@ -228,6 +230,8 @@ def topics_experiment(
             default ``epochs``).
         seed: seed of everything (browsing and the browser's keyed randomness).
         epsilon: the budget ε of Def 4.1 (default ln 2).
+        onset: first epoch of the sensitive browsing.
+        whitebox: run the white-box check.
         taxonomy: taxonomy version or object (default v2).
         categories: sensitive categories (default :func:`default_categories`).
         model: persona browsing model.
@@ -235,46 +239,32 @@ def topics_experiment(
         smoothing: additive smoothing of the PRI ratio (0: the paper's estimator).
         n_sigma, sides, clip: band options (paper: 3, two-sided, no clipping).
         session_probes: probes of a session (5).
-        onset: first epoch of the sensitive browsing.
         prior: white-box prior π over groups by name (default: ``DEFAULT_PRIOR`` = 5% for
             each sensitive category, the rest non-sensitive).
-        whitebox: run the white-box check.
         progress: show a progress bar (stderr).
     """
+    given: dict[str, Any] = {name: value for name, value in (
+        ("rhos", rhos), ("epochs", epochs), ("personas", personas),
+        ("train_personas", train_personas), ("probe_sites", probe_sites),
+        ("mc_samples", mc_samples), ("mc_epochs", mc_epochs), ("seed", seed),
+        ("epsilon", epsilon), ("onset", onset), ("whitebox", whitebox)) if value is not None}
+    if design is None:
+        design = DisclosureDesign(**given)
+    elif given:
+        raise TypeError(f"pass design= or {'/'.join(given)}=, not both")
     tax = resolve(taxonomy if taxonomy is not None else "v2")
-    try:
-        mech = Mechanism(k=k, p=p, taxonomy=tax)
-    except ValueError as exc:
-        raise InputError(str(exc), field="mechanism") from None
+    mech = Mechanism(k=k, p=p, taxonomy=tax)
     cats = tuple(categories) if categories is not None else default_categories(tax)
     names = (*(c.name for c in cats), OTHER)
     if len(set(names)) != len(names):
         raise InputError(f"category names must be distinct and not {OTHER!r}",
                          field="categories")
-    rho_list = [float(r) for r in rhos]
-    if not rho_list or any(not 0.0 <= r <= 1.0 for r in rho_list):
-        raise InputError("rhos must be a non-empty list of values in [0, 1]", field="rho")
-    n_train = personas if train_personas is None else train_personas
-    for name, val in (("personas", personas), ("train_personas", n_train),
-                      ("mc_samples", mc_samples), ("probe_sites", probe_sites)):
-        if val < 1:
-            raise InputError(f"{name} must be >= 1, got {val}", field=name)
-    if seed < 0:
-        raise InputError(f"seed must be >= 0, got {seed}", field="seed")
-    if whitebox and probe_sites > MAX_SITES:
-        raise InputError(f"the white box handles at most {MAX_SITES} probe sites",
-                         field="probe_sites")
-    if personas < 2 or n_train < 2:
-        raise InputError("personas must be >= 2 per group (bands need a spread)",
-                         field="personas")
-    if epochs < 1:
-        raise InputError(f"epochs must be >= 1, got {epochs}", field="epochs")
-    pool_epochs = epochs if mc_epochs is None else mc_epochs
-    if pool_epochs < 1:
-        raise InputError(f"mc_epochs must be >= 1, got {pool_epochs}", field="mc_epochs")
-    if not math.isfinite(epsilon) or epsilon < 0:
-        raise InputError(f"epsilon must be a non-negative number, got {epsilon}",
-                         field="epsilon")
+    design.check_groups(len(names))
+    rho_list = list(design.rhos)
+    epochs, personas, n_train = design.epochs, design.personas, design.n_train
+    probe_sites, mc_samples, seed = design.probe_sites, design.mc_samples, design.seed
+    epsilon, onset, whitebox = design.epsilon, design.onset, design.whitebox
+    pool_epochs = design.pool_epochs
     n_groups = len(names)
     train_lab = np.repeat(np.arange(n_groups), n_train)
     test_lab = np.repeat(np.arange(n_groups), personas)

@@ -41,11 +41,9 @@ import numpy as np
 import numpy.typing as npt
 
 from topicslab.api import Mechanism, answers, top_k_sparse
+from topicslab.disclosure.design import ROW_STRIDE, DisclosureDesign
 from topicslab.errors import InputError, UnknownTopicError
 from topicslab.taxonomy import Taxonomy, resolve
-
-#: Row keys of the top-k randomness are ``user_id * ROW_STRIDE + epoch``.
-ROW_STRIDE = 1024
 
 
 @dataclass(frozen=True)
@@ -253,16 +251,11 @@ def simulate_personas(
     n_cat = len(categories)
     if lab.ndim != 1 or (lab.size and (lab.min() < 0 or lab.max() > n_cat)):
         raise InputError(f"labels must be category indices in 0..{n_cat}", field="labels")
-    if not 0.0 <= rho <= 1.0:
-        raise InputError(f"rho must be in [0, 1], got {rho}", field="rho")
-    if not 1 <= epochs < ROW_STRIDE:
-        raise InputError(f"epochs must be in 1..{ROW_STRIDE - 1}, got {epochs}", field="epochs")
-    if probe_sites < 1:
-        raise InputError("probe_sites must be >= 1", field="probe_sites")
-    if not 0 <= onset <= epochs:
-        raise InputError("onset must be in 0..epochs", field="onset")
-    if seed < 0 or first_user < 0:
-        raise InputError("seed and first_user must be >= 0", field="seed")
+    # rho, epochs, probe_sites, seed and onset: the experiment design's checks
+    DisclosureDesign(rhos=(rho,), epochs=epochs, probe_sites=probe_sites, seed=seed,
+                     onset=onset, whitebox=False)
+    if first_user < 0:
+        raise InputError("first_user must be >= 0", field="first_user")
     if n_cat < 1:
         raise InputError("at least one sensitive category is needed", field="categories")
     pop = topic_popularity(tax) if popularity is None else np.asarray(popularity, dtype=float)

@@ -2,6 +2,9 @@
 §6; paper §4).
 
 Public names:
+    PrivacyBudget(epsilon, delta, accounting, split)   the release's budget, checked once
+    ContributionBound(k, bound, weeks)             what one user contributes, checked once
+                                                    (``params``; every engine takes both)
     compute_statistics(data, ...) -> DPStatistics    bounding, counts, Gaussian mechanism,
                                                     post-processing, ledger (``statistics``)
     release_counts(counts, taxonomy, ...)          the same from exact bounded counts (for
@@ -26,6 +29,7 @@ from topicslab.dp.counts import PairCounts, pair_counts
 from topicslab.dp.ledger import PrivacyLedger, ledger_tables, load_ledger
 from topicslab.dp.mechanism import GaussianQuery, calibrate_sigma, default_split, plan_queries
 from topicslab.dp.noise import RandomWords, discrete_gaussian
+from topicslab.dp.params import ContributionBound, PrivacyBudget
 from topicslab.dp.release import load_statistics, save_statistics
 from topicslab.dp.spark import spark_statistics
 from topicslab.dp.statistics import DPStatistics, compute_statistics, release_counts
@@ -33,9 +37,11 @@ from topicslab.dp.stream import stream_statistics
 
 __all__ = [
     "BoundingReport",
+    "ContributionBound",
     "DPStatistics",
     "GaussianQuery",
     "PairCounts",
+    "PrivacyBudget",
     "PrivacyLedger",
     "RandomWords",
     "bound_contributions",

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -35,10 +34,11 @@ from numba import njit, prange
 
 from topicslab.api.hashing import STREAM_PAD, derive_key
 from topicslab.api.topk import pad_row
+from topicslab.dp.params import BoundMode, ContributionBound, contribution_of
 from topicslab.errors import InputError
 
 EMPTY = -1
-BoundMode = Literal["reject", "truncate"]
+__all__ = ["EMPTY", "BoundMode", "BoundingReport", "bound_contributions"]
 
 
 @dataclass(frozen=True)
@@ -78,26 +78,28 @@ def bound_contributions(
     sets: npt.ArrayLike,
     m: int,
     *,
-    k: int = 5,
-    bound: BoundMode = "reject",
+    k: int | None = None,
+    bound: BoundMode | None = None,
     seed: int | None = None,
     user_ids: npt.ArrayLike | None = None,
+    contribution: ContributionBound | None = None,
 ) -> tuple[npt.NDArray[np.int16], BoundingReport]:
     """Return ``int16[n, weeks, k]``: exactly ``k`` distinct sorted topics per user-week.
 
     Args:
         sets: ``[n_users, n_weeks, width]`` dense indices, ``-1`` empty (any order, duplicates
-            allowed); ``width`` may differ from ``k``.
+            allowed); ``width`` may differ from ``k``; the weeks already selected.
         m: taxonomy size (padding universe; indices must be in ``0..m-1``).
-        k: topics per week after bounding (5 in the paper).
-        bound: ``"reject"`` over-long weeks with an ``InputError`` or ``"truncate"`` them.
+        contribution: ``k`` and ``bound`` (its ``weeks`` are not used here), or the keywords:
+        k: topics per week after bounding (default 5, as in the paper).
+        bound: ``"reject"`` (default) over-long weeks with an ``InputError`` or
+            ``"truncate"`` them.
         seed: padding seed (``None``: drawn from ``secrets``).
         user_ids: global user ids keying the padding (default ``0..n-1``).
     """
-    if bound not in ("reject", "truncate"):
-        raise ValueError(f"bound must be 'reject' or 'truncate', got {bound!r}")
-    if not 2 <= k <= m:
-        raise ValueError(f"k must be in 2..{m}, got {k}")
+    contribution = contribution_of(contribution, k=k, bound=bound)
+    contribution.check_topics(m)
+    k, bound = contribution.k, contribution.bound
     a = np.asarray(sets)
     if a.ndim != 3:
         raise InputError(f"topic sets must be [n_users, n_weeks, k], got shape {a.shape}")

@@ -37,12 +37,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Any
 
 import dp_accounting
 from dp_accounting.rdp import rdp_privacy_accountant as rdp
 
-Accounting = Literal["paper", "tight"]
+from topicslab.dp.params import Accounting, PrivacyBudget, budget_of, default_split
+
+__all__ = ["Accounting", "GaussianQuery", "calibrate_sigma", "default_split", "plan_queries",
+           "unit_sigma", "zcdp_epsilon", "zcdp_rho"]
 
 #: brentq inside the library stops within xtol = 1e-12 (+ 4 ulp relative) of the exact root;
 #: rounding σ up by that much makes the calibration conservative (never below the true σ).
@@ -82,11 +85,11 @@ class GaussianQuery:
 
 
 def unit_sigma(epsilon: float, delta: float) -> float:
-    """σ of the analytic Gaussian mechanism at sensitivity 1 (library), rounded up by xtol."""
-    if not epsilon > 0:
-        raise ValueError(f"epsilon must be > 0, got {epsilon}")
-    if not 0 < delta < 1:
-        raise ValueError(f"delta must be in (0, 1), got {delta}")
+    """σ of the analytic Gaussian mechanism at sensitivity 1 (library), rounded up by xtol.
+
+    (ε, δ) are checked as a ``PrivacyBudget``."""
+    budget = PrivacyBudget(epsilon, delta)
+    epsilon, delta = budget.epsilon, budget.delta
     s = float(dp_accounting.get_sigma_gaussian(epsilon, delta, tol=_XTOL))
     return s * (1 + 4 * 2.0**-52) + _XTOL
 
@@ -105,11 +108,10 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
 
 
 def zcdp_rho(epsilon: float, delta: float) -> float:
-    """Largest ρ (to 1e-12 relative, rounded down) whose ``zcdp_epsilon`` is ≤ ``epsilon``."""
-    if not epsilon > 0:
-        raise ValueError(f"epsilon must be > 0, got {epsilon}")
-    if not 0 < delta < 1:
-        raise ValueError(f"delta must be in (0, 1), got {delta}")
+    """Largest ρ (to 1e-12 relative, rounded down) whose ``zcdp_epsilon`` is ≤ ``epsilon``
+    ((ε, δ) checked as a ``PrivacyBudget``)."""
+    budget = PrivacyBudget(epsilon, delta)
+    epsilon, delta = budget.epsilon, budget.delta
     lo, hi = 0.0, 1.0
     while zcdp_epsilon(hi, delta) <= epsilon:
         lo, hi = hi, hi * 4
@@ -131,46 +133,28 @@ def calibrate_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
     return sensitivity * unit_sigma(epsilon, delta)
 
 
-def default_split(n_weeks: int) -> list[float]:
-    """Half to within-week queries, half to across-week queries (paper: 25/25/50 for 2 weeks)."""
-    if n_weeks < 1:
-        raise ValueError("need at least one week")
-    if n_weeks == 1:
-        return [1.0]
-    return [0.5 / n_weeks] * n_weeks + [0.5 / (n_weeks - 1)] * (n_weeks - 1)
-
-
-def check_split(split: Sequence[float] | None, n_weeks: int) -> list[float]:
-    """Validate a split (one positive share per query, summing to 1)."""
-    if split is None:
-        return default_split(n_weeks)
-    shares = [float(x) for x in split]
-    n_q = 2 * n_weeks - 1
-    if len(shares) != n_q:
-        raise ValueError(f"split needs {n_q} shares for {n_weeks} weeks "
-                         f"({n_weeks} within-week, {n_weeks - 1} across-week), got {len(shares)}")
-    if any(not (x > 0 and math.isfinite(x)) for x in shares):
-        raise ValueError("split shares must be positive")
-    total = sum(shares)
-    if abs(total - 1) > 1e-9:
-        raise ValueError(f"split shares must sum to 1, got {total:g}")
-    return [x / total for x in shares]
-
-
 def plan_queries(
     n_weeks: int,
     k: int,
     m: int,
     *,
-    epsilon: float,
-    delta: float,
+    epsilon: float | None = None,
+    delta: float | None = None,
     split: Sequence[float] | None = None,
-    accounting: Accounting = "paper",
+    accounting: Accounting | None = None,
+    budget: PrivacyBudget | None = None,
 ) -> list[GaussianQuery]:
-    """The Gaussian mechanisms of a release, calibrated (see module docstring)."""
-    if accounting not in ("paper", "tight"):
-        raise ValueError(f"accounting must be 'paper' or 'tight', got {accounting!r}")
-    shares = check_split(split, n_weeks)
+    """The Gaussian mechanisms of a release, calibrated (see module docstring).
+
+    The budget is ``budget`` or, for the keyword form, ``PrivacyBudget(epsilon, delta,
+    accounting, split)`` (epsilon and delta then required).
+    """
+    if budget is None and (epsilon is None or delta is None):
+        raise TypeError("plan_queries needs budget= or epsilon= and delta=")
+    budget = budget_of(budget, epsilon=epsilon, delta=delta, split=split,
+                       accounting=accounting)
+    epsilon, delta, accounting = budget.epsilon, budget.delta, budget.accounting
+    shares = budget.shares(n_weeks)
     pairs = k * (k - 1) // 2
     layout: list[tuple[str, str, tuple[int, ...], int, float, int]] = []
     for w in range(n_weeks):

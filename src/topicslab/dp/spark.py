@@ -40,20 +40,27 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from topicslab.dp.bounding import BoundingReport, BoundMode
+from topicslab.dp.bounding import BoundingReport
 from topicslab.dp.counts import PairCounts
-from topicslab.dp.mechanism import Accounting
-from topicslab.dp.statistics import LN3, DPStatistics, select_weeks
+from topicslab.dp.params import (
+    Accounting,
+    BoundMode,
+    ContributionBound,
+    PrivacyBudget,
+    budget_of,
+    contribution_of,
+)
+from topicslab.dp.statistics import DPStatistics
 from topicslab.dp.stream import (
     BoundedCounts,
     CountAccumulator,
     ParquetPlan,
+    check_split_early,
     dense_batch,
     multiset_fingerprint,
     parquet_plan,
     ranges_disjoint,
     release_bounded,
-    validate_release,
 )
 from topicslab.errors import InputError, TopicsLabError
 from topicslab.taxonomy import Taxonomy, resolve
@@ -225,14 +232,15 @@ def spark_counts(
     path: str | os.PathLike[str],
     *,
     weeks: Sequence[int] | None = None,
-    k: int = 5,
-    bound: BoundMode = "reject",
+    k: int | None = None,
+    bound: BoundMode | None = None,
     seed: int | None = None,
     taxonomy: Taxonomy | str | None = None,
     strict: bool = True,
     master: str | None = None,
     spark: Any = None,
     batch_users: int = BATCH_USERS,
+    contribution: ContributionBound | None = None,
 ) -> BoundedCounts:
     """Exact pair counts of the contribution-bounded input, computed by a Spark job.
 
@@ -248,20 +256,18 @@ def spark_counts(
         batch_users: Arrow batch size per Python worker call.
         Others: as ``stream_counts``.
     """
-    if bound not in ("reject", "truncate"):
-        raise ValueError(f"bound must be 'reject' or 'truncate', got {bound!r}")
     if batch_users < 1:
         raise ValueError(f"batch_users must be positive, got {batch_users}")
+    contribution = contribution_of(contribution, k=k, bound=bound, weeks=weeks)
     name = os.fspath(path)
     pad_seed = secrets.randbits(63) if seed is None else int(seed)
     with spark_session(master, spark) as session:
-        return _run(session, name, weeks=weeks, k=k, bound=bound, pad_seed=pad_seed,
+        return _run(session, name, contribution=contribution, pad_seed=pad_seed,
                     taxonomy=taxonomy, strict=strict, batch_users=batch_users)
 
 
-def _run(session: Any, name: str, *, weeks: Sequence[int] | None, k: int, bound: BoundMode,
-         pad_seed: int, taxonomy: Taxonomy | str | None, strict: bool, batch_users: int,
-         ) -> BoundedCounts:
+def _run(session: Any, name: str, *, contribution: ContributionBound, pad_seed: int,
+         taxonomy: Taxonomy | str | None, strict: bool, batch_users: int) -> BoundedCounts:
     from pyspark.sql import functions as F
     from pyspark.sql.utils import AnalysisException
 
@@ -280,12 +286,12 @@ def _run(session: Any, name: str, *, weeks: Sequence[int] | None, k: int, bound:
                          file=name, field="epoch_0_topics")
     plan = _footer_plan(name, taxonomy)
     tax = plan.taxonomy if plan is not None else resolve(taxonomy if taxonomy else "v2")
-    w_sel = select_weeks(weeks, n_weeks)
+    w_sel = contribution.select_weeks(n_weeks)
     m = tax.size
-    if not 2 <= k <= m:
-        raise ValueError(f"k must be in 2..{m}, got {k}")
+    contribution.check_topics(m)
+    k = contribution.k
     fields = tuple(f"epoch_{w}_topics" for w in w_sel)
-    job = _Job(taxonomy=tax, fields=fields, k=k, bound=bound, pad_seed=pad_seed,
+    job = _Job(taxonomy=tax, fields=fields, k=k, bound=contribution.bound, pad_seed=pad_seed,
                strict=strict, file=name,
                threads=int(session.conf.get("spark.task.cpus", "1") or 1))
     conf_key = "spark.sql.execution.arrow.maxRecordsPerBatch"
@@ -346,16 +352,18 @@ def spark_statistics(
     master: str | None = None,
     spark: Any = None,
     weeks: Sequence[int] | None = None,
-    k: int = 5,
-    epsilon: float = LN3,
-    delta: float = 1e-15,
+    k: int | None = None,
+    epsilon: float | None = None,
+    delta: float | None = None,
     split: Sequence[float] | None = None,
-    accounting: Accounting = "paper",
-    bound: BoundMode = "reject",
+    accounting: Accounting | None = None,
+    bound: BoundMode | None = None,
     seed: int | None = None,
     taxonomy: Taxonomy | str | None = None,
     strict: bool = True,
     batch_users: int = BATCH_USERS,
+    budget: PrivacyBudget | None = None,
+    contribution: ContributionBound | None = None,
 ) -> DPStatistics:
     """DP statistics with bounding and counting on Spark; then the shared
     ``release_counts`` on the driver (same noise, post-processing and ledger as the other
@@ -366,9 +374,11 @@ def spark_statistics(
     from topicslab.dp.stream import _file_weeks
 
     name = os.fspath(path)
-    validate_release(epsilon, delta, split, accounting, weeks,
-                     _file_weeks(name) if "://" not in name else None)
-    bc = spark_counts(name, weeks=weeks, k=k, bound=bound, seed=seed, taxonomy=taxonomy,
-                      strict=strict, master=master, spark=spark, batch_users=batch_users)
-    return release_bounded(bc, epsilon=epsilon, delta=delta, split=split,
-                           accounting=accounting, bound=bound, seed=seed, engine="spark")
+    budget = budget_of(budget, epsilon=epsilon, delta=delta, split=split,
+                       accounting=accounting)
+    contribution = contribution_of(contribution, k=k, bound=bound, weeks=weeks)
+    check_split_early(budget, contribution, _file_weeks(name) if "://" not in name else None)
+    bc = spark_counts(name, seed=seed, taxonomy=taxonomy, strict=strict, master=master,
+                      spark=spark, batch_users=batch_users, contribution=contribution)
+    return release_bounded(bc, budget=budget, bound=contribution.bound, seed=seed,
+                           engine="spark")

@@ -9,6 +9,7 @@ post-processing on sees no user data.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import hashlib
 import math
@@ -22,16 +23,25 @@ import numpy.typing as npt
 import topicslab
 from topicslab.datamodel import TopicSets
 from topicslab.dp import accounting as acc
-from topicslab.dp.bounding import BoundingReport, BoundMode, bound_contributions
+from topicslab.dp.bounding import BoundingReport, bound_contributions
 from topicslab.dp.counts import PairCounts, pair_counts
 from topicslab.dp.ledger import PrivacyLedger
-from topicslab.dp.mechanism import Accounting, plan_queries
+from topicslab.dp.mechanism import plan_queries
 from topicslab.dp.noise import RandomWords, discrete_gaussian, sampled_sigma
+from topicslab.dp.params import (
+    LN3,
+    Accounting,
+    BoundMode,
+    ContributionBound,
+    PrivacyBudget,
+    budget_of,
+    contribution_of,
+)
 from topicslab.dp.postprocess import term_sigmas, to_probabilities
 from topicslab.io._common import check_unique_users
 from topicslab.taxonomy import Taxonomy
 
-LN3 = math.log(3)
+__all__ = ["LN3", "DPStatistics", "compute_statistics", "fingerprint", "release_counts"]
 
 
 @dataclass
@@ -113,60 +123,55 @@ def compute_statistics(
     data: TopicSets,
     *,
     weeks: Sequence[int] | None = None,
-    k: int = 5,
-    epsilon: float = LN3,
-    delta: float = 1e-15,
+    k: int | None = None,
+    epsilon: float | None = None,
+    delta: float | None = None,
     split: Sequence[float] | None = None,
-    accounting: Accounting = "paper",
-    bound: BoundMode = "reject",
+    accounting: Accounting | None = None,
+    bound: BoundMode | None = None,
     seed: int | None = None,
+    budget: PrivacyBudget | None = None,
+    contribution: ContributionBound | None = None,
 ) -> DPStatistics:
     """DP q_single / q_within / q_across of ``data`` with an exact privacy ledger.
 
     Args:
         data: topic-set sequences (dense indices, ``-1`` empty).
-        weeks: weeks to use (default: the paper's first two, ``(0, 1)``; one week if the data
-            has only one).
-        k: topics per week after contribution bounding (paper: 5).
+        budget: the total (ε, δ), accounting and split (``topicslab.dp.PrivacyBudget``);
+            or the keywords (each ``None``: its default):
         epsilon, delta: total budget (paper: ln 3, 1e-15), add/remove-one-user neighbours.
         split: budget share per query: within-week queries (one per week) then across-week
             queries (one per consecutive pair); default half/half (paper: 25/25/50).
-        accounting: ``"paper"`` (basic composition) or ``"tight"`` (one zCDP budget for the
-            whole release, proven for the discrete noise; same split; less noise).
-        bound: ``"reject"`` or ``"truncate"`` weeks with more than ``k`` topics.
+        accounting: ``"paper"`` (basic composition, the default) or ``"tight"`` (one zCDP
+            budget for the whole release, proven for the discrete noise; same split; less
+            noise).
+        contribution: ``k``, ``bound`` and ``weeks`` (``topicslab.dp.ContributionBound``); or
+            the keywords:
+        weeks: weeks to use (default: the paper's first two, ``(0, 1)``; one week if the data
+            has only one).
+        k: topics per week after contribution bounding (paper: 5).
+        bound: ``"reject"`` (default) or ``"truncate"`` weeks with more than ``k`` topics.
         seed: reproducible padding and noise; the noise is then NOT cryptographically secure
             (recorded in the ledger). ``None``: OS CSPRNG.
     """
-    check_budget(epsilon, delta)
-    w_sel = select_weeks(weeks, data.n_weeks)
+    budget = budget_of(budget, epsilon=epsilon, delta=delta, split=split,
+                       accounting=accounting)
+    contribution = contribution_of(contribution, k=k, bound=bound, weeks=weeks)
+    w_sel = contribution.select_weeks(data.n_weeks)
+    budget.shares(len(w_sel))  # a split of the wrong length fails before the private part
     # One row per user is what makes the sensitivities true under add/remove-one-user: a user
     # listed twice would contribute twice.
     check_unique_users(np.asarray(data.user_ids, dtype=np.int64), file="(input)")
     # ---- private part: bounding and exact counts ------------------------------------
-    bounded, report = bound_contributions(data.sets[:, w_sel, :], data.taxonomy.size, k=k,
-                                          bound=bound, seed=seed, user_ids=data.user_ids)
+    bounded, report = bound_contributions(data.sets[:, w_sel, :], data.taxonomy.size,
+                                          contribution=contribution, seed=seed,
+                                          user_ids=data.user_ids)
     counts = pair_counts(bounded, data.taxonomy.size)
     fp = fingerprint(bounded, data.user_ids)
     del bounded
-    return release_counts(counts, data.taxonomy, k=k, weeks=w_sel, epsilon=epsilon,
-                          delta=delta, split=split, accounting=accounting, bound=bound,
-                          seed=seed, bounding=report, input_fingerprint=fp)
-
-
-def check_budget(epsilon: float, delta: float) -> None:
-    """Refuse ε ≤ 0 (or not finite) and δ outside (0, 1) with a ``ValueError``."""
-    if not epsilon > 0 or not math.isfinite(epsilon):
-        raise ValueError(f"epsilon must be a positive number, got {epsilon}")
-    if not 0 < delta < 1:
-        raise ValueError(f"delta must be in (0, 1), got {delta}")
-
-
-def select_weeks(weeks: Sequence[int] | None, n_weeks: int) -> list[int]:
-    """The weeks a release uses: ``weeks`` checked against ``n_weeks``, or the default."""
-    w_sel = list(range(min(2, n_weeks))) if weeks is None else [int(w) for w in weeks]
-    if not w_sel or any(not 0 <= w < n_weeks for w in w_sel) or len(set(w_sel)) != len(w_sel):
-        raise ValueError(f"weeks must be distinct values in 0..{n_weeks - 1}, got {w_sel}")
-    return w_sel
+    return release_counts(counts, data.taxonomy, k=contribution.k, weeks=w_sel, budget=budget,
+                          bound=contribution.bound, seed=seed, bounding=report,
+                          input_fingerprint=fp)
 
 
 def release_counts(
@@ -175,15 +180,16 @@ def release_counts(
     *,
     k: int,
     weeks: Sequence[int],
-    epsilon: float = LN3,
-    delta: float = 1e-15,
+    epsilon: float | None = None,
+    delta: float | None = None,
     split: Sequence[float] | None = None,
-    accounting: Accounting = "paper",
+    accounting: Accounting | None = None,
     bound: BoundMode = "reject",
     seed: int | None = None,
     bounding: BoundingReport | None = None,
     input_fingerprint: str = "",
     engine: str = "local",
+    budget: PrivacyBudget | None = None,
 ) -> DPStatistics:
     """The Gaussian mechanisms, post-processing and ledger, from exact bounded counts.
 
@@ -200,16 +206,18 @@ def release_counts(
         bounding: what bounding changed (audit part of the ledger).
         input_fingerprint: identifies the private input (audit part of the ledger).
         engine: which backend computed the counts (ledger).
-        Other args: as ``compute_statistics``.
+        Other args: as ``compute_statistics`` (``k`` and ``bound`` are those the counts were
+        bounded with: recorded, not checked again).
     """
-    check_budget(epsilon, delta)
+    budget = budget_of(budget, epsilon=epsilon, delta=delta, split=split,
+                       accounting=accounting)
+    epsilon, delta, accounting = budget.epsilon, budget.delta, budget.accounting
     m = taxonomy.size
     w_sel = [int(w) for w in weeks]
     if counts.m != m or counts.n_weeks != len(w_sel) or counts.across.shape[0] != len(w_sel) - 1:
         raise ValueError(f"counts of shape within {counts.within.shape}, across "
                          f"{counts.across.shape} do not match {len(w_sel)} weeks of {m} topics")
-    queries = plan_queries(len(w_sel), k, m, epsilon=epsilon, delta=delta, split=split,
-                           accounting=accounting)
+    queries = plan_queries(len(w_sel), k, m, budget=budget)
     # ---- private part: noise on the exact counts --------------------------------------
     rw = RandomWords(seed)
     iu = np.triu_indices(m, 1)
@@ -237,8 +245,8 @@ def release_counts(
         mechs.append(d)
     noise_vs_paper = None
     if accounting == "tight":
-        paper = plan_queries(len(w_sel), k, m, epsilon=epsilon, delta=delta, split=split,
-                             accounting="paper")
+        paper = plan_queries(len(w_sel), k, m,
+                             budget=dataclasses.replace(budget, accounting="paper"))
         noise_vs_paper = [{"name": q.name, "sigma_paper": p.sigma, "sigma": q.sigma,
                            "sigma_ratio": q.sigma / p.sigma,
                            "variance_saved": 1 - (q.sigma / p.sigma) ** 2}

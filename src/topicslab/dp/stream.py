@@ -61,10 +61,17 @@ from numba import njit, prange
 
 from topicslab._progress import task
 from topicslab.api.hashing import mix64
-from topicslab.dp.bounding import BoundingReport, BoundMode, bound_contributions
+from topicslab.dp.bounding import BoundingReport, bound_contributions
 from topicslab.dp.counts import PairCounts, pair_counts
-from topicslab.dp.mechanism import Accounting, check_split
-from topicslab.dp.statistics import LN3, DPStatistics, check_budget, release_counts, select_weeks
+from topicslab.dp.params import (
+    Accounting,
+    BoundMode,
+    ContributionBound,
+    PrivacyBudget,
+    budget_of,
+    contribution_of,
+)
+from topicslab.dp.statistics import DPStatistics, release_counts
 from topicslab.errors import InputError
 from topicslab.taxonomy import Taxonomy
 
@@ -379,13 +386,14 @@ def stream_counts(
     path: PathLike,
     *,
     weeks: Sequence[int] | None = None,
-    k: int = 5,
-    bound: BoundMode = "reject",
+    k: int | None = None,
+    bound: BoundMode | None = None,
     seed: int | None = None,
     chunk_users: int = CHUNK_USERS,
     taxonomy: Taxonomy | str | None = None,
     strict: bool = True,
     progress: bool = False,
+    contribution: ContributionBound | None = None,
 ) -> BoundedCounts:
     """Exact pair counts of the contribution-bounded input, streamed chunk by chunk.
 
@@ -396,8 +404,9 @@ def stream_counts(
     Args:
         path: topic-set Parquet file or directory of Parquet files (other formats: through
             ``topicslab.io.iter_sets``).
-        weeks: weeks to use (default ``(0, 1)``).
-        k, bound, seed: as ``compute_statistics``.
+        contribution: ``k``, ``bound`` and ``weeks`` (``ContributionBound``), or the
+            keywords ``weeks``, ``k``, ``bound`` (as ``compute_statistics``).
+        seed: as ``compute_statistics``.
         chunk_users: users per chunk (memory ≈ 100 bytes × chunk_users + 5.3 MB).
         taxonomy: taxonomy to read with (default: the file's, else v2).
         strict: a repeated topic in a week is an error (else merged), as ``read_sets``.
@@ -405,12 +414,11 @@ def stream_counts(
     """
     if chunk_users < 1:
         raise ValueError(f"chunk_users must be positive, got {chunk_users}")
-    if bound not in ("reject", "truncate"):
-        raise ValueError(f"bound must be 'reject' or 'truncate', got {bound!r}")
+    contribution = contribution_of(contribution, k=k, bound=bound, weeks=weeks)
     name = os.fspath(path)
     pad_seed = secrets.randbits(63) if seed is None else int(seed)
     if not _is_wide_parquet(name):
-        return _stream_other(name, weeks=weeks, k=k, bound=bound, pad_seed=pad_seed,
+        return _stream_other(name, contribution=contribution, pad_seed=pad_seed,
                              chunk_users=chunk_users, taxonomy=taxonomy, strict=strict,
                              progress=progress)
     from topicslab.io._common import wrap_errors
@@ -420,10 +428,11 @@ def stream_counts(
         first = pq.ParquetFile(files[0])
         plan = parquet_plan(first.schema_arrow, file=files[0], taxonomy=taxonomy)
         total = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
-    w_sel = select_weeks(weeks, plan.n_weeks)
-    if not 2 <= k <= plan.taxonomy.size:
-        raise ValueError(f"k must be in 2..{plan.taxonomy.size}, got {k}")
-    acc = CountAccumulator(plan.taxonomy.size, len(w_sel), k=k, bound=bound, pad_seed=pad_seed)
+    w_sel = contribution.select_weeks(plan.n_weeks)
+    contribution.check_topics(plan.taxonomy.size)
+    k = contribution.k
+    acc = CountAccumulator(plan.taxonomy.size, len(w_sel), k=k, bound=contribution.bound,
+                           pad_seed=pad_seed)
     with task("DP counts (stream)", total, enabled=progress) as advance:
         for file, row_base, uids, dense in _iter_parquet(files, plan, w_sel, chunk_users,
                                                          taxonomy, strict):
@@ -434,9 +443,9 @@ def stream_counts(
     return acc.result(plan.taxonomy, w_sel)
 
 
-def _stream_other(path: str, *, weeks: Sequence[int] | None, k: int, bound: BoundMode,
-                  pad_seed: int, chunk_users: int, taxonomy: Taxonomy | str | None,
-                  strict: bool, progress: bool) -> BoundedCounts:
+def _stream_other(path: str, *, contribution: ContributionBound, pad_seed: int,
+                  chunk_users: int, taxonomy: Taxonomy | str | None, strict: bool,
+                  progress: bool) -> BoundedCounts:
     """Formats other than wide Parquet: chunks from ``topicslab.io.iter_sets``."""
     from topicslab import io as tio
 
@@ -448,9 +457,10 @@ def _stream_other(path: str, *, weeks: Sequence[int] | None, k: int, bound: Boun
         for chunk in tio.iter_sets(path, chunk_users, taxonomy=taxonomy, strict=strict):
             if acc is None:
                 tax = chunk.taxonomy
-                w_sel = select_weeks(weeks, chunk.n_weeks)
-                acc = CountAccumulator(tax.size, len(w_sel), k=k, bound=bound,
-                                       pad_seed=pad_seed)
+                w_sel = contribution.select_weeks(chunk.n_weeks)
+                contribution.check_topics(tax.size)
+                acc = CountAccumulator(tax.size, len(w_sel), k=contribution.k,
+                                       bound=contribution.bound, pad_seed=pad_seed)
             acc.add(chunk.user_ids, chunk.sets[:, w_sel, :], file=path)
             seen.append(chunk.user_ids)
             advance(chunk.n_users)
@@ -469,44 +479,45 @@ def stream_statistics(
     path: PathLike,
     *,
     weeks: Sequence[int] | None = None,
-    k: int = 5,
-    epsilon: float = LN3,
-    delta: float = 1e-15,
+    k: int | None = None,
+    epsilon: float | None = None,
+    delta: float | None = None,
     split: Sequence[float] | None = None,
-    accounting: Accounting = "paper",
-    bound: BoundMode = "reject",
+    accounting: Accounting | None = None,
+    bound: BoundMode | None = None,
     seed: int | None = None,
     chunk_users: int = CHUNK_USERS,
     taxonomy: Taxonomy | str | None = None,
     strict: bool = True,
     progress: bool = False,
+    budget: PrivacyBudget | None = None,
+    contribution: ContributionBound | None = None,
 ) -> DPStatistics:
     """DP statistics of a (large) topic-set file, out of core: ``stream_counts`` then the
     shared ``release_counts`` (same noise, post-processing and ledger as
     ``compute_statistics``; the ledger records ``engine="stream"``).
 
-    Args: as ``compute_statistics`` and ``stream_counts``. The budget and split are checked
-    before the pass over the data.
+    Args: as ``compute_statistics`` and ``stream_counts``. The split's length is checked
+    against the input's weeks before the pass over the data where the footers tell them.
     """
-    validate_release(epsilon, delta, split, accounting, weeks, _file_weeks(os.fspath(path)))
-    bc = stream_counts(path, weeks=weeks, k=k, bound=bound, seed=seed, chunk_users=chunk_users,
-                       taxonomy=taxonomy, strict=strict, progress=progress)
-    return release_bounded(bc, epsilon=epsilon, delta=delta, split=split,
-                           accounting=accounting, bound=bound, seed=seed, engine="stream")
+    budget = budget_of(budget, epsilon=epsilon, delta=delta, split=split,
+                       accounting=accounting)
+    contribution = contribution_of(contribution, k=k, bound=bound, weeks=weeks)
+    check_split_early(budget, contribution, _file_weeks(os.fspath(path)))
+    bc = stream_counts(path, seed=seed, chunk_users=chunk_users, taxonomy=taxonomy,
+                       strict=strict, progress=progress, contribution=contribution)
+    return release_bounded(bc, budget=budget, bound=contribution.bound, seed=seed,
+                           engine="stream")
 
 
-def validate_release(epsilon: float, delta: float, split: Sequence[float] | None,
-                     accounting: str, weeks: Sequence[int] | None,
-                     input_weeks: int | None) -> None:
-    """Refuse a bad budget, split or accounting before an expensive pass over the data
+def check_split_early(budget: PrivacyBudget, contribution: ContributionBound,
+                      input_weeks: int | None) -> None:
+    """Refuse a split of the wrong length before an expensive pass over the data
     (``input_weeks``: the input's week count, None if unknown yet)."""
-    check_budget(epsilon, delta)
-    if accounting not in ("paper", "tight"):
-        raise ValueError(f"accounting must be 'paper' or 'tight', got {accounting!r}")
-    n_used = len(list(weeks)) if weeks is not None else (
+    n_used = len(contribution.weeks) if contribution.weeks is not None else (
         None if input_weeks is None else min(2, input_weeks))
-    if split is not None and n_used:
-        check_split(split, n_used)
+    if n_used:
+        budget.shares(n_used)
 
 
 def input_users(path: PathLike) -> int | None:
@@ -532,11 +543,9 @@ def _file_weeks(path: str) -> int | None:
     return sum(1 for c in names if c.startswith("epoch_") and c.endswith("_topics"))
 
 
-def release_bounded(bc: BoundedCounts, *, epsilon: float, delta: float,
-                    split: Sequence[float] | None, accounting: Accounting, bound: BoundMode,
+def release_bounded(bc: BoundedCounts, *, budget: PrivacyBudget, bound: BoundMode,
                     seed: int | None, engine: str) -> DPStatistics:
     """``release_counts`` of ``BoundedCounts`` (the shared noise + post-processing + ledger)."""
-    return release_counts(bc.counts, bc.taxonomy, k=bc.k, weeks=bc.weeks, epsilon=epsilon,
-                          delta=delta, split=split, accounting=accounting, bound=bound,
-                          seed=seed, bounding=bc.bounding, input_fingerprint=bc.fingerprint,
-                          engine=engine)
+    return release_counts(bc.counts, bc.taxonomy, k=bc.k, weeks=bc.weeks, budget=budget,
+                          bound=bound, seed=seed, bounding=bc.bounding,
+                          input_fingerprint=bc.fingerprint, engine=engine)

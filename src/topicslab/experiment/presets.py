@@ -48,26 +48,46 @@ class Preset:
     def __post_init__(self) -> None:
         from topicslab.errors import InputError
 
+        self._check_stage_parameters()
         if self.model not in ("persistent", "paper"):
             raise InputError(f"model must be persistent or paper, got {self.model!r}",
                              field="--model")
         if self.fit_target not in (None, "bar"):
             raise InputError(f"fit_target must be None or 'bar', got {self.fit_target!r}",
                              field="fit_target")
-        for name in ("fit_steps", "fidelity_trials", "trials", "targets", "types", "users",
-                     "weeks"):
+        for name in ("fit_steps", "fidelity_trials", "types", "users", "weeks"):
             v = getattr(self, name)
             if v is None and name == "types":
                 continue
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise InputError(f"{name} must be a positive integer, got {v!r}",
                                  field="--" + name.replace("_", "-"))
-        if self.fidelity_targets is not None and self.fidelity_targets < 1:
-            raise InputError(f"fidelity_targets must be positive, got {self.fidelity_targets}",
-                             field="fidelity_targets")
         if not 0 < self.fidelity_tolerance < 1:
             raise InputError(f"fidelity_tolerance must be in (0, 1), got "
                              f"{self.fidelity_tolerance}", field="fidelity_tolerance")
+
+    def _check_stage_parameters(self) -> None:
+        """The stages' parameters, checked by their own parameter objects (the DP release's
+        budget and weeks, the paper protocol's and the fidelity check's targets and trials,
+        the disclosure personas), so that a bad preset or override fails before any stage
+        runs; a field the objects name differently is renamed to the run's option."""
+        from topicslab.attacks import ReidProtocol
+        from topicslab.disclosure import DisclosureDesign
+        from topicslab.dp import ContributionBound, PrivacyBudget
+        from topicslab.errors import ParameterError
+
+        PrivacyBudget(self.epsilon, self.delta, self.accounting)  # type: ignore[arg-type]
+        ContributionBound(weeks=self.stats_weeks)
+        ReidProtocol(self.targets, self.trials)
+        try:
+            ReidProtocol("all" if self.fidelity_targets is None else self.fidelity_targets)
+        except ParameterError as exc:
+            raise ParameterError(exc.message, field="fidelity_targets") from None
+        if self.disclosure_personas:
+            try:
+                DisclosureDesign(personas=self.disclosure_personas)
+            except ParameterError as exc:
+                raise ParameterError(exc.message, field="disclosure_personas") from None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -31,8 +31,9 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
+from topicslab._checks import integer
 from topicslab._progress import task
-from topicslab.api import top_k_sparse
+from topicslab.api import Mechanism, top_k_sparse
 from topicslab.api.hashing import (
     STREAM_POPULATION,
     below,
@@ -286,13 +287,12 @@ def _generate_block(user_ids: npt.NDArray[np.int64], n_weeks: int, seed: int,
     return out, padded
 
 
-def _check(n_users: int, n_weeks: int, k: int, first_user: int, m: int) -> None:
+def _check(n_users: int, n_weeks: int, k: int, first_user: int, tax: Taxonomy) -> None:
     if n_users < 0:
         raise ValueError("n_users must be non-negative")
-    if not 1 <= n_weeks < ROW_STRIDE:
-        raise ValueError(f"n_weeks must be in 1..{ROW_STRIDE - 1}")
-    if not 1 <= k <= m:
-        raise ValueError(f"k must be in 1..{m}")
+    integer(n_weeks, "weeks", at_least=1, at_most=ROW_STRIDE - 1,
+            why=f"the top-k randomness is keyed by user * {ROW_STRIDE} + week")
+    Mechanism(k=k, taxonomy=tax)  # the profile size k, checked where it is defined
     if first_user < 0:
         raise ValueError("first_user must be non-negative")
 
@@ -327,14 +327,21 @@ def generate_chunks(
 
     Each chunk is a ``TopicSets`` with its global ``user_ids``; concatenating the chunks gives
     exactly ``generate(n_users, ...)`` for any ``chunk_users`` (randomness is keyed per user).
+    The arguments are checked when this is called, before the first chunk is asked for (a
+    writer opened for the chunks is then never opened for nothing).
     """
     from topicslab.population.params import load_reference
 
     tax = resolve(taxonomy)
-    _check(n_users, n_weeks, k, first_user, tax.size)
+    _check(n_users, n_weeks, k, first_user, tax)
     if chunk_users < 1:
         raise ValueError("chunk_users must be positive")
     par = params if params is not None else load_reference(tax.version)
+    return _chunks(n_users, n_weeks, chunk_users, seed, par, k, tax, first_user, progress)
+
+
+def _chunks(n_users: int, n_weeks: int, chunk_users: int, seed: int, par: PopulationParams,
+            k: int, tax: Taxonomy, first_user: int, progress: bool) -> Iterator[TopicSets]:
     cp = par.compile(tax)
     with task("population", n_users, enabled=progress) as advance:
         for start in range(0, n_users, chunk_users):
@@ -375,7 +382,7 @@ def generate(
         ``padded_share`` (share of user-weeks with fewer than k distinct topics seen).
     """
     tax = resolve(taxonomy)
-    _check(n_users, n_weeks, k, first_user, tax.size)
+    _check(n_users, n_weeks, k, first_user, tax)
     out = np.empty((n_users, n_weeks, k), dtype=np.int16)
     padded = 0
     meta: dict[str, object] = {}

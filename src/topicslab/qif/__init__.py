@@ -19,7 +19,8 @@ Explicit Topics channels for small m, s (``channels``):
     generalisation_channel, deterministic_channel, identity_channel, counting_channel (eq 25)
 
 Structured Topics channels and closed forms (``topics``), never materialised:
-    ReportingChannel, check_params, p_q, counting_a_q, generalisation_capacity (eq 16),
+    ReportingChannel (the one check of m, s, r), check_params, check_epochs, MAX_TOPICS,
+    MAX_SET_SIZE, MAX_EPOCHS, p_q, counting_a_q, generalisation_capacity (eq 16),
     bounded_noise_capacity (eq 18), reporting_bayes_capacity (eq 21), reporting_epsilon (eq 22),
     reporting_max_case_capacity (eq 23), r_for_capacity (Table 7), multi_epoch_capacity and
     multi_epoch_max_case_capacity (App. C), multiplicity_partitions, tuples_with_partition,
@@ -28,10 +29,11 @@ Structured Topics channels and closed forms (``topics``), never materialised:
 
 Population (``population``), Tables 2-4 analogues for one or several epochs:
     distinct_profiles -> Profiles, channel_sum / channel_sums -> Value, iba_vulnerabilities,
-    population_tables -> PopulationTables
+    population_tables -> PopulationTables, tables_memory (bytes, to refuse what cannot fit)
 
 Figures and report: tradeoff_figure, figure5, png_base64, report_section.
-Errors: QIFError (a TopicsLabError).
+Errors: QIFError (a TopicsLabError); QIFParameterError (also a ParameterError naming the
+parameter) for m, s, r and the epochs out of range.
 """
 
 from topicslab.qif.channels import (
@@ -68,7 +70,7 @@ from topicslab.qif.core import (
     prior_vulnerability,
     uniform,
 )
-from topicslab.qif.errors import QIFError
+from topicslab.qif.errors import QIFError, QIFParameterError
 from topicslab.qif.figures import figure5, png_base64, tradeoff_figure
 from topicslab.qif.population import (
     PopulationTables,
@@ -79,12 +81,17 @@ from topicslab.qif.population import (
     distinct_profiles,
     iba_vulnerabilities,
     population_tables,
+    tables_memory,
 )
 from topicslab.qif.report import report_section
 from topicslab.qif.topics import (
+    MAX_EPOCHS,
+    MAX_SET_SIZE,
+    MAX_TOPICS,
     TAXONOMY_SIZES,
     ReportingChannel,
     bounded_noise_capacity,
+    check_epochs,
     check_params,
     counting_a_q,
     generalisation_capacity,
@@ -107,10 +114,14 @@ from topicslab.qif.topics import (
 )
 
 __all__ = [
+    "MAX_EPOCHS",
+    "MAX_SET_SIZE",
+    "MAX_TOPICS",
     "TAXONOMY_SIZES",
     "PopulationTables",
     "Profiles",
     "QIFError",
+    "QIFParameterError",
     "ReportingChannel",
     "Value",
     "all_sets",
@@ -122,6 +133,7 @@ __all__ = [
     "cascade",
     "channel_sum",
     "channel_sums",
+    "check_epochs",
     "check_params",
     "choice_labels",
     "counting_a_q",
@@ -167,6 +179,7 @@ __all__ = [
     "reporting_epsilon",
     "reporting_max_case_capacity",
     "round_half_up",
+    "tables_memory",
     "tradeoff_figure",
     "tuples_with_partition",
     "uniform",

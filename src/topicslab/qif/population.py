@@ -30,7 +30,7 @@ import numpy.typing as npt
 from numba import njit
 
 from topicslab.datamodel import TopicSets, canonicalize_sets
-from topicslab.qif.errors import QIFError
+from topicslab.qif.errors import QIFError, QIFParameterError
 from topicslab.qif.topics import (
     check_params,
     generalisation_capacity,
@@ -93,6 +93,10 @@ class Profiles:
 
 def _as_array(sets: TopicSets | npt.ArrayLike, m: int | None) -> tuple[I16, int]:
     if isinstance(sets, TopicSets):
+        if m is not None and m < sets.taxonomy.size:
+            raise QIFParameterError(f"m must be at least the {sets.taxonomy.size} topics of the "
+                                    f"data's taxonomy {sets.taxonomy.version}, got {m}",
+                                    field="m")
         return sets.sets, int(sets.taxonomy.size if m is None else m)
     arr = np.asarray(sets)
     if arr.ndim == 2:  # one epoch given as [n_users, k]
@@ -448,6 +452,21 @@ class PopulationTables:
         return d
 
 
+def tables_memory(n_users: int, m: int, n_epochs: int, slots: int,
+                  max_cells: int = MAX_CELLS) -> float:
+    """Bytes ``population_tables`` needs beyond the data, roughly, to refuse up front what
+    cannot fit: per user its canonical sets, packed codes and grouping (~16 bytes a slot plus
+    64); for one epoch the IBA vulnerabilities' m x m co-occurrence table (float64: the
+    bincount, its reshaped sum with q·mass, the row maxima: three of them); for several the
+    exact tensor over the topics that occur (at most ``max_cells`` cells, four configurations
+    and their scatter tables)."""
+    users = float(n_users) * (n_epochs * slots * 16 + 64)
+    if n_epochs == 1:
+        return users + 3 * 8.0 * m * m
+    cells = min(float(max_cells), float(min(m, n_users * slots) + 1) ** n_epochs)
+    return users + 8 * 8.0 * cells
+
+
 def population_tables(sets: TopicSets | npt.ArrayLike, *, weeks: Weeks = 0,
                       r: float = 0.05, s: int | None = None, m: int | None = None,
                       max_cells: int = MAX_CELLS) -> PopulationTables:
@@ -517,4 +536,5 @@ __all__ = [
     "distinct_profiles",
     "iba_vulnerabilities",
     "population_tables",
+    "tables_memory",
 ]

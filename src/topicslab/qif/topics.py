@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
-from topicslab.qif.errors import QIFError
+from topicslab._checks import integer, number
+from topicslab.qif.errors import QIFError, QIFParameterError
 
 #: Taxonomy sizes used in the paper (Sec. 5-6). "v2" is the largest v2 id (629); the v2
 #: taxonomy actually has 469 topics; both are supported.
@@ -34,18 +35,40 @@ TAXONOMY_SIZES: dict[str, int] = {
 #: The Topics API's current parameters: top-5 sets, 5% random topics.
 DEFAULT_S = 5
 DEFAULT_R = 0.05
+#: The most epochs of the exact multi-epoch capacities (App. C): they enumerate the integer
+#: partitions of the epochs; 40 epochs take about a second, 60 more than half a minute, and
+#: the count explodes beyond (1,000,000 never ends).
+MAX_EPOCHS = 40
+#: The largest taxonomy: three orders of magnitude past the largest the paper considers (IAB
+#: audience, 1,679 topics). The App. C capacities count the m^k topic tuples of k epochs in
+#: floating point: m <= 10^6 and k <= ``MAX_EPOCHS`` keep them below 10^240 (float64 ends
+#: near 1.8e308; 10^8 topics over 40 epochs overflowed).
+MAX_TOPICS = 10**6
+#: The largest top-s set: the Topics API's is 5 and the paper varies s in 1..9. C(m, s) sets
+#: (footnote 20) is an exact integer of the tables: at s <= 1,000 and m <= ``MAX_TOPICS`` it
+#: has at most ~3,500 digits, within Python's 4,300-digit limit for printing an integer
+#: (s = 10^8 never finished computing it).
+MAX_SET_SIZE = 1000
 
 
 def check_params(m: int, s: int, r: float) -> None:
-    """Raise :class:`QIFError` unless ``1 <= s <= m`` and ``0 <= r <= 1``."""
-    if isinstance(m, bool) or isinstance(s, bool) or int(m) != m or int(s) != s:
-        raise QIFError(f"m and s must be integers, got m={m!r}, s={s!r}")
-    if s < 1:
-        raise QIFError(f"s must be at least 1, got s={s}")
-    if m < s:
-        raise QIFError(f"the taxonomy must have at least s topics, got m={m} < s={s}")
-    if not (isinstance(r, int | float) and 0.0 <= float(r) <= 1.0):
-        raise QIFError(f"r must lie in [0, 1], got r={r}")
+    """Raise :class:`QIFParameterError` unless ``(m, s, r)`` is a valid ``ReportingChannel``
+    (see there for the ranges and why)."""
+    ReportingChannel(m, s, r)
+
+
+def check_epochs(epochs: int | range | list[int]) -> list[int]:
+    """Numbers of epochs of the multi-epoch capacities, each in 1..``MAX_EPOCHS``, at most
+    ``MAX_EPOCHS`` of them (each is a computation of up to a second)."""
+    ks = [epochs] if isinstance(epochs, int) else list(epochs)
+    if not ks:
+        raise QIFParameterError("no number of epochs given", field="epochs")
+    if len(ks) > MAX_EPOCHS:
+        raise QIFParameterError(f"at most {MAX_EPOCHS} numbers of epochs, got {len(ks)}",
+                                field="epochs")
+    return [integer(k, "epochs", at_least=1, at_most=MAX_EPOCHS, error=QIFParameterError,
+                    why="the exact capacities enumerate partitions of the epochs and take "
+                        f"hours beyond {MAX_EPOCHS}") for k in ks]
 
 
 def p_q(m: int, s: int, r: float) -> tuple[float, float]:
@@ -168,8 +191,7 @@ def multi_epoch_capacity(m: int, s: int, r: float, k: int, mode: Mode = "paralle
     ``kronecker`` (eq 24, independent sets per epoch): ``(r + m(1-r)/s)^k`` by Theorem 2.
     """
     check_params(m, s, r)
-    if k < 1:
-        raise QIFError("the number of epochs must be at least 1")
+    (k,) = check_epochs(k)
     one = reporting_bayes_capacity(m, s, r)
     if mode == "kronecker" or k <= s:
         return one**k
@@ -192,8 +214,7 @@ def multi_epoch_max_case_capacity(m: int, s: int, r: float, k: int) -> float:
     Parallel: the worst column repeats one topic k times, against a set that contains it and
     one that does not; Kronecker: max-case capacity is multiplicative.
     """
-    if k < 1:
-        raise QIFError("the number of epochs must be at least 1")
+    (k,) = check_epochs(k)
     one = reporting_max_case_capacity(m, s, r)
     return one**k
 
@@ -247,10 +268,19 @@ def round_half_up(x: float, decimals: int) -> float:
 
 @dataclass(frozen=True)
 class ReportingChannel:
-    """The structured channel ``C_BN(+)_rDP`` on all C(m, s) top-s sets (eq 11).
+    """The structured channel ``C_BN(+)_rDP`` on all C(m, s) top-s sets (eq 11), and the one
+    check of the Topics API's parameters in QIF (``check_params`` builds one).
 
     Rows are never materialised; use :func:`topicslab.qif.channels.reporting_channel` for an
-    explicit matrix when m and s are small.
+    explicit matrix when m and s are small. A bad parameter is a ``QIFParameterError``
+    naming the field (``m``, ``s``, ``r``: the ``qif`` options of the same names).
+
+    Attributes:
+        m: taxonomy size, in s..``MAX_TOPICS``: a set holds s distinct topics of the m, and
+            the multi-epoch capacities overflow float64 past 10^6 topics.
+        s: top-s set size (5 in the API), in 1..``MAX_SET_SIZE``: at least one topic; C(m, s)
+            must stay an integer the tables can print.
+        r: probability of a random topic, in [0, 1] (a probability; the API's 0.05).
     """
 
     m: int
@@ -258,7 +288,17 @@ class ReportingChannel:
     r: float = DEFAULT_R
 
     def __post_init__(self) -> None:
-        check_params(self.m, self.s, self.r)
+        err = QIFParameterError
+        s = integer(self.s, "s", at_least=1, at_most=MAX_SET_SIZE, error=err,
+                    why="a set holds at least one topic, and C(m, s) must stay printable")
+        m = integer(self.m, "m", at_least=s, at_most=MAX_TOPICS, error=err,
+                    why=f"the taxonomy must have at least s = {s} topics, and the "
+                        "capacities overflow float64 past 10^6")
+        r = number(self.r, "r", lo=0.0, hi=1.0, error=err,
+                   why="r is the probability of a random topic")
+        object.__setattr__(self, "m", m)
+        object.__setattr__(self, "s", s)
+        object.__setattr__(self, "r", r)
 
     @property
     def p(self) -> float:
@@ -326,17 +366,22 @@ def parameter_row(m: int, s: int, r: float, epochs: int = 1) -> dict[str, float 
 
 def parameter_table(m: int, s: int, r: float, epochs: range | list[int] | int = 1,
                     ) -> list[dict[str, float | int]]:
-    """Rows of :func:`parameter_row` for each number of epochs."""
-    ks = [epochs] if isinstance(epochs, int) else list(epochs)
+    """Rows of :func:`parameter_row` for each number of epochs (``check_epochs``)."""
+    check_params(m, s, r)
+    ks = check_epochs(epochs)
     return [parameter_row(m, s, r, k) for k in ks]
 
 
 __all__ = [
     "DEFAULT_R",
     "DEFAULT_S",
+    "MAX_EPOCHS",
+    "MAX_SET_SIZE",
+    "MAX_TOPICS",
     "TAXONOMY_SIZES",
     "ReportingChannel",
     "bounded_noise_capacity",
+    "check_epochs",
     "check_params",
     "counting_a_q",
     "counting_pq",

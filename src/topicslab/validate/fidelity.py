@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from topicslab._progress import task
-from topicslab.attacks import AttackRisk, risk_curve
+from topicslab.attacks import AttackRisk, ReidProtocol, risk_curve
 from topicslab.datamodel import TopicSets
 from topicslab.errors import InputError
 
@@ -188,12 +188,8 @@ def fidelity(population: TopicSets, synthetic: Synthetic, *,
         seed: API randomness and tie-breaks (population and synthetic use different streams).
         progress: progress bars.
     """
-    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
-        raise InputError(f"trials must be a positive integer, got {trials!r}", field="trials")
-    if targets is not None and (isinstance(targets, bool) or not isinstance(targets, int)
-                                or targets < 1):
-        raise InputError(f"targets must be a positive integer or None (every user), got "
-                         f"{targets!r}", field="targets")
+    # targets and trials: the re-identification protocol's checks
+    ReidProtocol("all" if targets is None else targets, trials)
     if not (math.isfinite(tolerance) and tolerance > 0):
         raise InputError(f"tolerance must be a positive number, got {tolerance!r}",
                          field="tolerance")

@@ -1,0 +1,86 @@
+"""Range checks of the parameter objects: one message format, one error type.
+
+Only the typed parameter objects call these (``topicslab.dp.params``, ``topicslab.api``'s
+``Mechanism``, ``topicslab.attacks.ReidProtocol``, ``topicslab.qif.ReportingChannel``,
+``topicslab.disclosure.DisclosureDesign``); each checks its fields once, in ``__post_init__``,
+and every engine and command takes the checked object. A failure is a ``ParameterError``
+naming the field (the command's option of the same name), the range and the value given,
+then why the range is what it is.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from numbers import Integral, Real
+
+from topicslab.errors import ParameterError
+
+__all__ = ["choice", "integer", "number", "refuse"]
+
+
+Error = type[ParameterError]
+
+
+def refuse(message: str, field: str, why: str = "", error: Error = ParameterError
+           ) -> ParameterError:
+    """The error of a bad ``field`` (``why``, if given, follows the message); ``error``: a
+    toolkit's own subclass (``topicslab.qif`` raises ``QIFParameterError``)."""
+    return error(f"{message}: {why}" if why else message, field=field)
+
+
+def _g(x: float) -> str:
+    """``x`` as the papers print it: 0.05, 469, 1e6 (not 1e+06)."""
+    return f"{x:g}".replace("e+0", "e").replace("e+", "e").replace("e-0", "e-")
+
+
+def _range(lo: float | None, hi: float | None, lo_open: bool = False,
+           hi_open: bool = False) -> str:
+    if lo is not None and hi is not None:
+        if not lo_open and not hi_open and isinstance(lo, int) and isinstance(hi, int):
+            return f"in {lo}..{hi}"
+        return f"in {'(' if lo_open else '['}{_g(lo)}, {_g(hi)}{')' if hi_open else ']'}"
+    if lo is not None:
+        return f"{'>' if lo_open else '>='} {_g(lo)}"
+    assert hi is not None
+    return f"{'<' if hi_open else '<='} {_g(hi)}"
+
+
+def integer(value: object, field: str, *, at_least: int | None = None,
+            at_most: int | None = None, why: str = "", error: Error = ParameterError) -> int:
+    """``value`` as an ``int``: an integer (not a bool) within ``[at_least, at_most]``."""
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise refuse(f"{field} must be an integer, got {value!r}", field, error=error)
+    v = int(value)
+    if (at_least is not None and v < at_least) or (at_most is not None and v > at_most):
+        raise refuse(f"{field} must be {_range(at_least, at_most)}, got {v}", field, why,
+                     error)
+    return v
+
+
+def number(value: object, field: str, *, lo: float | None = None, hi: float | None = None,
+           lo_open: bool = False, hi_open: bool = False, why: str = "",
+           error: Error = ParameterError) -> float:
+    """``value`` as a finite ``float`` within the interval from ``lo`` to ``hi`` (open at an
+    end whose ``*_open`` is set)."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise refuse(f"{field} must be a number, got {value!r}", field, error=error)
+    v = float(value)
+    shown = _range(lo, hi, lo_open, hi_open)
+    if not math.isfinite(v):
+        raise refuse(f"{field} must be a finite number {shown}, got {v}", field, why, error)
+    below = lo is not None and (v <= lo if lo_open else v < lo)
+    above = hi is not None and (v >= hi if hi_open else v > hi)
+    if below or above:
+        raise refuse(f"{field} must be {shown}, got {_g(v)}", field, why, error)
+    return v
+
+
+def choice(value: object, field: str, options: Iterable[str],
+           error: Error = ParameterError) -> str:
+    """``value`` if it is one of ``options``."""
+    opts = tuple(options)
+    if not isinstance(value, str) or value not in opts:
+        raise refuse(f"{field} must be one of {', '.join(opts)}, got {value!r}", field,
+                     error=error)
+    return value

@@ -1,0 +1,200 @@
+"""The parameters of a DP release, checked once (Dick et al. §4.2; spec 01 §2-§3).
+
+* ``PrivacyBudget``: the total (ε, δ) under add/remove-one-user neighbours, how the
+  composition of the release's Gaussian mechanisms is accounted (``paper`` / ``tight``) and how
+  the budget is split over the queries.
+* ``ContributionBound``: what one user may contribute, exactly ``k`` distinct topics in each
+  selected week, and what happens to an over-long week (``reject`` / ``truncate``).
+
+Each checks its fields in ``__post_init__`` and raises ``ParameterError`` naming the field
+(``epsilon``, ``delta``, ``accounting``, ``split``, ``k``, ``bound``, ``weeks``: the options of
+``topicslab stats`` of the same names). ``topicslab stats`` builds them before it reads any
+data and every engine (``compute_statistics``, ``stream_statistics``, ``spark_statistics``,
+``release_counts``, ``bound_contributions``, ``plan_queries``) takes them; the checks that
+need the data (``k`` against the taxonomy's size, ``weeks`` against the input's weeks, one
+``split`` share per query) are methods here too, so that no engine checks a parameter itself.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from topicslab._checks import choice, integer, number, refuse
+
+Accounting = Literal["paper", "tight"]
+BoundMode = Literal["reject", "truncate"]
+ACCOUNTINGS: tuple[Accounting, ...] = ("paper", "tight")
+BOUND_MODES: tuple[BoundMode, ...] = ("reject", "truncate")
+#: the paper's budget: ε = ln 3, δ = 1e-15 (Dick et al. §4.2)
+LN3 = math.log(3)
+PAPER_DELTA = 1e-15
+#: the largest ε accepted. ε bounds a log-likelihood ratio: at ε = 50 an attacker's odds may
+#: already grow e^50 ≈ 5e21-fold, no protection at all; values up to 1e6 are accepted for
+#: releases that want near-exact statistics (σ ≈ 0.005 counts, e.g. tests), larger ones only
+#: break the calibration's numerics (the analytic Gaussian fails near ε = 1e300)
+MAX_EPSILON = 1e6
+#: how far from 1 the shares of a split may sum (they are then normalised)
+SPLIT_TOLERANCE = 1e-9
+
+__all__ = ["ACCOUNTINGS", "BOUND_MODES", "LN3", "MAX_EPSILON", "PAPER_DELTA", "Accounting",
+           "BoundMode", "ContributionBound", "PrivacyBudget", "budget_of", "contribution_of",
+           "default_split"]
+
+
+def default_split(n_weeks: int) -> list[float]:
+    """Half to within-week queries, half to across-week queries (paper: 25/25/50 for 2 weeks)."""
+    n = integer(n_weeks, "weeks", at_least=1, why="a release needs at least one week")
+    if n == 1:
+        return [1.0]
+    return [0.5 / n] * n + [0.5 / (n - 1)] * (n - 1)
+
+
+@dataclass(frozen=True)
+class PrivacyBudget:
+    """The (ε, δ) of a whole release, its accounting and its split over the queries.
+
+    Attributes:
+        epsilon: total ε in (0, ``MAX_EPSILON``]. ε = 0 would need infinite noise, and the
+            Gaussian calibration (Prop. 4) is defined for 0 < ε < ∞ only; past
+            ``MAX_EPSILON`` (1e6) there is no privacy left to account and the calibration's
+            numerics break.
+        delta: total δ in (0, 1). The Gaussian mechanism is never pure ε-DP, so δ = 0 cannot
+            be met; δ ≥ 1 promises nothing. (A δ ≥ 1/n allows releasing a user's data
+            outright: ``topicslab stats`` warns once n is known.)
+        accounting: ``"paper"`` (each query gets its share of ε and δ, basic composition) or
+            ``"tight"`` (one zCDP budget for the whole release); see ``dp.mechanism``.
+        split: one positive share per query (within-week queries, then across-week pairs),
+            summing to 1 (within 1e-9; normalised); ``None``: half to each family, the
+            paper's 25/25/50 for two weeks. Its length is checked against the weeks of the
+            release by ``shares`` (the number of queries is known only then).
+    """
+
+    epsilon: float = LN3
+    delta: float = PAPER_DELTA
+    accounting: Accounting = "paper"
+    split: tuple[float, ...] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", number(
+            self.epsilon, "epsilon", lo=0.0, hi=MAX_EPSILON, lo_open=True,
+            why="epsilon = 0 needs infinite noise, and past 1e6 nothing is private"))
+        object.__setattr__(self, "delta", number(
+            self.delta, "delta", lo=0.0, hi=1.0, lo_open=True, hi_open=True,
+            why="Gaussian noise needs delta > 0, and delta >= 1 promises nothing"))
+        choice(self.accounting, "accounting", ACCOUNTINGS)
+        if self.split is not None:
+            if isinstance(self.split, str | bytes) or not isinstance(self.split, Iterable):
+                raise refuse(f"split must be a list of shares, got {self.split!r}", "split")
+            shares = tuple(number(x, "split", lo=0.0, lo_open=True,
+                                  why="every query needs a positive share of the budget")
+                           for x in self.split)
+            total = math.fsum(shares)
+            if not shares or abs(total - 1) > SPLIT_TOLERANCE:
+                raise refuse(f"split shares must sum to 1, got {total:g}", "split")
+            object.__setattr__(self, "split", shares)
+
+    def shares(self, n_weeks: int) -> list[float]:
+        """The share of each of the ``2 n_weeks - 1`` queries of a release of ``n_weeks``
+        weeks (``n_weeks`` within-week queries, then ``n_weeks - 1`` across-week pairs)."""
+        if self.split is None:
+            return default_split(n_weeks)
+        n_q = 2 * n_weeks - 1
+        if len(self.split) != n_q:
+            raise refuse(f"split needs {n_q} shares for {n_weeks} weeks ({n_weeks} "
+                         f"within-week, {n_weeks - 1} across-week), got {len(self.split)}",
+                         "split")
+        total = math.fsum(self.split)
+        return [x / total for x in self.split]
+
+
+@dataclass(frozen=True)
+class ContributionBound:
+    """What one user contributes to a release (the Lemma of Dick et al. §4.2).
+
+    The L2 sensitivities Δ2(f_ww) = sqrt(C(k, 2)) and Δ2(f_w,w+1) = k hold only if every user
+    contributes exactly ``k`` distinct topics to every selected week; ``bound_contributions``
+    enforces it.
+
+    Attributes:
+        k: topics per user and week after bounding (the Topics API's top 5). At least 2: the
+            within-week statistics count pairs of topics, and with k = 1 no user has a pair
+            (Δ2 = sqrt(C(1, 2)) = 0); at most the taxonomy's size (``check_topics``).
+        bound: an over-long week is an error (``"reject"``) or keeps its ``k`` lowest topic
+            ids (``"truncate"``).
+        weeks: the input's weeks to release (distinct week indices, 0 = the first week);
+            ``None``: the paper's first two (one if the input has one). Checked against the
+            input by ``select_weeks``.
+    """
+
+    k: int = 5
+    bound: BoundMode = "reject"
+    weeks: tuple[int, ...] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "k", integer(
+            self.k, "k", at_least=2,
+            why="the within-week statistics count pairs of a user's topics"))
+        choice(self.bound, "bound", BOUND_MODES)
+        if self.weeks is not None:
+            if isinstance(self.weeks, str | bytes) or not isinstance(self.weeks, Iterable):
+                raise refuse(f"weeks must be a list of week indices, got {self.weeks!r}",
+                             "weeks")
+            weeks = tuple(integer(w, "weeks", at_least=0, why="weeks are indices 0, 1, ... "
+                                  "of the input's weeks") for w in self.weeks)
+            if not weeks or len(set(weeks)) != len(weeks):
+                raise refuse(f"weeks must be distinct week indices, got {list(weeks)}",
+                             "weeks")
+            object.__setattr__(self, "weeks", weeks)
+
+    def check_topics(self, m: int) -> None:
+        """Refuse a ``k`` above the taxonomy's ``m`` topics (a week cannot hold more
+        distinct topics than there are)."""
+        if self.k > m:
+            raise refuse(f"k must be in 2..{m}, got {self.k}", "k",
+                         f"the taxonomy has {m} topics")
+
+    def select_weeks(self, n_weeks: int) -> list[int]:
+        """The weeks released from an input of ``n_weeks`` weeks."""
+        if n_weeks < 1:
+            raise refuse("the input has no weeks", "weeks")
+        if self.weeks is None:
+            return list(range(min(2, n_weeks)))
+        late = [w for w in self.weeks if w >= n_weeks]
+        if late:
+            raise refuse(f"weeks must be distinct values in 0..{n_weeks - 1}, got "
+                         f"{list(self.weeks)}", "weeks", f"the input has {n_weeks} weeks")
+        return list(self.weeks)
+
+
+def budget_of(budget: PrivacyBudget | None = None, *, epsilon: float | None = None,
+              delta: float | None = None, accounting: Accounting | None = None,
+              split: Sequence[float] | None = None) -> PrivacyBudget:
+    """``budget``, or the one the engines' keyword form describes (``None``: the default).
+
+    Giving both is a ``TypeError``: which would win is not obvious.
+    """
+    given = {name: value for name, value in (("epsilon", epsilon), ("delta", delta),
+                                              ("accounting", accounting), ("split", split))
+             if value is not None}
+    if budget is None:
+        return PrivacyBudget(**given)  # type: ignore[arg-type]
+    if given:
+        raise TypeError(f"pass budget= or {'/'.join(given)}=, not both")
+    return budget
+
+
+def contribution_of(contribution: ContributionBound | None = None, *, k: int | None = None,
+                    bound: BoundMode | None = None,
+                    weeks: Sequence[int] | None = None) -> ContributionBound:
+    """``contribution``, or the one the engines' keyword form describes (``None``: the
+    default); giving both is a ``TypeError``."""
+    given = {name: value for name, value in (("k", k), ("bound", bound), ("weeks", weeks))
+             if value is not None}
+    if contribution is None:
+        return ContributionBound(**given)  # type: ignore[arg-type]
+    if given:
+        raise TypeError(f"pass contribution= or {'/'.join(given)}=, not both")
+    return contribution
