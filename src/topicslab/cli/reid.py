@@ -151,7 +151,9 @@ def reid(
         trials = 10 if traces_path is None else 1
     protocol = atk.ReidProtocol(targets, trials, setting, engine)
     mech = Mechanism(p=p, lookback=lookback)
-    r_list = _weeks(weeks, lookback) if weeks is not None else None
+    # (given traces are already observed: their weeks do not depend on the lookback)
+    r_list = (_weeks(weeks, lookback if traces_path is None else 1) if weeks is not None
+              else None)
     _check_size(protocol, 0, 1, len(names))  # the trials' part: known before the data
     payload: dict[str, Any]
     opts: dict[str, Any] = dict(attacks=names, seed=seed, progress=progress,
