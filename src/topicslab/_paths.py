@@ -24,7 +24,8 @@ from pathlib import Path
 
 from topicslab.errors import InputError
 
-__all__ = ["check_output_dir", "check_output_file", "no_new_empty_dirs"]
+__all__ = ["check_output_dir", "check_output_file", "no_new_empty_dirs",
+           "refuse_overwriting_inputs"]
 
 
 def _writable(directory: Path) -> bool:
@@ -119,3 +120,44 @@ def no_new_empty_dirs(*directories: str | os.PathLike[str] | None) -> Iterator[N
             if d.is_dir():
                 _remove_empty_tree(d)
         raise
+
+
+PathArg = str | os.PathLike[str] | None
+
+
+def _where(path: str | os.PathLike[str]) -> tuple[Path, Path]:
+    p = Path(os.path.abspath(os.fspath(path)))
+    return p, Path(os.path.realpath(p))
+
+
+def _same_or_inside(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether ``a`` is ``b`` or lies under ``b`` (as written, or after following links)."""
+    (a_abs, a_real), (b_abs, b_real) = _where(a), _where(b)
+    return any(x == y or y in x.parents for x, y in ((a_abs, b_abs), (a_real, b_real)))
+
+
+def refuse_overwriting_inputs(outputs: Sequence[tuple[str, PathArg]],
+                              inputs: Sequence[tuple[str, PathArg]] = ()) -> None:
+    """Refuse, before any work, an output that would destroy an input or another output.
+
+    ``outputs`` and ``inputs`` are ``(option, path)`` pairs (a ``None`` path is skipped). An
+    output is refused when it is an input or lies inside an input directory, when it is
+    another output, or when it lies inside another output (a directory the command writes).
+    """
+    outs = [(o, p) for o, p in outputs if p is not None and os.fspath(p).strip()]
+    ins = [(o, p) for o, p in inputs if p is not None and os.fspath(p).strip()]
+    for option, path in outs:
+        for in_option, in_path in ins:
+            if _same_or_inside(path, in_path):
+                how = "is" if _where(path)[1] == _where(in_path)[1] else "lies inside"
+                raise InputError(f"{how} the input {in_option} {os.fspath(in_path)}; writing "
+                                 "there would destroy the input; choose another name",
+                                 file=os.fspath(path), field=option)
+    for i, (option, path) in enumerate(outs):
+        for other_option, other in outs[:i] + outs[i + 1:]:
+            if _same_or_inside(path, other):
+                same = _where(path)[1] == _where(other)[1]
+                how = "is also" if same else "lies inside"
+                raise InputError(f"{how} the output {other_option} {os.fspath(other)}; one "
+                                 "output would overwrite the other; choose another name",
+                                 file=os.fspath(path), field=option)

@@ -53,6 +53,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     for row in within:
         row["frequency"] = 0.9
     (no_ledger / "q_within.json").write_text(json.dumps(within))
+    _tampered_statistics(stats, d)
     model = d / "model"
     res = runner.invoke(app, ["fit", "--stats", str(stats), "--out", str(model), "--types",
                               "2", "--modes", "1", "--steps", "1", "--no-progress"])
@@ -66,8 +67,55 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     for name, text in params.items():
         (d / name).write_text(text)
     (d / "binary.json").write_bytes(b"\xff\xfe\x00garbage")
+    (d / "script.json").write_text("! probe: help\nhello\n")
+    for name in ("p.json", "x.json", "x.png", "p.parquet"):  # inputs an output must not replace
+        (d / name).write_text("input\n")
     return {"pop": pop, "stats": stats, "no_ledger": no_ledger, "model": model, "six": six,
             "dir": d}
+
+
+def _tampered_statistics(stats: Path, d: Path) -> None:
+    """Copies of ``stats`` with one file edited, removed or replaced by a directory."""
+
+    def edit(name: str, file: str, change: object) -> None:
+        copy = d / name
+        shutil.copytree(stats, copy)
+        path = copy / file
+        if change is None:
+            path.unlink()
+        elif change == "dir":
+            path.unlink()
+            path.mkdir()
+        else:
+            doc = json.loads(path.read_text())
+            path.write_text(json.dumps(change(doc)))  # type: ignore[operator]
+
+    def cb(**kw: object):  # type: ignore[no-untyped-def]
+        return lambda led: {**led, "contribution_bounding": {**led["contribution_bounding"],
+                                                              **kw}}
+
+    def neg_first(rows: list[dict[str, object]]) -> list[dict[str, object]]:
+        rows[0]["frequency"] = -0.1
+        return rows
+
+    edit("st-single-short", "q_single.json", lambda rows: rows[:10])
+    edit("st-single-wrapped", "q_single.json", lambda rows: {"records": rows[:5]})
+    edit("st-within-empty", "q_within.json", lambda rows: [])
+    edit("st-across-empty", "q_across.json", lambda rows: [])
+    edit("st-single-neg", "q_single.json", neg_first)
+    edit("st-single-missing", "q_single.json", None)
+    edit("st-single-dir", "q_single.json", "dir")
+    edit("st-tax-missing", "taxonomy.json", None)
+    edit("st-led-dir", "privacy_ledger.json", "dir")
+    edit("st-led-k-float", "privacy_ledger.json", cb(k=5.7))
+    edit("st-led-k-0", "privacy_ledger.json", cb(k=0))
+    edit("st-led-k-str", "privacy_ledger.json", cb(k="five"))
+    edit("st-led-cb-list", "privacy_ledger.json",
+         lambda led: {**led, "contribution_bounding": [5]})
+    edit("st-led-n-str", "privacy_ledger.json",
+         lambda led: {**led, "extra": {"n_estimate": "lots"}})
+    edit("st-led-mech-str", "privacy_ledger.json", lambda led: {**led, "mechanisms": "oops"})
+    edit("st-led-claimed-list", "privacy_ledger.json", lambda led: {**led, "claimed": [1]})
 
 
 def _fill(args: list[str], inputs: dict[str, Path], work: Path) -> list[str]:
@@ -81,6 +129,11 @@ def _fill(args: list[str], inputs: dict[str, Path], work: Path) -> list[str]:
 def _tree(root: Path) -> dict[str, tuple[bool, int]]:
     return {str(p.relative_to(root)): (p.is_dir(), 0 if p.is_dir() else p.stat().st_size)
             for p in root.rglob("*")}
+
+
+def _stamps(root: Path) -> dict[str, tuple[bool, int, int]]:
+    return {str(p.relative_to(root)): (p.is_dir(), p.stat().st_size, p.stat().st_mtime_ns)
+            for p in root.rglob("*") if not p.is_dir()}
 
 
 def _check_refused(output: str, exit_code: int, named: str) -> str:
@@ -115,6 +168,7 @@ STATS = ["stats", "--sets", "{pop}"]
 FIT = ["fit", "--stats", "{stats}", "--no-progress"]
 SAMPLE = ["sample", "--model", "{model}", "--users", "10", "--seed", "1"]
 VAL = ["validate", "--stats", "{stats}", "--model", "{model}"]
+FIT_ON = ["fit", "--no-progress", "--out", "{out}", "--stats"]
 REID = ["reid", "--sets", "{pop}", "--no-progress", "--trials", "1", "--targets", "10"]
 
 CASES: list[tuple[str, list[str], str]] = [
@@ -357,16 +411,72 @@ CASES: list[tuple[str, list[str], str]] = [
                               "-5"], "--targets"),
     ("run-trials-huge", ["run", "--preset", "smoke", "--out", "{out}", "--trials",
                          "1000000000000"], "--trials"),
+    # round 2: tampered or incomplete statistics (F1-F6) and ledgers (S6), 1-based rows
+    ("fit-single-short", [*FIT_ON, "{in}/st-single-short"], "st-single-short/q_single.json"),
+    ("fit-single-wrapped", [*FIT_ON, "{in}/st-single-wrapped"], "q_single.json"),
+    ("fit-within-empty", [*FIT_ON, "{in}/st-within-empty"], "q_within.json"),
+    ("fit-across-empty", [*FIT_ON, "{in}/st-across-empty"], "q_across.json"),
+    ("fit-single-row-1", [*FIT_ON, "{in}/st-single-neg"],
+     "q_single.json, row 1, field 'frequency'"),
+    ("fit-single-missing", [*FIT_ON, "{in}/st-single-missing"], "q_single.json: file missing"),
+    ("fit-single-dir", [*FIT_ON, "{in}/st-single-dir"], "q_single.json"),
+    ("fit-taxonomy-missing", [*FIT_ON, "{in}/st-tax-missing"], "taxonomy.json: file missing"),
+    ("val-taxonomy-missing", ["validate", "--stats", "{in}/st-tax-missing", "--model",
+                              "{model}", "--json", "{out}.json"], "taxonomy.json"),
+    ("fit-ledger-dir", [*FIT_ON, "{in}/st-led-dir"], "privacy_ledger.json"),
+    ("fit-ledger-k-float", [*FIT_ON, "{in}/st-led-k-float"], "privacy_ledger.json, field"),
+    ("fit-ledger-k-0", [*FIT_ON, "{in}/st-led-k-0"], "privacy_ledger.json, field"),
+    ("fit-ledger-k-str", [*FIT_ON, "{in}/st-led-k-str"], "privacy_ledger.json, field"),
+    ("fit-ledger-bounding-list", [*FIT_ON, "{in}/st-led-cb-list"], "contribution_bounding"),
+    ("fit-ledger-n-estimate-str", [*FIT_ON, "{in}/st-led-n-str"], "n_estimate"),
+    ("explain-mechanisms-str", ["stats", "--explain", "{in}/st-led-mech-str"], "mechanisms"),
+    ("explain-claimed-list", ["stats", "--explain", "{in}/st-led-claimed-list"], "claimed"),
+    ("explain-ledger-dir", ["stats", "--explain", "{in}/st-led-dir"], "privacy_ledger.json"),
+    ("explain-a-parquet-file", ["stats", "--explain", "{pop}"], "not a statistics directory"),
+    # round 2: options that do not apply (S1 S2)
+    ("explain-with-sets", ["stats", "--explain", "{stats}", "--sets", "{pop}", "--out",
+                           "{out}"], "--sets"),
+    ("explain-with-epsilon", ["stats", "--explain", "{stats}", "--epsilon", "5"],
+     "--epsilon"),
+    ("stats-chunk-users-local", [*STATS, "--out", "{out}", "--chunk-users", "5"],
+     "--chunk-users"),
+    # round 2: an output that is (or lies inside) an input, or another output (O1 F8 F9 F10
+    # V2 D2); the inputs are checked untouched by the test
+    ("obs-out-is-sets", ["observe", "--sets", "{pop}", "--out", "{pop}"], "--sets"),
+    ("fit-json-into-stats", [*FIT, "--out", "{out}", "--json", "{stats}/privacy_ledger.json"],
+     "--json"),
+    ("fit-json-into-out", [*FIT, "--out", "{out}", "--json", "{out}/model.json"], "--json"),
+    ("fit-release-into-out", [*FIT, "--out", "{out}", "--model", "paper", "--export-release",
+                              "{out}/model.json"], "--export-release"),
+    ("fit-json-is-release", [*FIT, "--out", "{out}", "--model", "paper", "--json",
+                             "{out}.json", "--export-release", "{out}.json"], "--json"),
+    ("fit-out-is-stats", [*FIT, "--out", "{stats}"], "--out"),
+    ("val-json-into-stats", [*VAL, "--json", "{stats}/privacy_ledger.json"], "--stats"),
+    ("val-json-into-model", [*VAL, "--json", "{model}/model.json"], "--model"),
+    ("val-json-is-population", [*VAL, "--json", "{in}/p.json", "--population", "{in}/p.json"],
+     "--population"),
+    ("disc-json-is-script", ["disclosure", "--script", "{in}/script.json", "--json",
+                             "{in}/script.json"], "--script"),
+    ("sample-out-into-model", [*SAMPLE, "--out", "{model}/s.parquet"], "--model"),
+    ("stats-out-is-sets-dir", ["stats", "--sets", "{in}", "--out", "{in}"], "--sets"),
+    ("reid-json-is-sets", ["reid", "--sets", "{in}/x.json", "--json", "{in}/x.json"],
+     "--sets"),
+    ("qif-plot-is-sets", ["qif", "--sets", "{in}/x.png", "--plot", "{in}/x.png"], "--plot"),
+    ("run-out-is-stats", ["run", "--preset", "smoke", "--out", "{stats}", "--stats",
+                          "{stats}"], "--out"),
+    ("pop-out-is-params", [*POP, "--params", "{in}/p.parquet", "--out", "{in}/p.parquet"],
+     "--params"),
 ]
 
 
 @pytest.mark.parametrize(("args", "named"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_bad_input_is_refused(inputs: dict[str, Path], work: Path, args: list[str],
                               named: str) -> None:
-    before = _tree(work)
+    before, inputs_before = _tree(work), _stamps(inputs["dir"])
     res = runner.invoke(app, _fill(args, inputs, work))
     _check_refused(res.output, res.exit_code, named)
     assert _tree(work) == before, "a refused command wrote into its output location"
+    assert _stamps(inputs["dir"]) == inputs_before, "a refused command changed an input"
 
 
 def test_enough_cases() -> None:

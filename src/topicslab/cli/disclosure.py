@@ -105,13 +105,15 @@ def disclosure(
 ) -> None:
     """Detect sensitive-interest disclosure (Mac Aonghusa & Leith) on Topics API answers."""
     from topicslab import disclosure as d
-    from topicslab._paths import check_output_dir, check_output_file
+    from topicslab._paths import check_output_dir, check_output_file, refuse_overwriting_inputs
     from topicslab.disclosure.report import example_rows, rate_rows, topic_rows
 
     if json_path is not None:
         check_output_file(json_path, "--json", (".json",), "JSON")
     if figures is not None:
         check_output_dir(figures, "--figures")
+    refuse_overwriting_inputs([("--json", json_path), ("--figures", figures)],
+                              [("--script", script)])
 
     if example:
         worked = d.worked_example()

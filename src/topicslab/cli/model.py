@@ -232,12 +232,20 @@ def fit_command(
     """Fit the type-mixture model to DP statistics (paper §5; the fitter sees only them)."""
     from topicslab import dp
     from topicslab import model as tm
-    from topicslab._paths import check_output_dir, check_output_file, no_new_empty_dirs
+    from topicslab._paths import (
+        check_output_dir,
+        check_output_file,
+        no_new_empty_dirs,
+        refuse_overwriting_inputs,
+    )
 
     check_output_dir(out_dir, "--out")
     for option, path in (("--json", json_path), ("--export-release", export_release)):
         if path is not None:
             check_output_file(path, option, (".json",), "JSON")
+    refuse_overwriting_inputs(
+        [("--out", out_dir), ("--json", json_path), ("--export-release", export_release)],
+        [("--stats", stats_dir)])
     if weeks > MAX_MODEL_WEEKS:
         raise InputError(f"--weeks {weeks} is more than {MAX_MODEL_WEEKS}: the statistics "
                          "describe one week and one week pair, sampling repeats the model's "
@@ -336,7 +344,7 @@ def sample_command(
 ) -> None:
     """Draw synthetic users from a fitted model (Algorithm 2), streamed to a file."""
     from topicslab import model as tm
-    from topicslab._paths import check_output_file
+    from topicslab._paths import check_output_file, refuse_overwriting_inputs
     from topicslab.cli.population import taxonomy_size
 
     if fmt is None:
@@ -345,6 +353,7 @@ def sample_command(
     if fmt not in SAMPLE_SUFFIXES:
         raise InputError(f"--format must be parquet or tfrecord, got {fmt!r}", field="--format")
     check_output_file(out_path, "--out", SAMPLE_SUFFIXES[fmt], fmt)
+    refuse_overwriting_inputs([("--out", out_path)], [("--model", model_path)])
     if taxonomy is not None:
         taxonomy_size(taxonomy)
     mdl = _load_any_model(model_path, taxonomy or "v2")
@@ -406,9 +415,12 @@ def validate_command(
     from topicslab import io as tio
     from topicslab import model as tm
     from topicslab import validate as tv
-    from topicslab._paths import check_output_file
+    from topicslab._paths import check_output_file, refuse_overwriting_inputs
 
     check_output_file(json_path, "--json", (".json",), "JSON")
+    refuse_overwriting_inputs([("--json", json_path)],
+                              [("--stats", stats_dir), ("--model", model_path),
+                               ("--population", population), ("--synthetic", synthetic)])
     if population is None:
         for option, given in (("--risk", risk), ("--synthetic", synthetic is not None),
                               ("--weeks", weeks is not None), ("--users", users is not None)):

@@ -82,9 +82,10 @@ def population(
     """Generate the calibrated reference population (weekly top-k topic sets)."""
     from topicslab import io as tio
     from topicslab import population as pop
-    from topicslab._paths import check_output_file
+    from topicslab._paths import check_output_file, refuse_overwriting_inputs
 
     check_output_file(out_path, "--out", PARQUET, "Parquet")
+    refuse_overwriting_inputs([("--out", out_path)], [("--params", params)])
     from topicslab.api import Mechanism
 
     Mechanism(k=k, taxonomy=taxonomy)  # the profile size and taxonomy, checked once
@@ -157,10 +158,11 @@ def observe(
     """Simulate the answers sites receive (one topic per site, user and week)."""
     from topicslab import api
     from topicslab import io as tio
-    from topicslab._paths import check_output_file
+    from topicslab._paths import check_output_file, refuse_overwriting_inputs
     from topicslab.datamodel import SiteTraces
 
     check_output_file(out_path, "--out", PARQUET, "Parquet")
+    refuse_overwriting_inputs([("--out", out_path)], [("--sets", sets_path)])
     mech = api.Mechanism(p=p, lookback=lookback)  # checked once, before the data is read
     t0 = time.perf_counter()
     data = tio.read_sets(sets_path)

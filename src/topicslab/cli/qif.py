@@ -115,10 +115,11 @@ def qif(
 ) -> None:
     """Capacities, epsilon and Tables 2-4 of the Topics API (Alvim et al., CCS 2024)."""
     from topicslab import qif as q
-    from topicslab._paths import check_output_file
+    from topicslab._paths import check_output_file, refuse_overwriting_inputs
 
     if plot is not None:
         check_output_file(plot, "--plot", (".png",), "PNG")
+        refuse_overwriting_inputs([("--plot", plot)], [("--sets", sets_path)])
     if sets_path is None:
         for option, value in (("--week", week != 0), ("--weeks", weeks is not None)):
             if value:

@@ -138,13 +138,15 @@ def reid(
     import dataclasses
 
     from topicslab import attacks as atk
-    from topicslab._paths import check_output_file
+    from topicslab._paths import check_output_file, refuse_overwriting_inputs
     from topicslab.api import Mechanism
 
     if (sets_path is None) == (traces_path is None):
         raise InputError("give exactly one of --sets or --traces")
     if json_path is not None:
         check_output_file(json_path, "--json", (".json",), "JSON")
+        refuse_overwriting_inputs([("--json", json_path)],
+                                  [("--sets", sets_path), ("--traces", traces_path)])
     names = _attack_names(attack)
     # the protocol's and the mechanism's parameters, checked once, before any data is read
     if trials is None:

@@ -78,10 +78,11 @@ def run(
 ) -> None:
     """Run the release experiment (population → DP statistics → fit → sample → validation →
     re-identification → QIF, disclosure) and write OUT/report.html and OUT/results.json."""
-    from topicslab._paths import check_output_dir, no_new_empty_dirs
+    from topicslab._paths import check_output_dir, no_new_empty_dirs, refuse_overwriting_inputs
     from topicslab.experiment import run as run_experiment
 
     check_output_dir(out_dir, "--out")
+    refuse_overwriting_inputs([("--out", out_dir)], [("--sets", sets), ("--stats", stats)])
     # --model and the other overrides are checked by Preset (one place for the run's options)
     overrides = {"model": model, "types": types, "fit_steps": fit_steps,
                  "fit_minutes": fit_minutes, "targets": targets, "trials": trials,
