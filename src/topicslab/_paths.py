@@ -41,6 +41,27 @@ def _regular_file_above(path: Path) -> Path | None:
     return None
 
 
+def _name_max(directory: Path) -> int:
+    try:
+        return os.pathconf(directory if directory.is_dir() else ".", "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255
+
+
+def _check_name(path: Path, option: str) -> None:
+    """A name the error line and the file system can take (no line break, not too long)."""
+    name = os.fspath(path)
+    if any(c in name for c in "\n\r"):
+        raise InputError("the name holds a line break; choose another name",
+                         file=repr(name), field=option)
+    limit = _name_max(path.parent) - len(".." + ".XXXXXXXX.tmp")  # room for the temporary
+    if len(os.fsencode(path.name)) > limit:
+        raise InputError(f"the file name is {len(os.fsencode(path.name))} bytes long, more "
+                         f"than {limit} (the file system's limit, less room for a temporary "
+                         "name); choose a shorter name",
+                         file=name[:40] + "...", field=option)
+
+
 def _check_parent(path: Path, option: str) -> None:
     name = os.fspath(path)
     blocker = _regular_file_above(path)
@@ -68,6 +89,7 @@ def check_output_file(path: str | os.PathLike[str], option: str,
     name = os.fspath(p)
     if not name.strip() or p.name in ("", ".", ".."):
         raise InputError("an output file name is needed", file=name or "''", field=option)
+    _check_name(p, option)
     if p.is_dir():
         raise InputError("is an existing directory, and a file is written here; name a file "
                          f"(e.g. {p / ('out' + (suffixes[0] if suffixes else ''))})",
@@ -91,6 +113,7 @@ def check_output_dir(path: str | os.PathLike[str], option: str) -> Path:
     name = os.fspath(p)
     if not name.strip():
         raise InputError("an output directory name is needed", file="''", field=option)
+    _check_name(p, option)
     if p.exists() and not p.is_dir():
         raise InputError("is an existing file, and a directory is written here; choose "
                          "another name", file=name, field=option)

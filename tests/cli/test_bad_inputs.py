@@ -54,6 +54,19 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         row["frequency"] = 0.9
     (no_ledger / "q_within.json").write_text(json.dumps(within))
     _tampered_statistics(stats, d)
+    import gzip
+
+    import pyarrow.parquet as pq
+
+    csv = d / "pop.csv"
+    tio.write_sets(csv, data.subset(slice(0, 20)))
+    (d / "truncated.csv.gz").write_bytes(gzip.compress(csv.read_bytes())[:200])
+    table = pq.read_table(pop)
+    meta = dict(table.schema.metadata)
+    block = json.loads(meta[b"topicslab"])
+    for name, bad_k in (("kbig", 10**6), ("kneg", -1), ("kstr", "five")):
+        meta_k = {**meta, b"topicslab": json.dumps({**block, "k": bad_k}).encode()}
+        pq.write_table(table.replace_schema_metadata(meta_k), d / f"meta-{name}.parquet")
     model = d / "model"
     res = runner.invoke(app, ["fit", "--stats", str(stats), "--out", str(model), "--types",
                               "2", "--modes", "1", "--steps", "1", "--no-progress"])
@@ -440,6 +453,25 @@ CASES: list[tuple[str, list[str], str]] = [
      "--epsilon"),
     ("stats-chunk-users-local", [*STATS, "--out", "{out}", "--chunk-users", "5"],
      "--chunk-users"),
+    # round 2: unreadable inputs, tampered metadata (O5 O6), missing inputs of run (RU1),
+    # options that do not apply (RU4), output names the file system cannot take (P3 P8)
+    ("obs-truncated-gz", ["observe", "--sets", "{in}/truncated.csv.gz", "--out",
+                          "{out}.parquet"], "truncated.csv.gz"),
+    ("obs-meta-k-big", ["observe", "--sets", "{in}/meta-kbig.parquet", "--out",
+                        "{out}.parquet"], "meta-kbig.parquet, field 'metadata.k'"),
+    ("obs-meta-k-negative", ["observe", "--sets", "{in}/meta-kneg.parquet", "--out",
+                             "{out}.parquet"], "meta-kneg.parquet, field 'metadata.k'"),
+    ("obs-meta-k-text", ["observe", "--sets", "{in}/meta-kstr.parquet", "--out",
+                         "{out}.parquet"], "meta-kstr.parquet, field 'metadata.k'"),
+    ("run-sets-missing", ["run", "--preset", "smoke", "--out", "{out}", "--sets",
+                          "{missing}.parquet"], "--sets"),
+    ("run-stats-missing", ["run", "--preset", "smoke", "--out", "{out}", "--stats",
+                           "{missing}"], "--stats"),
+    ("run-users-with-sets", ["run", "--preset", "smoke", "--out", "{out}", "--sets", "{pop}",
+                             "--users", "5"], "--users"),
+    ("pop-out-name-too-long", [*POP, "--out", "{dir}/" + "a" * 300 + ".parquet"], "--out"),
+    ("pop-out-line-break", [*POP, "--out", "{dir}/a\nb.parquet"], "--out"),
+    ("pop-out-line-break-csv", [*POP, "--out", "{dir}/a\nb.csv"], "--out"),
     # round 2: an output that is (or lies inside) an input, or another output (O1 F8 F9 F10
     # V2 D2); the inputs are checked untouched by the test
     ("obs-out-is-sets", ["observe", "--sets", "{pop}", "--out", "{pop}"], "--sets"),

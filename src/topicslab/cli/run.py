@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from topicslab.cli._app import app, err, on_interrupt, out
+from topicslab.errors import InputError
 
 
 def _stages_kept(out_dir: Path) -> str:
@@ -82,6 +83,14 @@ def run(
     from topicslab.experiment import run as run_experiment
 
     check_output_dir(out_dir, "--out")
+    for option, given, is_dir in (("--sets", sets, False), ("--stats", stats, True)):
+        if given is not None and not given.exists():
+            raise InputError(f"{'directory' if is_dir else 'file'} not found", file=str(given),
+                             field=option)
+    if users is not None and (sets is not None or stats is not None):
+        raise InputError("--users sizes the reference population only; with "
+                         f"{'--sets' if sets is not None else '--stats'} there is none (drop "
+                         "--users)", field="--users")
     refuse_overwriting_inputs([("--out", out_dir)], [("--sets", sets), ("--stats", stats)])
     # --model and the other overrides are checked by Preset (one place for the run's options)
     overrides = {"model": model, "types": types, "fit_steps": fit_steps,
