@@ -56,6 +56,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     _tampered_statistics(stats, d)
     import gzip
 
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     csv = d / "pop.csv"
@@ -64,6 +65,9 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     table = pq.read_table(pop)
     meta = dict(table.schema.metadata)
     block = json.loads(meta[b"topicslab"])
+    big = pa.array([2**64 - 1 - i for i in range(table.num_rows)], pa.uint64())
+    pq.write_table(table.set_column(0, "user_id", big).replace_schema_metadata(meta),
+                   d / "u64.parquet")
     for name, bad_k in (("kbig", 10**6), ("kneg", -1), ("kstr", "five")):
         meta_k = {**meta, b"topicslab": json.dumps({**block, "k": bad_k}).encode()}
         pq.write_table(table.replace_schema_metadata(meta_k), d / f"meta-{name}.parquet")
@@ -472,6 +476,36 @@ CASES: list[tuple[str, list[str], str]] = [
     ("pop-out-name-too-long", [*POP, "--out", "{dir}/" + "a" * 300 + ".parquet"], "--out"),
     ("pop-out-line-break", [*POP, "--out", "{dir}/a\nb.parquet"], "--out"),
     ("pop-out-line-break-csv", [*POP, "--out", "{dir}/a\nb.csv"], "--out"),
+    # round 2: options that do not apply or have no effect (F12 V1 R3 D1 Q3 Q4 O11), seeds
+    # past 64 bits (SA4 F11), 64-bit unsigned ids past int64 (O7)
+    ("fit-resume-nothing", [*FIT_ON, "{stats}", "--resume"], "--resume"),
+    ("val-risk-trials-no-risk", [*VAL, "--json", "{out}.json", "--risk-trials", "5"],
+     "--risk-trials"),
+    ("val-tolerance-no-risk", [*VAL, "--json", "{out}.json", "--population", "{pop}",
+                               "--tolerance", "0.5"], "--tolerance"),
+    ("val-seed-with-synthetic", [*VAL, "--json", "{out}.json", "--population", "{pop}",
+                                 "--synthetic", "{pop}", "--seed", "5"], "--seed"),
+    ("val-users-with-synthetic", [*VAL, "--json", "{out}.json", "--population", "{pop}",
+                                  "--synthetic", "{pop}", "--users", "1000"], "--users"),
+    ("reid-k-with-traces", ["reid", "--traces", "{pop}", "--no-progress", "--k", "9"], "--k"),
+    ("disc-example-personas", ["disclosure", "--example", "--personas", "5"], "--personas"),
+    ("disc-example-script", ["disclosure", "--example", "--script", "{in}/script.json"],
+     "--script"),
+    ("disc-script-figures-dir", ["disclosure", "--script", "{in}/script.json", "--figures",
+                                 "{out}"], "--figures"),
+    ("disc-script-rho", ["disclosure", "--script", "{in}/script.json", "--rho", "0.5"],
+     "--rho"),
+    ("qif-weeks-twice", ["qif", "--sets", "{pop}", "--weeks", "0,0,1"], "--weeks"),
+    ("qif-week-0-no-sets", ["qif", "--week", "0"], "--week"),
+    ("obs-k-past-taxonomy", [*OBS, "--k", "1000000", "--out", "{out}.parquet"], "--k"),
+    ("sample-seed-2-64", [*SAMPLE[:-2], "--seed", str(2**64), "--out", "{out}.parquet"],
+     "--seed"),
+    ("obs-seed-2-64", [*OBS, "--seed", str(2**64), "--out", "{out}.parquet"], "--seed"),
+    ("fit-seed-huge", [*FIT_ON, "{stats}", "--seed", "9" * 23], "--seed"),
+    ("run-seed-huge", ["run", "--preset", "smoke", "--out", "{out}", "--seed", "9" * 23],
+     "--seed"),
+    ("obs-uint64-user-ids", ["observe", "--sets", "{in}/u64.parquet", "--out",
+                             "{out}.parquet"], "u64.parquet, row 1, field 'user_id'"),
     # round 2: an output that is (or lies inside) an input, or another output (O1 F8 F9 F10
     # V2 D2); the inputs are checked untouched by the test
     ("obs-out-is-sets", ["observe", "--sets", "{pop}", "--out", "{pop}"], "--sets"),

@@ -33,6 +33,10 @@ EXIT_BAD_INPUT = 2
 EXIT_FAILURE = 1
 EXIT_INTERRUPTED = 130
 
+#: the largest seed an option takes (a signed 64-bit integer: numpy and torch take no more,
+#: and larger ones would wrap around to small seeds or overflow after the work started)
+MAX_SEED = 2**63 - 1
+
 #: what the group callback learnt of this invocation: --debug, the command's name and what
 #: the command keeps when interrupted (``on_interrupt``)
 _state: dict[str, Any] = {"debug": False, "command": None, "kept": None}

@@ -8,7 +8,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from topicslab.cli._app import app, err, on_interrupt, out
+from topicslab.cli._app import MAX_SEED, app, err, on_interrupt, out
 from topicslab.errors import InputError
 
 
@@ -49,7 +49,8 @@ def run(
     preset: str = typer.Option("default", "--preset",
                                help="smoke (< 1 min), default (1M users), paper (10M users)."),
     out_dir: Path = typer.Option(Path("topicslab-out"), "--out", "-o", help="Output directory."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the whole run (not the DP noise)."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED,
+                             help="Seed of the whole run (not the DP noise)."),
     users: int | None = typer.Option(None, "--users", min=1, help="Override the preset's users."),
     sets: Path | None = typer.Option(None, "--sets",
                                      help="Run on these topic sets instead of the reference."),

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 import typer
 from rich.table import Table
 
-from topicslab.cli._app import app, err, out, parse_epsilon
+from topicslab.cli._app import MAX_SEED, app, err, out, parse_epsilon
 from topicslab.errors import InputError
 
 if TYPE_CHECKING:  # the dp package is imported only when a release is made
@@ -75,7 +75,7 @@ def stats(
     bound: str = typer.Option("reject", "--bound", help="Over-long weeks: reject | truncate."),
     k: int = typer.Option(5, "--k", help="Topics per week after bounding (at least 2)."),
     seed: int | None = typer.Option(
-        None, "--seed", min=0,
+        None, "--seed", min=0, max=MAX_SEED,
         help="Reproducible run: the noise is NOT cryptographically secure."),
     explain: Path | None = typer.Option(None, "--explain", help="Print DIR's privacy ledger."),
     engine: str = typer.Option(
