@@ -679,3 +679,40 @@ def test_console_script_one_line_at_40_columns_and_debug(tmp_path: Path) -> None
     proc = subprocess.run([*cmd, "--debug", *args], capture_output=True, text=True, env=env,
                           check=False)
     assert proc.returncode != 0 and "Traceback" in proc.stderr and "InputError" in proc.stderr
+
+
+def test_ctrl_c_while_starting_is_one_line(monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """G1: a Ctrl-C during the imports or while Typer builds the app: exit 130, one line."""
+    import topicslab.cli
+    from topicslab import _main
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(topicslab.cli, "main", interrupted)
+    monkeypatch.delenv("TOPICSLAB_DEBUG", raising=False)
+    monkeypatch.setattr("sys.argv", ["topicslab", "qif"])
+    with pytest.raises(SystemExit) as exc:
+        _main.main()
+    assert exc.value.code == 130
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("interrupted: "), lines
+
+
+@pytest.mark.parametrize(("env", "named"), [
+    ({"PYTHONIOENCODING": "ascii"}, "PYTHONIOENCODING"),
+    ({"NUMBA_NUM_THREADS": "0"}, "NUMBA_NUM_THREADS"),
+])
+def test_odd_environment_is_one_line(tmp_path: Path, env: dict[str, str], named: str) -> None:
+    """G4: through the real entry point, an environment the libraries fail on: exit 2."""
+    import subprocess
+    import sys
+
+    full = {**os.environ, **env}
+    full.pop("TOPICSLAB_DEBUG", None)
+    proc = subprocess.run([sys.executable, "-c", "from topicslab._main import main; main()",
+                           "qif"], capture_output=True, text=True, env=full, check=False,
+                          cwd=tmp_path)
+    _check_refused(proc.stderr, proc.returncode, named)
+    assert not list(tmp_path.iterdir())

@@ -151,6 +151,12 @@ class OneLineErrors(TyperGroup):
             # that reached here unwrapped
             self._print_interrupted()
             return EXIT_INTERRUPTED
+        except UnicodeEncodeError as exc:
+            if _debugging():
+                raise
+            print_error(f"the output cannot be shown in the terminal's encoding "
+                        f"({exc.encoding}); set PYTHONIOENCODING=utf-8 (or a UTF-8 locale)")
+            return EXIT_BAD_INPUT
         except MemoryError:
             if _debugging():
                 raise
