@@ -61,6 +61,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
     csv = d / "pop.csv"
     tio.write_sets(csv, data.subset(slice(0, 20)))
+    (d / "header-only.csv").write_text(csv.read_text().splitlines()[0] + "\n")
     (d / "truncated.csv.gz").write_bytes(gzip.compress(csv.read_bytes())[:200])
     table = pq.read_table(pop)
     meta = dict(table.schema.metadata)
@@ -506,6 +507,19 @@ CASES: list[tuple[str, list[str], str]] = [
      "--seed"),
     ("obs-uint64-user-ids", ["observe", "--sets", "{in}/u64.parquet", "--out",
                              "{out}.parquet"], "u64.parquet, row 1, field 'user_id'"),
+    # round 2: NaN for a bounded option says "not a number" (P7); a budget too small for the
+    # sampler names --epsilon and leaks no warning (S5); an input without users (O4)
+    ("pop-persistence-nan", [*POP, "--persistence", "nan", "--out", "{out}.parquet"],
+     "'--persistence': nan is not a number"),
+    ("obs-witnessed-nan", [*OBS, "--witnessed", "nan", "--out", "{out}.parquet"],
+     "'--witnessed': nan is not a number"),
+    ("run-fit-minutes-nan", ["run", "--preset", "smoke", "--out", "{out}", "--fit-minutes",
+                             "nan"], "'--fit-minutes': nan is not a number"),
+    ("val-tolerance-nan", [*VAL, "--json", "{out}.json", "--population", "{pop}", "--risk",
+                           "--tolerance=nan"], "'--tolerance': nan is not a number"),
+    ("stats-epsilon-tiny", [*STATS, "--out", "{out}", "--epsilon", "1e-300"], "--epsilon"),
+    ("obs-no-users", ["observe", "--sets", "{in}/header-only.csv", "--out", "{out}.parquet"],
+     "header-only.csv, field '--sets'"),
     # round 2: an output that is (or lies inside) an input, or another output (O1 F8 F9 F10
     # V2 D2); the inputs are checked untouched by the test
     ("obs-out-is-sets", ["observe", "--sets", "{pop}", "--out", "{pop}"], "--sets"),

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,21 @@ def _usage_message(exc: Any) -> str:
     return text
 
 
+def _not_a_number(exc: Any, args: list[str]) -> str | None:
+    """NaN given to a bounded option: click says it is above the maximum; say what it is."""
+    param = getattr(exc, "param", None)
+    if param is None:
+        return None
+    opts = [o for o in getattr(param, "opts", []) if o.startswith("-")]
+    values = [args[i + 1] for i, a in enumerate(args[:-1]) if a in opts]
+    values += [a.split("=", 1)[1] for a in args if a.split("=", 1)[0] in opts and "=" in a]
+    if not any(v.strip().lower().lstrip("+-") == "nan" for v in values):
+        return None
+    long_opts = [o for o in opts if o.startswith("--")] or opts
+    return (f"Invalid value for '{long_opts[0]}': nan is not a number; give a number in the "
+            f"option's range (see 'topicslab {_state['command'] or ''} --help')")
+
+
 class OneLineErrors(TyperGroup):
     """The ``topicslab`` group: turns every failure into one line and an exit code."""
 
@@ -122,20 +138,29 @@ class OneLineErrors(TyperGroup):
 
     def _run(self, args: Sequence[str] | None, prog_name: str | None,
              complete_var: str | None, **extra: Any) -> int:
+        from topicslab._atomic import forget_completed_writes
+
+        forget_completed_writes()
+        with warnings.catch_warnings():
+            if not _debugging():  # library warnings would add lines to the one-line contract
+                warnings.simplefilter("ignore")
+            return self._run_quietly(args, prog_name, complete_var, **extra)
+
+    def _run_quietly(self, args: Sequence[str] | None, prog_name: str | None,
+                     complete_var: str | None, **extra: Any) -> int:
         from typer._click.exceptions import ClickException, NoArgsIsHelpError
         from typer.exceptions import Abort
 
-        from topicslab._atomic import forget_completed_writes
         from topicslab.errors import TopicsLabError
 
-        forget_completed_writes()
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except NoArgsIsHelpError as exc:
             out.print(exc.format_message(), highlight=False, markup=False)
             return EXIT_BAD_INPUT
         except ClickException as exc:
-            print_error(_usage_message(exc))
+            print_error(_not_a_number(exc, sys.argv[1:] if args is None else list(args))
+                        or _usage_message(exc))
             return exc.exit_code
         except TopicsLabError as exc:
             if _debugging():

@@ -171,6 +171,9 @@ def observe(
         raise InputError(f"k must be at most {taxonomy_size('v2')} (the most topics a taxonomy "
                          f"has), got {k}", field="--k")
     data = tio.read_sets(sets_path)
+    if data.n_users == 0:
+        raise InputError("holds no users: there is nothing to observe", file=str(sets_path),
+                         field="--sets")
     if k > data.taxonomy.size:
         raise InputError(f"k must be at most {data.taxonomy.size} (the topics of taxonomy "
                          f"{data.taxonomy.version}), got {k}", file=str(sets_path), field="--k")
