@@ -61,6 +61,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
     csv = d / "pop.csv"
     tio.write_sets(csv, data.subset(slice(0, 20)))
+    shutil.copy(pop, d / "noext")
     (d / "header-only.csv").write_text(csv.read_text().splitlines()[0] + "\n")
     (d / "truncated.csv.gz").write_bytes(gzip.compress(csv.read_bytes())[:200])
     table = pq.read_table(pop)
@@ -520,6 +521,11 @@ CASES: list[tuple[str, list[str], str]] = [
     ("stats-epsilon-tiny", [*STATS, "--out", "{out}", "--epsilon", "1e-300"], "--epsilon"),
     ("obs-no-users", ["observe", "--sets", "{in}/header-only.csv", "--out", "{out}.parquet"],
      "header-only.csv, field '--sets'"),
+    # round 2: advice the command line can follow (O8), a bad Spark master (S7)
+    ("obs-no-extension", ["observe", "--sets", "{in}/noext", "--out", "{out}.parquet"],
+     "name the file with one of the extensions"),
+    ("stats-master-bogus", [*STATS, "--out", "{out}", "--engine", "spark", "--master",
+                            "bogus://x"], "--master"),
     # round 2: an output that is (or lies inside) an input, or another output (O1 F8 F9 F10
     # V2 D2); the inputs are checked untouched by the test
     ("obs-out-is-sets", ["observe", "--sets", "{pop}", "--out", "{pop}"], "--sets"),
@@ -730,3 +736,11 @@ def test_odd_environment_is_one_line(tmp_path: Path, env: dict[str, str], named:
                           cwd=tmp_path)
     _check_refused(proc.stderr, proc.returncode, named)
     assert not list(tmp_path.iterdir())
+
+
+def test_script_with_a_byte_order_mark_is_read(work: Path) -> None:
+    """D3: a UTF-8 byte-order mark before '! probe:' is not taken for a missing header."""
+    script = work / "bom.txt"
+    script.write_bytes("\ufeff! probe: help\nhello\n".encode())
+    res = runner.invoke(app, ["disclosure", "--script", str(script)])
+    assert res.exit_code == 0, res.output

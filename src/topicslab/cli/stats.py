@@ -125,6 +125,10 @@ def stats(
                          field="--engine")
     if master is not None and engine != "spark":
         raise InputError("--master applies to --engine spark only", field="--master")
+    if master is not None and not (master in ("local", "yarn") or master.startswith(
+            ("local[", "spark://", "k8s://", "mesos://"))):
+        raise InputError(f"not a Spark master URL: {master!r}; use local, local[N], yarn, "
+                         "spark://HOST:PORT, k8s://... or mesos://...", field="--master")
     if chunk_users != 1 << 20 and engine in ("local", "spark"):
         raise InputError(f"--chunk-users applies to --engine stream (or auto) only, not "
                          f"{engine}", field="--chunk-users")

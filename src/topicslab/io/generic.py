@@ -53,8 +53,9 @@ def detect_format(path: PathLike) -> str:
         return "tsv"
     if low.endswith((".csv", ".txt")):
         return "csv"
-    raise InputError("cannot tell the format from the name; pass format= (one of "
-                     f"{', '.join(FORMATS)})", file=name)
+    raise InputError("cannot tell the format from the name: name the file with one of the "
+                     "extensions .parquet, .pq, .csv, .txt, .tsv, .tab or .tfrecord (or, "
+                     f"from Python, pass format= one of {', '.join(FORMATS)})", file=name)
 
 
 def _format(path: PathLike, fmt: str | None) -> str:
