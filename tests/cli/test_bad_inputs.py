@@ -62,6 +62,8 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     csv = d / "pop.csv"
     tio.write_sets(csv, data.subset(slice(0, 20)))
     shutil.copy(pop, d / "noext")
+    (d / "lead-blank.csv").write_text("\n" + csv.read_text())
+    (d / "tabs.csv").write_text(csv.read_text().replace(",", "\t"))
     (d / "header-only.csv").write_text(csv.read_text().splitlines()[0] + "\n")
     (d / "truncated.csv.gz").write_bytes(gzip.compress(csv.read_bytes())[:200])
     table = pq.read_table(pop)
@@ -526,6 +528,11 @@ CASES: list[tuple[str, list[str], str]] = [
      "name the file with one of the extensions"),
     ("stats-master-bogus", [*STATS, "--out", "{out}", "--engine", "spark", "--master",
                             "bogus://x"], "--master"),
+    # round 2: CSV header faults described as they are (O10)
+    ("obs-csv-leading-blank-line", ["observe", "--sets", "{in}/lead-blank.csv", "--out",
+                                    "{out}.parquet"], "the first line is blank"),
+    ("obs-csv-tabs", ["observe", "--sets", "{in}/tabs.csv", "--out", "{out}.parquet"],
+     "separated by '\\t'"),
     # round 2: an output that is (or lies inside) an input, or another output (O1 F8 F9 F10
     # V2 D2); the inputs are checked untouched by the test
     ("obs-out-is-sets", ["observe", "--sets", "{pop}", "--out", "{pop}"], "--sets"),
