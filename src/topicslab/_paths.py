@@ -24,7 +24,8 @@ from pathlib import Path
 
 from topicslab.errors import InputError
 
-__all__ = ["check_output_dir", "check_output_file", "no_new_empty_dirs"]
+__all__ = ["check_output_dir", "check_output_file", "no_new_empty_dirs",
+           "refuse_overwriting_inputs"]
 
 
 def _writable(directory: Path) -> bool:
@@ -38,6 +39,27 @@ def _regular_file_above(path: Path) -> Path | None:
         if ancestor.exists():
             return None if ancestor.is_dir() else ancestor
     return None
+
+
+def _name_max(directory: Path) -> int:
+    try:
+        return os.pathconf(directory if directory.is_dir() else ".", "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255
+
+
+def _check_name(path: Path, option: str) -> None:
+    """A name the error line and the file system can take (no line break, not too long)."""
+    name = os.fspath(path)
+    if any(c in name for c in "\n\r"):
+        raise InputError("the name holds a line break; choose another name",
+                         file=repr(name), field=option)
+    limit = _name_max(path.parent) - len(".." + ".XXXXXXXX.tmp")  # room for the temporary
+    if len(os.fsencode(path.name)) > limit:
+        raise InputError(f"the file name is {len(os.fsencode(path.name))} bytes long, more "
+                         f"than {limit} (the file system's limit, less room for a temporary "
+                         "name); choose a shorter name",
+                         file=name[:40] + "...", field=option)
 
 
 def _check_parent(path: Path, option: str) -> None:
@@ -67,6 +89,7 @@ def check_output_file(path: str | os.PathLike[str], option: str,
     name = os.fspath(p)
     if not name.strip() or p.name in ("", ".", ".."):
         raise InputError("an output file name is needed", file=name or "''", field=option)
+    _check_name(p, option)
     if p.is_dir():
         raise InputError("is an existing directory, and a file is written here; name a file "
                          f"(e.g. {p / ('out' + (suffixes[0] if suffixes else ''))})",
@@ -90,6 +113,7 @@ def check_output_dir(path: str | os.PathLike[str], option: str) -> Path:
     name = os.fspath(p)
     if not name.strip():
         raise InputError("an output directory name is needed", file="''", field=option)
+    _check_name(p, option)
     if p.exists() and not p.is_dir():
         raise InputError("is an existing file, and a directory is written here; choose "
                          "another name", file=name, field=option)
@@ -119,3 +143,44 @@ def no_new_empty_dirs(*directories: str | os.PathLike[str] | None) -> Iterator[N
             if d.is_dir():
                 _remove_empty_tree(d)
         raise
+
+
+PathArg = str | os.PathLike[str] | None
+
+
+def _where(path: str | os.PathLike[str]) -> tuple[Path, Path]:
+    p = Path(os.path.abspath(os.fspath(path)))
+    return p, Path(os.path.realpath(p))
+
+
+def _same_or_inside(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether ``a`` is ``b`` or lies under ``b`` (as written, or after following links)."""
+    (a_abs, a_real), (b_abs, b_real) = _where(a), _where(b)
+    return any(x == y or y in x.parents for x, y in ((a_abs, b_abs), (a_real, b_real)))
+
+
+def refuse_overwriting_inputs(outputs: Sequence[tuple[str, PathArg]],
+                              inputs: Sequence[tuple[str, PathArg]] = ()) -> None:
+    """Refuse, before any work, an output that would destroy an input or another output.
+
+    ``outputs`` and ``inputs`` are ``(option, path)`` pairs (a ``None`` path is skipped). An
+    output is refused when it is an input or lies inside an input directory, when it is
+    another output, or when it lies inside another output (a directory the command writes).
+    """
+    outs = [(o, p) for o, p in outputs if p is not None and os.fspath(p).strip()]
+    ins = [(o, p) for o, p in inputs if p is not None and os.fspath(p).strip()]
+    for option, path in outs:
+        for in_option, in_path in ins:
+            if _same_or_inside(path, in_path):
+                how = "is" if _where(path)[1] == _where(in_path)[1] else "lies inside"
+                raise InputError(f"{how} the input {in_option} {os.fspath(in_path)}; writing "
+                                 "there would destroy the input; choose another name",
+                                 file=os.fspath(path), field=option)
+    for i, (option, path) in enumerate(outs):
+        for other_option, other in outs[:i] + outs[i + 1:]:
+            if _same_or_inside(path, other):
+                same = _where(path)[1] == _where(other)[1]
+                how = "is also" if same else "lies inside"
+                raise InputError(f"{how} the output {other_option} {os.fspath(other)}; one "
+                                 "output would overwrite the other; choose another name",
+                                 file=os.fspath(path), field=option)

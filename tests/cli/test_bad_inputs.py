@@ -53,6 +53,28 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     for row in within:
         row["frequency"] = 0.9
     (no_ledger / "q_within.json").write_text(json.dumps(within))
+    _tampered_statistics(stats, d)
+    import gzip
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    csv = d / "pop.csv"
+    tio.write_sets(csv, data.subset(slice(0, 20)))
+    shutil.copy(pop, d / "noext")
+    (d / "lead-blank.csv").write_text("\n" + csv.read_text())
+    (d / "tabs.csv").write_text(csv.read_text().replace(",", "\t"))
+    (d / "header-only.csv").write_text(csv.read_text().splitlines()[0] + "\n")
+    (d / "truncated.csv.gz").write_bytes(gzip.compress(csv.read_bytes())[:200])
+    table = pq.read_table(pop)
+    meta = dict(table.schema.metadata)
+    block = json.loads(meta[b"topicslab"])
+    big = pa.array([2**64 - 1 - i for i in range(table.num_rows)], pa.uint64())
+    pq.write_table(table.set_column(0, "user_id", big).replace_schema_metadata(meta),
+                   d / "u64.parquet")
+    for name, bad_k in (("kbig", 10**6), ("kneg", -1), ("kstr", "five")):
+        meta_k = {**meta, b"topicslab": json.dumps({**block, "k": bad_k}).encode()}
+        pq.write_table(table.replace_schema_metadata(meta_k), d / f"meta-{name}.parquet")
     model = d / "model"
     res = runner.invoke(app, ["fit", "--stats", str(stats), "--out", str(model), "--types",
                               "2", "--modes", "1", "--steps", "1", "--no-progress"])
@@ -66,8 +88,55 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     for name, text in params.items():
         (d / name).write_text(text)
     (d / "binary.json").write_bytes(b"\xff\xfe\x00garbage")
+    (d / "script.json").write_text("! probe: help\nhello\n")
+    for name in ("p.json", "x.json", "x.png", "p.parquet"):  # inputs an output must not replace
+        (d / name).write_text("input\n")
     return {"pop": pop, "stats": stats, "no_ledger": no_ledger, "model": model, "six": six,
             "dir": d}
+
+
+def _tampered_statistics(stats: Path, d: Path) -> None:
+    """Copies of ``stats`` with one file edited, removed or replaced by a directory."""
+
+    def edit(name: str, file: str, change: object) -> None:
+        copy = d / name
+        shutil.copytree(stats, copy)
+        path = copy / file
+        if change is None:
+            path.unlink()
+        elif change == "dir":
+            path.unlink()
+            path.mkdir()
+        else:
+            doc = json.loads(path.read_text())
+            path.write_text(json.dumps(change(doc)))  # type: ignore[operator]
+
+    def cb(**kw: object):  # type: ignore[no-untyped-def]
+        return lambda led: {**led, "contribution_bounding": {**led["contribution_bounding"],
+                                                              **kw}}
+
+    def neg_first(rows: list[dict[str, object]]) -> list[dict[str, object]]:
+        rows[0]["frequency"] = -0.1
+        return rows
+
+    edit("st-single-short", "q_single.json", lambda rows: rows[:10])
+    edit("st-single-wrapped", "q_single.json", lambda rows: {"records": rows[:5]})
+    edit("st-within-empty", "q_within.json", lambda rows: [])
+    edit("st-across-empty", "q_across.json", lambda rows: [])
+    edit("st-single-neg", "q_single.json", neg_first)
+    edit("st-single-missing", "q_single.json", None)
+    edit("st-single-dir", "q_single.json", "dir")
+    edit("st-tax-missing", "taxonomy.json", None)
+    edit("st-led-dir", "privacy_ledger.json", "dir")
+    edit("st-led-k-float", "privacy_ledger.json", cb(k=5.7))
+    edit("st-led-k-0", "privacy_ledger.json", cb(k=0))
+    edit("st-led-k-str", "privacy_ledger.json", cb(k="five"))
+    edit("st-led-cb-list", "privacy_ledger.json",
+         lambda led: {**led, "contribution_bounding": [5]})
+    edit("st-led-n-str", "privacy_ledger.json",
+         lambda led: {**led, "extra": {"n_estimate": "lots"}})
+    edit("st-led-mech-str", "privacy_ledger.json", lambda led: {**led, "mechanisms": "oops"})
+    edit("st-led-claimed-list", "privacy_ledger.json", lambda led: {**led, "claimed": [1]})
 
 
 def _fill(args: list[str], inputs: dict[str, Path], work: Path) -> list[str]:
@@ -81,6 +150,11 @@ def _fill(args: list[str], inputs: dict[str, Path], work: Path) -> list[str]:
 def _tree(root: Path) -> dict[str, tuple[bool, int]]:
     return {str(p.relative_to(root)): (p.is_dir(), 0 if p.is_dir() else p.stat().st_size)
             for p in root.rglob("*")}
+
+
+def _stamps(root: Path) -> dict[str, tuple[bool, int, int]]:
+    return {str(p.relative_to(root)): (p.is_dir(), p.stat().st_size, p.stat().st_mtime_ns)
+            for p in root.rglob("*") if not p.is_dir()}
 
 
 def _check_refused(output: str, exit_code: int, named: str) -> str:
@@ -115,6 +189,7 @@ STATS = ["stats", "--sets", "{pop}"]
 FIT = ["fit", "--stats", "{stats}", "--no-progress"]
 SAMPLE = ["sample", "--model", "{model}", "--users", "10", "--seed", "1"]
 VAL = ["validate", "--stats", "{stats}", "--model", "{model}"]
+FIT_ON = ["fit", "--no-progress", "--out", "{out}", "--stats"]
 REID = ["reid", "--sets", "{pop}", "--no-progress", "--trials", "1", "--targets", "10"]
 
 CASES: list[tuple[str, list[str], str]] = [
@@ -368,16 +443,144 @@ CASES: list[tuple[str, list[str], str]] = [
                               "-5"], "--targets"),
     ("run-trials-huge", ["run", "--preset", "smoke", "--out", "{out}", "--trials",
                          "1000000000000"], "--trials"),
+    # round 2: tampered or incomplete statistics (F1-F6) and ledgers (S6), 1-based rows
+    ("fit-single-short", [*FIT_ON, "{in}/st-single-short"], "st-single-short/q_single.json"),
+    ("fit-single-wrapped", [*FIT_ON, "{in}/st-single-wrapped"], "q_single.json"),
+    ("fit-within-empty", [*FIT_ON, "{in}/st-within-empty"], "q_within.json"),
+    ("fit-across-empty", [*FIT_ON, "{in}/st-across-empty"], "q_across.json"),
+    ("fit-single-row-1", [*FIT_ON, "{in}/st-single-neg"],
+     "q_single.json, row 1, field 'frequency'"),
+    ("fit-single-missing", [*FIT_ON, "{in}/st-single-missing"], "q_single.json: file missing"),
+    ("fit-single-dir", [*FIT_ON, "{in}/st-single-dir"], "q_single.json"),
+    ("fit-taxonomy-missing", [*FIT_ON, "{in}/st-tax-missing"], "taxonomy.json: file missing"),
+    ("val-taxonomy-missing", ["validate", "--stats", "{in}/st-tax-missing", "--model",
+                              "{model}", "--json", "{out}.json"], "taxonomy.json"),
+    ("fit-ledger-dir", [*FIT_ON, "{in}/st-led-dir"], "privacy_ledger.json"),
+    ("fit-ledger-k-float", [*FIT_ON, "{in}/st-led-k-float"], "privacy_ledger.json, field"),
+    ("fit-ledger-k-0", [*FIT_ON, "{in}/st-led-k-0"], "privacy_ledger.json, field"),
+    ("fit-ledger-k-str", [*FIT_ON, "{in}/st-led-k-str"], "privacy_ledger.json, field"),
+    ("fit-ledger-bounding-list", [*FIT_ON, "{in}/st-led-cb-list"], "contribution_bounding"),
+    ("fit-ledger-n-estimate-str", [*FIT_ON, "{in}/st-led-n-str"], "n_estimate"),
+    ("explain-mechanisms-str", ["stats", "--explain", "{in}/st-led-mech-str"], "mechanisms"),
+    ("explain-claimed-list", ["stats", "--explain", "{in}/st-led-claimed-list"], "claimed"),
+    ("explain-ledger-dir", ["stats", "--explain", "{in}/st-led-dir"], "privacy_ledger.json"),
+    ("explain-a-parquet-file", ["stats", "--explain", "{pop}"], "not a statistics directory"),
+    # round 2: options that do not apply (S1 S2)
+    ("explain-with-sets", ["stats", "--explain", "{stats}", "--sets", "{pop}", "--out",
+                           "{out}"], "--sets"),
+    ("explain-with-epsilon", ["stats", "--explain", "{stats}", "--epsilon", "5"],
+     "--epsilon"),
+    ("stats-chunk-users-local", [*STATS, "--out", "{out}", "--chunk-users", "5"],
+     "--chunk-users"),
+    # round 2: unreadable inputs, tampered metadata (O5 O6), missing inputs of run (RU1),
+    # options that do not apply (RU4), output names the file system cannot take (P3 P8)
+    ("obs-truncated-gz", ["observe", "--sets", "{in}/truncated.csv.gz", "--out",
+                          "{out}.parquet"], "truncated.csv.gz"),
+    ("obs-meta-k-big", ["observe", "--sets", "{in}/meta-kbig.parquet", "--out",
+                        "{out}.parquet"], "meta-kbig.parquet, field 'metadata.k'"),
+    ("obs-meta-k-negative", ["observe", "--sets", "{in}/meta-kneg.parquet", "--out",
+                             "{out}.parquet"], "meta-kneg.parquet, field 'metadata.k'"),
+    ("obs-meta-k-text", ["observe", "--sets", "{in}/meta-kstr.parquet", "--out",
+                         "{out}.parquet"], "meta-kstr.parquet, field 'metadata.k'"),
+    ("run-sets-missing", ["run", "--preset", "smoke", "--out", "{out}", "--sets",
+                          "{missing}.parquet"], "--sets"),
+    ("run-stats-missing", ["run", "--preset", "smoke", "--out", "{out}", "--stats",
+                           "{missing}"], "--stats"),
+    ("run-users-with-sets", ["run", "--preset", "smoke", "--out", "{out}", "--sets", "{pop}",
+                             "--users", "5"], "--users"),
+    ("pop-out-name-too-long", [*POP, "--out", "{dir}/" + "a" * 300 + ".parquet"], "--out"),
+    ("pop-out-line-break", [*POP, "--out", "{dir}/a\nb.parquet"], "--out"),
+    ("pop-out-line-break-csv", [*POP, "--out", "{dir}/a\nb.csv"], "--out"),
+    # round 2: options that do not apply or have no effect (F12 V1 R3 D1 Q3 Q4 O11), seeds
+    # past 64 bits (SA4 F11), 64-bit unsigned ids past int64 (O7)
+    ("fit-resume-nothing", [*FIT_ON, "{stats}", "--resume"], "--resume"),
+    ("val-risk-trials-no-risk", [*VAL, "--json", "{out}.json", "--risk-trials", "5"],
+     "--risk-trials"),
+    ("val-tolerance-no-risk", [*VAL, "--json", "{out}.json", "--population", "{pop}",
+                               "--tolerance", "0.5"], "--tolerance"),
+    ("val-seed-with-synthetic", [*VAL, "--json", "{out}.json", "--population", "{pop}",
+                                 "--synthetic", "{pop}", "--seed", "5"], "--seed"),
+    ("val-users-with-synthetic", [*VAL, "--json", "{out}.json", "--population", "{pop}",
+                                  "--synthetic", "{pop}", "--users", "1000"], "--users"),
+    ("reid-k-with-traces", ["reid", "--traces", "{pop}", "--no-progress", "--k", "9"], "--k"),
+    ("disc-example-personas", ["disclosure", "--example", "--personas", "5"], "--personas"),
+    ("disc-example-script", ["disclosure", "--example", "--script", "{in}/script.json"],
+     "--script"),
+    ("disc-script-figures-dir", ["disclosure", "--script", "{in}/script.json", "--figures",
+                                 "{out}"], "--figures"),
+    ("disc-script-rho", ["disclosure", "--script", "{in}/script.json", "--rho", "0.5"],
+     "--rho"),
+    ("qif-weeks-twice", ["qif", "--sets", "{pop}", "--weeks", "0,0,1"], "--weeks"),
+    ("qif-week-0-no-sets", ["qif", "--week", "0"], "--week"),
+    ("obs-k-past-taxonomy", [*OBS, "--k", "1000000", "--out", "{out}.parquet"], "--k"),
+    ("sample-seed-2-64", [*SAMPLE[:-2], "--seed", str(2**64), "--out", "{out}.parquet"],
+     "--seed"),
+    ("obs-seed-2-64", [*OBS, "--seed", str(2**64), "--out", "{out}.parquet"], "--seed"),
+    ("fit-seed-huge", [*FIT_ON, "{stats}", "--seed", "9" * 23], "--seed"),
+    ("run-seed-huge", ["run", "--preset", "smoke", "--out", "{out}", "--seed", "9" * 23],
+     "--seed"),
+    ("obs-uint64-user-ids", ["observe", "--sets", "{in}/u64.parquet", "--out",
+                             "{out}.parquet"], "u64.parquet, row 1, field 'user_id'"),
+    # round 2: NaN for a bounded option says "not a number" (P7); a budget too small for the
+    # sampler names --epsilon and leaks no warning (S5); an input without users (O4)
+    ("pop-persistence-nan", [*POP, "--persistence", "nan", "--out", "{out}.parquet"],
+     "'--persistence': nan is not a number"),
+    ("obs-witnessed-nan", [*OBS, "--witnessed", "nan", "--out", "{out}.parquet"],
+     "'--witnessed': nan is not a number"),
+    ("run-fit-minutes-nan", ["run", "--preset", "smoke", "--out", "{out}", "--fit-minutes",
+                             "nan"], "'--fit-minutes': nan is not a number"),
+    ("val-tolerance-nan", [*VAL, "--json", "{out}.json", "--population", "{pop}", "--risk",
+                           "--tolerance=nan"], "'--tolerance': nan is not a number"),
+    ("stats-epsilon-tiny", [*STATS, "--out", "{out}", "--epsilon", "1e-300"], "--epsilon"),
+    ("obs-no-users", ["observe", "--sets", "{in}/header-only.csv", "--out", "{out}.parquet"],
+     "header-only.csv, field '--sets'"),
+    # round 2: advice the command line can follow (O8), a bad Spark master (S7)
+    ("obs-no-extension", ["observe", "--sets", "{in}/noext", "--out", "{out}.parquet"],
+     "name the file with one of the extensions"),
+    ("stats-master-bogus", [*STATS, "--out", "{out}", "--engine", "spark", "--master",
+                            "bogus://x"], "--master"),
+    # round 2: CSV header faults described as they are (O10)
+    ("obs-csv-leading-blank-line", ["observe", "--sets", "{in}/lead-blank.csv", "--out",
+                                    "{out}.parquet"], "the first line is blank"),
+    ("obs-csv-tabs", ["observe", "--sets", "{in}/tabs.csv", "--out", "{out}.parquet"],
+     "separated by '\\t'"),
+    # round 2: an output that is (or lies inside) an input, or another output (O1 F8 F9 F10
+    # V2 D2); the inputs are checked untouched by the test
+    ("obs-out-is-sets", ["observe", "--sets", "{pop}", "--out", "{pop}"], "--sets"),
+    ("fit-json-into-stats", [*FIT, "--out", "{out}", "--json", "{stats}/privacy_ledger.json"],
+     "--json"),
+    ("fit-json-into-out", [*FIT, "--out", "{out}", "--json", "{out}/model.json"], "--json"),
+    ("fit-release-into-out", [*FIT, "--out", "{out}", "--model", "paper", "--export-release",
+                              "{out}/model.json"], "--export-release"),
+    ("fit-json-is-release", [*FIT, "--out", "{out}", "--model", "paper", "--json",
+                             "{out}.json", "--export-release", "{out}.json"], "--json"),
+    ("fit-out-is-stats", [*FIT, "--out", "{stats}"], "--out"),
+    ("val-json-into-stats", [*VAL, "--json", "{stats}/privacy_ledger.json"], "--stats"),
+    ("val-json-into-model", [*VAL, "--json", "{model}/model.json"], "--model"),
+    ("val-json-is-population", [*VAL, "--json", "{in}/p.json", "--population", "{in}/p.json"],
+     "--population"),
+    ("disc-json-is-script", ["disclosure", "--script", "{in}/script.json", "--json",
+                             "{in}/script.json"], "--script"),
+    ("sample-out-into-model", [*SAMPLE, "--out", "{model}/s.parquet"], "--model"),
+    ("stats-out-is-sets-dir", ["stats", "--sets", "{in}", "--out", "{in}"], "--sets"),
+    ("reid-json-is-sets", ["reid", "--sets", "{in}/x.json", "--json", "{in}/x.json"],
+     "--sets"),
+    ("qif-plot-is-sets", ["qif", "--sets", "{in}/x.png", "--plot", "{in}/x.png"], "--plot"),
+    ("run-out-is-stats", ["run", "--preset", "smoke", "--out", "{stats}", "--stats",
+                          "{stats}"], "--out"),
+    ("pop-out-is-params", [*POP, "--params", "{in}/p.parquet", "--out", "{in}/p.parquet"],
+     "--params"),
 ]
 
 
 @pytest.mark.parametrize(("args", "named"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_bad_input_is_refused(inputs: dict[str, Path], work: Path, args: list[str],
                               named: str) -> None:
-    before = _tree(work)
+    before, inputs_before = _tree(work), _stamps(inputs["dir"])
     res = runner.invoke(app, _fill(args, inputs, work))
     _check_refused(res.output, res.exit_code, named)
     assert _tree(work) == before, "a refused command wrote into its output location"
+    assert _stamps(inputs["dir"]) == inputs_before, "a refused command changed an input"
 
 
 def test_enough_cases() -> None:
@@ -537,3 +740,48 @@ def test_console_script_one_line_at_40_columns_and_debug(tmp_path: Path) -> None
     proc = subprocess.run([*cmd, "--debug", *args], capture_output=True, text=True, env=env,
                           check=False)
     assert proc.returncode != 0 and "Traceback" in proc.stderr and "InputError" in proc.stderr
+
+
+def test_ctrl_c_while_starting_is_one_line(monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """G1: a Ctrl-C during the imports or while Typer builds the app: exit 130, one line."""
+    import topicslab.cli
+    from topicslab import _main
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(topicslab.cli, "main", interrupted)
+    monkeypatch.delenv("TOPICSLAB_DEBUG", raising=False)
+    monkeypatch.setattr("sys.argv", ["topicslab", "qif"])
+    with pytest.raises(SystemExit) as exc:
+        _main.main()
+    assert exc.value.code == 130
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("interrupted: "), lines
+
+
+@pytest.mark.parametrize(("env", "named"), [
+    ({"PYTHONIOENCODING": "ascii"}, "PYTHONIOENCODING"),
+    ({"NUMBA_NUM_THREADS": "0"}, "NUMBA_NUM_THREADS"),
+])
+def test_odd_environment_is_one_line(tmp_path: Path, env: dict[str, str], named: str) -> None:
+    """G4: through the real entry point, an environment the libraries fail on: exit 2."""
+    import subprocess
+    import sys
+
+    full = {**os.environ, **env}
+    full.pop("TOPICSLAB_DEBUG", None)
+    proc = subprocess.run([sys.executable, "-c", "from topicslab._main import main; main()",
+                           "qif"], capture_output=True, text=True, env=full, check=False,
+                          cwd=tmp_path)
+    _check_refused(proc.stderr, proc.returncode, named)
+    assert not list(tmp_path.iterdir())
+
+
+def test_script_with_a_byte_order_mark_is_read(work: Path) -> None:
+    """D3: a UTF-8 byte-order mark before '! probe:' is not taken for a missing header."""
+    script = work / "bom.txt"
+    script.write_bytes("\ufeff! probe: help\nhello\n".encode())
+    res = runner.invoke(app, ["disclosure", "--script", str(script)])
+    assert res.exit_code == 0, res.output

@@ -92,7 +92,7 @@ def test_bad_records_name_file_record_field(tmp_path, tax12, record, field, msg)
     with pytest.raises(InputError) as exc:
         load_statistics(tmp_path, taxonomy=tax12)
     text = str(exc.value)
-    assert "q_within.json" in text and "row 1" in text and repr(field) in text
+    assert "q_within.json" in text and "row 2" in text and repr(field) in text  # 1-based
     assert msg.lower() in text.lower()
 
 

@@ -90,9 +90,9 @@ def test_ragged_row(tmp_path):
 def test_missing_columns(tmp_path):
     _bad(tmp_path, "user_id,epoch_0_topics,epoch_2_topics\n1,1,4\n", "missing week",
          field="epoch_1_topics")
-    _bad(tmp_path, "id,epoch_0_topics\n1,1\n", "missing column", 0, "user_id")
+    _bad(tmp_path, "id,epoch_0_topics\n1,1\n", "missing column", None, "user_id")  # no data row
 
 
 def test_empty_file(tmp_path):
     _bad(tmp_path, "", "empty file")
-    _bad(tmp_path, "\n\n", "empty file", 0)
+    _bad(tmp_path, "\n\n", "empty file")  # the header is not a data row

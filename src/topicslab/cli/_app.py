@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,10 @@ from typer.core import TyperGroup
 EXIT_BAD_INPUT = 2
 EXIT_FAILURE = 1
 EXIT_INTERRUPTED = 130
+
+#: the largest seed an option takes (a signed 64-bit integer: numpy and torch take no more,
+#: and larger ones would wrap around to small seeds or overflow after the work started)
+MAX_SEED = 2**63 - 1
 
 #: what the group callback learnt of this invocation: --debug, the command's name and what
 #: the command keeps when interrupted (``on_interrupt``)
@@ -98,6 +103,21 @@ def _usage_message(exc: Any) -> str:
     return text
 
 
+def _not_a_number(exc: Any, args: list[str]) -> str | None:
+    """NaN given to a bounded option: click says it is above the maximum; say what it is."""
+    param = getattr(exc, "param", None)
+    if param is None:
+        return None
+    opts = [o for o in getattr(param, "opts", []) if o.startswith("-")]
+    values = [args[i + 1] for i, a in enumerate(args[:-1]) if a in opts]
+    values += [a.split("=", 1)[1] for a in args if a.split("=", 1)[0] in opts and "=" in a]
+    if not any(v.strip().lower().lstrip("+-") == "nan" for v in values):
+        return None
+    long_opts = [o for o in opts if o.startswith("--")] or opts
+    return (f"Invalid value for '{long_opts[0]}': nan is not a number; give a number in the "
+            f"option's range (see 'topicslab {_state['command'] or ''} --help')")
+
+
 class OneLineErrors(TyperGroup):
     """The ``topicslab`` group: turns every failure into one line and an exit code."""
 
@@ -118,20 +138,29 @@ class OneLineErrors(TyperGroup):
 
     def _run(self, args: Sequence[str] | None, prog_name: str | None,
              complete_var: str | None, **extra: Any) -> int:
+        from topicslab._atomic import forget_completed_writes
+
+        forget_completed_writes()
+        with warnings.catch_warnings():
+            if not _debugging():  # library warnings would add lines to the one-line contract
+                warnings.simplefilter("ignore")
+            return self._run_quietly(args, prog_name, complete_var, **extra)
+
+    def _run_quietly(self, args: Sequence[str] | None, prog_name: str | None,
+                     complete_var: str | None, **extra: Any) -> int:
         from typer._click.exceptions import ClickException, NoArgsIsHelpError
         from typer.exceptions import Abort
 
-        from topicslab._atomic import forget_completed_writes
         from topicslab.errors import TopicsLabError
 
-        forget_completed_writes()
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except NoArgsIsHelpError as exc:
             out.print(exc.format_message(), highlight=False, markup=False)
             return EXIT_BAD_INPUT
         except ClickException as exc:
-            print_error(_usage_message(exc))
+            print_error(_not_a_number(exc, sys.argv[1:] if args is None else list(args))
+                        or _usage_message(exc))
             return exc.exit_code
         except TopicsLabError as exc:
             if _debugging():
@@ -147,6 +176,12 @@ class OneLineErrors(TyperGroup):
             # that reached here unwrapped
             self._print_interrupted()
             return EXIT_INTERRUPTED
+        except UnicodeEncodeError as exc:
+            if _debugging():
+                raise
+            print_error(f"the output cannot be shown in the terminal's encoding "
+                        f"({exc.encoding}); set PYTHONIOENCODING=utf-8 (or a UTF-8 locale)")
+            return EXIT_BAD_INPUT
         except MemoryError:
             if _debugging():
                 raise

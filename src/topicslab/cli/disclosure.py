@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from topicslab._atomic import atomic_dir, write_text_atomic
-from topicslab.cli._app import app, err, out, parse_epsilon
+from topicslab.cli._app import MAX_SEED, app, err, out, parse_epsilon
 from topicslab.errors import InputError
 
 
@@ -88,7 +88,7 @@ def disclosure(
                                          help="Intensity ρ; repeat or comma-separate "
                                               "(default 0.05,0.1,0.2,0.4)."),
     epsilon: str = typer.Option("ln2", "--epsilon", help="Budget ε (a number or lnX)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the whole experiment."),
+    seed: int = typer.Option(0, "--seed", max=MAX_SEED, help="Seed of the whole experiment."),
     probe_sites: int = typer.Option(10, "--probe-sites", help="Probe sites per epoch."),
     mc_samples: int = typer.Option(500, "--mc-samples",
                                    help="White-box Monte Carlo personas per group."),
@@ -105,14 +105,33 @@ def disclosure(
 ) -> None:
     """Detect sensitive-interest disclosure (Mac Aonghusa & Leith) on Topics API answers."""
     from topicslab import disclosure as d
-    from topicslab._paths import check_output_dir, check_output_file
+    from topicslab._paths import check_output_dir, check_output_file, refuse_overwriting_inputs
     from topicslab.disclosure.report import example_rows, rate_rows, topic_rows
 
     if json_path is not None:
         check_output_file(json_path, "--json", (".json",), "JSON")
     if figures is not None:
         check_output_dir(figures, "--figures")
+    refuse_overwriting_inputs([("--json", json_path), ("--figures", figures)],
+                              [("--script", script)])
 
+    if example or script is not None:
+        mode = "--example" if example else "--script"
+        if example and script is not None:
+            raise InputError("--example prints the paper's worked example and --script checks "
+                             "a script: give one of them", field="--script")
+        experiment = [o for o, v, default in (
+            ("--personas", personas, 200), ("--train-personas", train_personas, None),
+            ("--epochs", epochs, 8), ("--rho", rho, None), ("--epsilon", epsilon, "ln2"),
+            ("--seed", seed, 0), ("--probe-sites", probe_sites, 10),
+            ("--mc-samples", mc_samples, 500), ("--n-sigma", n_sigma, 3.0),
+            ("--sides", sides, "two"), ("--smoothing", smoothing, 0.0),
+            ("--whitebox/--no-whitebox", whitebox, True), ("--figures", figures, None))
+            if v != default]
+        if experiment:
+            raise InputError(f"{experiment[0]} belongs to the disclosure experiment, which "
+                             f"{mode} does not run (drop {experiment[0]} or {mode})",
+                             field=experiment[0].split("/")[0])
     if example:
         worked = d.worked_example()
         out.print(_table(escape("Worked example (§4.5): advert [" + " ".join(worked.advert)

@@ -21,7 +21,7 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from topicslab.cli._app import app, err, on_interrupt, out
+from topicslab.cli._app import MAX_SEED, app, err, on_interrupt, out
 from topicslab.errors import InputError
 
 #: the longest model fitted: the statistics cover one week and one week pair, so more weeks
@@ -239,7 +239,8 @@ def fit_command(
     epochs: int | None = typer.Option(None, "--epochs", min=1,
                                       help="Epochs (paper optimiser; 8000)."),
     lr: float | None = typer.Option(None, "--lr", help="Learning rate (default 0.3 / 1.0)."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Initialisation and batch order."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED,
+                             help="Initialisation and batch order."),
     batch_loss: str | None = typer.Option(None, "--batch-loss",
                                    help="Paper optimiser's batch loss: mean | sum."),
     checkpoint_every: int = typer.Option(50, "--checkpoint-every", min=1,
@@ -257,12 +258,24 @@ def fit_command(
     """Fit the type-mixture model to DP statistics (paper §5; the fitter sees only them)."""
     from topicslab import dp
     from topicslab import model as tm
-    from topicslab._paths import check_output_dir, check_output_file, no_new_empty_dirs
+    from topicslab._paths import (
+        check_output_dir,
+        check_output_file,
+        no_new_empty_dirs,
+        refuse_overwriting_inputs,
+    )
 
     check_output_dir(out_dir, "--out")
     for option, path in (("--json", json_path), ("--export-release", export_release)):
         if path is not None:
             check_output_file(path, option, (".json",), "JSON")
+    refuse_overwriting_inputs(
+        [("--out", out_dir), ("--json", json_path), ("--export-release", export_release)],
+        [("--stats", stats_dir)])
+    if resume and not (out_dir / "checkpoints" / "checkpoint.pt").is_file():
+        raise InputError(f"--resume needs {out_dir / 'checkpoints' / 'checkpoint.pt'}, which "
+                         "does not exist: nothing to continue (drop --resume to start a new "
+                         "fit)", file=str(out_dir), field="--resume")
     if weeks > MAX_MODEL_WEEKS:
         raise InputError(f"--weeks {weeks} is more than {MAX_MODEL_WEEKS}: the statistics "
                          "describe one week and one week pair, sampling repeats the model's "
@@ -345,7 +358,7 @@ def sample_command(
     model_path: Path = typer.Option(
         ..., "--model", "-m", help="Model directory (or a release output_parameters.json)."),
     users: int = typer.Option(..., "--users", "-n", min=0, help="Number of synthetic users."),
-    seed: int = typer.Option(..., "--seed", min=0, help="Seed of the sampler."),
+    seed: int = typer.Option(..., "--seed", min=0, max=MAX_SEED, help="Seed of the sampler."),
     out_path: Path = typer.Option(
         ..., "--out", "-o",
         help="Output (.parquet or .tfrecord). Replaces an earlier output of that name as a "
@@ -366,7 +379,7 @@ def sample_command(
 ) -> None:
     """Draw synthetic users from a fitted model (Algorithm 2), streamed to a file."""
     from topicslab import model as tm
-    from topicslab._paths import check_output_file
+    from topicslab._paths import check_output_file, refuse_overwriting_inputs
     from topicslab.cli.population import taxonomy_size
 
     if fmt is None:
@@ -375,6 +388,7 @@ def sample_command(
     if fmt not in SAMPLE_SUFFIXES:
         raise InputError(f"--format must be parquet or tfrecord, got {fmt!r}", field="--format")
     check_output_file(out_path, "--out", SAMPLE_SUFFIXES[fmt], fmt)
+    refuse_overwriting_inputs([("--out", out_path)], [("--model", model_path)])
     if taxonomy is not None:
         taxonomy_size(taxonomy)
     mdl = _load_any_model(model_path, taxonomy or "v2")
@@ -415,7 +429,8 @@ def validate_command(
         None, "--synthetic", help="Synthetic sets (default: sampled from the model)."),
     users: int | None = typer.Option(None, "--users", min=1,
                                      help="Synthetic users to draw (default: population's)."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the synthetic draw."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED,
+                             help="Seed of the synthetic draw."),
     weeks: int | None = typer.Option(
         None, "--weeks", min=1,
         help="Weeks of the distinct-topics count and of --risk (default: 4, or the "
@@ -437,15 +452,29 @@ def validate_command(
     from topicslab import io as tio
     from topicslab import model as tm
     from topicslab import validate as tv
-    from topicslab._paths import check_output_file
+    from topicslab._paths import check_output_file, refuse_overwriting_inputs
 
     check_output_file(json_path, "--json", (".json",), "JSON")
+    refuse_overwriting_inputs([("--json", json_path)],
+                              [("--stats", stats_dir), ("--model", model_path),
+                               ("--population", population), ("--synthetic", synthetic)])
     if population is None:
         for option, given in (("--risk", risk), ("--synthetic", synthetic is not None),
                               ("--weeks", weeks is not None), ("--users", users is not None)):
             if given:
                 raise InputError(f"{option} compares with the population: give --population",
                                  field=option)
+    if not risk:
+        for option, given in (("--risk-trials", risk_trials != 2),
+                              ("--tolerance", tolerance != 0.02)):
+            if given:
+                raise InputError(f"{option} belongs to --risk: add --risk (or drop {option})",
+                                 field=option)
+    if synthetic is not None:
+        for option, given in (("--seed", seed != 0), ("--users", users is not None)):
+            if given:
+                raise InputError(f"{option} sizes or seeds the synthetic draw, and --synthetic "
+                                 f"gives the synthetic sets (drop {option})", field=option)
     for option, path in (("--population", population), ("--synthetic", synthetic)):
         if path is not None and not path.exists():
             raise InputError("file not found", file=str(path), field=option)

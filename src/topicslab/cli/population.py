@@ -14,7 +14,7 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from topicslab.cli._app import app, err, out
+from topicslab.cli._app import MAX_SEED, app, err, out
 from topicslab.errors import InputError
 
 #: what ``population`` and ``observe`` write: Parquet only (the population is streamed to one
@@ -54,7 +54,8 @@ def require_at_most_k(sets: object, k: int, file: Path) -> None:
 def population(
     users: int = typer.Option(1_000_000, "--users", "-n", min=1, help="Number of users."),
     weeks: int = typer.Option(4, "--weeks", "-w", min=1, help="Weeks (epochs) per user."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the generator."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED,
+                             help="Seed of the generator."),
     out_path: Path = typer.Option(Path("pop.parquet"), "--out", "-o",
                                   help="Output Parquet file (.parquet)."),
     k: int = typer.Option(5, "--k", min=1, help="Topics per weekly profile."),
@@ -82,9 +83,10 @@ def population(
     """Generate the calibrated reference population (weekly top-k topic sets)."""
     from topicslab import io as tio
     from topicslab import population as pop
-    from topicslab._paths import check_output_file
+    from topicslab._paths import check_output_file, refuse_overwriting_inputs
 
     check_output_file(out_path, "--out", PARQUET, "Parquet")
+    refuse_overwriting_inputs([("--out", out_path)], [("--params", params)])
     from topicslab.api import Mechanism
 
     Mechanism(k=k, taxonomy=taxonomy)  # the profile size and taxonomy, checked once
@@ -143,7 +145,8 @@ def _print_top_topics(sets: object, n: int = 5) -> None:
 def observe(
     sets_path: Path = typer.Option(..., "--sets", "-s", help="Topic-set sequences file."),
     sites: int = typer.Option(2, "--sites", min=1, help="Number of sites calling the API."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Browser-side seed of the answers."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED,
+                             help="Browser-side seed of the answers."),
     p: float = typer.Option(0.05, "--p", help="Random-topic probability, in [0, 1]."),
     weeks: int | None = typer.Option(None, "--weeks", min=1,
                                      help="Call-weeks observed (default: all)."),
@@ -159,13 +162,23 @@ def observe(
     """Simulate the answers sites receive (one topic per site, user and week)."""
     from topicslab import api
     from topicslab import io as tio
-    from topicslab._paths import check_output_file
+    from topicslab._paths import check_output_file, refuse_overwriting_inputs
     from topicslab.datamodel import SiteTraces
 
     check_output_file(out_path, "--out", PARQUET, "Parquet")
+    refuse_overwriting_inputs([("--out", out_path)], [("--sets", sets_path)])
     mech = api.Mechanism(p=p, lookback=lookback)  # checked once, before the data is read
     t0 = time.perf_counter()
+    if k > taxonomy_size("v2"):
+        raise InputError(f"k must be at most {taxonomy_size('v2')} (the most topics a taxonomy "
+                         f"has), got {k}", field="--k")
     data = tio.read_sets(sets_path)
+    if data.n_users == 0:
+        raise InputError("holds no users: there is nothing to observe", file=str(sets_path),
+                         field="--sets")
+    if k > data.taxonomy.size:
+        raise InputError(f"k must be at most {data.taxonomy.size} (the topics of taxonomy "
+                         f"{data.taxonomy.version}), got {k}", file=str(sets_path), field="--k")
     require_at_most_k(data, k, sets_path)
     check_observed_weeks(weeks, lookback, data.n_weeks, sets_path)
     mech = dataclasses.replace(mech, k=data.k, taxonomy=data.taxonomy)

@@ -44,6 +44,10 @@ def _week_list(text: str) -> list[int]:
     if not ws or any(w < 0 for w in ws):
         raise InputError(f"weeks are indices 0, 1, ... of the data, got {text!r}",
                          field="--weeks")
+    if len(set(ws)) != len(ws):
+        twice = next(w for w in ws if ws.count(w) > 1)
+        raise InputError(f"week {twice} is listed twice in {text!r}; list each week once",
+                         field="--weeks")
     return ws
 
 
@@ -106,7 +110,7 @@ def qif(
     epochs: str = typer.Option("1", "--epochs", help="Epochs: N, A..B (inclusive) or A,B,C."),
     sets_path: Path | None = typer.Option(None, "--sets",
                                           help="Topic sets file: print the data tables."),
-    week: int = typer.Option(0, "--week", min=0,
+    week: int | None = typer.Option(None, "--week", min=0,
                              help="Week analysed as one epoch (with --sets)."),
     weeks: str | None = typer.Option(None, "--weeks",
                                      help="Weeks analysed as one profile, e.g. 0..3."),
@@ -115,12 +119,13 @@ def qif(
 ) -> None:
     """Capacities, epsilon and Tables 2-4 of the Topics API (Alvim et al., CCS 2024)."""
     from topicslab import qif as q
-    from topicslab._paths import check_output_file
+    from topicslab._paths import check_output_file, refuse_overwriting_inputs
 
     if plot is not None:
         check_output_file(plot, "--plot", (".png",), "PNG")
+        refuse_overwriting_inputs([("--plot", plot)], [("--sets", sets_path)])
     if sets_path is None:
-        for option, value in (("--week", week != 0), ("--weeks", weeks is not None)):
+        for option, value in (("--week", week is not None), ("--weeks", weeks is not None)):
             if value:
                 raise InputError(f"{option} selects weeks of --sets: give --sets",
                                  field=option)
@@ -149,6 +154,7 @@ def qif(
             raise InputError("--epochs applies to the parameter tables, without --sets "
                              "(with --sets use --week or --weeks)", field="--epochs")
         week_list = _week_list(weeks) if weeks is not None else None
+        week = 0 if week is None else week
         # the channel's parameters, checked once before the data is read (m and s as far as
         # they are known: m is then checked against the data's taxonomy by the library)
         q.ReportingChannel(MAX_TOPICS if m is None else m, 1 if s is None else s, r)

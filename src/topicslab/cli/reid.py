@@ -18,7 +18,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from topicslab.cli._app import app, err, out
+from topicslab.cli._app import MAX_SEED, app, err, out
 from topicslab.cli.population import API_K, require_at_most_k
 from topicslab.errors import InputError
 
@@ -119,7 +119,8 @@ def reid(
                                 help="Targets per trial, or all (every user once)."),
     trials: int | None = typer.Option(None, "--trials",
                                       help="Trials (default 10 with --sets, 1 with --traces)."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed of API secrets, targets, ties."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED,
+                             help="Seed of API secrets, targets, ties."),
     json_path: Path | None = typer.Option(None, "--json", help="Write every figure as JSON."),
     p: float = typer.Option(0.05, "--p", help="Probability of a random topic (mechanism)."),
     lookback: int = typer.Option(1, "--lookback",
@@ -138,13 +139,18 @@ def reid(
     import dataclasses
 
     from topicslab import attacks as atk
-    from topicslab._paths import check_output_file
+    from topicslab._paths import check_output_file, refuse_overwriting_inputs
     from topicslab.api import Mechanism
 
     if (sets_path is None) == (traces_path is None):
         raise InputError("give exactly one of --sets or --traces")
+    if traces_path is not None and k != API_K:
+        raise InputError("--k bounds the weeks of --sets; traces hold one answer per call "
+                         "(drop --k)", field="--k")
     if json_path is not None:
         check_output_file(json_path, "--json", (".json",), "JSON")
+        refuse_overwriting_inputs([("--json", json_path)],
+                                  [("--sets", sets_path), ("--traces", traces_path)])
     names = _attack_names(attack)
     # the protocol's and the mechanism's parameters, checked once, before any data is read
     if trials is None:

@@ -8,7 +8,8 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from topicslab.cli._app import app, err, on_interrupt, out
+from topicslab.cli._app import MAX_SEED, app, err, on_interrupt, out
+from topicslab.errors import InputError
 
 
 def _stages_kept(out_dir: Path) -> str:
@@ -48,7 +49,8 @@ def run(
     preset: str = typer.Option("default", "--preset",
                                help="smoke (< 1 min), default (1M users), paper (10M users)."),
     out_dir: Path = typer.Option(Path("topicslab-out"), "--out", "-o", help="Output directory."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the whole run (not the DP noise)."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED,
+                             help="Seed of the whole run (not the DP noise)."),
     users: int | None = typer.Option(None, "--users", min=1, help="Override the preset's users."),
     sets: Path | None = typer.Option(None, "--sets",
                                      help="Run on these topic sets instead of the reference."),
@@ -78,10 +80,19 @@ def run(
 ) -> None:
     """Run the release experiment (population → DP statistics → fit → sample → validation →
     re-identification → QIF, disclosure) and write OUT/report.html and OUT/results.json."""
-    from topicslab._paths import check_output_dir, no_new_empty_dirs
+    from topicslab._paths import check_output_dir, no_new_empty_dirs, refuse_overwriting_inputs
     from topicslab.experiment import run as run_experiment
 
     check_output_dir(out_dir, "--out")
+    for option, given, is_dir in (("--sets", sets, False), ("--stats", stats, True)):
+        if given is not None and not given.exists():
+            raise InputError(f"{'directory' if is_dir else 'file'} not found", file=str(given),
+                             field=option)
+    if users is not None and (sets is not None or stats is not None):
+        raise InputError("--users sizes the reference population only; with "
+                         f"{'--sets' if sets is not None else '--stats'} there is none (drop "
+                         "--users)", field="--users")
+    refuse_overwriting_inputs([("--out", out_dir)], [("--sets", sets), ("--stats", stats)])
     # --model and the other overrides are checked by Preset (one place for the run's options)
     overrides = {"model": model, "types": types, "fit_steps": fit_steps,
                  "fit_minutes": fit_minutes, "targets": targets, "trials": trials,

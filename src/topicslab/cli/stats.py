@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 import typer
 from rich.table import Table
 
-from topicslab.cli._app import app, err, out, parse_epsilon
+from topicslab.cli._app import MAX_SEED, app, err, out, parse_epsilon
 from topicslab.errors import InputError
 
 if TYPE_CHECKING:  # the dp package is imported only when a release is made
@@ -75,7 +75,7 @@ def stats(
     bound: str = typer.Option("reject", "--bound", help="Over-long weeks: reject | truncate."),
     k: int = typer.Option(5, "--k", help="Topics per week after bounding (at least 2)."),
     seed: int | None = typer.Option(
-        None, "--seed", min=0,
+        None, "--seed", min=0, max=MAX_SEED,
         help="Reproducible run: the noise is NOT cryptographically secure."),
     explain: Path | None = typer.Option(None, "--explain", help="Print DIR's privacy ledger."),
     engine: str = typer.Option(
@@ -92,7 +92,26 @@ def stats(
     from topicslab import dp
 
     if explain is not None:
-        for table in dp.ledger_tables(dp.load_ledger(explain)):
+        given = [o for o, v in (("--sets", sets_path), ("--out", out_dir),
+                                ("--split", split), ("--master", master), ("--seed", seed))
+                 if v is not None]
+        given += [o for o, v, default in (
+            ("--weeks", weeks, "0,1"), ("--epsilon", epsilon, "ln3"), ("--delta", delta, 1e-15),
+            ("--accounting", accounting, "paper"), ("--bound", bound, "reject"), ("--k", k, 5),
+            ("--engine", engine, "local"), ("--chunk-users", chunk_users, 1 << 20))
+            if v != default]
+        if given:
+            raise InputError(f"--explain only prints a ledger; {given[0]} does not apply to it "
+                             "(drop it, or drop --explain to compute statistics)",
+                             field=given[0])
+        ledger = dp.load_ledger(explain)
+        try:
+            tables = dp.ledger_tables(ledger)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise InputError(f"a ledger field has the wrong form ({type(exc).__name__}: "
+                             f"{exc}); restore the ledger (or rerun topicslab stats)",
+                             file=str(explain)) from None
+        for table in tables:
             out.print(table)
         return
     if sets_path is None or out_dir is None:
@@ -106,9 +125,17 @@ def stats(
                          field="--engine")
     if master is not None and engine != "spark":
         raise InputError("--master applies to --engine spark only", field="--master")
-    from topicslab._paths import check_output_dir, no_new_empty_dirs
+    if master is not None and not (master in ("local", "yarn") or master.startswith(
+            ("local[", "spark://", "k8s://", "mesos://"))):
+        raise InputError(f"not a Spark master URL: {master!r}; use local, local[N], yarn, "
+                         "spark://HOST:PORT, k8s://... or mesos://...", field="--master")
+    if chunk_users != 1 << 20 and engine in ("local", "spark"):
+        raise InputError(f"--chunk-users applies to --engine stream (or auto) only, not "
+                         f"{engine}", field="--chunk-users")
+    from topicslab._paths import check_output_dir, no_new_empty_dirs, refuse_overwriting_inputs
 
     check_output_dir(out_dir, "--out")
+    refuse_overwriting_inputs([("--out", out_dir)], [("--sets", sets_path)])
     engine = _pick_engine(engine, sets_path)
     opts: dict[str, Any] = {"budget": budget, "contribution": contribution, "seed": seed}
     t0 = time.perf_counter()

@@ -182,7 +182,7 @@ def read_script(path: str | Path) -> Script:
     """Read a script file (UTF-8)."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")  # a byte-order mark is not part of the header
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read script: {exc}", file=str(p)) from None
     return parse_script(text, file=str(p))

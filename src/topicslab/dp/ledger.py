@@ -68,6 +68,25 @@ class PrivacyLedger:
                          and n not in ("noise_vs_paper", "audit", "extra", "schema"))
         if missing:
             raise InputError("missing ledger fields", file=file, field=missing[0])
+        for name, kind in _FIELD_TYPES.items():
+            value = data.get(name)
+            if value is None and name in ("noise_vs_paper", "audit", "extra"):
+                continue
+            if not isinstance(value, kind):
+                raise InputError(f"expected a JSON {_JSON_NAMES[kind]}, got {value!r:.60}; "
+                                 "restore the ledger (or rerun topicslab stats)", file=file,
+                                 field=name)
+        for what, item_keys in (("mechanisms", _MECHANISM_KEYS),
+                                ("noise_vs_paper", ("name", "sigma_ratio"))):
+            for i, item in enumerate(data.get(what) or [], start=1):
+                if not isinstance(item, dict) or any(k not in item for k in item_keys):
+                    raise InputError(f"entry {i} must be an object with "
+                                     f"{', '.join(item_keys)}; restore the ledger (or rerun "
+                                     "topicslab stats)", file=file, field=what)
+        for what in ("claimed", "target"):
+            if any(k not in data[what] for k in ("epsilon", "delta")):
+                raise InputError("must give epsilon and delta; restore the ledger (or rerun "
+                                 "topicslab stats)", file=file, field=what)
         return cls(**{k: v for k, v in data.items() if k in names})
 
     def save(self, directory: str | Path) -> Path:
@@ -76,17 +95,34 @@ class PrivacyLedger:
         return path
 
 
+_FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
+    "target": dict, "accounting": str, "split": list, "neighbouring_relation": str,
+    "contribution_bounding": dict, "mechanisms": list, "composition": dict, "claimed": dict,
+    "noise": dict, "post_processing": str, "package": dict, "created": str,
+    "noise_vs_paper": list, "audit": dict, "extra": dict}
+_JSON_NAMES: dict[type | tuple[type, ...], str] = {dict: "object", list: "list", str: "string"}
+_MECHANISM_KEYS = ("name", "query", "dims", "sensitivity", "sigma", "epsilon", "delta", "share")
+
+
 def load_ledger(path: str | Path) -> PrivacyLedger:
     """Read ``privacy_ledger.json`` (a file or the directory holding it)."""
     p = Path(path)
     if p.is_dir():
         p = p / FILENAME
+    elif p.exists() and not p.name.lower().endswith(".json"):
+        raise InputError("is not a statistics directory (nor its privacy_ledger.json)",
+                         file=str(p))
+    if p.is_dir():
+        raise InputError("is a directory, not the ledger file; restore the ledger (or rerun "
+                         "topicslab stats)", file=str(p))
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError("no privacy ledger here", file=str(p)) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"invalid JSON: {exc}", file=str(p)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read the file ({exc.strerror or exc})", file=str(p)) from None
     return PrivacyLedger.from_dict(data, file=str(p))
 
 

@@ -143,8 +143,11 @@ def sigma_rational(sigma: float) -> tuple[int, int]:
         y_max = math.ceil(Fraction(p, q * t)) + math.ceil(_TAIL_SIGMAS * math.sqrt(p / q)) + 1
         if (y_max * q * t + p) ** 2 < _LIMIT and 2 * p * q * t * t * _K_MAX < _LIMIT:
             return p, q
-    raise ValueError(f"sigma={sigma:g} is too large for the exact int64 discrete Gaussian "
-                     "sampler (limit about 7000): use a larger epsilon or delta")
+    from topicslab.errors import ParameterError
+
+    raise ParameterError(f"the noise this budget needs (sigma={sigma:g}) is too large for "
+                         "the exact int64 discrete Gaussian sampler (limit about 7000): use a "
+                         "larger epsilon or delta", field="epsilon")
 
 
 def discrete_gaussian(n: int, sigma: float, rw: RandomWords) -> npt.NDArray[np.int64]:

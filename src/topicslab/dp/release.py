@@ -107,10 +107,16 @@ def _write_release_files(d: Path, stats: DPStatistics, schema: Schema) -> None:
 
 
 def _read_list(path: Path) -> list[Any]:
+    if path.is_dir():
+        raise InputError("is a directory, not a JSON file; restore the release file",
+                         file=str(path))
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"invalid JSON: {exc}", file=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read the file ({exc.strerror or exc})",
+                         file=str(path)) from None
     if isinstance(data, dict):
         # tolerate {"records": [...]}-style wrappers and pandas "records" orient only
         data = next((v for v in data.values() if isinstance(v, list)), data)
@@ -174,7 +180,7 @@ class _Resolver:
 def _taxonomy_from_file(path: Path, expected: Taxonomy | None) -> Taxonomy:
     rows = _read_list(path)
     pairs = []
-    for r, rec in enumerate(rows):
+    for r, rec in enumerate(rows, start=1):
         tid = _field(rec, ("topic_id", "topics_id"), path, r)
         lab = _field(rec, ("topic_label",), path, r)
         if isinstance(tid, bool) or not isinstance(tid, int):
@@ -189,7 +195,7 @@ def _taxonomy_from_file(path: Path, expected: Taxonomy | None) -> Taxonomy:
                                           for t, lab in pairs):
             return tax
     want = expected.version if expected is not None else "v1 or v2"
-    for r, (t, lab) in enumerate(pairs):
+    for r, (t, lab) in enumerate(pairs, start=1):
         ok = any(_Resolver(tx).by_id.get(t) is not None
                  and tx.labels[_Resolver(tx).by_id[t]] == lab for tx in candidates)
         if not ok:
@@ -213,6 +219,26 @@ def _put(mat: np.ndarray, seen: np.ndarray, i: int, j: int, f: float, path: Path
                          file=str(path), row=row, field="frequency")
     mat[i, j] = f
     seen[i, j] = True
+
+
+def _ledger_k(ledger: PrivacyLedger, file: str, m: int) -> int:
+    bounding = ledger.contribution_bounding
+    k = bounding.get("k") if isinstance(bounding, dict) else None
+    if isinstance(k, bool) or not isinstance(k, int) or not 2 <= k <= m:
+        raise InputError(f"k must be an integer in 2..{m}, got {k!r}; restore the ledger "
+                         "(or rerun topicslab stats)", file=file, field="contribution_bounding.k")
+    return k
+
+
+def _ledger_n(ledger: PrivacyLedger, file: str) -> float:
+    extra = ledger.extra if isinstance(ledger.extra, dict) else {}
+    n = extra.get("n_estimate", float("nan"))
+    if n is None:
+        return float("nan")
+    if isinstance(n, bool) or not isinstance(n, int | float):
+        raise InputError(f"n_estimate must be a number, got {n!r}; restore the ledger "
+                         "(or rerun topicslab stats)", file=file, field="extra.n_estimate")
+    return float(n)
 
 
 def load_statistics(directory: str | Path, *, taxonomy: Taxonomy | str | None = None,
@@ -244,14 +270,16 @@ def load_statistics(directory: str | Path, *, taxonomy: Taxonomy | str | None = 
                   for r in rows if isinstance(r, dict) for f in fs}
         tax = _taxonomy_from_labels(labels, w_path)
     else:
-        raise InputError("taxonomy.json missing (pass taxonomy=)", file=str(d / TAXONOMY))
+        raise InputError("file missing: a statistics directory holds taxonomy.json beside "
+                         f"{WITHIN}; restore it (or rerun topicslab stats)",
+                         file=str(d / TAXONOMY))
     res = _Resolver(tax)
     m = tax.size
     qw = np.zeros((m, m))
     qa = np.zeros((m, m))
     seen_w = np.zeros((m, m), dtype=bool)
     seen_a = np.zeros((m, m), dtype=bool)
-    for r, rec in enumerate(w_rows):
+    for r, rec in enumerate(w_rows, start=1):
         if legacy:
             i = res.by_label_checked(_field(rec, ("topic1",), w_path, r), w_path, r, "topic1")
             j = res.by_label_checked(_field(rec, ("topic2",), w_path, r), w_path, r, "topic2")
@@ -266,7 +294,7 @@ def load_statistics(directory: str | Path, *, taxonomy: Taxonomy | str | None = 
                              row=r, field="topic_2_id" if not legacy else "topic2")
         a, b = min(i, j), max(i, j)
         _put(qw, seen_w, a, b, f, w_path, r)
-    for r, rec in enumerate(a_rows):
+    for r, rec in enumerate(a_rows, start=1):
         if legacy:
             i = res.by_label_checked(_field(rec, ("topic_week1",), a_path, r), a_path, r,
                                      "topic_week1")
@@ -279,24 +307,44 @@ def load_statistics(directory: str | Path, *, taxonomy: Taxonomy | str | None = 
                                   rec.get("week_2_topic_label"), a_path, r, "week_2_topic_id")
         _put(qa, seen_a, i, j, _frequency(rec, a_path, r), a_path, r)
     q_within = qw + qw.T
-    ledger: PrivacyLedger | None = load_ledger(d) if (d / LEDGER_FILE).exists() else None
+    ledger_path = d / LEDGER_FILE
+    ledger: PrivacyLedger | None = load_ledger(d) if ledger_path.exists() else None
+    for path, rows in ((w_path, w_rows), (a_path, a_rows)):
+        if not rows:
+            raise InputError("no records: the statistics are incomplete; restore the file "
+                             "(or rerun topicslab stats)", file=str(path))
+    if ledger is not None:  # written by topicslab stats: every pair is listed
+        for path, seen_pairs, want in ((w_path, np.triu(seen_w, 1), m * (m - 1) // 2),
+                                       (a_path, seen_a, m * m)):
+            if int(seen_pairs.sum()) != want:
+                raise InputError(f"lists {int(seen_pairs.sum())} of the {want} topic pairs of "
+                                 f"taxonomy {tax.version}: the statistics are incomplete; "
+                                 "restore the file (or rerun topicslab stats)", file=str(path))
     if k is None:
         if ledger is not None:
-            k = int(ledger.contribution_bounding["k"])
+            k = _ledger_k(ledger, str(ledger_path), m)
         else:
             total = float(np.triu(q_within, 1).sum())
             k = max(2, round((1 + math.sqrt(1 + 8 * total)) / 2))
-    n_est = float("nan") if ledger is None else float(ledger.extra.get("n_estimate", "nan"))
+    n_est = float("nan") if ledger is None else _ledger_n(ledger, str(ledger_path))
     q_single = single_from_within(q_within, k)
+    if not legacy and ledger is not None and not (d / SINGLE).exists():
+        raise InputError(f"file missing: a statistics directory holds {SINGLE} beside "
+                         f"{WITHIN}; restore it (or rerun topicslab stats)",
+                         file=str(d / SINGLE))
     if not legacy and (d / SINGLE).exists():
         s_path = d / SINGLE
         q_single = np.zeros(m)
         seen = np.zeros(m, dtype=bool)
-        for r, rec in enumerate(_read_list(s_path)):
+        for r, rec in enumerate(_read_list(s_path), start=1):
             i = res.by_id_checked(_field(rec, ("topic_id",), s_path, r), rec.get("topic_label"),
                                   s_path, r, "topic_id")
             if seen[i]:
                 raise InputError("topic listed twice", file=str(s_path), row=r, field="topic_id")
             seen[i] = True
             q_single[i] = _frequency(rec, s_path, r)
+        if not seen.all():
+            raise InputError(f"lists {int(seen.sum())} of the {m} topics of taxonomy "
+                             f"{tax.version}: the statistics are incomplete; restore the file "
+                             "(or rerun topicslab stats)", file=str(s_path))
     return DPStatistics(q_single, q_within, qa, n_est, tax, int(k), ledger)

@@ -194,7 +194,13 @@ def integer_values(
         i = int(np.argmax(np.asarray(arr.is_null().to_numpy(zero_copy_only=False))))
         raise InputError("missing value", file=file, row=row_of(i), field=field)
     if pa.types.is_integer(t):
-        return np.asarray(arr.to_numpy(), dtype=np.int64)
+        v = arr.to_numpy()
+        if v.dtype == np.uint64 and v.size and int(v.max()) > np.iinfo(np.int64).max:
+            i = int(np.argmax(v > np.iinfo(np.int64).max))
+            raise InputError(f"value {int(v[i])} is past the largest 64-bit signed integer "
+                             f"({np.iinfo(np.int64).max})", file=file, row=row_of(i),
+                             field=field)
+        return np.asarray(v, dtype=np.int64)
     if pa.types.is_floating(t):
         v = np.asarray(arr.to_numpy(), dtype=np.float64)
         whole = np.isfinite(v) & (v == np.round(v)) & (np.abs(v) < 2.0**62)

@@ -70,8 +70,12 @@ def read_header(file: str, delimiter: str) -> list[str]:
     """Column names from the first line (an empty or blank first line is an error)."""
     with wrap_errors(file, "CSV"), _open_text(file) as fh:
         line = fh.readline()
+        rest = fh.readline() if not line.strip() else ""
     if not line.strip():
-        raise InputError("empty file (no header line)", file=file, row=0)
+        if rest.strip():
+            raise InputError("the first line is blank; the header (user_id, epoch_0_topics, "
+                             "...) must be the first line: remove the blank line", file=file)
+        raise InputError("empty file (no header line)", file=file)
     return [c.strip() for c in next(csv.reader([line], delimiter=delimiter))]
 
 
@@ -123,9 +127,16 @@ def read_sets_csv(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
     names = read_header(file, delim)
     if len(set(names)) != len(names):
         dup = next(n for n in names if names.count(n) > 1)
-        raise InputError("duplicate column", file=file, row=0, field=dup)
+        raise InputError("duplicate column", file=file, field=dup)
     if "user_id" not in names:
-        raise InputError("missing column", file=file, row=0, field="user_id")
+        other = next((d for d in ("\t", ",", ";") if d != delim and len(names) == 1
+                      and d in names[0]), None)
+        if other is not None:
+            raise InputError(f"missing column: the header is separated by {other!r}, not "
+                             f"{delim!r}; name the file {'.tsv' if other == chr(9) else '.csv'} "
+                             "(or separate the columns as its extension says)", file=file,
+                             field="user_id")
+        raise InputError("missing column", file=file, field="user_id")
     n_weeks = week_columns(names, "epoch_{w}_topics", file=file)
     if weeks is not None and weeks != n_weeks:
         raise InputError(f"file has {n_weeks} weeks, expected {weeks}", file=file)

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from topicslab.datamodel import SiteTraces, TopicSets
-from topicslab.errors import InputError
+from topicslab.errors import InputError, ParameterError
 from topicslab.io._common import PathLike
 from topicslab.io.csv_sets import read_sets_csv, write_sets_csv
 from topicslab.io.long import is_long_table, read_sets_long, write_sets_long
@@ -53,8 +53,9 @@ def detect_format(path: PathLike) -> str:
         return "tsv"
     if low.endswith((".csv", ".txt")):
         return "csv"
-    raise InputError("cannot tell the format from the name; pass format= (one of "
-                     f"{', '.join(FORMATS)})", file=name)
+    raise InputError("cannot tell the format from the name: name the file with one of the "
+                     "extensions .parquet, .pq, .csv, .txt, .tsv, .tab or .tfrecord (or, "
+                     f"from Python, pass format= one of {', '.join(FORMATS)})", file=name)
 
 
 def _format(path: PathLike, fmt: str | None) -> str:
@@ -70,7 +71,60 @@ def read_sets(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
               format: str | None = None, k: int | None = None, weeks: int | None = None,
               strict: bool = True) -> TopicSets:
     """Read topic-set sequences from any supported format (see the module docstring)."""
+    _check_k(k, taxonomy)
     fmt = _format(path, format)
+    try:
+        return _read_sets(path, fmt, format, taxonomy=taxonomy, k=k, weeks=weeks, strict=strict)
+    except (OSError, EOFError) as exc:  # e.g. a truncated .gz: the file, not the program
+        if isinstance(exc, FileNotFoundError):
+            raise
+        why = " ".join(str(exc).split()) or type(exc).__name__
+        raise InputError(f"cannot read the file ({why}); is it complete?",
+                         file=os.fspath(path)) from None
+
+
+#: the most topics a shipped taxonomy has (v2), the bound of ``k`` without a taxonomy object
+MAX_TOPICS = 469
+
+
+def _check_write_options(path: PathLike, options: dict[str, Any]) -> None:
+    """Refuse a location or an option the writer would fail on half-way (or silently)."""
+    for name in ("shards", "row_group_size"):
+        value = options.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < 1):
+            raise ParameterError(f"{name} must be a positive integer, got {value!r}",
+                                 field=name)
+    delimiter = options.get("delimiter")
+    if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1
+                                  or delimiter in ';"\r\n' or delimiter.isalnum()):
+        raise ParameterError("delimiter must be one character other than ';' (it separates "
+                             f"the topics of a cell), a quote, a line break, a letter or a "
+                             f"digit, got {delimiter!r}", field="delimiter")
+    name = os.fspath(path)
+    if os.path.isdir(name):
+        raise InputError("is an existing directory; name a file", file=name)
+    parent = os.path.dirname(os.path.abspath(name))
+    if not os.path.isdir(parent):
+        raise InputError(f"directory {parent} does not exist; create it first", file=name)
+
+
+def _check_k(k: object, taxonomy: object) -> None:
+    top = taxonomy.size if isinstance(taxonomy, Taxonomy) else MAX_TOPICS
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= top):
+        raise ParameterError(f"k must be an integer in 1..{top} (the taxonomy's topics), "
+                             f"got {k!r}", field="k")
+
+
+def _check_batch_size(batch_size: object) -> None:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ParameterError(f"batch_size must be a positive integer, got {batch_size!r}",
+                             field="batch_size")
+
+
+def _read_sets(path: PathLike, fmt: str, format: str | None, *,
+               taxonomy: Taxonomy | str | None, k: int | None, weeks: int | None,
+               strict: bool) -> TopicSets:
     if fmt in ("csv", "tsv", "parquet") and format is None and is_long_table(path):
         fmt = "long"
     opts: dict[str, Any] = {"taxonomy": taxonomy, "k": k, "weeks": weeks, "strict": strict}
@@ -88,6 +142,7 @@ def write_sets(path: PathLike, sets: TopicSets, *, format: str | None = None,
     """Write topic-set sequences; ``options`` go to the format's writer (``delimiter`` for
     text, ``shards`` for TFRecord, ``row_group_size`` for Parquet)."""
     fmt = _format(path, format)
+    _check_write_options(path, options)
     if fmt == "parquet":
         write_sets_parquet(path, sets, **options)
     elif fmt in ("csv", "tsv"):
@@ -106,6 +161,8 @@ def iter_sets(path: PathLike, batch_size: int = 1 << 20, *,
 
     Parquet and TFRecord stream; text and long tables are read whole, then sliced.
     """
+    _check_k(k, taxonomy)
+    _check_batch_size(batch_size)
     fmt = _format(path, format)
     if fmt == "parquet" and not (format is None and is_long_table(path)):
         yield from iter_sets_parquet(path, batch_size, taxonomy=taxonomy, k=k, strict=strict)

@@ -191,6 +191,12 @@ class _Plan:
         stored_tax = block.get("taxonomy") if block else None
         self.taxonomy = pick_taxonomy(taxonomy, stored_tax, file=file)
         stored_k = block.get("k") if block else None
+        if stored_k is not None and (isinstance(stored_k, bool) or not isinstance(stored_k, int)
+                                     or not 1 <= stored_k <= self.taxonomy.size):
+            raise InputError("corrupt topicslab metadata: k must be an integer in "
+                             f"1..{self.taxonomy.size}, got {stored_k!r}; rewrite the file "
+                             "(or drop its topicslab metadata)", file=file,
+                             field="metadata.k")
         self.k: int | None = k if k is not None else (
             int(stored_k) if isinstance(stored_k, int) else None)
         prov = block.get("provenance") if block else None
