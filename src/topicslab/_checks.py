@@ -11,8 +11,9 @@ then why the range is what it is.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from numbers import Integral, Real
+from typing import Any, TypeVar
 
 from topicslab.errors import ParameterError
 
@@ -84,3 +85,19 @@ def choice(value: object, field: str, options: Iterable[str],
         raise refuse(f"{field} must be one of {', '.join(opts)}, got {value!r}", field,
                      error=error)
     return value
+
+
+P = TypeVar("P")
+
+
+def object_or_keywords(make: Callable[..., P], given: P | None, name: str,
+                       defaults: dict[str, Any] | None = None, **keywords: Any) -> P:
+    """``given``, or ``make(**keywords)`` from the keywords that are not ``None`` (over
+    ``defaults``): the engines take a parameter object or its keyword form. Both at once is
+    a ``TypeError``: which would win is not obvious."""
+    chosen = {k: v for k, v in keywords.items() if v is not None}
+    if given is None:
+        return make(**{**(defaults or {}), **chosen})
+    if chosen:
+        raise TypeError(f"pass {name}= or {'/'.join(chosen)}=, not both")
+    return given

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from topicslab._checks import choice, integer, refuse
+from topicslab._checks import choice, integer, object_or_keywords, refuse
 from topicslab._progress import task
 from topicslab.api import Mechanism, observe
 from topicslab.attacks.attack import MatchSetAttack, make_attack
@@ -163,15 +163,9 @@ def protocol_of(protocol: ReidProtocol | None, *, targets: int | str | None = No
                 engine: str | None = None, default_trials: int = 10) -> ReidProtocol:
     """``protocol``, or the one the keyword form describes (``None``: the default); both at
     once is a ``TypeError``."""
-    given = {name: value for name, value in (("targets", targets), ("trials", trials),
-                                              ("setting", setting), ("engine", engine))
-             if value is not None}
-    if protocol is None:
-        given.setdefault("trials", default_trials)
-        return ReidProtocol(**given)  # type: ignore[arg-type]
-    if given:
-        raise TypeError(f"pass protocol= or {'/'.join(given)}=, not both")
-    return protocol
+    return object_or_keywords(ReidProtocol, protocol, "protocol",
+                              defaults={"trials": default_trials}, targets=targets,
+                              trials=trials, setting=setting, engine=engine)
 
 
 def wilson_interval(successes: int, n: int) -> tuple[float, float]:

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from topicslab._checks import choice, integer, number, refuse
+from topicslab._checks import choice, integer, number, object_or_keywords, refuse
 
 Accounting = Literal["paper", "tight"]
 BoundMode = Literal["reject", "truncate"]
@@ -176,14 +176,8 @@ def budget_of(budget: PrivacyBudget | None = None, *, epsilon: float | None = No
 
     Giving both is a ``TypeError``: which would win is not obvious.
     """
-    given = {name: value for name, value in (("epsilon", epsilon), ("delta", delta),
-                                              ("accounting", accounting), ("split", split))
-             if value is not None}
-    if budget is None:
-        return PrivacyBudget(**given)  # type: ignore[arg-type]
-    if given:
-        raise TypeError(f"pass budget= or {'/'.join(given)}=, not both")
-    return budget
+    return object_or_keywords(PrivacyBudget, budget, "budget", epsilon=epsilon, delta=delta,
+                              accounting=accounting, split=split)
 
 
 def contribution_of(contribution: ContributionBound | None = None, *, k: int | None = None,
@@ -191,10 +185,5 @@ def contribution_of(contribution: ContributionBound | None = None, *, k: int | N
                     weeks: Sequence[int] | None = None) -> ContributionBound:
     """``contribution``, or the one the engines' keyword form describes (``None``: the
     default); giving both is a ``TypeError``."""
-    given = {name: value for name, value in (("k", k), ("bound", bound), ("weeks", weeks))
-             if value is not None}
-    if contribution is None:
-        return ContributionBound(**given)  # type: ignore[arg-type]
-    if given:
-        raise TypeError(f"pass contribution= or {'/'.join(given)}=, not both")
-    return contribution
+    return object_or_keywords(ContributionBound, contribution, "contribution", k=k,
+                              bound=bound, weeks=weeks)
