@@ -54,8 +54,9 @@ def run_variant(name: str, args: argparse.Namespace, repeat: int = 0) -> dict[st
     times["dp"] = time.perf_counter() - t
     t = time.perf_counter()
     variant = tm.make_variant(args.model, args.types, args.weeks, modes=args.modes)
-    res = tm.fit(stats, variant, tm.FullObjective(steps=args.steps,
-                                                  stop_at_noise=not args.no_noise_stop),
+    optimizer = tm.FullObjective(steps=args.steps, stop_at_noise=not args.no_noise_stop,
+                                 **({} if args.lr is None else {"lr": args.lr}))
+    res = tm.fit(stats, variant, optimizer,
                  seed=args.seed + repeat, progress=False)
     times["fit"] = time.perf_counter() - t
     q = tv.fit_quality(stats, res.model)
@@ -67,7 +68,8 @@ def run_variant(name: str, args: argparse.Namespace, repeat: int = 0) -> dict[st
     label = name if repeat == 0 else f"{name} #{repeat}"
     return {"variant": label, "stress": stress.to_dict(), "taxonomy": taxonomy,
             "users": sets.n_users, "model": args.model, "epsilon": args.epsilon,
-            "fit": {"steps": res.steps, "seconds": res.seconds, "stopped": res.stopped,
+            "fit": {"lr": optimizer.lr, "steps": res.steps, "seconds": res.seconds,
+                    "stopped": res.stopped,
                     "share_rel_within_20pct": q.share_rel_within_20pct,
                     "share_abs_within_0_1pp": q.share_abs_within_0_1pp,
                     "share_within_2sigma": q.share_within_2sigma},
@@ -131,6 +133,8 @@ def main() -> None:
                     help="T (default: the model's own; persistent 100 x 5 modes, paper 500)")
     ap.add_argument("--modes", type=int, default=None)
     ap.add_argument("--steps", type=int, default=tm.FullObjective().steps)
+    ap.add_argument("--lr", type=float, default=None,
+                    help="the optimiser's starting learning rate (default: FullObjective's)")
     ap.add_argument("--no-noise-stop", action="store_true",
                     help="run every step (the fit otherwise stops at the DP noise floor)")
     ap.add_argument("--epsilon", type=float, default=LN3)

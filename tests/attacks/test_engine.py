@@ -155,3 +155,14 @@ def test_sampled_success_matches_expectation():
 def test_bad_input(site1, queries, message):
     with pytest.raises(ValueError, match=message):
         match_set_counts(site1, queries)
+
+
+def test_chunk_cells_bound_tables_and_counters():
+    from topicslab.attacks.engine import MatchSetCounter, chunk_cells
+
+    assert chunk_cells(1) == chunk_cells(2) == 1 << 24  # the tables' own bound
+    assert chunk_cells(4) == 1 << 23 and chunk_cells(16) == chunk_cells(64) == 1 << 22
+    # counters (one per slot and thread) stay bounded as threads grow, until the floor
+    assert all(t * chunk_cells(t) <= 1 << 25 for t in (2, 4, 8))
+    counter = MatchSetCounter(np.zeros((10, 4), dtype=np.int16))
+    assert counter.chunk == chunk_cells() >> 4

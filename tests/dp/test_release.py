@@ -113,3 +113,42 @@ def test_conflicting_duplicate_pair_and_bad_json(tmp_path, tax12):
     (tmp_path / "q_within.json").write_text("[]", encoding="utf-8")
     with pytest.raises(InputError, match="invalid JSON"):
         load_statistics(tmp_path, taxonomy=tax12)
+
+
+@pytest.mark.parametrize(("record", "field", "msg"), [
+    ({"topic_1_id": True, "topic_2_id": 4, "frequency": 0.1}, "topic_1_id", "integer"),
+    ({"topic_1_id": 1, "topic_2_id": 4.0, "frequency": 0.1}, "topic_2_id", "integer"),
+    ({"topic_1_id": 1, "topic_2_id": 4, "frequency": True}, "frequency", "number"),
+    ({"topic_1_id": 2**70, "topic_2_id": 4, "frequency": 0.1}, "topic_1_id", "unknown"),
+    ({"topic_1_id": 1, "topic_2_id": 4, "frequency": 1.5}, "frequency", "probability"),
+])
+def test_bulk_reader_leaves_faults_to_the_record_reader(tmp_path, tax12, record, field, msg):
+    """The bulk path accepts nothing the record-by-record reader refuses (bools are not ids or
+    frequencies, ids beyond int64 are unknown), and the fault keeps its row and field."""
+    good = [{"topic_1_id": 1, "topic_2_id": 7, "frequency": 0.1},
+            {"topic_1_id": 4, "topic_2_id": 7, "frequency": 0.2}]
+    _release(tmp_path, tax12, [*good, record], [])
+    with pytest.raises(InputError) as exc:
+        load_statistics(tmp_path, taxonomy=tax12)
+    text = str(exc.value)
+    assert "row 3" in text and repr(field) in text and msg in text.lower()
+
+
+def test_bulk_reader_agrees_with_record_reader_on_repeats_and_labels(tmp_path, tax12):
+    ids, labs = [int(x) for x in tax12.ids], tax12.labels
+    within = [{"topic_1_id": ids[1], "topic_2_id": ids[3], "frequency": 0.2},
+              {"topic_1_id": ids[3], "topic_2_id": ids[1], "frequency": 0.2}]  # same pair
+    across = [{"week_1_topic_id": ids[2], "week_1_topic_label": labs[2],
+               "week_2_topic_id": ids[5], "frequency": 0.5},
+              {"week_1_topic_id": ids[5], "week_2_topic_id": ids[2],
+               "week_2_topic_label": labs[2], "frequency": 0.25}]
+    _release(tmp_path, tax12, within, across)
+    st = load_statistics(tmp_path, taxonomy=tax12, k=2)
+    assert st.q_within[1, 3] == st.q_within[3, 1] == 0.2
+    assert st.q_across[2, 5] == 0.5 and st.q_across[5, 2] == 0.25
+    across[1]["week_2_topic_label"] = labs[4]
+    _release(tmp_path, tax12, within, across)
+    with pytest.raises(InputError) as exc:
+        load_statistics(tmp_path, taxonomy=tax12, k=2)
+    assert "q_across.json" in str(exc.value) and "row 2" in str(exc.value)
+    assert "'week_2_topic_label'" in str(exc.value)

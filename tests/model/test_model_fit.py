@@ -122,6 +122,20 @@ def test_early_stop_at_loss_and_bar(tax12):
                    res2.quality["share_rel_within_20pct"])
 
 
+def test_divergence_names_the_learning_rate(tax12):
+    """A step size past stability overflows a softmax: one line naming lr, not a model with
+    non-finite logits."""
+    st = stats_of(random_model(tax12, T=4, r=2, k=3, seed=6))
+    with pytest.raises(InputError, match=r"diverged at step \d+ .*lower the learning rate") \
+            as exc:
+        fit(st, "persistent", FullObjective(steps=200, lr=1e4), types=8, weeks=2,
+            progress=False, seed=0, device="cpu")
+    assert exc.value.field == "lr"
+    fine = fit(st, "persistent", FullObjective(steps=5), types=8, weeks=2, progress=False,
+               seed=0, device="cpu")
+    assert np.isfinite(fine.loss)
+
+
 def test_time_budget(tax12):
     st = stats_of(random_model(tax12, T=4, r=2, k=3, seed=6))
     res = fit(st, "persistent", FullObjective(steps=10**6), types=8, weeks=2,

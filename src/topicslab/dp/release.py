@@ -170,6 +170,14 @@ class _Resolver:
                              file=str(path), row=row, field=field.replace("_id", "_label"))
         return i
 
+    def indices(self, ids: np.ndarray) -> np.ndarray:
+        """Dense indices of topic ids (``-1`` for ids not in the taxonomy)."""
+        known = np.asarray(self.tax.ids, dtype=np.int64)
+        order = np.argsort(known, kind="stable")
+        pos = np.clip(np.searchsorted(known[order], ids), 0, known.size - 1)
+        hit = known[order][pos] == ids
+        return np.where(hit, order[pos], -1)
+
     def by_label_checked(self, label: Any, path: Path, row: int, field: str) -> int:
         if not isinstance(label, str) or label not in self.by_label:
             raise InputError(f"unknown topic label {label!r} (taxonomy {self.tax.version})",
@@ -210,6 +218,50 @@ def _taxonomy_from_labels(labels: set[str], path: Path) -> Taxonomy:
         if labels <= set(tax.labels):
             return tax
     raise InputError("topic labels match neither taxonomy v1 nor v2", file=str(path))
+
+
+def _records_fast(rows: list[Any], res: _Resolver, id_keys: tuple[str, ...],
+                  label_keys: tuple[str, ...]) -> tuple[list[np.ndarray], np.ndarray] | None:
+    """Topic indices (one array per key) and frequencies of well-formed records, in bulk.
+
+    ``None`` as soon as anything is unusual (a missing field, a non-integer id, an unknown
+    topic, a label that disagrees, a frequency outside [0, 1]): the record-by-record reader then
+    finds the first fault and names its row and field. A release holds ~330K records; reading
+    them one call per field took ~2 s of every run (measured), this ~0.2 s.
+    """
+    try:
+        if not {*map(type, rows)} <= {dict}:
+            return None
+        columns = [[rec[key] for rec in rows] for key in id_keys]
+        freq_list = [rec["frequency"] for rec in rows]
+    except KeyError:
+        return None
+    # set(map(type, ...)) runs at C speed; ``bool`` is not ``int`` here, as in the slow path
+    if any(not {*map(type, col)} <= {int} for col in columns):
+        return None
+    if not {*map(type, freq_list)} <= {int, float}:
+        return None
+    try:
+        indices = [res.indices(np.array(col, dtype=np.int64)) for col in columns]
+    except OverflowError:
+        return None
+    if any(bool((idx < 0).any()) for idx in indices):
+        return None
+    labels = res.tax.labels
+    for key, idx in zip(label_keys, indices, strict=True):
+        given = [rec.get(key) for rec in rows]
+        expected = list(map(labels.__getitem__, idx.tolist()))
+        if given != expected and any(g is not None and g != e
+                                     for g, e in zip(given, expected, strict=True)):
+            return None
+    freq = np.array(freq_list, dtype=float)
+    if not (np.isfinite(freq).all() and (freq >= 0).all() and (freq <= 1).all()):
+        return None
+    return indices, freq
+
+
+def _distinct_cells(flat: np.ndarray) -> bool:
+    return int(np.unique(flat).size) == int(flat.size)
 
 
 def _put(mat: np.ndarray, seen: np.ndarray, i: int, j: int, f: float, path: Path,
@@ -279,7 +331,17 @@ def load_statistics(directory: str | Path, *, taxonomy: Taxonomy | str | None = 
     qa = np.zeros((m, m))
     seen_w = np.zeros((m, m), dtype=bool)
     seen_a = np.zeros((m, m), dtype=bool)
-    for r, rec in enumerate(w_rows, start=1):
+    fast_w = None if legacy else _records_fast(w_rows, res, ("topic_1_id", "topic_2_id"),
+                                                ("topic_1_label", "topic_2_label"))
+    if fast_w is not None:
+        (i1, i2), fw = fast_w
+        lo, hi = np.minimum(i1, i2), np.maximum(i1, i2)
+        if bool((lo == hi).any()) or not _distinct_cells(lo * m + hi):
+            fast_w = None  # a pair of one topic, or a pair listed twice: found below
+        else:
+            qw[lo, hi] = fw
+            seen_w[lo, hi] = True
+    for r, rec in enumerate(w_rows if fast_w is None else [], start=1):
         if legacy:
             i = res.by_label_checked(_field(rec, ("topic1",), w_path, r), w_path, r, "topic1")
             j = res.by_label_checked(_field(rec, ("topic2",), w_path, r), w_path, r, "topic2")
@@ -294,7 +356,17 @@ def load_statistics(directory: str | Path, *, taxonomy: Taxonomy | str | None = 
                              row=r, field="topic_2_id" if not legacy else "topic2")
         a, b = min(i, j), max(i, j)
         _put(qw, seen_w, a, b, f, w_path, r)
-    for r, rec in enumerate(a_rows, start=1):
+    fast_a = None if legacy else _records_fast(
+        a_rows, res, ("week_1_topic_id", "week_2_topic_id"),
+        ("week_1_topic_label", "week_2_topic_label"))
+    if fast_a is not None:
+        (i1, i2), fa = fast_a
+        if not _distinct_cells(i1 * m + i2):
+            fast_a = None
+        else:
+            qa[i1, i2] = fa
+            seen_a[i1, i2] = True
+    for r, rec in enumerate(a_rows if fast_a is None else [], start=1):
         if legacy:
             i = res.by_label_checked(_field(rec, ("topic_week1",), a_path, r), a_path, r,
                                      "topic_week1")
@@ -336,7 +408,13 @@ def load_statistics(directory: str | Path, *, taxonomy: Taxonomy | str | None = 
         s_path = d / SINGLE
         q_single = np.zeros(m)
         seen = np.zeros(m, dtype=bool)
-        for r, rec in enumerate(_read_list(s_path), start=1):
+        s_rows = _read_list(s_path)
+        fast_s = _records_fast(s_rows, res, ("topic_id",), ("topic_label",))
+        if fast_s is not None and _distinct_cells(fast_s[0][0]):
+            q_single[fast_s[0][0]] = fast_s[1]
+            seen[fast_s[0][0]] = True
+            s_rows = []
+        for r, rec in enumerate(s_rows, start=1):
             i = res.by_id_checked(_field(rec, ("topic_id",), s_path, r), rec.get("topic_label"),
                                   s_path, r, "topic_id")
             if seen[i]:

@@ -474,6 +474,11 @@ class _Run:
                 objective, sse = self.obj.fit_sse_of(qs, qw, qa)
                 objective.backward()
                 loss = float(sse) / self.obj.n_terms
+                if not math.isfinite(loss):
+                    # past a stable step size Adam overshoots until a softmax overflows; the
+                    # model would be unusable, so say which knob to turn instead
+                    raise InputError(f"the fit diverged at step {self.step} (J = {loss}): "
+                                     f"lower the learning rate (lr = {lr:g})", field="lr")
                 quality = (self.obj.quality(qs.detach(), qw.detach(), qa.detach())
                            if self.step % opt_cfg.eval_every == 0 else None)
                 del qs, qw, qa

@@ -195,15 +195,51 @@ def _scatter_max(target: F64, index: npt.NDArray[np.integer], values: F64) -> No
             target[i] = values[j]
 
 
+@njit(cache=True)
+def _best_per_topic(topics: I16, w: F64, one_minus_r: float, q: float, best: F64) -> None:
+    """``best[t] = max(best[t], max_{u: t in sigma_u} w_u ((1 - r)/|sigma_u| + q))`` in one
+    pass over the slots (the set sizes, masks, broadcasts and casts it replaces were ~40% of
+    the QIF tables' time); each value is computed as the NumPy expression would be."""
+    for u in range(topics.shape[0]):
+        size = 0
+        for j in range(topics.shape[1]):
+            if topics[u, j] >= 0:
+                size += 1
+        if size == 0:
+            continue
+        pv = w[u] * (one_minus_r / size + q)
+        for j in range(topics.shape[1]):
+            t = topics[u, j]
+            if t >= 0 and pv > best[t]:
+                best[t] = pv
+
+
+@njit(cache=True)
+def _cooccurrence(topics: I64, extra: F64, m: int) -> F64:
+    """``co[a, b] = Σ_{σ ∋ a, b} extra_σ`` (``a = b`` included), summed in the order of
+    ``np.bincount`` over the flattened (set, i, j) pairs: the same floats, without the
+    ``[n, k, k]`` temporaries."""
+    co = np.zeros(m * m)
+    n, k = topics.shape
+    for u in range(n):
+        e = extra[u]
+        for i in range(k):
+            a = topics[u, i]
+            if a < 0:
+                continue
+            for j in range(k):
+                b = topics[u, j]
+                if b >= 0:
+                    co[a * m + b] += e
+    return co.reshape(m, m)
+
+
 def _single_epoch_sum(topics: I16, w: F64, m: int, r: float) -> float:
     """``sum_t max_u w_u C[sigma_u, t]`` for non-empty sets (eqs 7, 11)."""
-    n = (topics >= 0).sum(axis=1)
     q = r / m
-    pv = w * ((1.0 - r) / n + q)
     best = np.full(m, q * float(w.max()))  # a topic outside sigma_u still has probability q
-    valid = topics >= 0
-    rows = np.broadcast_to(pv[:, None], topics.shape)[valid]
-    _scatter_max(best, topics[valid].astype(np.int64), rows)
+    _best_per_topic(np.ascontiguousarray(topics), np.ascontiguousarray(w, dtype=np.float64),
+                    1.0 - r, q, best)
     return float(best.sum())
 
 
@@ -362,12 +398,7 @@ def iba_vulnerabilities(topics: npt.ArrayLike, weights: npt.ArrayLike, m: int,
                        minlength=m)
     prior = float(mass.max())
     extra = w * ((1.0 - r) / n)  # p_sigma - q
-    a = tp[:, :, None]
-    b = tp[:, None, :]
-    ok = (a >= 0) & (b >= 0)
-    pairs = (a * m + b)[ok]
-    vals = np.broadcast_to(extra[:, None, None], ok.shape)[ok]
-    co = np.bincount(pairs, weights=vals, minlength=m * m).reshape(m, m)
+    co = _cooccurrence(np.ascontiguousarray(tp), np.ascontiguousarray(extra), m)
     post = float((co + q * mass[None, :]).max(axis=1).sum())
     return prior, post
 
