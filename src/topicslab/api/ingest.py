@@ -73,9 +73,15 @@ def _count_kernel(users, weeks, codes, dom_indptr, dom_topics, ukeys, uvals, use
     cmask = ckeys.shape[0] - 1
     nu = state[0]
     ne = state[1]
+    prev = np.int64(0)
+    h = np.int64(-1)
     for i in range(users.shape[0]):
         u = users[i]
-        h = np.int64(mix64(np.uint64(u)) >> np.uint64(2)) & umask
+        if h >= 0 and u == prev:  # logs grouped by user: one lookup per run of visits
+            pass
+        else:
+            h = np.int64(mix64(np.uint64(u)) >> np.uint64(2)) & umask
+            prev = u
         while True:
             if uvals[h] < 0:
                 ukeys[h] = u
@@ -290,6 +296,7 @@ class _Domains:
         self.by_host: dict[str, int] = {}
         self.code = np.zeros(0, dtype=np.int64)
         self.visits = np.zeros(0, dtype=np.int64)
+        self._last: tuple[pa.Array, npt.NDArray[np.int64]] | None = None
 
     def _id(self, host: str) -> int:
         got = self.by_host.get(host)
@@ -312,10 +319,17 @@ class _Domains:
         if not pa.types.is_dictionary(pages.type):
             pages = pages.dictionary_encode()
         idx = np.asarray(pages.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-        hosts = hosts_of(pages.dictionary).dictionary_encode()
-        names = hosts.dictionary.to_pylist()
-        ids = np.array([self._id(h) for h in names], dtype=np.int64)
-        gid = ids[np.asarray(hosts.indices.to_numpy(zero_copy_only=False), dtype=np.int64)][idx]
+        dictionary = pages.dictionary
+        if self._last is not None and self._last[0].equals(dictionary):
+            ids = self._last[1]  # Parquet repeats a column chunk's dictionary per batch
+        else:
+            hosts = hosts_of(dictionary).dictionary_encode()
+            names = hosts.dictionary.to_pylist()
+            per_host = np.array([self._id(h) for h in names], dtype=np.int64)
+            ids = per_host[np.asarray(hosts.indices.to_numpy(zero_copy_only=False),
+                                      dtype=np.int64)]
+            self._last = (dictionary, ids)
+        gid = ids[idx]
         if gid.size and gid.min() == _MISSING_HOST:
             i = int(np.argmax(gid == _MISSING_HOST))
             raise InputError(f"no host name in {pages[i].as_py()!r}", file=file,
