@@ -106,7 +106,7 @@ def test_epoch_start_moves_the_windows(tmp_path: Path, table: DomainTable) -> No
 def test_padding_is_the_mechanisms(tmp_path: Path, table: DomainTable) -> None:
     # few topics per week: the padding comes from the mechanism's own keyed randomness
     rng = np.random.default_rng(3)
-    hosts = list(DOMAINS) + ["unknown.net"]
+    hosts = [*DOMAINS, "unknown.net"]
     rows = [(int(u), f"2024-01-{int(d):02d}", hosts[int(h)])
             for u, d, h in zip(rng.integers(0, 6, 60), rng.integers(1, 22, 60),
                                rng.integers(0, len(hosts), 60), strict=True)]

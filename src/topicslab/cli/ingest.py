@@ -76,7 +76,7 @@ def ingest(
     t0 = time.perf_counter()
     res = ingest_visits(visits, domains, epoch_start=epoch_start, week_column=week_column,
                         timestamp_column=timestamp_column, k=k, taxonomy=taxonomy, seed=seed,
-                        progress=not quiet)
+                        progress=not quiet and err.is_terminal)
     tio.write_sets(out_path, res.sets)
     r = res.report
     if unclassified is not None:

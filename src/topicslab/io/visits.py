@@ -15,6 +15,7 @@ Public names:
         -> Iterator[VisitBatch]      a visits log (Parquet, CSV or TSV), in batches
     visits_time_range(path, ...) -> (first, last) microseconds since the Unix epoch (UTC)
     registrable_domain(host) -> str  the registrable domain (eTLD+1), Public Suffix List
+    sample_files() -> (visits, domains)   the small shipped example (docs/ingest.md)
     hosts_of(pages) -> pa.Array      the lower-case host of URLs or host names (vectorised)
 
 A visits log has a user column (``user_id`` or ``user``, integers), a time column (``week``:
@@ -29,6 +30,8 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -56,6 +59,7 @@ __all__ = [
     "iter_visits",
     "read_domain_table",
     "registrable_domain",
+    "sample_files",
     "visit_columns",
     "visits_time_range",
 ]
@@ -75,6 +79,13 @@ _US_PER_S = 1_000_000
 # scheme://user@HOST:port/path -> HOST (IPv6 literals keep their brackets)
 _HOST_RE = r"^\s*(?:[A-Za-z][A-Za-z0-9+.\-]*://)?(?:[^@/?#]*@)?(?P<host>\[[^\]/]*\]|[^:/?#\s]*)"
 _ZONE_RE = r"(?:[Zz]|[+-][0-9]{2}:?[0-9]{2})$"
+
+
+def sample_files() -> tuple[Path, Path]:
+    """The shipped example: a 402-visit log of 12 users over 3 weeks (invented sites) and a
+    domain table classifying most of its domains (one with no topic, three left out)."""
+    base = Path(str(resources.files("topicslab.io") / "data"))
+    return base / "visits_sample.csv", base / "domains_sample.csv"
 
 
 @functools.cache
@@ -367,7 +378,7 @@ def _layout(file: str, names: list[str], week_column: str | None,
     for given, what in ((week_column, "week_column"), (timestamp_column, "timestamp_column")):
         if given is not None and given not in names:
             raise InputError(f"no column {given!r} (the columns are {', '.join(names)})",
-                             file=file, row=row, field=what)
+                             file=file, field=what)
     if week_column is not None:
         time, is_week = week_column, True
     elif timestamp_column is not None:
