@@ -83,7 +83,7 @@ _ZONE_RE = r"(?:[Zz]|[+-][0-9]{2}:?[0-9]{2})$"
 
 def sample_files() -> tuple[Path, Path]:
     """The shipped example: a 402-visit log of 12 users over 3 weeks (invented sites) and a
-    domain table classifying most of its domains (one with no topic, three left out)."""
+    table of 19 domains (one with no topic); three domains of the log are not in it."""
     base = Path(str(resources.files("topicslab.io") / "data"))
     return base / "visits_sample.csv", base / "domains_sample.csv"
 
