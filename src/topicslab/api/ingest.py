@@ -242,24 +242,31 @@ class TopicCounter:
                       self._users, self._ckeys, self._cvals, self._state)
         self.max_week = max(self.max_week, int(w.max()))
 
-    def result(self, n_weeks: int | None = None) -> WeeklyCounts:
+    def result(self, n_weeks: int | None = None, *, release: bool = False) -> WeeklyCounts:
         """The counts so far, users sorted by id, weeks ``0..n_weeks-1`` (default: up to the
-        last week seen)."""
+        last week seen). ``release`` frees the counting table first (the counter is then
+        spent): the peak memory of a large log is the table or the result, not both."""
         weeks = self.max_week + 1 if n_weeks is None else n_weeks
         if weeks <= self.max_week:
             raise ValueError(f"n_weeks={weeks} but week {self.max_week} was seen")
+        if self._ckeys.shape[0] == 0:
+            raise ValueError("this counter's table was released by result(release=True)")
         nu = int(self._state[0])
         ids = self._users[:nu].copy()
         order = np.argsort(ids, kind="stable")
         rank = np.empty(nu, dtype=np.int64)
         rank[order] = np.arange(nu, dtype=np.int64)
-        occupied = self._ckeys >= 0
+        occupied = np.flatnonzero(self._ckeys >= 0)
         keys = self._ckeys[occupied]
         vals = self._cvals[occupied]
-        ui = keys >> (_WEEK_BITS + _TOPIC_BITS)
-        wk = (keys >> _TOPIC_BITS) & (MAX_WEEKS - 1)
+        del occupied
+        if release:
+            self._ckeys = np.zeros(0, dtype=np.int64)
+            self._cvals = np.zeros(0, dtype=np.int64)
         tp = (keys & ((1 << _TOPIC_BITS) - 1)).astype(np.int32)
-        row = rank[ui] * max(weeks, 1) + wk
+        row = rank[keys >> (_WEEK_BITS + _TOPIC_BITS)] * max(weeks, 1)
+        row += (keys >> _TOPIC_BITS) & (MAX_WEEKS - 1)
+        del keys
         by_row = np.argsort(row, kind="stable")
         n_rows = nu * weeks
         indptr = np.zeros(n_rows + 1, dtype=np.int64)
@@ -510,7 +517,8 @@ def ingest_visits(
             counter.add(b.user, weeks, codes)
             n_visits += b.user.shape[0]
             advance(b.user.shape[0])
-    counts = counter.result()
+    counts = counter.result(release=True)
+    del counter
     sets = profiles_of(counts, k=k, seed=seed)
     report = _report(doms, counts, n_visits, k, None if start is None else _iso(start))
     sets.metadata = {"generator": "topicslab ingest", "visits": file,

@@ -8,8 +8,8 @@ writes them all, to classify them next).
 
 from __future__ import annotations
 
+import contextlib
 import csv
-import io
 import time
 from pathlib import Path
 
@@ -60,7 +60,7 @@ def ingest(
 ) -> None:
     """Weekly Topics API profiles from browsing histories (Alvim et al.'s pipeline)."""
     from topicslab import io as tio
-    from topicslab._atomic import write_text_atomic
+    from topicslab._atomic import atomic_path
     from topicslab._paths import check_output_file, refuse_overwriting_inputs
     from topicslab.api.ingest import ingest_visits
     from topicslab.taxonomy import VERSIONS
@@ -77,14 +77,16 @@ def ingest(
     res = ingest_visits(visits, domains, epoch_start=epoch_start, week_column=week_column,
                         timestamp_column=timestamp_column, k=k, taxonomy=taxonomy, seed=seed,
                         progress=not quiet and err.is_terminal)
-    tio.write_sets(out_path, res.sets)
     r = res.report
-    if unclassified is not None:
-        buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(["domain", "visits"])
-        writer.writerows(r.unclassified)
-        write_text_atomic(unclassified, buf.getvalue())
+    # the two outputs together: the list is renamed into place only once the sets are
+    with contextlib.ExitStack() as stack:
+        if unclassified is not None:
+            tmp = stack.enter_context(atomic_path(unclassified))
+            with open(tmp, "w", encoding="utf-8", newline="") as fh:
+                writer = csv.writer(fh, lineterminator="\n")
+                writer.writerow(["domain", "visits"])
+                writer.writerows(r.unclassified)
+        tio.write_sets(out_path, res.sets)
     dt = time.perf_counter() - t0
     table = Table(title=f"ingest → {escape(str(out_path))}", show_header=False)
     table.add_row("visits", f"{r.visits:,}")
