@@ -1,6 +1,6 @@
 """From browsing histories to weekly Topics API profiles (``topicslab ingest``).
 
-Alvim et al. (Section 3, the Topics API model) describe the browser's side of the mechanism:
+Alvim et al. (their model of the Topics API) describe the browser's side of the mechanism:
 the pages of a week's browsing history are mapped to their domains, each domain to its topics
 (Chrome's classifier, or its override list for popular domains), the week's topics are counted
 (one per visit of a domain carrying the topic), and the week's profile is the top k = 5 of those
