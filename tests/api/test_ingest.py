@@ -157,6 +157,12 @@ def test_parquet_log_with_week_column(tmp_path: Path, table: DomainTable) -> Non
         ingest_visits(tmp_path / "v.parquet", table, epoch_start="2024-01-01")
 
 
+def test_empty_log_is_refused(tmp_path: Path, table: DomainTable) -> None:
+    with pytest.raises(InputError, match="no visits") as exc:
+        ingest_visits(_write_csv(tmp_path / "v.csv", []), table)
+    assert exc.value.file == str(tmp_path / "v.csv")
+
+
 def test_counter_rejects_what_it_cannot_pack(table: DomainTable) -> None:
     c = TopicCounter(table)
     with pytest.raises(ValueError, match="weeks"):

@@ -517,6 +517,8 @@ def ingest_visits(
             counter.add(b.user, weeks, codes)
             n_visits += b.user.shape[0]
             advance(b.user.shape[0])
+    if n_visits == 0:
+        raise InputError("the log holds no visits (a header and no rows)", file=file)
     counts = counter.result(release=True)
     del counter
     sets = profiles_of(counts, k=k, seed=seed)
