@@ -112,17 +112,19 @@ def test_padding_is_the_mechanisms(tmp_path: Path, table: DomainTable) -> None:
                                rng.integers(0, len(hosts), 60), strict=True)]
     res = ingest_visits(_write_csv(tmp_path / "v.csv", rows), table, seed=11)
     n, w = res.sets.n_users, res.sets.n_weeks
-    keys = (res.sets.user_ids[:, None] * w + np.arange(w)[None, :]).reshape(-1)
+    keys = (res.sets.user_ids[:, None] * 2**16 + np.arange(w)[None, :]).reshape(-1)
     expect = top_k(res.counts.dense().reshape(n * w, -1), k=5, taxonomy=TAX, seed=11,
                    row_keys=keys).reshape(n, w, 5)
     assert np.array_equal(res.sets.sets, expect)
     res.sets.validate(allow_empty=False)
-    # a user's profile does not depend on the other users of the log
-    mine = [r for r in rows if r[0] == res.sets.user_ids[0]]
+    # a user's week does not depend on the other users of the log, nor on the weeks it spans
+    last = res.sets.user_ids[-1]
+    assert last > 0 and np.count_nonzero(res.counts.dense()[-1, 0]) < 5  # padding decides
+    mine = [r for r in rows if r[0] == last and r[1] < "2024-01-08"]  # week 0 only
     alone = ingest_visits(_write_csv(tmp_path / "one.csv", mine), table, seed=11,
                           epoch_start=res.report.epoch_start)
-    assert np.array_equal(alone.sets.sets[0, : alone.sets.n_weeks],
-                          res.sets.sets[0, : alone.sets.n_weeks])
+    assert alone.sets.n_weeks == 1 < w
+    assert np.array_equal(alone.sets.sets[0, 0], res.sets.sets[-1, 0])
     # the batch size changes nothing (the counter's tables grow many times)
     small = ingest_visits(tmp_path / "v.csv", table, seed=11, batch_rows=7)
     assert np.array_equal(small.sets.sets, res.sets.sets)

@@ -50,7 +50,7 @@ from topicslab.io.visits import (
 from topicslab.taxonomy import Taxonomy, resolve
 
 __all__ = ["IngestReport", "Ingested", "TopicCounter", "WeeklyCounts", "ingest_visits",
-           "profiles_of"]
+           "profiles_of", "row_key"]
 
 # A count's key packs (user index, week, topic) into one int64: 38 + 16 + 9 bits.
 _TOPIC_BITS = 9  # dense topic indices < 512 (v2 has 469)
@@ -275,15 +275,20 @@ class TopicCounter:
                             self.table.taxonomy)
 
 
+def row_key(user_ids: npt.ArrayLike, weeks: npt.ArrayLike) -> npt.NDArray[np.uint64]:
+    """The mechanism's row key of (user, week): ``user_id * 2**16 + week`` (mod 2**64)."""
+    u = np.asarray(user_ids, dtype=np.int64).astype(np.uint64)
+    return (u << np.uint64(_WEEK_BITS)) | np.asarray(weeks, dtype=np.uint64)
+
+
 def profiles_of(counts: WeeklyCounts, *, k: int = 5, seed: int = 0) -> TopicSets:
     """Each (user, week)'s top-k profile by the mechanism's rule (``top_k_sparse``).
 
-    The randomness of a row (tie-breaks, padding) is keyed by ``user_id * n_weeks + week``,
-    so a user's profile does not depend on which other users the log holds.
+    The randomness of a row (tie-breaks, padding) is keyed by ``row_key(user_id, week)``, so
+    a user's week does not depend on the other users of the log nor on the weeks it spans.
     """
     n, w = counts.user_ids.shape[0], counts.n_weeks
-    keys = (counts.user_ids.astype(np.uint64)[:, None] * np.uint64(w)
-            + np.arange(w, dtype=np.uint64)[None, :]).reshape(-1)
+    keys = row_key(counts.user_ids[:, None], np.arange(w)[None, :]).reshape(-1)
     flat = top_k_sparse(counts.indptr, counts.topics, counts.counts, k=k,
                         taxonomy=counts.taxonomy, seed=seed, row_keys=keys)
     return TopicSets(flat.reshape(n, w, k), counts.taxonomy, counts.user_ids)
