@@ -79,6 +79,7 @@ _US_PER_S = 1_000_000
 # scheme://user@HOST:port/path -> HOST (IPv6 literals keep their brackets)
 _HOST_RE = r"^\s*(?:[A-Za-z][A-Za-z0-9+.\-]*://)?(?:[^@/?#]*@)?(?P<host>\[[^\]/]*\]|[^:/?#\s]*)"
 _ZONE_RE = r"(?:[Zz]|[+-][0-9]{2}:?[0-9]{2})$"
+_IP_RE = re.compile(r"[0-9.]+")
 
 
 def sample_files() -> tuple[Path, Path]:
@@ -103,7 +104,7 @@ def registrable_domain(host: str) -> str:
     bare suffix -- is its own domain, so it is still counted (and reported if unclassified).
     """
     h = host.strip().lower().rstrip(".")
-    if not h or h.startswith("[") or re.fullmatch(r"[0-9.]+", h):
+    if not h or h.startswith("[") or _IP_RE.fullmatch(h):
         return h
     found = _psl().privatesuffix(h)
     return str(found) if found else h
@@ -158,54 +159,100 @@ def _build(rows: list[tuple[str, list[int]]], tax: Taxonomy, *, file: str,
            rows_of: list[int] | None, fields: tuple[str, str] = ("domain", "topics"),
            ) -> DomainTable:
     """Check and index ``(domain, topic ids)`` rows; ``rows_of[i]`` is row i's file row."""
+    lengths = np.fromiter((len(ids) for _, ids in rows), dtype=np.int64, count=len(rows))
+    flat = np.fromiter((t for _, ids in rows for t in ids), dtype=np.int64,
+                       count=int(lengths.sum()))
+    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return _build_arrays([d for d, _ in rows], offsets, flat, tax, file=file, rows_of=rows_of,
+                         fields=fields)
+
+
+_BAD_DOMAIN_CHARS = re.compile(r"[/:@\s]")
+
+
+def _build_arrays(names: list[str], offsets: npt.NDArray[np.int64], flat: npt.NDArray[np.int64],
+                  tax: Taxonomy, *, file: str, rows_of: list[int] | None,
+                  fields: tuple[str, str] = ("domain", "topics")) -> DomainTable:
+    """Check and index domains ``names[i]`` with topic ids ``flat[offsets[i]:offsets[i+1]]``.
+
+    The topic checks are vectorised; the per-domain work is the registrable-domain reduction.
+    """
     def where(i: int) -> int | None:
         return None if rows_of is None else rows_of[i]
 
+    n = len(names)
+    lengths = np.diff(offsets)
+    row = np.repeat(np.arange(n, dtype=np.int64), lengths)
+    known = tax.is_known(flat)
+    if not known.all():
+        bad = int(np.argmin(known))
+        raise InputError(f"topic id {int(flat[bad])} is not in taxonomy {tax.version}",
+                         file=file, row=where(int(row[bad])), field=fields[1])
+    dense = tax.index(flat).astype(np.int64) if flat.size else np.zeros(0, np.int64)
+    order = np.lexsort((dense, row))
+    dense, row = dense[order], row[order]  # ascending topics within each row
+    dup = (row[1:] == row[:-1]) & (dense[1:] == dense[:-1])
+    if dup.any():
+        i = int(row[1:][dup][0])
+        topic = int(tax.ids[dense[1:][dup][0]])
+        raise InputError(f"topic id {topic} appears twice for {names[i]!r}", file=file,
+                         row=where(i), field=fields[1])
     index: dict[str, int] = {}
-    domains: list[str] = []
-    topic_lists: list[list[int]] = []
-    first_row: list[int] = []
-    for i, (raw, ids) in enumerate(rows):
-        name = raw.strip()
-        host = name.lower().rstrip(".")
-        if not host or (any(c in host for c in "/:@ \t") and "://" not in host):
-            raise InputError(f"not a domain name: {raw!r}", file=file, row=where(i),
-                             field=fields[0])
+    keep: list[int] = []
+    for i, raw in enumerate(names):
+        host = raw.strip().lower().rstrip(".")
         if "://" in host:
             host = hosts_of(pa.array([host]))[0].as_py() or ""
-        dom = registrable_domain(host)
-        if not dom:
+        if not host or _BAD_DOMAIN_CHARS.search(host):
             raise InputError(f"not a domain name: {raw!r}", file=file, row=where(i),
                              field=fields[0])
-        known = tax.is_known(np.asarray(ids, dtype=np.int64)) if ids else np.ones(0, bool)
-        if not known.all():
-            bad = ids[int(np.argmin(known))]
-            raise InputError(f"topic id {bad} is not in taxonomy {tax.version}", file=file,
-                             row=where(i), field=fields[1])
-        if len(set(ids)) != len(ids):
-            dup = next(t for t in ids if ids.count(t) > 1)
-            raise InputError(f"topic id {dup} appears twice for {raw!r}", file=file,
-                             row=where(i), field=fields[1])
-        dense = sorted(int(x) for x in tax.index(np.asarray(ids, dtype=np.int64))) if ids else []
-        if dom in index:
-            j = index[dom]
-            if topic_lists[j] != dense:
-                first = first_row[j]
-                also = f" (row {first})" if rows_of is not None else ""
-                raise InputError(f"{raw!r} reduces to the registrable domain {dom!r}, which an "
-                                 f"earlier entry{also} gives other topics; list each "
-                                 "registrable domain once", file=file, row=where(i),
-                                 field=fields[0])
+        dom = registrable_domain(host)
+        seen = index.get(dom)
+        if seen is None:
+            index[dom] = i
+            keep.append(i)
             continue
-        index[dom] = len(domains)
-        domains.append(dom)
-        topic_lists.append(dense)
-        first_row.append(where(i) or 0)
-    lengths = np.array([len(t) for t in topic_lists], dtype=np.int64)
-    indptr = np.zeros(len(domains) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=indptr[1:])
-    flat = np.array([t for ts in topic_lists for t in ts], dtype=np.int32)
-    return DomainTable(tuple(domains), indptr, flat, tax, file)
+        mine = dense[offsets[i]:offsets[i + 1]]
+        theirs = dense[offsets[seen]:offsets[seen + 1]]
+        if not np.array_equal(mine, theirs):
+            also = f" (row {where(seen)})" if rows_of is not None else ""
+            raise InputError(f"{raw!r} reduces to the registrable domain {dom!r}, which an "
+                             f"earlier entry{also} gives other topics; list each registrable "
+                             "domain once", file=file, row=where(i), field=fields[0])
+    kept = np.asarray(keep, dtype=np.int64)
+    out_len = lengths[kept]
+    indptr = np.zeros(kept.shape[0] + 1, dtype=np.int64)
+    np.cumsum(out_len, out=indptr[1:])
+    take = np.repeat(offsets[:-1][kept] - indptr[:-1], out_len) + np.arange(int(indptr[-1]))
+    reduced = tuple(index)  # insertion order: the order of ``keep``
+    return DomainTable(reduced, indptr, dense[take].astype(np.int32), tax, file)
+
+
+def _topic_cells(cells: pa.Array, *, file: str, field: str,
+                 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """``(offsets, ids)`` of text cells listing topic ids (``1;2``, ``1,2``, ``[1, 2]``,
+    ``1 2``; empty: none), vectorised; a bad token is an error naming its 1-based row."""
+    text = pc.utf8_trim_whitespace(cells.fill_null("") if cells.null_count else cells)
+    text = pc.utf8_trim_whitespace(pc.replace_substring_regex(text, r"^\[|\]$", ""))
+    parts = pc.split_pattern_regex(text, r"[;,|\s]+")
+    tokens = parts.flatten()
+    n = len(cells)
+    per_cell = np.asarray(pc.list_value_length(parts).to_numpy(), dtype=np.int64)
+    owner = np.repeat(np.arange(n, dtype=np.int64), per_cell)
+    present = np.asarray(pc.not_equal(tokens, "").to_numpy(zero_copy_only=False), dtype=bool)
+    tokens = tokens.filter(pa.array(present))
+    owner = owner[present]
+    ok = np.asarray(pc.match_substring_regex(tokens, r"^[+-]?[0-9]{1,18}$")
+                    .to_numpy(zero_copy_only=False), dtype=bool)
+    if not ok.all():
+        i = int(owner[int(np.argmin(ok))])
+        raise InputError(f"expected topic ids (integers separated by ';'), got "
+                         f"{cells[i].as_py()!r}", file=file, row=i + 1, field=field)
+    ids = np.asarray(pc.cast(tokens, pa.int64()).to_numpy(), dtype=np.int64)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(owner, minlength=n), out=offsets[1:])
+    return offsets, ids
 
 
 def _split_topic_cell(cell: str, *, file: str, row: int, field: str) -> list[int]:
@@ -243,11 +290,11 @@ def _read_domain_csv(file: str, tax: Taxonomy) -> DomainTable:
     table = read_text_table(file, delim, names)
     doms = table.column(dom_col).to_pylist()
     if list_col is not None:
-        cells = table.column(list_col).to_pylist()
-        rows = [(d or "", _split_topic_cell(c or "", file=file, row=i + 1, field=list_col))
-                for i, (d, c) in enumerate(zip(doms, cells, strict=True))]
-        return _build(rows, tax, file=file, rows_of=list(range(1, len(rows) + 1)),
-                      fields=(dom_col, list_col))
+        names = [d or "" for d in doms]
+        offsets, flat = _topic_cells(table.column(list_col).combine_chunks(), file=file,
+                                     field=list_col)
+        return _build_arrays(names, offsets, flat, tax, file=file,
+                             rows_of=list(range(1, len(names) + 1)), fields=(dom_col, list_col))
     assert pair_col is not None
     ids, present = parse_int_strings(table.column(pair_col).combine_chunks(), file=file,
                                      field=pair_col, row_of=lambda i: i + 1, allow_empty=True)
