@@ -125,3 +125,22 @@ def test_visits_times_text_and_parquet(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="missing value") as exc:
         list(iter_visits(tmp_path / "n.parquet"))
     assert (exc.value.row, exc.value.field) == (2, "user_id")
+
+
+@pytest.mark.parametrize(("columns", "row", "field", "words"), [
+    ({"user_id": [1.0, 2.5], "week": [0, 1], "url": ["a.com", "b.com"]}, 2, "user_id",
+     "expected an integer"),
+    ({"user_id": [1, 2], "week": [0, 1], "url": [1, 2]}, 1, "url", "expected text"),
+    ({"user_id": [1, 2], "week": [0, 1], "host": ["a.com", None]}, 2, "host", "missing"),
+    ({"user_id": [1, 2], "timestamp": ["2024-01-01", "noon"], "url": ["a", "b"]}, 2,
+     "timestamp", "cannot read a time"),
+    ({"user_id": [1, 2], "timestamp": [1.5, 2.5], "url": ["a", "b"]}, 1, "timestamp",
+     "expected timestamps"),
+])
+def test_parquet_visits_errors(tmp_path: Path, columns: dict[str, list[object]], row: int,
+                               field: str, words: str) -> None:
+    path = tmp_path / "v.parquet"
+    pq.write_table(pa.table(columns), path)
+    with pytest.raises(InputError, match=words) as exc:
+        list(iter_visits(path))
+    assert (exc.value.file, exc.value.row, exc.value.field) == (str(path), row, field)
