@@ -35,7 +35,7 @@ def ingest(
                                      "(or week) and url (or host)."),
     domains: Path = typer.Option(..., "--domains", "-d",
                                  help="Domain -> topic ids table: CSV/TSV (domain, topics) or "
-                                      "JSON ({domain: [ids]})."),
+                                      "JSON (domain: list of ids)."),
     out_path: Path = typer.Option(..., "--out", "-o",
                                   help="TopicSets file (.parquet, .csv, .tsv or .tfrecord), "
                                        "written whole or not at all."),
