@@ -19,6 +19,7 @@ Public functions:
     read_sets_tfrecord / write_sets_tfrecord / iter_sets_tfrecord    the release's TFRecords
     iter_records / write_records / encode_example / decode_example   TFRecord building blocks
     crc32c / masked_crc32c                                           CRC32C (Castagnoli)
+    read_domain_table / iter_visits / DomainTable                    ingest inputs (io.visits)
 """
 
 from topicslab.io._crc32c import crc32c, masked_crc32c
@@ -48,8 +49,10 @@ from topicslab.io.tfrecord import (
     write_records,
     write_sets_tfrecord,
 )
+from topicslab.io.visits import DomainTable, iter_visits, read_domain_table
 
 __all__ = [
+    "DomainTable",
     "SetsWriter",
     "crc32c",
     "decode_example",
@@ -59,7 +62,9 @@ __all__ = [
     "iter_sets",
     "iter_sets_parquet",
     "iter_sets_tfrecord",
+    "iter_visits",
     "masked_crc32c",
+    "read_domain_table",
     "read_sets",
     "read_sets_csv",
     "read_sets_long",
