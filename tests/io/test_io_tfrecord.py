@@ -106,7 +106,8 @@ def test_written_slots_repeat_last_topic(tmp_path):
     assert feats["epoch_0_topics"].values == [1, 12, 12, 12, 12]
     assert feats["epoch_0_weights"].values == [1.0] * 5
     assert feats["epoch_1_topics"].values == []
-    assert feats["user_id"].values == [42]
+    assert feats["user_id"] == Feature("bytes", [b"user 42"])  # the release's id
+    assert next(iter(feats)) == "user_id"  # inserted first by the release's sampler
 
 
 def test_shards_glob_directory_and_streaming(tmp_path, make_sets, same):
@@ -243,7 +244,8 @@ def _sets(draw):
 
 
 @_SETTINGS
-@given(sets=_sets(), shards=st.integers(1, 3), with_ids=st.booleans())
+@given(sets=_sets(), shards=st.integers(1, 3),
+       with_ids=st.sampled_from(["bytes", "int64", "none", True, False]))
 def test_bulk_writer_is_byte_identical(tmp_path_factory, sets, shards, with_ids):
     d = tmp_path_factory.mktemp("w")
     got = write_sets_tfrecord(d / "a" / "s.tfrecord", sets, shards=shards, user_ids=with_ids)
@@ -302,7 +304,7 @@ def _release_records(draw):
     """Release-like records: raw slots with duplicates (ids 1..629, all known in v2 are
     most of them), fewer slots sometimes, packed or unpacked, extra features, any order."""
     weeks = draw(st.integers(1, 4))
-    with_ids = draw(st.booleans())
+    with_ids = draw(st.sampled_from([False, "int64", "bytes", "bytes"]))
     n = draw(st.integers(1, 6))
     v2 = tfrecord.pick_taxonomy("v2", None, file="").ids.tolist()
     records = []
@@ -314,8 +316,13 @@ def _release_records(draw):
                                    max_size=slots))
             style = draw(st.sampled_from(["packed", "unpacked", "split"]))
             entries.append((f"epoch_{w}_topics", _int64_feature(values, style)))
-        if with_ids:
+        if with_ids == "int64":
             entries.append(("user_id", _int64_feature([u * 1000 - 3], "packed")))
+        elif with_ids:
+            uid = draw(st.sampled_from([b"user %d" % (u * 1000 - 3), b"user 0", b"user 007",
+                                        b"user -0", b"user x", b"user 9223372036854775808",
+                                        b"user -9223372036854775808", b"user %d" % u]))
+            entries.append(("user_id", tfrecord._feature_bytes(Feature("bytes", [uid]))))
         entries += draw(st.lists(st.sampled_from(_EXTRA), max_size=3))
         records.append(_example(draw(st.permutations(entries))))
     return records
