@@ -168,7 +168,10 @@ def test_bad_examples(tmp_path):
         write_records(p, [encode_example(e) for e in examples])
 
     put({"epoch_0_topics": [1]}, {"epoch_0_topics": [1, 2]})
-    _bad(p, "topic id 2", 2, "epoch_0_topics")
+    _bad(p, "topic id 2", 2, "epoch_0_topics", taxonomy="v2")
+    assert read_sets_tfrecord(p).taxonomy.version == "v1"  # 2 is a v1 id only
+    put({"epoch_0_topics": [629]}, {"epoch_0_topics": [1, 2]})
+    _bad(p, "topic id 2 is not in taxonomy v2", 2, "epoch_0_topics")
     put({"epoch_0_topics": [1]}, {"epoch_0_topics": [1, 4, 9]})
     _bad(p, "more than k=2", 2, "epoch_0_topics", k=2)
     put({"epoch_0_topics": [1], "epoch_1_topics": [1]}, {"epoch_0_topics": [1]})

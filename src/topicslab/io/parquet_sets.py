@@ -52,6 +52,7 @@ from topicslab.io._common import (
     week_columns,
     wrap_errors,
 )
+from topicslab.io.detect import detect_taxonomy
 from topicslab.taxonomy import Taxonomy, resolve
 
 __all__ = ["SetsWriter", "iter_sets_parquet", "read_sets_parquet", "write_sets_parquet"]
@@ -190,6 +191,8 @@ class _Plan:
             raise InputError(f"file has {self.weeks} weeks, expected {weeks}", file=file)
         stored_tax = block.get("taxonomy") if block else None
         self.taxonomy = pick_taxonomy(taxonomy, stored_tax, file=file)
+        # no taxonomy given or stored: the first converted batch's ids detect it
+        self.detect = taxonomy is None and stored_tax is None
         stored_k = block.get("k") if block else None
         if stored_k is not None and (isinstance(stored_k, bool) or not isinstance(stored_k, int)
                                      or not 1 <= stored_k <= self.taxonomy.size):
@@ -230,6 +233,10 @@ def _convert(file: str, cols: list[pa.Array], plan: _Plan, k: int | None, strict
 
         values = integer_values(flat, file=file, field=field, row_of=value_row)
         parts.append((offsets, values))
+    if plan.detect:
+        plan.taxonomy = detect_taxonomy(np.concatenate([np.zeros(0, np.int64)]
+                                                       + [v for _, v in parts]))
+        plan.detect = False
     if k is None:
         widths = [int(np.diff(o).max()) if strict else distinct_width(o, v)
                   for o, v in parts if o.shape[0] > 1]

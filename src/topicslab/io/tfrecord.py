@@ -68,6 +68,7 @@ from topicslab.io._common import (
     sets_column,
 )
 from topicslab.io._crc32c import masked_crc32c
+from topicslab.io.detect import detect_taxonomy
 from topicslab.taxonomy import Taxonomy
 
 __all__ = [
@@ -501,6 +502,8 @@ class _Reader:
     def __init__(self, path: PathLike, taxonomy: Taxonomy | str | None, k: int | None,
                  weeks: int | None, strict: bool) -> None:
         self.files = tfrecord_files(path)
+        # without a taxonomy, the first conversion detects it from the ids (then it stays)
+        self.detect = taxonomy is None
         self.taxonomy = pick_taxonomy(taxonomy, None, file=self.files[0])
         self.k = k
         self.weeks = weeks
@@ -550,9 +553,17 @@ class _Reader:
             self.next_id += 1
         batch.where.append((file, rec))
 
+    def settle_taxonomy(self, values: npt.NDArray[np.int64]) -> None:
+        """Detect the taxonomy from the first converted ids when none was given."""
+        if self.detect:
+            self.taxonomy = detect_taxonomy(values)
+            self.detect = False
+
     def convert(self, batch: _Batch, k: int) -> TopicSets:
         assert self.weeks is not None
         n = len(batch)
+        self.settle_taxonomy(np.asarray([v for week in batch.values for v in week],
+                                        dtype=np.int64))
         out = np.full((n, self.weeks, k), -1, dtype=np.int16)
         for w in range(self.weeks):
             offsets = np.zeros(n + 1, dtype=np.int64)
@@ -717,6 +728,11 @@ class _FastReader(_Reader):
     def convert_chunks(self, chunks: list[_Chunk], k: int) -> TopicSets:
         assert self.weeks is not None
         n = sum(len(c) for c in chunks)
+        if self.detect:
+            slot = np.arange(max((c.vals.shape[2] for c in chunks), default=0))
+            self.settle_taxonomy(np.concatenate(
+                [np.zeros(0, np.int64)]
+                + [c.vals[slot[:c.vals.shape[2]] < c.counts[..., None]] for c in chunks]))
         out = np.empty((n, self.weeks, k), dtype=np.int16)
         ids = self.taxonomy.ids
         lut = np.full(int(ids.max()) + 1 if ids.size else 0, -1, dtype=np.int16)
