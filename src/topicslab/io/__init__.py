@@ -16,6 +16,8 @@ Public functions:
     read_traces_parquet / write_traces_parquet                       Parquet site traces
     read_sets_csv / write_sets_csv                                   CSV/TSV ``;``-lists
     read_sets_long / write_sets_long                                 user_id, week, topic_id
+    read_sets_profiles / write_sets_profiles                         other tools' t1..tk rows
+    detect_taxonomy                                                  v1 or v2 from the ids
     read_sets_tfrecord / write_sets_tfrecord / iter_sets_tfrecord    the release's TFRecords
     iter_records / write_records / encode_example / decode_example   TFRecord building blocks
     crc32c / masked_crc32c                                           CRC32C (Castagnoli)
@@ -23,6 +25,7 @@ Public functions:
 
 from topicslab.io._crc32c import crc32c, masked_crc32c
 from topicslab.io.csv_sets import read_sets_csv, write_sets_csv
+from topicslab.io.detect import detect_taxonomy
 from topicslab.io.generic import (
     detect_format,
     iter_sets,
@@ -39,6 +42,7 @@ from topicslab.io.parquet_sets import (
     write_sets_parquet,
 )
 from topicslab.io.parquet_traces import read_traces_parquet, write_traces_parquet
+from topicslab.io.profiles import read_sets_profiles, write_sets_profiles
 from topicslab.io.tfrecord import (
     decode_example,
     encode_example,
@@ -54,6 +58,7 @@ __all__ = [
     "crc32c",
     "decode_example",
     "detect_format",
+    "detect_taxonomy",
     "encode_example",
     "iter_records",
     "iter_sets",
@@ -64,6 +69,7 @@ __all__ = [
     "read_sets_csv",
     "read_sets_long",
     "read_sets_parquet",
+    "read_sets_profiles",
     "read_sets_tfrecord",
     "read_traces",
     "read_traces_parquet",
@@ -72,6 +78,7 @@ __all__ = [
     "write_sets_csv",
     "write_sets_long",
     "write_sets_parquet",
+    "write_sets_profiles",
     "write_sets_tfrecord",
     "write_traces",
     "write_traces_parquet",
