@@ -334,7 +334,9 @@ def _is_wide_parquet(path: str) -> bool:
         names = pq.read_schema(path).names
     except (pa.ArrowException, OSError):
         return True  # let the Parquet reader report the problem
-    return sorted(names) != _LONG_COLUMNS
+    from topicslab.io.profiles import is_profile_table
+
+    return sorted(names) != _LONG_COLUMNS and not is_profile_table(path)
 
 
 def _check_unique_exact(files: Sequence[str]) -> None:
