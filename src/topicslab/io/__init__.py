@@ -11,6 +11,7 @@ Public functions:
     read_traces(path, *, taxonomy=None, format=None, strict=True)
     write_traces(path, traces, *, format=None)
     detect_format(path)
+    convert_sets(source, target, *, source_format=None, target_format=None, taxonomy=None, ...)
 
     read_sets_parquet / write_sets_parquet / iter_sets_parquet / SetsWriter   Parquet, per user
     read_traces_parquet / write_traces_parquet                       Parquet site traces
@@ -24,6 +25,7 @@ Public functions:
 """
 
 from topicslab.io._crc32c import crc32c, masked_crc32c
+from topicslab.io.convert import convert_sets
 from topicslab.io.csv_sets import read_sets_csv, write_sets_csv
 from topicslab.io.detect import detect_taxonomy
 from topicslab.io.generic import (
@@ -55,6 +57,7 @@ from topicslab.io.tfrecord import (
 
 __all__ = [
     "SetsWriter",
+    "convert_sets",
     "crc32c",
     "decode_example",
     "detect_format",
