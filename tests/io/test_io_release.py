@@ -47,7 +47,8 @@ TOPICS_ENTRY = ("0a1f" "0a0e" + b"epoch_0_topics".hex()
                 + "120d" "1a0b" "0a09" "01" "f301" "ab02" "ab02" "ab02")  # packed varints
 WEIGHTS_ENTRY = ("0a2b" "0a0f" + b"epoch_0_weights".hex()
                  + "1218" "1216" "0a14" + ONES)                # Feature.float_list, packed
-SAMPLER_EXAMPLE = bytes.fromhex("0a65" + USER_ID_ENTRY + TOPICS_ENTRY + WEIGHTS_ENTRY)
+# map entries in key order (protobuf's deterministic serialization): user_id sorts last
+SAMPLER_EXAMPLE = bytes.fromhex("0a65" + TOPICS_ENTRY + WEIGHTS_ENTRY + USER_ID_ENTRY)
 
 
 def test_hand_built_record_is_what_the_writer_emits(tmp_path):
@@ -112,7 +113,7 @@ def test_round_trip_every_id_kind(tmp_path, make_sets, same, ids):
 def test_bad_release_ids_name_record_and_field(tmp_path, uid):
     body = _ld(0x0A, _ld(0x0A, b"user_id") + _ld(0x12, _ld(0x0A, _ld(0x0A, uid))))
     body += bytes.fromhex(TOPICS_ENTRY)
-    good = bytes.fromhex("0a65" + USER_ID_ENTRY + TOPICS_ENTRY + WEIGHTS_ENTRY)
+    good = SAMPLER_EXAMPLE
     path = tmp_path / "bad.tfrecord"
     write_records(path, [good, bytes([0x0A, len(body)]) + body])
     with pytest.raises(InputError) as info:

@@ -30,6 +30,7 @@ __all__ = [
     "encode_records",
     "encoded_sizes",
     "frame_records",
+    "week_order",
 ]
 
 _POLY = 0x82F63B78  # reflected Castagnoli polynomial
@@ -609,7 +610,7 @@ def _put_entry_head(out: npt.NDArray[np.uint8], p: int, keys: npt.NDArray[np.uin
 def _encode(ids: npt.NDArray[np.int32], uids: npt.NDArray[np.int64], mode: int,
             keys: npt.NDArray[np.uint8], key_off: npt.NDArray[np.int64],
             sizes: npt.NDArray[np.int64], out: npt.NDArray[np.uint8],
-            t: npt.NDArray[np.int64]) -> None:
+            t: npt.NDArray[np.int64], order: npt.NDArray[np.int64]) -> None:
     weeks = ids.shape[1]
     p = 0
     for u in range(ids.shape[0]):
@@ -623,21 +624,8 @@ def _encode(ids: npt.NDArray[np.int32], uids: npt.NDArray[np.int64], mode: int,
         start = p + 12
         out[start] = 0x0A
         p = _put(out, start + 1, np.uint64(_entries_size(ids, uids, u, mode, key_off)))
-        if mode != _NO_ID:  # first, as the release's sampler inserts it
-            uid = uids[u]
-            inner = _uid_payload(uid, mode)
-            p = _put_entry_head(out, p, keys, key_off[2 * weeks], key_off[2 * weeks + 1],
-                                _field(inner))
-            out[p] = 0x1A if mode == _INT_ID else 0x0A  # Feature.int64_list / .bytes_list
-            p = _put(out, p + 1, np.uint64(inner))
-            out[p] = 0x0A
-            if mode == _INT_ID:  # negative ids: 10-byte two's complement varints
-                p = _put(out, p + 1, np.uint64(_vsize(np.uint64(uid))))
-                p = _put(out, p, np.uint64(uid))
-            else:
-                p = _put(out, p + 1, np.uint64(_id_text_len(uid)))
-                p = _put_id_text(out, p, uid)
-        for w in range(weeks):
+        for jw in range(weeks):
+            w = order[jw]
             packed, last, slots, tfeat, wfeat = _week_sizes(ids, u, w)
             p = _put_entry_head(out, p, keys, key_off[2 * w], key_off[2 * w + 1], tfeat)
             out[p] = 0x1A
@@ -671,10 +659,31 @@ def _encode(ids: npt.NDArray[np.int32], uids: npt.NDArray[np.int64], mode: int,
             else:
                 out[p + 1] = 0
                 p += 2
+        if mode != _NO_ID:  # last: "user_id" sorts after every "epoch_..." key
+            uid = uids[u]
+            inner = _uid_payload(uid, mode)
+            p = _put_entry_head(out, p, keys, key_off[2 * weeks], key_off[2 * weeks + 1],
+                                _field(inner))
+            out[p] = 0x1A if mode == _INT_ID else 0x0A  # Feature.int64_list / .bytes_list
+            p = _put(out, p + 1, np.uint64(inner))
+            out[p] = 0x0A
+            if mode == _INT_ID:  # negative ids: 10-byte two's complement varints
+                p = _put(out, p + 1, np.uint64(_vsize(np.uint64(uid))))
+                p = _put(out, p, np.uint64(uid))
+            else:
+                p = _put(out, p + 1, np.uint64(_id_text_len(uid)))
+                p = _put_id_text(out, p, uid)
         crc = _masked(crc32c_range(out, start, p, t))
         for j in range(4):
             out[p + j] = np.uint8((crc >> (8 * j)) & 0xFF)
         p += 4
+
+
+def week_order(weeks: int) -> npt.NDArray[np.int64]:
+    """Weeks in the byte order of their keys (``epoch_10_topics`` sorts before
+    ``epoch_1_topics``); a week's ``_topics`` key sorts just before its ``_weights``."""
+    return np.array(sorted(range(weeks), key=lambda w: f"epoch_{w}_topics".encode()),
+                    dtype=np.int64)
 
 
 def encode_records(ids: npt.NDArray[np.int32], uids: npt.NDArray[np.int64], id_kind: str,
@@ -682,9 +691,12 @@ def encode_records(ids: npt.NDArray[np.int32], uids: npt.NDArray[np.int64], id_k
                    ) -> npt.NDArray[np.uint8]:
     """Framed release-layout records of ``ids[n, weeks, k]`` (taxonomy ids, ``-1`` empty),
     in one buffer. ``keys[key_off[j]:key_off[j + 1]]`` are the feature names: week w's topics
-    at ``j = 2w``, its weights at ``2w + 1``, then ``user_id`` (written first unless
-    ``id_kind`` is ``"none"``; ``"bytes"`` writes the release's ``b"user N"``)."""
+    at ``j = 2w``, its weights at ``2w + 1``, then ``user_id`` (``"bytes"`` writes the
+    release's ``b"user N"``, ``"none"`` no id). Map entries go in key order, as protobuf's
+    deterministic serialization writes them: weeks in ``week_order(weeks)``, ``user_id``
+    last."""
     sizes = encoded_sizes(ids, uids, id_kind, key_off)
     out = np.empty(int(sizes.sum()) + 16 * ids.shape[0], dtype=np.uint8)
-    _encode(ids, uids, _ID_MODES[id_kind], keys, key_off, sizes, out, _T)
+    _encode(ids, uids, _ID_MODES[id_kind], keys, key_off, sizes, out, _T,
+            week_order(ids.shape[1]))
     return out

@@ -29,16 +29,21 @@ or one int64 (earlier topicslab files); without any, users are numbered by recor
 the shards. Writing emits each set's topics ascending and, to keep k slots, repeats the last
 topic into the empty slots (the set is unchanged); an empty week is written as empty lists,
 which the release never contains. ``user_ids="bytes"`` (the default) writes the release's id,
-``"int64"`` an Int64List id, ``"none"`` no id; map entries follow the sampler's insertion order
-(protobuf leaves map order to the writer, and every parser accepts any order). Shards are
+``"int64"`` an Int64List id, ``"none"`` no id. Protobuf leaves the order of map entries to the
+writer (the sampler's runtime writes them in hash-table order; every parser accepts any
+order): topicslab writes them in key order, as protobuf's deterministic serialization does,
+so a record is byte-identical to ``SerializeToString(deterministic=True)`` of the message the
+sampler builds. Shards are
 named ``stem-NNNNN-of-MMMMM`` (the release's files) or ``stem_NNNNN-of-MMMMM`` (the sampler's
 default output names). TFRecord carries no metadata.
 
 Bulk reads and writes of topic sets run through the numba kernels of ``_tfrecord_fast`` (a
-shard at a time in one buffer, ~1-2 us a record instead of ~50-100). The pure-Python codec
-below stays the reference: the kernels take only the common, well-formed layout, and any
-record or list they do not take is decoded or checked here, so results and error messages
-are the same either way (tests compare the two on random and corrupted data).
+shard at a time in one buffer, ~1-2 us a record instead of ~50-100). The kernels take only
+the common, well-formed layout; any record or list they do not take is decoded or checked by
+the pure-Python decoder below, so results and error messages are the same either way. The
+record-by-record reader and writer built on that codec are test oracles (``tests/io/
+_tfrecord_oracle.py``): the tests compare them, the kernels and an independent protobuf
+parser on random and corrupted data.
 """
 
 from __future__ import annotations
@@ -586,29 +591,6 @@ class _Reader:
         return TopicSets(out, self.taxonomy, user_ids, {})
 
 
-def _read_sets_reference(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
-                         k: int | None = None, weeks: int | None = None, strict: bool = True,
-                         ) -> TopicSets:
-    """``read_sets_tfrecord`` done record by record in pure Python (the tests' oracle)."""
-    reader = _Reader(path, taxonomy, k, weeks, strict)
-    batches = list(reader.batches(1 << 62))
-    if not batches:
-        raise InputError("no records", file=reader.files[0])
-    batch = batches[0]
-    if k is None:
-        k = max((max(lens, default=0) for lens in batch.lengths), default=0) or 5
-    return reader.convert(batch, k)
-
-
-def _iter_sets_reference(path: PathLike, batch_size: int = 1 << 16, *,
-                         taxonomy: Taxonomy | str | None = None, k: int | None = None,
-                         strict: bool = True) -> Iterator[TopicSets]:
-    """``iter_sets_tfrecord`` done record by record in pure Python (the tests' oracle)."""
-    reader = _Reader(path, taxonomy, k, None, strict)
-    for batch in reader.batches(batch_size):
-        yield reader.convert(batch, k if k is not None else 5)
-
-
 class _Chunk:
     """Consecutive records of one file as arrays: week w's raw slots of row i are
     ``vals[i, w, :counts[i, w]]``; row 0 is record number ``rec0``."""
@@ -883,33 +865,6 @@ def _id_kind(user_ids: str | bool) -> str:
     return str(user_ids)
 
 
-def _example_records(sets: TopicSets, ids: npt.NDArray[np.int32], users: range,
-                     id_kind: str) -> Iterator[bytes]:
-    weights: dict[int, bytes] = {}
-    keys = [(sets_column(w).encode(), f"epoch_{w}_weights".encode())
-            for w in range(sets.n_weeks)]
-    for u in users:
-        entries = []
-        if id_kind != "none":
-            uid = int(sets.user_ids[u])
-            feat = (Feature("bytes", [user_id_bytes(uid)]) if id_kind == "bytes"
-                    else Feature("int64", [uid]))
-            entries.append(_len_field(0x0A, _len_field(0x0A, b"user_id")
-                                      + _len_field(0x12, _feature_bytes(feat))))
-        for w, (tkey, wkey) in enumerate(keys):
-            topics = [int(t) for t in ids[u, w] if t >= 0]
-            if topics:
-                topics += [topics[-1]] * (sets.k - len(topics))
-            slots = len(topics)
-            if slots not in weights:
-                weights[slots] = _feature_bytes(Feature("float", [1.0] * slots))
-            entries.append(_len_field(0x0A, _len_field(0x0A, tkey) + _len_field(
-                0x12, _feature_bytes(Feature("int64", topics)))))
-            entries.append(_len_field(0x0A, _len_field(0x0A, wkey)
-                                      + _len_field(0x12, weights[slots])))
-        yield _len_field(0x0A, b"".join(entries))
-
-
 #: Users encoded per kernel call: bounds the buffer (~350 bytes a user) whatever the shard.
 _WRITE_CHUNK = 1 << 17
 
@@ -946,22 +901,4 @@ def write_sets_tfrecord(path: PathLike, sets: TopicSets, *, shards: int = 1,
                                                dtype=np.int32)
                     fh.write(_fast.encode_records(ids, uids[lo:hi], id_kind, keys,
                                                   key_off).data)
-    return names
-
-
-def _write_sets_reference(path: PathLike, sets: TopicSets, *, shards: int = 1,
-                          user_ids: str | bool = "bytes") -> list[str]:
-    """``write_sets_tfrecord`` done record by record in pure Python (the tests' oracle)."""
-    if shards < 1:
-        raise ValueError("shards must be >= 1")
-    id_kind = _id_kind(user_ids)
-    names = shard_names(path, shards)
-    bounds = np.linspace(0, sets.n_users, shards + 1).astype(int)
-    ids = sets.topic_ids()
-    with atomic_paths(names, stale=shard_set_on_disk(path)) as tmps:
-        for i, tmp in enumerate(tmps):
-            users = range(int(bounds[i]), int(bounds[i + 1]))
-            with open(tmp, "wb") as fh:
-                for data in _example_records(sets, ids, users, id_kind):
-                    fh.write(_frame(data))
     return names
