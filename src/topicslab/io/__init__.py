@@ -19,12 +19,14 @@ Public functions:
     read_sets_long / write_sets_long                                 user_id, week, topic_id
     read_sets_profiles / write_sets_profiles                         other tools' t1..tk rows
     detect_taxonomy                                                  v1 or v2 from the ids
+    arrow_to_sets                                                    Arrow lists -> TopicSets
     read_sets_tfrecord / write_sets_tfrecord / iter_sets_tfrecord    the release's TFRecords
     iter_records / write_records / encode_example / decode_example   TFRecord building blocks
     crc32c / masked_crc32c                                           CRC32C (Castagnoli)
 """
 
 from topicslab.io._crc32c import crc32c, masked_crc32c
+from topicslab.io.arrow import arrow_to_sets
 from topicslab.io.convert import convert_sets
 from topicslab.io.csv_sets import read_sets_csv, write_sets_csv
 from topicslab.io.detect import detect_taxonomy
@@ -57,6 +59,7 @@ from topicslab.io.tfrecord import (
 
 __all__ = [
     "SetsWriter",
+    "arrow_to_sets",
     "convert_sets",
     "crc32c",
     "decode_example",
