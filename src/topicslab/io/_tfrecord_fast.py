@@ -10,6 +10,14 @@ The pure-Python codec in ``tfrecord.py`` costs ~50-100 us per record, minutes fo
                                     topic sets -> framed records, byte-identical to the
                                     reference encoder
 
+Why hand-written where ``protobuf`` exists (measured, 100K release-layout users of 4 weeks, 2
+cores): the whole bulk read (framing, CRCs, decoding, dense sets) takes 3.8 us a record, the
+``protobuf`` package (upb) 20.5 us only to parse a record and pull its lists out; the bulk
+write takes 5.9 us a record from the arrays, while ``protobuf`` spends 2.7 us only serializing
+an already built message (building its nine map entries from Python costs more). At the
+release's 10M users that is ~40 s against several minutes. ``protobuf`` is the tests'
+independent reference instead (``tests/io/test_io_tfrecord_independent.py``).
+
 They only take the common, well-formed path. Anything else (a framing error, an unexpected
 protobuf field, a non-ASCII key, a duplicated key, a missing week, an unknown topic, ...) is
 reported back rather than handled, and the caller reruns the pure-Python code on that record
