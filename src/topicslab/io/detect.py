@@ -4,12 +4,13 @@ Public functions:
     detect_taxonomy(topic_ids) -> Taxonomy
     taxonomy_for(requested, stored, topic_ids, *, file) -> Taxonomy
 
-Chrome's Topics API has shipped two taxonomies (see the Topics API explainer and Carey et al.,
-"Evaluating the Privacy of the Topics API", §2): v1 with ids 1..349 and v2 with 469 ids in
+Chrome's Topics API has shipped two taxonomies (the taxonomy files of the Topics API
+explainer, shipped in ``topicslab.taxonomy``): v1 with ids 1..349 and v2 with 469 ids in
 1..629. 160 v1 ids are absent from v2 (v2 removed them) and every id above 349 is v2's, so
 most real profiles name their version by their ids. Rule: v2 if every id is a v2 id (v2 is
-the current taxonomy, and the release of Dick et al. uses it), else v1 if every id is a v1
-id, else v2 (the reader then reports the first id v2 lacks, with its file, row and field).
+the current taxonomy, and the release of Dick et al., "Differentially Private Synthetic Data
+Release for Topics API Outputs", uses it), else v1 if every id is a v1 id, else v2 (the
+reader then reports the first id v2 lacks, with its file, row and field).
 Files with their own metadata (topicslab Parquet) keep the taxonomy it names; the caller's
 choice (``taxonomy=``, the command line's ``--taxonomy``) overrides both.
 """

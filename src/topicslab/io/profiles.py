@@ -7,10 +7,9 @@ Public functions:
     write_sets_profiles(path, sets, *, delimiter=None)
     is_profile_table(path, delimiter=None) -> bool     sniff the header/schema
 
-Academic Topics simulators publish a user's top-k profile of one epoch as a row of k topic-id
-columns, often without a user id (e.g. the populations behind Carey et al., "Evaluating the
-Privacy of the Topics API", §4, and Jha et al.'s Topics simulator). Columns, by name, any case,
-spaces, ``_`` and ``-`` ignored:
+Academic Topics API simulators publish a user's top-k profile of one epoch (Chrome keeps the
+top 5 topics of each epoch) as a row of k topic-id columns, often without a user id and with
+a count of identical users. Columns, by name, any case, spaces, ``_`` and ``-`` ignored:
 
 * topic slots: ``t1..tk``, ``topic1..``, ``topic_1..``, ``topic_id_1..`` (numbered from 0 or 1,
   consecutively); a cell is a taxonomy id, empty (or ``-1``) for an unused slot;
