@@ -69,7 +69,7 @@ def small_stats(monkeypatch: pytest.MonkeyPatch) -> None:
     from topicslab import dp
     from topicslab import io as tio
 
-    monkeypatch.setattr(tio, "read_sets", lambda path: None)
+    monkeypatch.setattr(tio, "read_sets", lambda path, **options: None)
     monkeypatch.setattr(dp, "compute_statistics", lambda data, **opts: _statistics(1))
 
 

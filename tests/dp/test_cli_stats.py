@@ -24,7 +24,7 @@ def fake_io(monkeypatch, tax12):
     sets = np.sort(np.argsort(rng.random((300, 2, 12)), -1)[..., :5], -1).astype(np.int16)
     data = TopicSets(sets, tax12)
     mod = types.ModuleType("topicslab.io")
-    mod.read_sets = lambda path: data  # type: ignore[attr-defined]
+    mod.read_sets = lambda path, **_options: data  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "topicslab.io", mod)
     monkeypatch.setattr(topicslab, "io", mod, raising=False)
     return data

@@ -57,7 +57,11 @@ def _bad(tmp_path, text, match, row=None, field=None, **kwargs):
 
 
 def test_unknown_topic(tmp_path):
-    _bad(tmp_path, "user_id,epoch_0_topics\n1,1;4\n2,1;2\n", "topic id 2", 2, "epoch_0_topics")
+    # 2 is a v1 id v2 dropped: detected as v1 unless v2 is asked for
+    _bad(tmp_path, "user_id,epoch_0_topics\n1,1;4\n2,1;2\n", "topic id 2", 2, "epoch_0_topics",
+         taxonomy="v2")
+    _bad(tmp_path, "user_id,epoch_0_topics\n1,1;400\n2,1;2\n", "topic id 2", 2,
+         "epoch_0_topics")  # 400 is v2's only: v2, which lacks 2
 
 
 def test_more_than_k(tmp_path):

@@ -50,7 +50,10 @@ def _bad(path, match, row=None, field=None, **kwargs):
 def test_bad_csv(tmp_path):
     p = tmp_path / "b.csv"
     p.write_text("user_id,week,topic_id\n1,0,1\n1,0,2\n")
-    _bad(p, "topic id 2", 2, "topic_id")
+    _bad(p, "topic id 2", 2, "topic_id", taxonomy="v2")
+    assert read_sets_long(p).taxonomy.version == "v1"  # 2 is a v1 id only
+    p.write_text("user_id,week,topic_id\n1,0,629\n1,0,2\n")
+    _bad(p, "topic id 2 is not in taxonomy v2", 2, "topic_id")  # in neither: v2's error
     p.write_text("user_id,week,topic_id\n1,0,4\n2,0,1\n1,0,4\n")
     _bad(p, "appears twice", 3, "topic_id")
     assert read_sets_long(p, strict=False).topic_ids()[0, 0].tolist() == [4]

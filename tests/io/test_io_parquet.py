@@ -101,7 +101,12 @@ def _bad(path, match, **kwargs):
 
 def test_unknown_topic(tmp_path):
     p = _write(tmp_path / "u.parquet", {"user_id": [1, 2], "epoch_0_topics": [[1], [2, 3]]})
-    err = _bad(p, "topic id 2")
+    err = _bad(p, "topic id 2", taxonomy="v2")
+    assert err.row == 2 and err.field == "epoch_0_topics"
+    assert read_sets_parquet(p).taxonomy.version == "v1"  # no metadata: the ids say v1
+    p = _write(tmp_path / "m.parquet", {"user_id": [1, 2], "epoch_0_topics": [[1], [2, 3]]},
+               {"taxonomy": "v2"})
+    err = _bad(p, "topic id 2")  # the metadata's taxonomy wins over detection
     assert err.row == 2 and err.field == "epoch_0_topics"
 
 

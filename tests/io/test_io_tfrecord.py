@@ -7,6 +7,12 @@ import struct
 
 import numpy as np
 import pytest
+from _tfrecord_oracle import (
+    crc32c_table,
+    iter_sets_reference,
+    read_sets_reference,
+    write_sets_reference,
+)
 
 from topicslab.datamodel import TopicSets
 from topicslab.errors import InputError
@@ -21,7 +27,6 @@ from topicslab.io import (
     write_records,
     write_sets_tfrecord,
 )
-from topicslab.io._crc32c import crc32c_table
 from topicslab.io.tfrecord import Feature
 
 # tf.train.Example{epoch_0_topics: Int64List[1, 300], epoch_0_weights: FloatList[1.0, 1.0]},
@@ -106,7 +111,9 @@ def test_written_slots_repeat_last_topic(tmp_path):
     assert feats["epoch_0_topics"].values == [1, 12, 12, 12, 12]
     assert feats["epoch_0_weights"].values == [1.0] * 5
     assert feats["epoch_1_topics"].values == []
-    assert feats["user_id"].values == [42]
+    assert feats["user_id"] == Feature("bytes", [b"user 42"])  # the release's id
+    assert list(feats) == ["epoch_0_topics", "epoch_0_weights", "epoch_1_topics",
+                           "epoch_1_weights", "user_id"]  # key order, as protobuf's own
 
 
 def test_shards_glob_directory_and_streaming(tmp_path, make_sets, same):
@@ -167,7 +174,10 @@ def test_bad_examples(tmp_path):
         write_records(p, [encode_example(e) for e in examples])
 
     put({"epoch_0_topics": [1]}, {"epoch_0_topics": [1, 2]})
-    _bad(p, "topic id 2", 2, "epoch_0_topics")
+    _bad(p, "topic id 2", 2, "epoch_0_topics", taxonomy="v2")
+    assert read_sets_tfrecord(p).taxonomy.version == "v1"  # 2 is a v1 id only
+    put({"epoch_0_topics": [629]}, {"epoch_0_topics": [1, 2]})
+    _bad(p, "topic id 2 is not in taxonomy v2", 2, "epoch_0_topics")
     put({"epoch_0_topics": [1]}, {"epoch_0_topics": [1, 4, 9]})
     _bad(p, "more than k=2", 2, "epoch_0_topics", k=2)
     put({"epoch_0_topics": [1], "epoch_1_topics": [1]}, {"epoch_0_topics": [1]})
@@ -183,7 +193,7 @@ def test_bad_examples(tmp_path):
 
 
 # ------------------------------------------------------------------ bulk (numba) paths
-# The pure-Python codec (`_Reader`, `_example_records`) is the reference; the bulk reader and
+# The record-by-record oracles (tests/io/_tfrecord_oracle.py) are the reference; the bulk reader and
 # writer must agree with it byte for byte, array for array and error for error.
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
@@ -220,11 +230,11 @@ def _error(exc):
 
 def _same_reads(path, **kwargs):
     fast_read = _outcome(read_sets_tfrecord, path, **kwargs)
-    assert fast_read == _outcome(tfrecord._read_sets_reference, path, **kwargs)
+    assert fast_read == _outcome(read_sets_reference, path, **kwargs)
     for batch in (1, 3, 1 << 16):
         kw = {key: v for key, v in kwargs.items() if key != "weeks"}
         got = _outcome(iter_sets_tfrecord, path, batch, **kw)
-        assert got == _outcome(tfrecord._iter_sets_reference, path, batch, **kw)
+        assert got == _outcome(iter_sets_reference, path, batch, **kw)
     return fast_read
 
 
@@ -243,11 +253,12 @@ def _sets(draw):
 
 
 @_SETTINGS
-@given(sets=_sets(), shards=st.integers(1, 3), with_ids=st.booleans())
+@given(sets=_sets(), shards=st.integers(1, 3),
+       with_ids=st.sampled_from(["bytes", "int64", "none", True, False]))
 def test_bulk_writer_is_byte_identical(tmp_path_factory, sets, shards, with_ids):
     d = tmp_path_factory.mktemp("w")
     got = write_sets_tfrecord(d / "a" / "s.tfrecord", sets, shards=shards, user_ids=with_ids)
-    ref = tfrecord._write_sets_reference(d / "b" / "s.tfrecord", sets, shards=shards,
+    ref = write_sets_reference(d / "b" / "s.tfrecord", sets, shards=shards,
                                          user_ids=with_ids)
     for g, r in zip(got, ref, strict=True):
         with open(g, "rb") as fg, open(r, "rb") as fr:
@@ -259,7 +270,7 @@ def test_bulk_writer_chunks_and_large_ids(tmp_path, make_sets, monkeypatch):
     ts = make_sets(n=40, seed=9)
     ts.user_ids[:4] = [0, -1, 2**63 - 1, -(2**63)]
     a = write_sets_tfrecord(tmp_path / "a.tfrecord", ts, shards=2)
-    b = tfrecord._write_sets_reference(tmp_path / "b.tfrecord", ts, shards=2)
+    b = write_sets_reference(tmp_path / "b.tfrecord", ts, shards=2)
     for g, r in zip(a, b, strict=True):
         with open(g, "rb") as fg, open(r, "rb") as fr:
             assert fg.read() == fr.read()
@@ -302,7 +313,7 @@ def _release_records(draw):
     """Release-like records: raw slots with duplicates (ids 1..629, all known in v2 are
     most of them), fewer slots sometimes, packed or unpacked, extra features, any order."""
     weeks = draw(st.integers(1, 4))
-    with_ids = draw(st.booleans())
+    with_ids = draw(st.sampled_from([False, "int64", "bytes", "bytes"]))
     n = draw(st.integers(1, 6))
     v2 = tfrecord.pick_taxonomy("v2", None, file="").ids.tolist()
     records = []
@@ -314,8 +325,13 @@ def _release_records(draw):
                                    max_size=slots))
             style = draw(st.sampled_from(["packed", "unpacked", "split"]))
             entries.append((f"epoch_{w}_topics", _int64_feature(values, style)))
-        if with_ids:
+        if with_ids == "int64":
             entries.append(("user_id", _int64_feature([u * 1000 - 3], "packed")))
+        elif with_ids:
+            uid = draw(st.sampled_from([b"user %d" % (u * 1000 - 3), b"user 0", b"user 007",
+                                        b"user -0", b"user x", b"user 9223372036854775808",
+                                        b"user -9223372036854775808", b"user %d" % u]))
+            entries.append(("user_id", tfrecord._feature_bytes(Feature("bytes", [uid]))))
         entries += draw(st.lists(st.sampled_from(_EXTRA), max_size=3))
         records.append(_example(draw(st.permutations(entries))))
     return records
@@ -424,7 +440,7 @@ def test_bulk_reader_streams_until_the_error(tmp_path):
     write_records(p, [*recs[:7], b"\x0a\x05", *recs[7:]])
     got = _outcome(iter_sets_tfrecord, p, 3)
     assert [g[0] for g in got] == ["ok", "ok", "error"] and got[-1][3] == 8
-    assert got == _outcome(tfrecord._iter_sets_reference, p, 3)
+    assert got == _outcome(iter_sets_reference, p, 3)
     good = RECORD * 8
     p.write_bytes(good[:-5])
     got = _outcome(iter_sets_tfrecord, p, 3)

@@ -44,6 +44,21 @@ _state: dict[str, Any] = {"debug": False, "command": None, "kept": None}
 
 InterruptNote = str | Callable[[], str | None]
 
+#: help of ``--taxonomy`` on the commands that read topic sets
+SETS_TAXONOMY_HELP = ("Taxonomy of the topic ids in --sets: v1 | v2 (default: the file's "
+                      "metadata, else detected from the ids).")
+
+
+def sets_taxonomy(value: str | None, option: str = "--taxonomy") -> str | None:
+    """A ``--taxonomy`` for reading topic sets, checked before any data is read."""
+    from topicslab.errors import InputError
+    from topicslab.taxonomy import VERSIONS
+
+    if value is not None and value not in VERSIONS:
+        raise InputError(f"unknown taxonomy version {value!r}; choose one of "
+                         f"{', '.join(VERSIONS)}", field=option)
+    return value
+
 
 def on_interrupt(note: InterruptNote | None) -> None:
     """Say what this command leaves on disk if Ctrl-C stops it (the part after ``stopped;``).

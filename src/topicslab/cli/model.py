@@ -482,7 +482,8 @@ def validate_command(
     mdl = _load_any_model(model_path, stats.taxonomy.version)
     pop = syn = None
     if population is not None:
-        pop = tio.read_sets(population)
+        # the statistics name the taxonomy; files without metadata are read in it
+        pop = tio.read_sets(population, taxonomy=stats.taxonomy.version)
         if weeks is None:
             weeks = min(4, pop.n_weeks)
         elif weeks > pop.n_weeks:
@@ -490,7 +491,7 @@ def validate_command(
                              f"population; use --weeks {pop.n_weeks} or less",
                              file=str(population), field="--weeks")
         if synthetic is not None:
-            syn = tio.read_sets(synthetic)
+            syn = tio.read_sets(synthetic, taxonomy=stats.taxonomy.version)
             if weeks > syn.n_weeks:
                 raise InputError(f"--weeks {weeks} is more than the {syn.n_weeks} weeks of the "
                                  "synthetic sets", file=str(synthetic), field="--weeks")

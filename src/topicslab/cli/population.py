@@ -14,7 +14,7 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from topicslab.cli._app import MAX_SEED, app, err, out
+from topicslab.cli._app import MAX_SEED, SETS_TAXONOMY_HELP, app, err, out, sets_taxonomy
 from topicslab.errors import InputError
 
 #: what ``population`` and ``observe`` write: Parquet only (the population is streamed to one
@@ -144,6 +144,7 @@ def _print_top_topics(sets: object, n: int = 5) -> None:
 @app.command()
 def observe(
     sets_path: Path = typer.Option(..., "--sets", "-s", help="Topic-set sequences file."),
+    taxonomy: str | None = typer.Option(None, "--taxonomy", help=SETS_TAXONOMY_HELP),
     sites: int = typer.Option(2, "--sites", min=1, help="Number of sites calling the API."),
     seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED,
                              help="Browser-side seed of the answers."),
@@ -172,7 +173,8 @@ def observe(
     if k > taxonomy_size("v2"):
         raise InputError(f"k must be at most {taxonomy_size('v2')} (the most topics a taxonomy "
                          f"has), got {k}", field="--k")
-    data = tio.read_sets(sets_path)
+    sets_taxonomy(taxonomy)
+    data = tio.read_sets(sets_path, taxonomy=taxonomy)
     if data.n_users == 0:
         raise InputError("holds no users: there is nothing to observe", file=str(sets_path),
                          field="--sets")

@@ -16,7 +16,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from topicslab.cli._app import app, err, out
+from topicslab.cli._app import SETS_TAXONOMY_HELP, app, err, out, sets_taxonomy
 from topicslab.errors import InputError
 from topicslab.qif.errors import QIFError
 from topicslab.qif.topics import MAX_TOPICS
@@ -110,6 +110,7 @@ def qif(
     epochs: str = typer.Option("1", "--epochs", help="Epochs: N, A..B (inclusive) or A,B,C."),
     sets_path: Path | None = typer.Option(None, "--sets",
                                           help="Topic sets file: print the data tables."),
+    taxonomy: str | None = typer.Option(None, "--taxonomy", help=SETS_TAXONOMY_HELP),
     week: int | None = typer.Option(None, "--week", min=0,
                              help="Week analysed as one epoch (with --sets)."),
     weeks: str | None = typer.Option(None, "--weeks",
@@ -124,8 +125,10 @@ def qif(
     if plot is not None:
         check_output_file(plot, "--plot", (".png",), "PNG")
         refuse_overwriting_inputs([("--plot", plot)], [("--sets", sets_path)])
+    sets_taxonomy(taxonomy)
     if sets_path is None:
-        for option, value in (("--week", week is not None), ("--weeks", weeks is not None)):
+        for option, value in (("--week", week is not None), ("--weeks", weeks is not None),
+                              ("--taxonomy", taxonomy is not None)):
             if value:
                 raise InputError(f"{option} selects weeks of --sets: give --sets",
                                  field=option)
@@ -158,7 +161,7 @@ def qif(
         # the channel's parameters, checked once before the data is read (m and s as far as
         # they are known: m is then checked against the data's taxonomy by the library)
         q.ReportingChannel(MAX_TOPICS if m is None else m, 1 if s is None else s, r)
-        data = read_sets(sets_path)
+        data = read_sets(sets_path, taxonomy=taxonomy)
         too_late = [w for w in [week, *(week_list or [])] if w >= data.n_weeks]
         if too_late:
             raise InputError(f"week {too_late[0]} is out of range: the data has "

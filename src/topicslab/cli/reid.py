@@ -18,7 +18,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from topicslab.cli._app import MAX_SEED, app, err, out
+from topicslab.cli._app import MAX_SEED, SETS_TAXONOMY_HELP, app, err, out, sets_taxonomy
 from topicslab.cli.population import API_K, require_at_most_k
 from topicslab.errors import InputError
 
@@ -108,6 +108,7 @@ def _bounds_table(bounds: list[Any]) -> Table:
 def reid(
     sets_path: Path | None = typer.Option(None, "--sets", "-s",
                                           help="Topic sets: simulate two websites per trial."),
+    taxonomy: str | None = typer.Option(None, "--taxonomy", help=SETS_TAXONOMY_HELP),
     traces_path: Path | None = typer.Option(None, "--traces",
                                             help="Two-site traces (Parquet) to attack."),
     attack: str = typer.Option("all", "--attack", "-a", help=_ATTACK_HELP),
@@ -144,6 +145,10 @@ def reid(
 
     if (sets_path is None) == (traces_path is None):
         raise InputError("give exactly one of --sets or --traces")
+    sets_taxonomy(taxonomy)
+    if taxonomy is not None and sets_path is None:
+        raise InputError("--taxonomy tells the taxonomy of --sets; traces carry their own "
+                         "(drop --taxonomy)", field="--taxonomy")
     if traces_path is not None and k != API_K:
         raise InputError("--k bounds the weeks of --sets; traces hold one answer per call "
                          "(drop --k)", field="--k")
@@ -168,7 +173,7 @@ def reid(
         if sets_path is not None:
             from topicslab.io import read_sets
 
-            data = read_sets(sets_path)
+            data = read_sets(sets_path, taxonomy=taxonomy)
             require_at_most_k(data, k, sets_path)
             mech = dataclasses.replace(mech, k=data.k, taxonomy=data.taxonomy)
             r_list = r_list or [atk.check_call_weeks(4, lookback)]

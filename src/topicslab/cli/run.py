@@ -8,7 +8,15 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from topicslab.cli._app import MAX_SEED, app, err, on_interrupt, out
+from topicslab.cli._app import (
+    MAX_SEED,
+    SETS_TAXONOMY_HELP,
+    app,
+    err,
+    on_interrupt,
+    out,
+    sets_taxonomy,
+)
 from topicslab.errors import InputError
 
 
@@ -54,6 +62,7 @@ def run(
     users: int | None = typer.Option(None, "--users", min=1, help="Override the preset's users."),
     sets: Path | None = typer.Option(None, "--sets",
                                      help="Run on these topic sets instead of the reference."),
+    taxonomy: str | None = typer.Option(None, "--taxonomy", help=SETS_TAXONOMY_HELP),
     stats: Path | None = typer.Option(None, "--stats",
                                       help="Start from DP statistics (e.g. the public release)."),
     model: str | None = typer.Option(
@@ -84,6 +93,10 @@ def run(
     from topicslab.experiment import run as run_experiment
 
     check_output_dir(out_dir, "--out")
+    sets_taxonomy(taxonomy)
+    if taxonomy is not None and sets is None:
+        raise InputError("--taxonomy tells the taxonomy of --sets: give --sets (the reference "
+                         "population and --stats carry their own)", field="--taxonomy")
     for option, given, is_dir in (("--sets", sets, False), ("--stats", stats, True)):
         if given is not None and not given.exists():
             raise InputError(f"{'directory' if is_dir else 'file'} not found", file=str(given),
@@ -105,6 +118,7 @@ def run(
     on_interrupt(lambda: _stages_kept(out_dir))
     with no_new_empty_dirs(out_dir):
         res = run_experiment(preset, out_dir, seed=seed, users=users, sets_path=sets,
+                             sets_taxonomy=taxonomy,
                              stats_dir=stats, overrides=overrides, progress=not quiet,
                              cache=not no_cache,
                              log=lambda msg: err.print(f"[dim]·[/] {msg}", highlight=False))

@@ -17,7 +17,15 @@ from typing import TYPE_CHECKING, Any, cast
 import typer
 from rich.table import Table
 
-from topicslab.cli._app import MAX_SEED, app, err, out, parse_epsilon
+from topicslab.cli._app import (
+    MAX_SEED,
+    SETS_TAXONOMY_HELP,
+    app,
+    err,
+    out,
+    parse_epsilon,
+    sets_taxonomy,
+)
 from topicslab.errors import InputError
 
 if TYPE_CHECKING:  # the dp package is imported only when a release is made
@@ -62,6 +70,7 @@ def _ints(text: str | None, what: str) -> tuple[int, ...] | None:
 @app.command()
 def stats(
     sets_path: Path | None = typer.Option(None, "--sets", "-s", help="Topic-set sequences file."),
+    taxonomy: str | None = typer.Option(None, "--taxonomy", help=SETS_TAXONOMY_HELP),
     out_dir: Path | None = typer.Option(
         None, "--out", "-o",
         help="Output directory, written whole or not at all; in an existing one the release "
@@ -116,6 +125,7 @@ def stats(
         return
     if sets_path is None or out_dir is None:
         raise InputError("--sets and --out are required (or use --explain DIR)")
+    sets_taxonomy(taxonomy)
     # the release's parameters, checked once, before any data is read
     budget = dp.PrivacyBudget(parse_epsilon(epsilon), delta, cast("Accounting", accounting),
                               _floats(split, "split"))
@@ -143,17 +153,18 @@ def stats(
         if engine == "local":
             from topicslab import io as tio
 
-            data = tio.read_sets(sets_path)
+            data = tio.read_sets(sets_path, taxonomy=taxonomy)
             result = dp.compute_statistics(data, **opts)
         elif engine == "stream":
             from topicslab.dp.stream import stream_statistics
 
             result = stream_statistics(os.fspath(sets_path), chunk_users=chunk_users,
-                                       progress=True, **opts)
+                                       progress=True, taxonomy=taxonomy, **opts)
         else:
             from topicslab.dp.spark import spark_statistics
 
-            result = spark_statistics(os.fspath(sets_path), master=master, **opts)
+            result = spark_statistics(os.fspath(sets_path), master=master,
+                                      taxonomy=taxonomy, **opts)
     except InputError as exc:  # k above the taxonomy's size, weeks past the input's, ...
         raise exc.located(file=str(sets_path)) from None
     with no_new_empty_dirs(out_dir):

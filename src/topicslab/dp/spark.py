@@ -6,7 +6,7 @@ Spark only runs the private, embarrassingly parallel part — bounding and count
 driver then calls the shared ``release_counts``. See docs/cluster.md for the reasoning.
 
 The job: ``spark.read.parquet(path)`` (any file system Spark reads, split by row group) →
-``mapInArrow``: each partition turns its Arrow batches into dense sets (``stream.dense_batch``,
+``mapInArrow``: each partition turns its Arrow batches into dense sets (``io.arrow_to_sets``,
 ``topicslab.io``'s conversion rules), bounds and counts them with the same numba kernels as
 the local engine (``stream.CountAccumulator``) and emits its non-zero counts as
 ``(query, pair code, count)`` rows plus audit rows → ``groupBy(query, code).sum`` → the driver
@@ -56,13 +56,13 @@ from topicslab.dp.stream import (
     CountAccumulator,
     ParquetPlan,
     check_split_early,
-    dense_batch,
     multiset_fingerprint,
     parquet_plan,
     ranges_disjoint,
     release_bounded,
 )
 from topicslab.errors import InputError, TopicsLabError
+from topicslab.io.arrow import arrow_to_sets
 from topicslab.taxonomy import Taxonomy, resolve
 
 __all__ = ["spark_counts", "spark_session", "spark_statistics"]
@@ -179,10 +179,10 @@ def _partition_counts(job: _Job, batches: Iterator[pa.RecordBatch]
         for batch in batches:
             if batch.num_rows == 0:
                 continue
-            uids, dense = dense_batch([batch.column(i) for i in range(batch.num_columns)],
-                                      job.fields, taxonomy=job.taxonomy, strict=job.strict,
-                                      file=job.file, row_base=None)
-            acc.add(uids, dense, file=job.file)
+            got = arrow_to_sets([batch.column(i) for i in range(batch.num_columns)],
+                                job.fields, taxonomy=job.taxonomy, strict=job.strict,
+                                file=job.file, row_base=None, empty_k=1, name_users=True)
+            acc.add(got.user_ids, got.sets, file=job.file)
     except TopicsLabError as exc:
         # an error row instead of a failed task: the driver raises it as one clean line
         yield _rows([_K_ERROR], [pid], [0], msg=str(exc))

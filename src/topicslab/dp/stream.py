@@ -17,8 +17,9 @@ Public names:
                                                    Spark backend runs it in each partition
     multiset_fingerprint(...)                      the order-independent input fingerprint
     input_users(path)                              user count of a Parquet input (footers)
-    parquet_plan(schema, ...), dense_batch(...)    footer metadata and Arrow batch -> dense
-                                                   sets (shared with the Spark engine)
+    parquet_plan(schema, ...)                      footer metadata (shared with the Spark
+                                                   engine; batches become dense sets through
+                                                   ``topicslab.io.arrow_to_sets``)
 
 Input: a topic-set Parquet file (``topicslab.io`` layout: ``user_id``, ``epoch_{w}_topics``)
 or a directory of such files (``*.parquet``, e.g. a Spark output; read in name order). Other
@@ -81,7 +82,6 @@ __all__ = ["BoundedCounts", "CountAccumulator", "input_users", "multiset_fingerp
 #: Users per chunk: the io writer's row group, so one chunk is one decoded row group.
 CHUNK_USERS = 1 << 20
 #: Cache-sized blocks for the list -> dense conversion (as ``topicslab.io`` does).
-_BLOCK = 1 << 16
 _REPORT_FIELDS = tuple(f.name for f in dataclasses.fields(BoundingReport))
 _LANE_B = np.uint64(0x9E3779B97F4A7C15)
 _FP_KEY = np.uint64(0x7F4A7C159E3779B9)
@@ -266,52 +266,6 @@ def parquet_plan(schema: pa.Schema, *, file: str, taxonomy: Taxonomy | str | Non
     return ParquetPlan(tax, n_weeks)
 
 
-def dense_batch(cols: Sequence[pa.Array], fields: Sequence[str], *, taxonomy: Taxonomy,
-                strict: bool, file: str | None, row_base: int | None,
-                ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int16]]:
-    """``(user_ids, int16[n, W, width])`` dense sets from Arrow columns ``user_id`` + weeks.
-
-    The conversion rules are ``topicslab.io``'s (same helpers); ``width`` is the widest list
-    of this batch. ``row_base`` (None if unknown, as in Spark) numbers the rows in errors.
-    """
-    from topicslab.io._common import ListError, integer_values, list_parts, lists_to_dense
-
-    def row_of(i: int) -> int | None:
-        return None if row_base is None else row_base + i + 1
-
-    where = file or "<arrow batch>"
-    uids = integer_values(cols[0], file=where, field="user_id", row_of=row_of)
-    n = uids.shape[0]
-    parts = []
-    for arr, field in zip(cols[1:], fields, strict=True):
-        t = arr.type
-        if not (pa.types.is_list(t) or pa.types.is_large_list(t)
-                or pa.types.is_fixed_size_list(t)):
-            raise InputError(f"expected a list of topic ids, got column type {t}", file=file,
-                             row=row_of(0), field=field)
-        offsets, flat = list_parts(arr)
-
-        def value_row(j: int, offsets: npt.NDArray[np.int64] = offsets) -> int | None:
-            return row_of(int(np.searchsorted(offsets, j, side="right") - 1))
-
-        parts.append((offsets, integer_values(flat, file=where, field=field,
-                                              row_of=value_row)))
-    width = max((int(np.diff(o).max()) for o, _ in parts if o.shape[0] > 1), default=0)
-    width = max(width, 1)
-    out = np.full((n, len(parts), width), -1, dtype=np.int16)
-    for w, (offsets, values) in enumerate(parts):
-        for start in range(0, n, _BLOCK):
-            o = offsets[start:start + _BLOCK + 1]
-            try:
-                out[start:start + _BLOCK, w, :] = lists_to_dense(
-                    o - o[0], values[o[0]:o[-1]], width, taxonomy, dedupe=not strict)
-            except ListError as err:
-                i = start + err.list_index
-                raise InputError(f"user {int(uids[i])}: {err.message}", file=file,
-                                 row=row_of(i), field=fields[w]) from None
-    return uids, out
-
-
 def _parquet_files(path: str) -> list[str]:
     if os.path.isdir(path):
         files = sorted(os.path.join(path, f) for f in os.listdir(path)
@@ -334,7 +288,9 @@ def _is_wide_parquet(path: str) -> bool:
         names = pq.read_schema(path).names
     except (pa.ArrowException, OSError):
         return True  # let the Parquet reader report the problem
-    return sorted(names) != _LONG_COLUMNS
+    from topicslab.io.profiles import is_profile_table
+
+    return sorted(names) != _LONG_COLUMNS and not is_profile_table(path)
 
 
 def _check_unique_exact(files: Sequence[str]) -> None:
@@ -360,6 +316,7 @@ def _iter_parquet(files: Sequence[str], plan: ParquetPlan, w_sel: Sequence[int],
                   chunk_users: int, taxonomy: Taxonomy | str | None, strict: bool,
                   ) -> Iterator[tuple[str, int, npt.NDArray[np.int64], npt.NDArray[np.int16]]]:
     from topicslab.io._common import wrap_errors
+    from topicslab.io.arrow import arrow_to_sets
 
     fields = [f"epoch_{w}_topics" for w in w_sel]
     for file in files:
@@ -375,10 +332,11 @@ def _iter_parquet(files: Sequence[str], plan: ParquetPlan, w_sel: Sequence[int],
                                  f"{plan.taxonomy.version}", file=file)
             row_base = 0
             for batch in pf.iter_batches(batch_size=chunk_users, columns=["user_id", *fields]):
-                uids, dense = dense_batch(
+                got = arrow_to_sets(
                     [batch.column(i) for i in range(batch.num_columns)], fields,
-                    taxonomy=plan.taxonomy, strict=strict, file=file, row_base=row_base)
-                yield file, row_base, uids, dense
+                    taxonomy=plan.taxonomy, strict=strict, file=file, row_base=row_base,
+                    empty_k=1, name_users=True)
+                yield file, row_base, got.user_ids, got.sets
                 row_base += batch.num_rows
 
 

@@ -194,6 +194,7 @@ def run(
     seed: int = 0,
     users: int | None = None,
     sets_path: str | Path | None = None,
+    sets_taxonomy: str | None = None,
     stats_dir: str | Path | None = None,
     overrides: dict[str, Any] | None = None,
     progress: bool = False,
@@ -209,6 +210,8 @@ def run(
             always comes from the OS CSPRNG.
         users: override the preset's number of users (reference population only).
         sets_path: run on these topic-set sequences instead of the reference population.
+        sets_taxonomy: the taxonomy of ``sets_path``'s ids (default: its metadata, else
+            detected from the ids, see ``topicslab.io.detect``).
         stats_dir: start from DP statistics (e.g. the public release); no population.
         overrides: other ``Preset`` fields to override (e.g. ``{"types": 100}``).
         progress: show progress bars of the long stages.
@@ -243,16 +246,19 @@ def run(
         results["input"] = {"kind": "sets", "path": str(sets_path), "fingerprint": fp}
 
         def _load_user_sets() -> dict[str, Any]:
-            s = tio.read_sets(sets_path)
+            s = tio.read_sets(sets_path, taxonomy=sets_taxonomy)
             sets_cache["pop"] = s
             if s.n_weeks < cfg.weeks:
-                raise InputError(f"the run needs {cfg.weeks} weeks, the file has {s.n_weeks}",
-                                 file=str(sets_path))
+                one = (" (a profile table without a week column holds one week per user: "
+                       "add user_id and week columns, one row per user and week)"
+                       if s.n_weeks == 1 else "")
+                raise InputError(f"the run needs {cfg.weeks} weeks, the file has "
+                                 f"{s.n_weeks}{one}", file=str(sets_path))
             return {"users": s.n_users, "weeks": s.n_weeks, "taxonomy": s.taxonomy.version,
                     "calibration": None}
 
         pop_key, results["population"] = runner.stage(
-            "population", {"input": fp}, [], [], _load_user_sets)
+            "population", {"input": fp, "taxonomy": sets_taxonomy}, [], [], _load_user_sets)
         pop_path: Path = Path(sets_path)
     else:
         results["input"] = {"kind": "reference", "path": None, "fingerprint": None}
@@ -277,7 +283,8 @@ def run(
 
     def population_sets() -> Any:
         if "pop" not in sets_cache:
-            sets_cache["pop"] = tio.read_sets(pop_path)
+            sets_cache["pop"] = tio.read_sets(
+                pop_path, taxonomy=sets_taxonomy if sets_path is not None else None)
         return sets_cache["pop"]
 
     # ---- DP statistics ------------------------------------------------------------------------

@@ -8,8 +8,9 @@ Public functions:
 
 Layout: header ``user_id,epoch_0_topics,epoch_1_topics,...``; each cell a ``;``-separated list
 of taxonomy ids, an empty cell for an empty week. The delimiter is a tab for ``.tsv`` (also
-``.tsv.gz``), else a comma, unless given. CSV carries no metadata: taxonomy defaults to v2 and
-k to the widest week (pass both to round-trip a population with short weeks).
+``.tsv.gz``), else a comma, unless given. CSV carries no metadata: the taxonomy is detected
+from the ids (``topicslab.io.detect``) and k defaults to the widest week (pass both to
+round-trip a population with short weeks).
 
 Parsing is columnar (pyarrow.csv, then Arrow string kernels); the standard library ``csv``
 module runs only after a parse failure, to find the offending row.
@@ -40,11 +41,11 @@ from topicslab.io._common import (
     list_array,
     lists_to_dense,
     parse_int_strings,
-    pick_taxonomy,
     sets_column,
     week_columns,
     wrap_errors,
 )
+from topicslab.io.detect import taxonomy_for
 from topicslab.taxonomy import Taxonomy
 
 __all__ = ["delimiter_for", "read_sets_csv", "write_sets_csv"]
@@ -140,7 +141,6 @@ def read_sets_csv(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
     n_weeks = week_columns(names, "epoch_{w}_topics", file=file)
     if weeks is not None and weeks != n_weeks:
         raise InputError(f"file has {n_weeks} weeks, expected {weeks}", file=file)
-    tax = pick_taxonomy(taxonomy, None, file=file)
     table = read_text_table(file, delim, names)
     with wrap_errors(file, "CSV"):
         def row_of(i: int) -> int:
@@ -170,6 +170,8 @@ def read_sets_csv(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
 
             values, _ = parse_int_strings(tokens, file=file, field=field, row_of=token_row)
             parts.append((offsets, values))
+        every = np.concatenate([np.zeros(0, np.int64)] + [v for _, v in parts])
+        tax = taxonomy_for(taxonomy, None, every, file=file)
         if k is None:
             k = max((int(np.diff(o).max()) if strict else distinct_width(o, v)
                      for o, v in parts if n), default=0) or DEFAULT_K

@@ -11,10 +11,13 @@ Public functions:
     detect_format(path) -> str
 
 Formats: ``"parquet"`` (``.parquet``/``.pq``), ``"csv"`` (``.csv``), ``"tsv"`` (``.tsv``),
-``"tfrecord"`` (a name containing ``.tfrecord``, a directory of shards, or a glob), and
-``"long"`` (user-week-topic rows; its container follows the suffix). Reading a ``.csv``,
-``.tsv`` or ``.parquet`` whose columns are exactly ``user_id, week, topic_id`` picks
-``"long"`` by itself. All writes are atomic.
+``"tfrecord"`` (a name containing ``.tfrecord``, a directory of shards, or a glob),
+``"long"`` (user-week-topic rows; its container follows the suffix) and ``"profiles"`` (one
+row per user or user-week, topic columns ``t1..tk``: other tools' layout, see
+``profiles``). Reading a ``.csv``, ``.tsv`` or ``.parquet`` whose columns are exactly
+``user_id, week, topic_id`` picks ``"long"`` by itself, and one whose columns read as a
+profile table picks ``"profiles"``. Files without metadata get their taxonomy from their ids
+(``detect``) unless ``taxonomy`` is given. All writes are atomic.
 """
 
 from __future__ import annotations
@@ -30,13 +33,14 @@ from topicslab.io.csv_sets import read_sets_csv, write_sets_csv
 from topicslab.io.long import is_long_table, read_sets_long, write_sets_long
 from topicslab.io.parquet_sets import iter_sets_parquet, read_sets_parquet, write_sets_parquet
 from topicslab.io.parquet_traces import read_traces_parquet, write_traces_parquet
+from topicslab.io.profiles import is_profile_table, read_sets_profiles, write_sets_profiles
 from topicslab.io.tfrecord import iter_sets_tfrecord, read_sets_tfrecord, write_sets_tfrecord
 from topicslab.taxonomy import Taxonomy
 
 __all__ = ["detect_format", "iter_sets", "read_sets", "read_traces", "write_sets",
            "write_traces"]
 
-FORMATS = ("parquet", "csv", "tsv", "tfrecord", "long")
+FORMATS = ("parquet", "csv", "tsv", "tfrecord", "long", "profiles")
 
 
 def detect_format(path: PathLike) -> str:
@@ -125,8 +129,7 @@ def _check_batch_size(batch_size: object) -> None:
 def _read_sets(path: PathLike, fmt: str, format: str | None, *,
                taxonomy: Taxonomy | str | None, k: int | None, weeks: int | None,
                strict: bool) -> TopicSets:
-    if fmt in ("csv", "tsv", "parquet") and format is None and is_long_table(path):
-        fmt = "long"
+    fmt = _sniff(path, fmt, format)
     opts: dict[str, Any] = {"taxonomy": taxonomy, "k": k, "weeks": weeks, "strict": strict}
     if fmt == "parquet":
         return read_sets_parquet(path, **opts)
@@ -134,7 +137,19 @@ def _read_sets(path: PathLike, fmt: str, format: str | None, *,
         return read_sets_csv(path, delimiter="\t" if fmt == "tsv" else None, **opts)
     if fmt == "tfrecord":
         return read_sets_tfrecord(path, **opts)
+    if fmt == "profiles":
+        return read_sets_profiles(path, **opts)
     return read_sets_long(path, **opts)
+
+
+def _sniff(path: PathLike, fmt: str, format: str | None) -> str:
+    """A table's layout when the caller named none: long, profiles, or the name's format."""
+    if fmt in ("csv", "tsv", "parquet") and format is None:
+        if is_long_table(path):
+            return "long"
+        if is_profile_table(path):
+            return "profiles"
+    return fmt
 
 
 def write_sets(path: PathLike, sets: TopicSets, *, format: str | None = None,
@@ -150,6 +165,8 @@ def write_sets(path: PathLike, sets: TopicSets, *, format: str | None = None,
         write_sets_csv(path, sets, **options)
     elif fmt == "tfrecord":
         write_sets_tfrecord(path, sets, **options)
+    elif fmt == "profiles":
+        write_sets_profiles(path, sets, **options)
     else:
         write_sets_long(path, sets, **options)
 
@@ -164,7 +181,7 @@ def iter_sets(path: PathLike, batch_size: int = 1 << 20, *,
     _check_k(k, taxonomy)
     _check_batch_size(batch_size)
     fmt = _format(path, format)
-    if fmt == "parquet" and not (format is None and is_long_table(path)):
+    if fmt == "parquet" and _sniff(path, fmt, format) == "parquet":
         yield from iter_sets_parquet(path, batch_size, taxonomy=taxonomy, k=k, strict=strict)
         return
     if fmt == "tfrecord":

@@ -40,7 +40,6 @@ from topicslab.io._common import (
     integer_values,
     lists_to_dense,
     parse_int_strings,
-    pick_taxonomy,
     wrap_errors,
 )
 from topicslab.io.csv_sets import (
@@ -49,6 +48,7 @@ from topicslab.io.csv_sets import (
     read_text_table,
     write_text_table,
 )
+from topicslab.io.detect import taxonomy_for
 from topicslab.taxonomy import Taxonomy
 
 __all__ = ["is_long_table", "read_sets_long", "write_sets_long"]
@@ -162,7 +162,8 @@ def read_sets_long(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
     """
     file = check_exists(path)
     user, week, topic, present, block = _columns(file, delimiter)
-    tax = pick_taxonomy(taxonomy, block.get("taxonomy") if block else None, file=file)
+    tax = taxonomy_for(taxonomy, block.get("taxonomy") if block else None, topic[present],
+                       file=file)
     if k is None and block is not None and isinstance(block.get("k"), int):
         k = int(block["k"])
     if weeks is None and block is not None and isinstance(block.get("weeks"), int):

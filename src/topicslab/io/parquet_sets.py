@@ -25,7 +25,6 @@ from types import TracebackType
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -36,22 +35,18 @@ from topicslab.io._common import (
     DEFAULT_K,
     FORMAT_VERSION,
     META_KEY,
-    ListError,
     PathLike,
     check_exists,
     check_unique_users,
     decode_meta,
-    distinct_width,
     encode_meta,
-    integer_values,
     list_array,
-    list_parts,
-    lists_to_dense,
     pick_taxonomy,
     sets_column,
     week_columns,
     wrap_errors,
 )
+from topicslab.io.arrow import arrow_to_sets
 from topicslab.taxonomy import Taxonomy, resolve
 
 __all__ = ["SetsWriter", "iter_sets_parquet", "read_sets_parquet", "write_sets_parquet"]
@@ -59,7 +54,6 @@ __all__ = ["SetsWriter", "iter_sets_parquet", "read_sets_parquet", "write_sets_p
 ROW_GROUP = 1 << 20
 #: files with more rows (and a known k) are read batch by batch into one preallocated array
 READ_BATCH = ROW_GROUP
-_BLOCK = 1 << 16
 
 
 def _schema(weeks: int, block: dict[str, Any]) -> pa.Schema:
@@ -190,6 +184,8 @@ class _Plan:
             raise InputError(f"file has {self.weeks} weeks, expected {weeks}", file=file)
         stored_tax = block.get("taxonomy") if block else None
         self.taxonomy = pick_taxonomy(taxonomy, stored_tax, file=file)
+        # no taxonomy given or stored: the first converted batch's ids detect it
+        self.detect = taxonomy is None and stored_tax is None
         stored_k = block.get("k") if block else None
         if stored_k is not None and (isinstance(stored_k, bool) or not isinstance(stored_k, int)
                                      or not 1 <= stored_k <= self.taxonomy.size):
@@ -206,47 +202,16 @@ class _Plan:
 
 def _convert(file: str, cols: list[pa.Array], plan: _Plan, k: int | None, strict: bool,
              row_base: int) -> TopicSets:
-    """A batch of columns (user_id, weeks...) -> TopicSets; rows numbered from row_base+1."""
-    def row_of(i: int) -> int:
-        return row_base + i + 1
-
-    user_ids = integer_values(cols[0], file=file, field="user_id", row_of=row_of)
+    """A batch of columns (user_id, weeks...) -> TopicSets; rows numbered from row_base+1.
+    Without a taxonomy given or stored, the first batch's ids detect it for the file."""
+    got = arrow_to_sets(cols, [sets_column(w) for w in range(plan.weeks)],
+                        taxonomy=None if plan.detect else plan.taxonomy, k=k, strict=strict,
+                        file=file, row_base=row_base)
+    plan.taxonomy, plan.detect = got.taxonomy, False
     if strict:
-        check_unique_users(user_ids, file=file, row_base=row_base)
-    n = user_ids.shape[0]
-    parts = []
-    for w in range(plan.weeks):
-        arr = cols[1 + w]
-        field = sets_column(w)
-        t = arr.type
-        if not (pa.types.is_list(t) or pa.types.is_large_list(t)
-                or pa.types.is_fixed_size_list(t)):
-            raise InputError(f"expected a list of topic ids, got column type {t}", file=file,
-                             row=row_of(0), field=field)
-        offsets, flat = list_parts(arr)
-
-        def value_row(j: int, offsets: npt.NDArray[np.int64] = offsets) -> int:
-            return row_of(int(np.searchsorted(offsets, j, side="right") - 1))
-
-        values = integer_values(flat, file=file, field=field, row_of=value_row)
-        parts.append((offsets, values))
-    if k is None:
-        widths = [int(np.diff(o).max()) if strict else distinct_width(o, v)
-                  for o, v in parts if o.shape[0] > 1]
-        k = max(widths, default=0) or DEFAULT_K
-    out = np.full((n, plan.weeks, k), -1, dtype=np.int16)
-    for w, (offsets, values) in enumerate(parts):
-        # cache-sized blocks: the temporaries of lists_to_dense stay in cache (about 3x
-        # faster than one pass over tens of millions of rows)
-        for start in range(0, n, _BLOCK):
-            o = offsets[start:start + _BLOCK + 1]
-            try:
-                out[start:start + _BLOCK, w, :] = lists_to_dense(
-                    o - o[0], values[o[0]:o[-1]], k, plan.taxonomy, dedupe=not strict)
-            except ListError as err:
-                raise InputError(err.message, file=file, row=row_of(start + err.list_index),
-                                 field=sets_column(w)) from None
-    return TopicSets(out, plan.taxonomy, user_ids, dict(plan.metadata))
+        check_unique_users(got.user_ids, file=file, row_base=row_base)
+    got.metadata = dict(plan.metadata)
+    return got
 
 
 def read_sets_parquet(path: PathLike, *, taxonomy: Taxonomy | str | None = None,

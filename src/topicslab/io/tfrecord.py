@@ -4,7 +4,7 @@ Public functions:
     read_sets_tfrecord(path, *, taxonomy=None, k=None, weeks=None, strict=True) -> TopicSets
     iter_sets_tfrecord(path, batch_size=65_536, *, taxonomy=None, k=None, strict=True)
         -> Iterator[TopicSets]
-    write_sets_tfrecord(path, sets, *, shards=1, user_ids=True) -> list[str]
+    write_sets_tfrecord(path, sets, *, shards=1, user_ids="bytes") -> list[str]
     tfrecord_files(path) -> list[str]          a file, a directory of shards, or a glob
     shard_names(path, shards) -> list[str]     the files of a set of ``shards`` at ``path``
     shard_set_on_disk(path) -> list[str]       the files an earlier write to ``path`` left
@@ -19,20 +19,31 @@ masked CRC32C of the data, all little-endian. CRCs are verified on read; a misma
 truncated record is an ``InputError`` naming the file and the 1-based record number. Gzip
 files (``.gz`` or gzip magic) are decompressed.
 
-Example layout (the release's): ``epoch_{w}_topics`` Int64List of k raw slots, duplicates
-possible, and ``epoch_{w}_weights`` FloatList of as many 1.0. Reading merges a week's slots
-into a set (fewer distinct topics leave ``-1`` empties); k defaults to the widest slot list.
-Writing emits each set's topics ascending and, to keep k slots, repeats the last topic into
-the empty slots (the set is unchanged); an empty week is written as empty lists, which the
-release never contains. Writing also adds an ``user_id`` Int64List feature (TensorFlow parsers
-ignore unrequested features) so ids round-trip; without it, users are numbered by record order
-across the shards. TFRecord carries no metadata.
+Example layout (the release's, as the sampler of Dick et al., "Differentially Private
+Synthetic Data Release for Topics API Outputs" (KDD 2025), writes it; see their data README):
+``user_id`` a BytesList of one value ``b"user N"``, then per week w ``epoch_{w}_topics`` an
+Int64List of k raw slots (duplicates possible) and ``epoch_{w}_weights`` a FloatList of as many
+1.0. Reading merges a week's slots into a set (fewer distinct topics leave ``-1`` empties); k
+defaults to the widest slot list. A user id may be that ``b"user N"`` (N read back as the id)
+or one int64 (earlier topicslab files); without any, users are numbered by record order across
+the shards. Writing emits each set's topics ascending and, to keep k slots, repeats the last
+topic into the empty slots (the set is unchanged); an empty week is written as empty lists,
+which the release never contains. ``user_ids="bytes"`` (the default) writes the release's id,
+``"int64"`` an Int64List id, ``"none"`` no id. Protobuf leaves the order of map entries to the
+writer (the sampler's runtime writes them in hash-table order; every parser accepts any
+order): topicslab writes them in key order, as protobuf's deterministic serialization does,
+so a record is byte-identical to ``SerializeToString(deterministic=True)`` of the message the
+sampler builds. Shards are
+named ``stem-NNNNN-of-MMMMM`` (the release's files) or ``stem_NNNNN-of-MMMMM`` (the sampler's
+default output names). TFRecord carries no metadata.
 
 Bulk reads and writes of topic sets run through the numba kernels of ``_tfrecord_fast`` (a
-shard at a time in one buffer, ~1-2 us a record instead of ~50-100). The pure-Python codec
-below stays the reference: the kernels take only the common, well-formed layout, and any
-record or list they do not take is decoded or checked here, so results and error messages
-are the same either way (tests compare the two on random and corrupted data).
+shard at a time in one buffer, ~1-2 us a record instead of ~50-100). The kernels take only
+the common, well-formed layout; any record or list they do not take is decoded or checked by
+the pure-Python decoder below, so results and error messages are the same either way. The
+record-by-record reader and writer built on that codec are test oracles (``tests/io/
+_tfrecord_oracle.py``): the tests compare them, the kernels and an independent protobuf
+parser on random and corrupted data.
 """
 
 from __future__ import annotations
@@ -62,6 +73,7 @@ from topicslab.io._common import (
     sets_column,
 )
 from topicslab.io._crc32c import masked_crc32c
+from topicslab.io.detect import detect_taxonomy
 from topicslab.taxonomy import Taxonomy
 
 __all__ = [
@@ -78,7 +90,10 @@ __all__ = [
 
 _HEADER = struct.Struct("<QI")
 _U32 = struct.Struct("<I")
-_SHARD_RE = re.compile(r"^(?P<stem>.*)-(?P<i>[0-9]{5})-of-(?P<n>[0-9]{5})(?P<ext>.*)$")
+_SHARD_RE = re.compile(r"^(?P<stem>.*[-_])(?P<i>[0-9]{5})-of-(?P<n>[0-9]{5})(?P<ext>.*)$")
+#: The release's user id: ``b"user N"``, N canonical decimal (no sign but ``-``, no leading 0).
+_USER_RE = re.compile(rb"^user (0|-?[1-9][0-9]{0,18})$")
+_ID_KINDS = ("bytes", "int64", "none")
 _WEEK_RE = re.compile(r"^epoch_([0-9]+)_topics$")
 
 
@@ -410,7 +425,7 @@ def tfrecord_files(path: PathLike) -> list[str]:
     else:
         return [check_exists(name)]
     matches = [_SHARD_RE.match(os.path.basename(f)) for f in files]
-    if len(files) > 1 and all(matches):
+    if all(matches):
         groups = {(m.group("stem"), m.group("n"), m.group("ext")) for m in matches if m}
         if len(groups) == 1:
             stem, total, ext = groups.pop()
@@ -418,7 +433,7 @@ def tfrecord_files(path: PathLike) -> list[str]:
             missing = sorted(set(range(int(total))) - have)
             if missing:
                 raise InputError(f"{len(missing)} of {int(total)} shards missing, first "
-                                 f"{stem}-{missing[0]:05d}-of-{total}{ext}", file=name)
+                                 f"{stem}{missing[0]:05d}-of-{total}{ext}", file=name)
     return files
 
 
@@ -446,10 +461,23 @@ def _record_lists(feats: dict[str, Feature], weeks: int, has_ids: bool, file: st
         lists.append(feat.values)
     if not has_ids:
         return lists, None
-    uid = feats.get("user_id")
-    if uid is None or uid.kind != "int64" or len(uid.values) != 1:
-        raise InputError("expected one int64 user id", file=file, row=rec, field="user_id")
-    return lists, uid.values[0]
+    return lists, _user_id(feats.get("user_id"), file, rec)
+
+
+def _user_id(uid: Feature | None, file: str, rec: int) -> int:
+    """A record's user id: one int64, or the release's one ``b"user N"``."""
+    if uid is not None and len(uid.values) == 1:
+        if uid.kind == "int64":
+            return int(uid.values[0])
+        if uid.kind == "bytes":
+            m = _USER_RE.match(uid.values[0])
+            if m and -(1 << 63) <= int(m.group(1)) < 1 << 63:
+                return int(m.group(1))
+            raise InputError(f"expected a user id b'user N' with N a 64-bit integer (as the "
+                             f"release writes), got {uid.values[0][:40]!r}", file=file,
+                             row=rec, field="user_id")
+    raise InputError("expected one user id: an int64, or bytes b'user N' as the release "
+                     "writes", file=file, row=rec, field="user_id")
 
 
 def _decode_record(data: bytes, file: str, rec: int) -> dict[str, Feature]:
@@ -479,6 +507,8 @@ class _Reader:
     def __init__(self, path: PathLike, taxonomy: Taxonomy | str | None, k: int | None,
                  weeks: int | None, strict: bool) -> None:
         self.files = tfrecord_files(path)
+        # without a taxonomy, the first conversion detects it from the ids (then it stays)
+        self.detect = taxonomy is None
         self.taxonomy = pick_taxonomy(taxonomy, None, file=self.files[0])
         self.k = k
         self.weeks = weeks
@@ -528,9 +558,17 @@ class _Reader:
             self.next_id += 1
         batch.where.append((file, rec))
 
+    def settle_taxonomy(self, values: npt.NDArray[np.int64]) -> None:
+        """Detect the taxonomy from the first converted ids when none was given."""
+        if self.detect:
+            self.taxonomy = detect_taxonomy(values)
+            self.detect = False
+
     def convert(self, batch: _Batch, k: int) -> TopicSets:
         assert self.weeks is not None
         n = len(batch)
+        self.settle_taxonomy(np.asarray([v for week in batch.values for v in week],
+                                        dtype=np.int64))
         out = np.full((n, self.weeks, k), -1, dtype=np.int16)
         for w in range(self.weeks):
             offsets = np.zeros(n + 1, dtype=np.int64)
@@ -551,29 +589,6 @@ class _Reader:
                 file, rec = batch.where[err.row - 1]
                 raise InputError(err.message, file=file, row=rec, field="user_id") from None
         return TopicSets(out, self.taxonomy, user_ids, {})
-
-
-def _read_sets_reference(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
-                         k: int | None = None, weeks: int | None = None, strict: bool = True,
-                         ) -> TopicSets:
-    """``read_sets_tfrecord`` done record by record in pure Python (the tests' oracle)."""
-    reader = _Reader(path, taxonomy, k, weeks, strict)
-    batches = list(reader.batches(1 << 62))
-    if not batches:
-        raise InputError("no records", file=reader.files[0])
-    batch = batches[0]
-    if k is None:
-        k = max((max(lens, default=0) for lens in batch.lengths), default=0) or 5
-    return reader.convert(batch, k)
-
-
-def _iter_sets_reference(path: PathLike, batch_size: int = 1 << 16, *,
-                         taxonomy: Taxonomy | str | None = None, k: int | None = None,
-                         strict: bool = True) -> Iterator[TopicSets]:
-    """``iter_sets_tfrecord`` done record by record in pure Python (the tests' oracle)."""
-    reader = _Reader(path, taxonomy, k, None, strict)
-    for batch in reader.batches(batch_size):
-        yield reader.convert(batch, k if k is not None else 5)
 
 
 class _Chunk:
@@ -695,6 +710,11 @@ class _FastReader(_Reader):
     def convert_chunks(self, chunks: list[_Chunk], k: int) -> TopicSets:
         assert self.weeks is not None
         n = sum(len(c) for c in chunks)
+        if self.detect:
+            slot = np.arange(max((c.vals.shape[2] for c in chunks), default=0))
+            self.settle_taxonomy(np.concatenate(
+                [np.zeros(0, np.int64)]
+                + [c.vals[slot[:c.vals.shape[2]] < c.counts[..., None]] for c in chunks]))
         out = np.empty((n, self.weeks, k), dtype=np.int16)
         ids = self.taxonomy.ids
         lut = np.full(int(ids.max()) + 1 if ids.size else 0, -1, dtype=np.int16)
@@ -831,28 +851,18 @@ def shard_set_on_disk(path: PathLike) -> list[str]:
 
 
 
-def _example_records(sets: TopicSets, ids: npt.NDArray[np.int32], users: range,
-                     with_ids: bool) -> Iterator[bytes]:
-    weights: dict[int, bytes] = {}
-    keys = [(sets_column(w).encode(), f"epoch_{w}_weights".encode())
-            for w in range(sets.n_weeks)]
-    for u in users:
-        entries = []
-        for w, (tkey, wkey) in enumerate(keys):
-            topics = [int(t) for t in ids[u, w] if t >= 0]
-            if topics:
-                topics += [topics[-1]] * (sets.k - len(topics))
-            slots = len(topics)
-            if slots not in weights:
-                weights[slots] = _feature_bytes(Feature("float", [1.0] * slots))
-            entries.append(_len_field(0x0A, _len_field(0x0A, tkey) + _len_field(
-                0x12, _feature_bytes(Feature("int64", topics)))))
-            entries.append(_len_field(0x0A, _len_field(0x0A, wkey)
-                                      + _len_field(0x12, weights[slots])))
-        if with_ids:
-            entries.append(_len_field(0x0A, _len_field(0x0A, b"user_id") + _len_field(
-                0x12, _feature_bytes(Feature("int64", [int(sets.user_ids[u])])))))
-        yield _len_field(0x0A, b"".join(entries))
+def user_id_bytes(uid: int) -> bytes:
+    """The release's user id value for ``uid``: ``b"user N"``."""
+    return f"user {int(uid)}".encode()
+
+
+def _id_kind(user_ids: str | bool) -> str:
+    """``user_ids`` of the writers as one of ``_ID_KINDS`` (True: the release's bytes)."""
+    if user_ids is True or user_ids is False:
+        return "bytes" if user_ids else "none"
+    if user_ids not in _ID_KINDS:
+        raise ValueError(f"user_ids must be one of {', '.join(_ID_KINDS)}, got {user_ids!r}")
+    return str(user_ids)
 
 
 #: Users encoded per kernel call: bounds the buffer (~350 bytes a user) whatever the shard.
@@ -869,13 +879,15 @@ def _feature_keys(weeks: int) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int
 
 
 def write_sets_tfrecord(path: PathLike, sets: TopicSets, *, shards: int = 1,
-                        user_ids: bool = True) -> list[str]:
+                        user_ids: str | bool = "bytes") -> list[str]:
     """Write ``sets`` as release-style TFRecord, split into ``shards`` files named
     ``stem-NNNNN-of-MMMMM.tfrecord`` when more than one. All shards appear together or not
     at all, and replace the whole set an earlier write to ``path`` left (any shard count).
+    ``user_ids``: ``"bytes"`` the release's ``b"user N"``, ``"int64"``, or ``"none"``.
     Returns the file names."""
     if shards < 1:
         raise ValueError("shards must be >= 1")
+    id_kind = _id_kind(user_ids)
     names = shard_names(path, shards)
     bounds = np.linspace(0, sets.n_users, shards + 1).astype(int)
     keys, key_off = _feature_keys(sets.n_weeks)
@@ -887,23 +899,6 @@ def write_sets_tfrecord(path: PathLike, sets: TopicSets, *, shards: int = 1,
                     hi = min(lo + _WRITE_CHUNK, int(bounds[i + 1]))
                     ids = np.ascontiguousarray(sets.taxonomy.id_of(sets.sets[lo:hi]),
                                                dtype=np.int32)
-                    fh.write(_fast.encode_records(ids, uids[lo:hi], user_ids, keys,
+                    fh.write(_fast.encode_records(ids, uids[lo:hi], id_kind, keys,
                                                   key_off).data)
-    return names
-
-
-def _write_sets_reference(path: PathLike, sets: TopicSets, *, shards: int = 1,
-                          user_ids: bool = True) -> list[str]:
-    """``write_sets_tfrecord`` done record by record in pure Python (the tests' oracle)."""
-    if shards < 1:
-        raise ValueError("shards must be >= 1")
-    names = shard_names(path, shards)
-    bounds = np.linspace(0, sets.n_users, shards + 1).astype(int)
-    ids = sets.topic_ids()
-    with atomic_paths(names, stale=shard_set_on_disk(path)) as tmps:
-        for i, tmp in enumerate(tmps):
-            users = range(int(bounds[i]), int(bounds[i + 1]))
-            with open(tmp, "wb") as fh:
-                for data in _example_records(sets, ids, users, user_ids):
-                    fh.write(_frame(data))
     return names

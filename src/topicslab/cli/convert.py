@@ -1,0 +1,78 @@
+"""``topicslab convert``: topic sets between formats (``topicslab.io.convert_sets``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from topicslab.cli._app import SETS_TAXONOMY_HELP, app, out, sets_taxonomy
+from topicslab.errors import InputError
+
+_FORMATS_HELP = "parquet | csv | tsv | tfrecord | long | profiles"
+
+
+def _format(value: str | None, option: str) -> str | None:
+    from topicslab.io.generic import FORMATS
+
+    if value is not None and value not in FORMATS:
+        raise InputError(f"unknown format {value!r}; choose one of {', '.join(FORMATS)}",
+                         field=option)
+    return value
+
+
+@app.command()
+def convert(
+    source: Path = typer.Argument(..., help="Topic sets to read (any supported format)."),
+    target: Path = typer.Argument(..., help="File to write (all or nothing)."),
+    source_format: str | None = typer.Option(
+        None, "--from", help=f"{_FORMATS_HELP} (default: from the name and columns)."),
+    target_format: str | None = typer.Option(
+        None, "--to", help=f"{_FORMATS_HELP} (default: from the name; long and profiles "
+                           "must be named)."),
+    taxonomy: str | None = typer.Option(None, "--taxonomy", help=SETS_TAXONOMY_HELP),
+    k: int | None = typer.Option(None, "--k", min=1,
+                                 help="Topics per week (default: the file's, or its widest)."),
+    shards: int | None = typer.Option(None, "--shards", min=1, help="TFRecord output shards."),
+    user_ids: str | None = typer.Option(
+        None, "--user-ids",
+        help="TFRecord output ids: bytes (the release's b'user N', default) | int64 | none."),
+    lenient: bool = typer.Option(False, "--lenient",
+                                 help="Merge a topic repeated in a week instead of refusing."),
+) -> None:
+    """Convert topic sets between formats: the release's TFRecord, Parquet, CSV/TSV, long
+    tables and other tools' profile tables (t1..tk columns)."""
+    from topicslab import io as tio
+    from topicslab._paths import check_output_file, refuse_overwriting_inputs
+    from topicslab.io.tfrecord import shard_names, shard_set_on_disk
+
+    _format(source_format, "--from")
+    _format(target_format, "--to")
+    sets_taxonomy(taxonomy)
+    if not source.exists() and not any(ch in str(source) for ch in "*?["):
+        raise InputError("file not found", file=str(source), field="SOURCE")
+    check_output_file(target, "TARGET")
+    fmt = target_format or tio.detect_format(target)
+    options: dict[str, object] = {}
+    for option, value in (("--shards", shards), ("--user-ids", user_ids)):
+        if value is not None and fmt != "tfrecord":
+            raise InputError(f"{option} applies to TFRecord output (--to tfrecord)",
+                             field=option)
+    if user_ids is not None:
+        if user_ids not in ("bytes", "int64", "none"):
+            raise InputError(f"--user-ids must be bytes, int64 or none, got {user_ids!r}",
+                             field="--user-ids")
+        options["user_ids"] = user_ids
+    outputs = [("TARGET", target)]
+    if fmt == "tfrecord":
+        options["shards"] = shards or 1
+        outputs += [("TARGET", Path(p)) for p in
+                    {*shard_names(target, shards or 1), *shard_set_on_disk(target)}]
+    refuse_overwriting_inputs(outputs[:1], [("SOURCE", source)])
+    for _, written in outputs[1:]:
+        refuse_overwriting_inputs([("TARGET", written)], [("SOURCE", source)])
+    sets = tio.convert_sets(source, target, source_format=source_format,
+                            target_format=target_format, taxonomy=taxonomy, k=k,
+                            strict=not lenient, **options)
+    out.print(f"wrote {sets.n_users:,} users × {sets.n_weeks} weeks (k = {sets.k}, taxonomy "
+              f"{sets.taxonomy.version}) to {target} ({fmt})", highlight=False)
