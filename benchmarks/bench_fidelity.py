@@ -10,10 +10,10 @@ rows = variants, columns = attack × r, cells = relative gap synthetic/populatio
 of the DP noise) and timings. ``--json`` writes everything.
 
 Run: ``.venv/bin/python benchmarks/bench_fidelity.py [--users 1000000] [--variants
-reference,stable] [--model persistent] [--epsilon 1e7] [--trials 2] [--json out.json]``.
-``--epsilon 1e7`` gives statistics with negligible noise (the "exact statistics" rows);
-``--repeats N`` releases each variant N times (fresh DP noise and fit seed); ``--markdown``
-prints the table of benchmarks/RESULTS.md.
+reference,stable] [--model persistent] [--epsilon 1e6] [--trials 2] [--json out.json]``.
+``--epsilon 1e6`` (the largest ε a release takes) gives statistics with negligible noise
+(σ ~ 1e-10: the "exact statistics" rows); ``--repeats N`` releases each variant N times
+(fresh DP noise and fit seed); ``--markdown`` prints the table of benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ import torch
 
 from topicslab import dp
 from topicslab import population as pop
-from topicslab.model import Objective, PersistentTypes, Targets
+from topicslab.model import FullObjective, Objective, PersistentTypes, Targets
 
 
 def main() -> None:
@@ -42,7 +42,7 @@ def main() -> None:
                     rows=variant.rows())
     params = {k: p.float().clone().requires_grad_(True)
               for k, p in variant.init(targets, 0, 1.0, True).items()}
-    opt = torch.optim.Adam(list(params.values()), lr=0.3)
+    opt = torch.optim.Adam(list(params.values()), lr=FullObjective().lr)
 
     def step() -> None:
         opt.zero_grad(set_to_none=True)

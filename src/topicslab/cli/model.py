@@ -238,7 +238,7 @@ def fit_command(
                                      help="Full-objective steps (default optimiser; 300)."),
     epochs: int | None = typer.Option(None, "--epochs", min=1,
                                       help="Epochs (paper optimiser; 8000)."),
-    lr: float | None = typer.Option(None, "--lr", help="Learning rate (default 0.3 / 1.0)."),
+    lr: float | None = typer.Option(None, "--lr", help="Learning rate (default 0.5 / 1.0)."),
     seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED,
                              help="Initialisation and batch order."),
     batch_loss: str | None = typer.Option(None, "--batch-loss",
