@@ -1,4 +1,4 @@
-"""``topicslab reid``: cross-site re-identification risk (spec 02; issue 5).
+"""``topicslab reid``: cross-site re-identification risk (Carey et al.; issue 5).
 
 * ``--sets FILE``   simulate two websites' traces per trial -> ``topicslab.attacks.measure_risk``
   (``risk_curve`` when ``--weeks`` lists several values; ``--bounds`` adds ``reid_bounds``);

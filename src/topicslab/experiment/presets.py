@@ -1,4 +1,4 @@
-"""Named sizes of ``topicslab run`` (spec 01 §5; issue #6 budgets).
+"""Named sizes of ``topicslab run`` (Dick et al. §6, App. C; issue #6 budgets).
 
 * ``smoke``: seconds; exercises every stage and every report section (used by the tests).
 * ``default``: the built-in experiment: 1M users, 4 weeks, persistent types (T = 100 types ×
