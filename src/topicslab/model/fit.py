@@ -461,7 +461,7 @@ class _Run:
                   progress) as advance:
             advance(self.step)
             while self.step < steps:
-                # cosine decay on the larger of the step and time fractions (spec: a time
+                # cosine decay on the larger of the step and time fractions (so that a time
                 # budget is spent to the end with a fully decayed learning rate)
                 frac = self.step / steps
                 if self.budget is not None:
