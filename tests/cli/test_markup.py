@@ -33,3 +33,12 @@ def test_spark_install_hint_keeps_its_brackets(tmp_path: Path,
     assert result.exit_code == 2, result.output
     line = " ".join(result.output.split())  # the console may wrap the line
     assert "pip install 'topicslab[spark]'" in line, result.output
+
+
+def test_written_paths_keep_their_brackets(tmp_path: Path) -> None:
+    # "wrote PATH" lines print user-chosen names: a name like run[spark].json must survive
+    out = tmp_path / "run[spark].json"
+    result = CliRunner().invoke(app, ["disclosure", "--example", "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    assert out.exists()
+    assert "run[spark].json" in "".join(result.output.split()), result.output
