@@ -1,4 +1,4 @@
-"""Re-identification risk of generic categorical sequences (spec 02 §3, Million Song, E.2).
+"""Re-identification risk of generic categorical sequences (Carey et al. App. E.2, Million Song).
 
 A system releases, for each user, ``r`` independent samples of the items the user likes (here:
 songs). Two such releases are drawn independently ("website 1" and "website 2"); the attacker

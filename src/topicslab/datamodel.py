@@ -1,4 +1,4 @@
-"""The in-memory data model shared by every stage (see ARCHITECTURE.md).
+"""The in-memory data model shared by every stage (docs/design.md §Data model).
 
 * ``TopicSets``: weekly topic sets per user, ``int16[n_users, n_weeks, k]`` dense indices, each
   week's row distinct and sorted with empty slots (``-1``) last.

@@ -1,4 +1,4 @@
-"""Property tests of the per-site answers (spec 01 §1).
+"""Property tests of the per-site answers (Dick et al. §3, Algorithm 1).
 
 Frequency checks use explicit binomial bounds: |observed - n*pi| <= Z * sqrt(n*pi*(1-pi)) with
 Z = 5 (two-sided false-alarm probability < 6e-7 per check) under fixed seeds.
@@ -62,7 +62,7 @@ def test_answer_probability_values():
     mech = Mechanism()
     assert answer_probability(True, mech) == pytest.approx(0.95 / 5 + 0.05 / 469)
     assert answer_probability(False, mech) == pytest.approx(0.05 / 469)
-    # likelihood ratio of spec 04: 1 + (1-p) m / (p k) = 1783.2 for m = 469
+    # one answer's likelihood ratio (docs/design.md): 1 + (1-p) m / (p k) = 1783.2 for m = 469
     assert mech.q_in / mech.q_out == pytest.approx(1783.2)
 
 

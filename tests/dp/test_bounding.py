@@ -1,4 +1,4 @@
-"""Contribution bounding makes the L2 sensitivities of spec 01 §3 true (paper Lemma §4.2)."""
+"""Contribution bounding makes the L2 sensitivities of Dick et al. §4.2 (Lemma) true."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Calibration (spec 01 §3, Prop. 4) cross-checked against an independent scipy version."""
+"""Calibration (Dick et al. §4.2, Prop. 4) cross-checked against an independent scipy version."""
 
 from __future__ import annotations
 

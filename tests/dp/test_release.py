@@ -1,4 +1,4 @@
-"""Public release schema (spec 01 §6): round trips in both schemas and bad files."""
+"""Public release schema (docs/design.md §Files): round trips in both schemas and bad files."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ def full_sets(n: int, weeks: int, k: int, seed: int) -> np.ndarray:
 
 
 def exact_stats(sets: np.ndarray, k: int):
-    """Independent definitions of spec 01 §2 with Python sets."""
+    """Independent definitions of Dick et al. §4.1 with Python sets."""
     n, weeks, _ = sets.shape
     qw = np.zeros((M, M))
     qa = np.zeros((M, M))

@@ -42,7 +42,7 @@ def test_closed_forms_equal_enumeration():
     assert np.abs(qs - es).max() < 1e-12
     assert np.abs(qw - ew).max() < 1e-12
     assert np.abs(qa - ea).max() < 1e-12
-    # the identity of spec 01 §2 holds for sets of exactly k topics only; here sets can be
+    # the identity of Dick et al. §4.1 holds for sets of exactly k topics only; here sets can be
     # smaller, so Σ_o2 q_within(o, o2) = E[(|S| - 1) 1{o ∈ S}] <= (k - 1) q_single(o)
     assert (qw.sum(axis=2) <= (model.k - 1) * qs + 1e-12).all()
 

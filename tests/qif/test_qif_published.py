@@ -1,4 +1,4 @@
-"""Exact reproduction of the paper's parameter-only numbers (spec 03, section 5)."""
+"""Exact reproduction of the paper's parameter-only numbers (Alvim et al.)."""
 
 from __future__ import annotations
 

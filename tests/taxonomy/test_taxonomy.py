@@ -110,3 +110,16 @@ def test_index_roundtrip_and_unknown_ids():
         tax.find("/Nope")
     with pytest.raises(UnknownTopicError):
         load("v3")
+
+
+def test_convert_command_rebuilds_from_files_in_the_repository(tmp_path, capsys):
+    # `python -m topicslab.taxonomy.convert DIR` (README, Development) on the markdown rendering
+    # of the shipped tables: it rewrites the package's CSVs with identical bytes
+    from topicslab.taxonomy.convert import main
+
+    _explainer_markdown(tmp_path)
+    data = resources.files("topicslab.taxonomy").joinpath("data")
+    before = {v: data.joinpath(f"taxonomy_{v}.csv").read_bytes() for v in ("v1", "v2")}
+    main([str(tmp_path)])
+    assert capsys.readouterr().out.count("wrote ") == 2
+    assert {v: data.joinpath(f"taxonomy_{v}.csv").read_bytes() for v in ("v1", "v2")} == before

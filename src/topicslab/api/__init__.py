@@ -1,4 +1,4 @@
-"""The Topics API mechanism, vectorised over users (spec 01 §1).
+"""The Topics API mechanism, vectorised over users (Dick et al. §3, Algorithm 1).
 
 Public names:
     Mechanism                    k (5), p (0.05), taxonomy (v2), lookback (1)

@@ -1,4 +1,4 @@
-"""Per-site answers of the Topics API (spec 01 §1, Algorithm 1 of Dick et al.).
+"""Per-site answers of the Topics API (Dick et al. §3, Algorithm 1).
 
 When site ``w`` calls the API for user ``u`` in week ``i``: with probability ``p`` the answer is
 a uniformly random topic of the taxonomy, otherwise a uniformly random element of the week's
@@ -235,6 +235,6 @@ def observe(
 
 
 def answer_probability(in_profile: bool, mechanism: Mechanism | None = None) -> float:
-    """P(answer = o | o in profile) or P(answer = o | o not in profile) (spec 01 §1)."""
+    """P(answer = o | o in profile) or P(answer = o | o not in profile) (Dick et al. §3)."""
     mech = mechanism or Mechanism()
     return mech.q_in if in_profile else mech.q_out

@@ -1,4 +1,4 @@
-"""Weekly profiles: the top-k topics of a week's topic visit counts (spec 01 §1).
+"""Weekly profiles: the top-k topics of a week's topic visit counts (Dick et al. §3, Algorithm 1).
 
 Ranking follows Chrome: utility bucket first (High before Standard), then visit count, ties
 broken at random. A week with fewer than k distinct topics is padded with distinct topics drawn

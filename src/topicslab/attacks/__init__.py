@@ -1,6 +1,6 @@
 """Cross-site re-identification: attacks, an exact fast engine, the protocol and the bounds.
 
-Implements spec 02 (Carey et al., "A new framework for measuring re-identification risk"):
+Implements Carey et al., "A new framework for measuring re-identification risk"):
 two colluding websites, website 1 holding every user's r-week trace of Topics API answers and
 website 2 a target's trace; the attacker names a user of website 1.
 
@@ -23,7 +23,7 @@ Attacks (pluggable match-set attacks, ``attack``):
     estimate_popularity, lemma10_radius (Lemma 10)
 
 Engines:
-    MatchSetCounter, match_set_counts   exact match-set counts without all pairs (spec 02 §4)
+    MatchSetCounter, match_set_counts   exact match-set counts without all pairs (docs/design.md)
     argmax_members                      materialised argmax sets (small data)
     brute_force_counts, brute_force_outcomes, brute_force_members   the reference
     subset_scores, match_masks, TargetOutcomes, outcomes_from_counts

@@ -1,4 +1,4 @@
-"""The asymmetric weighted Hamming attack (Theorem 1 with Lemma 11; spec 02 §2, E.1.2).
+"""The asymmetric weighted Hamming attack (Theorem 1 with Lemma 11; Carey et al. App. E.1.2).
 
 Under the parametric family of Appendix D (top sets i.i.d. across users, independent across
 weeks, ``p_s[o] = p[o]``) the optimal partial-information attacker names the user minimising

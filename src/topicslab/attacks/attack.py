@@ -1,4 +1,5 @@
-"""The attack interface and registry: pluggable match-set attacks (spec 02 §2, §4).
+"""The attack interface and registry: pluggable match-set attacks (Carey et al. App. E.1;
+docs/design.md §Exact attack engine).
 
 An attack here is any rule that names the site-1 user maximising
 

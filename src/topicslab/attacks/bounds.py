@@ -1,4 +1,4 @@
-"""Bounds on re-identification accuracy (Carey et al. §4-5 and App. A-B; spec 02 §1).
+"""Bounds on re-identification accuracy (Carey et al. §4-5, App. A-B).
 
 For an explicit representation matrix ``P`` (n users × m representations, row-stochastic):
 

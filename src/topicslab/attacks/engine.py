@@ -1,4 +1,5 @@
-"""The exact engine: match-set counts without comparing every (user, query) pair (spec 02 §4).
+"""The exact engine: match-set counts without comparing every (user, query) pair
+(docs/design.md §Exact attack engine).
 
 For a query trace ``o`` and every subset ``T`` of weeks let ``A(T)`` be the number of site-1
 users agreeing with ``o`` on all weeks of ``T`` (``A(∅) = n``). The number of users whose match

@@ -1,4 +1,4 @@
-"""The Hamming attack (Example 1 of Carey et al.; spec 02 §2).
+"""The Hamming attack (Carey et al. §6, Example 1; App. E.1.1).
 
 Name the site-1 user whose trace has the fewest weeks ``s`` with ``W_i^s != o^s``, i.e. the
 most matching weeks; ties at random. Every match gains 1, whatever the category, so it applies

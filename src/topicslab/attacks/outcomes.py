@@ -1,7 +1,8 @@
 """Per-target outcomes of an attack: argmax set size, membership, exact and sampled success.
 
 For a query (a target's site-2 trace) the attacker names a user of site 1 uniformly at random
-among the *argmax set* (the users with the best score; spec 02 §2, ties broken at random). So
+among the *argmax set* (the users with the best score, ties broken at random; Carey et al.
+App. D). So
 given the argmax set ``A`` and the true user ``u*``:
 
 * exact expected success = ``1/|A|`` if ``u* ∈ A`` else 0 (Lemma 1 with the rule's matrix A);

@@ -1,4 +1,4 @@
-"""Topic popularity from one website's answers (Lemma 10 of Carey et al.; spec 02 §2).
+"""Topic popularity from one website's answers (Carey et al. App. D, Lemma 10).
 
 ``p[o] = P(o ∈ S_i^s)`` is not observable, but each answer equals ``o`` with probability
 ``q_in·p[o] + q_out·(1 − p[o])``, so the unbiased estimator from website 1's answers is

@@ -1,4 +1,4 @@
-"""The re-identification protocol (random-user model; spec 02 §3) and its results.
+"""The re-identification protocol (random-user model; Carey et al. §7, App. E) and its results.
 
 One trial: website 1 holds the table of every user's r-week trace; a set of target users is
 drawn without replacement; for each target the attacker sees its trace on website 2 and names
@@ -91,7 +91,7 @@ def check_call_weeks(weeks: int, lookback: int = 1) -> int:
 
 @dataclass(frozen=True)
 class ReidProtocol:
-    """The parameters of the re-identification protocol (Carey et al.; spec 02 §3), checked
+    """The parameters of the re-identification protocol (Carey et al. §7, App. E), checked
     once: ``measure_risk``, ``measure_risk_traces`` and ``topicslab reid`` take one.
 
     A bad value is a ``ParameterError`` naming the field (``targets``, ``trials``,

@@ -1,4 +1,4 @@
-"""Match sets and the score of a match set (spec 02 §4).
+"""Match sets and the score of a match set (docs/design.md §Exact attack engine).
 
 Every attack of this package scores a site-1 user ``i`` against a query trace ``o`` (the target's
 site-2 trace) through its *match set* ``M(i) = {s : W_i^s = o^s}`` only:

@@ -140,7 +140,7 @@ def disclosure(
                   f"|T| = {int(worked.pri.n_ads.sum())}")
         if json_path is not None:
             write_text_atomic(json_path, json.dumps(_jsonable(worked.to_dict()), indent=1))
-            err.print(f"wrote {json_path}")
+            err.print(f"wrote {escape(str(json_path))}")
         return
     if script is not None:
         sc = d.read_script(script)
@@ -149,7 +149,7 @@ def disclosure(
         out.print(_table(f"Script {script.name}", ["field", "value"], rows))
         if json_path is not None:
             write_text_atomic(json_path, json.dumps(_jsonable(info), indent=1))
-            err.print(f"wrote {json_path}")
+            err.print(f"wrote {escape(str(json_path))}")
         return
     # the experiment's design, checked once, and its memory, before any simulation
     design = d.DisclosureDesign(
@@ -167,13 +167,14 @@ def disclosure(
     out.print(f"{result.seconds:.1f} s")
     if json_path is not None:
         write_text_atomic(json_path, json.dumps(_jsonable(result.to_dict())))
-        err.print(f"wrote {json_path}")
+        err.print(f"wrote {escape(str(json_path))}")
     if figures is not None:
         # both figures or neither: they are built in a temporary sibling directory
         with atomic_dir(figures) as tmp:
             d.rates_figure(result, tmp / "rates.png")
             d.ln_m_figure(result, tmp / "ln_m.png")
-        err.print(f"wrote {figures / 'rates.png'} and {figures / 'ln_m.png'}")
+        err.print(f"wrote {escape(str(figures / 'rates.png'))} and "
+                  f"{escape(str(figures / 'ln_m.png'))}")
 
 
 __all__ = ["disclosure"]

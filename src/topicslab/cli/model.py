@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from topicslab.cli._app import MAX_SEED, app, err, on_interrupt, out
@@ -563,4 +564,4 @@ def validate_command(
             out.print(t3)
             out.print(fid.text)
     _write_json(json_path, doc)
-    err.print(f"wrote {json_path}")
+    err.print(f"wrote {escape(str(json_path))}")

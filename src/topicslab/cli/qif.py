@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from topicslab.cli._app import SETS_TAXONOMY_HELP, app, err, out, sets_taxonomy
@@ -194,7 +195,7 @@ def qif(
         ss = single.s
     if plot is not None:
         q.tradeoff_figure(mm, reference_s=ss, reference_r=r, path=plot)
-        err.print(f"wrote {plot}")
+        err.print(f"wrote {escape(str(plot))}")
 
 
 __all__ = ["parse_int_range", "qif"]

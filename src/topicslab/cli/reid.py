@@ -1,4 +1,4 @@
-"""``topicslab reid``: cross-site re-identification risk (spec 02; issue 5).
+"""``topicslab reid``: cross-site re-identification risk (Carey et al.; issue 5).
 
 * ``--sets FILE``   simulate two websites' traces per trial -> ``topicslab.attacks.measure_risk``
   (``risk_curve`` when ``--weeks`` lists several values; ``--bounds`` adds ``reid_bounds``);
@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from topicslab.cli._app import MAX_SEED, SETS_TAXONOMY_HELP, app, err, out, sets_taxonomy
@@ -227,12 +228,12 @@ def reid(
         if any(b.full_information_bound is None for b in found):
             err.print("[dim]—: intractable (more than 2 weeks: |T|^r traces)[/]")
     for note in dict.fromkeys(n for r in results for n in r.notes):
-        err.print(f"[yellow]note[/]: {note}")
+        err.print(f"[yellow]note[/]: {escape(note)}")
     if json_path is not None:
         from topicslab._atomic import write_text_atomic
 
         write_text_atomic(json_path, json.dumps(payload, indent=2))
-        err.print(f"wrote {json_path}")
+        err.print(f"wrote {escape(str(json_path))}")
 
 
 __all__ = ["reid"]

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from topicslab.cli._app import (
@@ -121,7 +122,7 @@ def run(
                              sets_taxonomy=taxonomy,
                              stats_dir=stats, overrides=overrides, progress=not quiet,
                              cache=not no_cache,
-                             log=lambda msg: err.print(f"[dim]·[/] {msg}", highlight=False))
+                             log=lambda msg: err.print(f"[dim]·[/] {escape(msg)}", highlight=False))
     t = Table(title=f"topicslab run --preset {preset}")
     t.add_column("", no_wrap=True)
     t.add_column("value (fidelity: population → synthetic, gap ± 95%)", justify="right")
@@ -146,5 +147,6 @@ def run(
     out.print(t)
     v = res["verdict"]
     colour = "yellow" if v["pass"] is None else ("green" if v["pass"] else "red")
-    out.print(f"[{colour}]{v['text']}[/]", highlight=False)
-    out.print(f"wrote {out_dir / 'report.html'} and {out_dir / 'results.json'}")
+    out.print(f"[{colour}]{escape(v['text'])}[/]", highlight=False)
+    out.print(f"wrote {escape(str(out_dir / 'report.html'))} and "
+              f"{escape(str(out_dir / 'results.json'))}")

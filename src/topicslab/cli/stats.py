@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from topicslab.cli._app import (
@@ -199,4 +200,4 @@ def stats(
     summary.add_row("seconds", f"{dt:.1f}")
     out.print(summary)
     if "warning" in led.claimed:
-        err.print(f"[yellow]warning[/]: {led.claimed['warning']}")
+        err.print(f"[yellow]warning[/]: {escape(str(led.claimed['warning']))}")

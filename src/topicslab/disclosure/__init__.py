@@ -1,6 +1,6 @@
 """Detecting sensitive-interest disclosure: ε-indistinguishability and the PRI estimator.
 
-Implements Mac Aonghusa & Leith, "Don't let Google know I'm lonely" (spec 04) as a reusable
+Implements Mac Aonghusa & Leith, "Don't let Google know I'm lonely" as a reusable
 estimator over generic term observations, checked on the paper's worked example, and applies
 it to Topics API answers (black box) next to the exact posterior/prior ratio (white box).
 

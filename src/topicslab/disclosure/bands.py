@@ -1,4 +1,4 @@
-"""Confidence bands of M̂(c) learned on training probes (paper §6, spec 04 §3).
+"""Confidence bands of M̂(c) learned on training probes (Mac Aonghusa & Leith §6).
 
 For each category c the band is mean ± n σ of M̂(c) over the training probes *labelled c*
 (the paper uses n = 3, "taken after performing verification testing on the training data").

@@ -1,4 +1,5 @@
-"""The disclosure experiment's design, checked once (Mac Aonghusa & Leith; spec 04 §4).
+"""The disclosure experiment's design, checked once (Mac Aonghusa & Leith;
+docs/design.md §Disclosure).
 
 ``DisclosureDesign`` holds what sizes and drives ``topics_experiment``: the intensities ρ,
 the epochs, the personas per group (test, training, white-box Monte Carlo), the probe sites,

@@ -1,4 +1,4 @@
-"""Detection rules on M̂ (paper §6.1-6.2, spec 04 §3).
+"""Detection rules on M̂ (Mac Aonghusa & Leith §6.1-6.2).
 
 * Sensitive probe: M̂(other) lies outside band(other) (rejects "no sensitive learning").
 * Sensitive session: some probe among the session's first ``session_probes`` (5) is sensitive.

@@ -1,4 +1,4 @@
-"""Evaluation of the detection rules on labelled sessions (paper §6.1-6.5, spec 04 §3).
+"""Evaluation of the detection rules on labelled sessions (Mac Aonghusa & Leith §6.1-6.5).
 
 Given M̂ of every probe of every test session and each session's true category:
 

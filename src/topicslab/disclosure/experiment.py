@@ -1,6 +1,6 @@
 """Sensitive-interest disclosure through the Topics API: black-box PRI and white-box check.
 
-For each intensity ρ (spec 04 §4):
+For each intensity ρ (docs/design.md §Disclosure):
 
 1. **Training personas** (``train_personas`` per group; groups = each sensitive category and
    the non-sensitive ``other``) browse for ``epochs`` epochs; every epoch each of

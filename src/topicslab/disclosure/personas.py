@@ -1,4 +1,5 @@
-"""Sensitive personas for the Topics API (spec 04 §4): browsing -> top-k profiles -> answers.
+"""Sensitive personas for the Topics API (docs/design.md §Disclosure):
+browsing -> top-k profiles -> answers.
 
 A *sensitive category* is an interest outside the taxonomy that leaks through a few *proxy
 topics* (bankruptcy -> Credit & Lending 447, Personal Loans 170, Credit Reporting & Monitoring

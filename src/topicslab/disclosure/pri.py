@@ -1,4 +1,4 @@
-"""The PRI estimator M̂_k(c) (eqs 14-17 of the paper, spec 04 §2) and the calibrated ratio.
+"""The PRI estimator M̂_k(c) (Mac Aonghusa & Leith §4.4, Eqs. (14)-(17)) and the calibrated ratio.
 
 Training set T = (label, filtered advert) pairs, labels in C ∪ {other}; D = the terms of T.
 

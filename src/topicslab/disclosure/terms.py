@@ -1,4 +1,4 @@
-"""The dictionary D and the term frequency φ_D(x | X) (eq 13 of the paper, spec 04 §2).
+"""The dictionary D and the term frequency φ_D(x | X) (Mac Aonghusa & Leith §4.4, Eq. (13)).
 
 An observation ("advert") is a sequence of filtered terms: words after preprocessing, or
 taxonomy topic ids when the observed adverts are Topics API answers. ``φ_D(x | X)`` is the share

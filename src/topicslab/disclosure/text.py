@@ -1,4 +1,4 @@
-"""Advert text preprocessing: tokenise, drop stop words, stem (paper §4.3, spec 04 §2).
+"""Advert text preprocessing: tokenise, drop stop words, stem (Mac Aonghusa & Leith §4.3).
 
 The paper tokenises advert text "using white-spaces and punctuation as token separators",
 removes stop words and stems with a Porter-style stemmer (it used scikit-learn, whose default

@@ -1,4 +1,5 @@
-"""White-box check: the exact posterior/prior ratio M_k(c) given observed answers (spec 04 §4).
+"""White-box check: the exact posterior/prior ratio M_k(c) given observed answers
+(docs/design.md §Disclosure).
 
 The mechanism is public, so the ad-tech caller's belief can be computed exactly up to Monte
 Carlo over persona profiles. One site's answer t in an epoch with top set S has probability

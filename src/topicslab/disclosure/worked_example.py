@@ -1,4 +1,5 @@
-"""The paper's worked example (§4.5, Table 1; spec 04 §2): M̂ = 0.32 / 0.08, calibrated 1.6 / 0.4.
+"""The paper's worked example (Mac Aonghusa & Leith §4.5, Table 1):
+M̂ = 0.32 / 0.08, calibrated 1.6 / 0.4.
 
 C = {prostate}; the training set is given *after* preprocessing. The paper prints the third
 advert with the term "treatment" but Table 1 counts it as "treat" (p̂_T(treat) = 5/12), so the

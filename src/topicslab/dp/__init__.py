@@ -1,5 +1,5 @@
-"""Differentially private statistics of topic sets with an exact privacy ledger (spec 01 §2-§3,
-§6; paper §4).
+"""Differentially private statistics of topic sets with an exact privacy ledger
+(Dick et al. §4; the release schema of docs/design.md §Files).
 
 Public names:
     PrivacyBudget(epsilon, delta, accounting, split)   the release's budget, checked once

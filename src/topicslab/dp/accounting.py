@@ -1,4 +1,4 @@
-"""Composed privacy guarantees of a release, computed by ``dp_accounting`` (spec 01 §3).
+"""Composed privacy guarantees of a release, computed by ``dp_accounting`` (Dick et al. §4.2).
 
 Neighbouring relation throughout: add or remove one user's whole sequence of weekly topic sets
 (paper Definition 1; the library's ``ADD_OR_REMOVE_ONE``).

@@ -1,4 +1,4 @@
-"""Contribution bounding: make the L2 sensitivities of spec 01 §3 true (paper §4.2, Lemma).
+"""Contribution bounding: make the L2 sensitivities of Dick et al. §4.2 (Lemma) true.
 
 The lemma Δ2(f_ww) = sqrt(C(k,2)), Δ2(f_w,w+1) = k holds only if every user contributes exactly
 one set of exactly ``k`` distinct topics to every week. ``bound_contributions`` enforces that:
@@ -8,14 +8,14 @@ one set of exactly ``k`` distinct topics to every week. ``bound_contributions`` 
   naming the user row and week) or truncated deterministically to its ``k`` lowest dense indices
   (``bound="truncate"``; deterministic so the same input always gives the same bounded data);
 * a week with fewer than ``k`` topics is padded with distinct uniformly random topics, as the
-  Topics API itself pads short profiles (spec 01 §1);
+  Topics API itself pads short profiles (Dick et al. §3, Algorithm 1);
 * **missing weeks**: an all-empty week is padded entirely with random topics. Why this keeps Δ2
   exact: after bounding, *every* user (present or added) contributes a 0/1 vector with exactly
   C(k,2) ones to each within-week count and exactly k² ones to each across-week count, whatever
   their raw data looked like, so adding/removing one user moves each count vector by exactly
   sqrt(C(k,2)) resp. k in L2. Dropping the user-week instead would also respect the bound
   (fewer ones), but it would make the user count differ between weeks and bias the estimate
-  n = Σ f_ww / C(k,2) used in post-processing (spec 01 §3); padding keeps every week's total
+  n = Σ f_ww / C(k,2) used in post-processing (Dick et al. §4.2); padding keeps every week's total
   exactly n·C(k,2).
 
 Padding randomness is keyed (``topicslab.api.hashing``) by ``(seed, user_id * n_weeks + week)``:

@@ -1,4 +1,4 @@
-"""The count queries of spec 01 §3 (paper §4.2), generalised to any number of weeks.
+"""The count queries of Dick et al. §4.2, generalised to any number of weeks.
 
 For bounded data (exactly k distinct sorted topics per user-week, see ``bounding``):
 

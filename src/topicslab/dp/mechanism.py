@@ -1,4 +1,4 @@
-"""Gaussian-mechanism calibration for the count queries (spec 01 §3, paper §4.2 Prop. 4).
+"""Gaussian-mechanism calibration for the count queries (Dick et al. §4.2, Prop. 4).
 
 Every σ comes from ``dp_accounting.get_sigma_gaussian``: the exact analytic Gaussian mechanism
 of Balle & Wang (2018) — the smallest σ with
@@ -6,7 +6,7 @@ of Balle & Wang (2018) — the smallest σ with
 not a hand-written formula. The library works at sensitivity 1; σ scales linearly with Δ.
 
 Queries (for ``W`` weeks): ``W`` within-week queries, Δ2 = sqrt(C(k,2)), each a 0/1 change in
-exactly C(k,2) coordinates; ``W-1`` across-week queries, Δ2 = k, k² unit changes (spec 01 §3).
+exactly C(k,2) coordinates; ``W-1`` across-week queries, Δ2 = k, k² unit changes (Dick et al. §4.2).
 
 Budget split (``split``): one share per query, within weeks first, then consecutive pairs.
 Default: half the budget to the within-week queries (equally over weeks) and half to the

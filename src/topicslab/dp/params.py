@@ -1,4 +1,4 @@
-"""The parameters of a DP release, checked once (Dick et al. §4.2; spec 01 §2-§3).
+"""The parameters of a DP release, checked once (Dick et al. §4.1-4.2).
 
 * ``PrivacyBudget``: the total (ε, δ) under add/remove-one-user neighbours, how the
   composition of the release's Gaussian mechanisms is accounted (``paper`` / ``tight``) and how

@@ -1,4 +1,4 @@
-"""Noisy counts -> q_single, q_within, q_across (spec 01 §2-§3; paper §4.1-§4.2).
+"""Noisy counts -> q_single, q_within, q_across (Dick et al. §4.1-4.2).
 
 Pure post-processing of the released noisy counts (free under DP; never touches the data):
 
@@ -8,10 +8,10 @@ Pure post-processing of the released noisy counts (free under DP; never touches 
   dims·σ²/C(k,2)² and m²σ²/k⁴, and we combine all of them by inverse-variance weighting.
 * **Normalise** each noisy query by n̂ (q_within(o1,o2) = Pr({o1,o2} ⊆ S_J), so
   Σ_{o1<o2} q_within = C(k,2)); **average** the weeks with equal weights (J is a uniform week,
-  spec 01 §2; the paper's average of normalised f11 and f22); **clip** to [0, 1] after
+  Dick et al. §4.1; the paper's average of normalised f11 and f22); **clip** to [0, 1] after
   averaging (clipping each week first would add more positive bias).
 * q_within is stored as a symmetric matrix with a zero diagonal (both orders of a pair hold the
-  same value); q_single(o) = Σ_{o2 ≠ o} q_within(o, o2) / (k − 1) (spec 01 §2 identity),
+  same value); q_single(o) = Σ_{o2 ≠ o} q_within(o, o2) / (k − 1) (Dick et al. §4.1 identity),
   summed over the *unclipped* noisy q_within and clipped afterwards: clipping each of the
   m − 1 terms first would add E[max(noise, 0)] ≈ 0.4σ/n per term, a positive bias of about
   0.4·(m−1)σ/((k−1)n) on every q_single (≈ 0.4 percentage points at n = 1M, σ = 86).

@@ -1,4 +1,4 @@
-"""Read and write DP statistics in the public release's schema (spec 01 §6).
+"""Read and write DP statistics in the public release's schema (docs/design.md §Files).
 
 Current schema (written by ``save_statistics``):
 
@@ -10,7 +10,7 @@ Current schema (written by ``save_statistics``):
 * ``q_single.json`` (this package's addition): records ``topic_id, topic_label, frequency``.
   q_single is derived from the *unclipped* noisy q_within (``postprocess``), which the release
   files do not hold, so it is stored; without the file (the public release) it is derived
-  from the clipped q_within by the spec 01 §2 identity;
+  from the clipped q_within by the Dick et al. §4.1 identity;
 * ``privacy_ledger.json`` when the statistics carry a ledger.
 
 The older schema ``qwithin.json`` (``topic1, topic2, frequency``) / ``qacross.json``

@@ -1,4 +1,4 @@
-"""``compute_statistics``: topic sets -> DP statistics + privacy ledger (spec 01 §2-§3).
+"""``compute_statistics``: topic sets -> DP statistics + privacy ledger (Dick et al. §4.1-4.2).
 
 Pipeline (paper §4.2): contribution bounding (``bounding``) -> exact pair counts (``counts``) ->
 calibrated Gaussian mechanisms (``mechanism``) with discrete Gaussian noise (``noise``) ->
@@ -46,7 +46,7 @@ __all__ = ["LN3", "DPStatistics", "compute_statistics", "fingerprint", "release_
 
 @dataclass
 class DPStatistics:
-    """DP statistics of topic sets (ARCHITECTURE.md data model).
+    """DP statistics of topic sets (docs/design.md §Data model).
 
     Attributes:
         q_single: ``float64[m]`` Pr(o ∈ S_J).

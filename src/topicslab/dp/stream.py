@@ -1,6 +1,6 @@
 """Out-of-core DP statistics: stream Parquet in chunks, bound and count each chunk, sum.
 
-The counts of spec 01 §3 are sums over users, and contribution bounding treats every user on
+The counts of Dick et al. §4.2 are sums over users, and contribution bounding treats every user on
 its own (its padding is keyed by ``(seed, user_id, week)``, see ``bounding``), so bounding and
 counting a file chunk by chunk and adding the per-chunk counts gives *exactly* the counts of
 bounding and counting the whole file at once. Memory is O(chunk + m²): one decoded chunk and
@@ -32,7 +32,7 @@ over-long weeks always reach ``bound`` (reject/truncate) as in the in-memory pat
 file whose metadata declares a smaller k, which ``read_sets`` refuses outright.
 
 A user id may appear only once in the whole input (a user's whole sequence is the unit of
-privacy, spec 01 §3): checked per chunk, then across chunks from their id ranges (free for
+privacy, Dick et al. §4.2): checked per chunk, then across chunks from their id ranges (free for
 files sorted by user id, as the generator and ``SetsWriter`` write them); overlapping ranges
 trigger an exact check over the ``user_id`` column (8 bytes/user).
 
@@ -157,7 +157,7 @@ def _unique_range(uids: npt.NDArray[np.int64]) -> tuple[int, int] | int:
 
 
 class CountAccumulator:
-    """Bound and count chunks of users; keep the exact sums (spec 01 §3 counts).
+    """Bound and count chunks of users; keep the exact sums (Dick et al. §4.2 counts).
 
     ``add`` bounds a chunk with ``bound_contributions`` (global user ids and one padding seed,
     so the result is the whole-input bounding's) and adds its ``pair_counts``; ``result``

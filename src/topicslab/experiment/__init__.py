@@ -1,4 +1,4 @@
-"""The end-to-end release experiment behind ``topicslab run`` (spec 01 §5).
+"""The end-to-end release experiment behind ``topicslab run`` (Dick et al. §6, App. C).
 
 Public names:
     run(preset=..., out=..., ...)   run every stage (cached by content); write OUT/report.html

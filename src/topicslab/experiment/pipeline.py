@@ -1,6 +1,6 @@
-"""The end-to-end release experiment behind ``topicslab run`` (spec 01 §5; paper §6).
+"""The end-to-end release experiment behind ``topicslab run`` (Dick et al. §6).
 
-Stages, in data-flow order (ARCHITECTURE.md):
+Stages, in data-flow order (docs/design.md §Data flow):
 
     population ─► dp_statistics ─► fit ─► sample ─► validate
         │                                   │
@@ -449,7 +449,7 @@ def run(
 
     reid_params = {"weeks": cfg.weeks, "targets": cfg.targets, "trials": cfg.trials,
                    "seed": seed, "attacks": ["hamming", "asymmetric"]}
-    reid: dict[str, Any] = {"protocol": {**reid_params, "model": "random user (spec 02 §2)",
+    reid: dict[str, Any] = {"protocol": {**reid_params, "model": "random user (Carey et al. §7)",
                                          "refit_per_trial": cfg.refit_per_trial},
                             "population": None, "synthetic": None,
                             "deviation": (REFIT_PROTOCOL if cfg.refit_per_trial

@@ -1,6 +1,7 @@
-"""Named sizes of ``topicslab run`` (spec 01 §5; issue #6 budgets).
+"""Named sizes of ``topicslab run`` (Dick et al. §6; measured times in benchmarks/RESULTS.md).
 
-* ``smoke``: seconds; exercises every stage and every report section (used by the tests).
+* ``smoke``: 20K users, the smallest run; exercises every stage and every report section
+  (used by the tests).
 * ``default``: the built-in experiment: 1M users, 4 weeks, persistent types (T = 100 types ×
   5 modes), release fidelity for r = 1..4 with every user a target, the paper's 10,240
   targets × 10 trials.

@@ -1,4 +1,4 @@
-"""The type-mixture model of topic-set sequences (spec 01 §4-§6; paper §5, Algorithm 2,
+"""The type-mixture model of topic-set sequences (Dick et al. §5-6, Algorithm 2,
 Appendix A): exact statistics, fitting, sampling, model files.
 
 Public names:

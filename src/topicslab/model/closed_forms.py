@@ -1,4 +1,4 @@
-"""Exact closed-form statistics of the type mixture for all terms at once (spec 01 §4,
+"""Exact closed-form statistics of the type mixture for all terms at once (Dick et al. §5, App. A,
 paper Appendix A), as a few dense tensor products.
 
 Public names:

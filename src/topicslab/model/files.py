@@ -1,5 +1,5 @@
 """Model files: ``model.safetensors`` + ``model.json``, and the release's
-``output_parameters.json`` (spec 01 §6, ARCHITECTURE "On disk").
+``output_parameters.json`` (docs/design.md §Files).
 
 Public names:
     save_model(directory, model) -> Path        both files or neither; returns the directory

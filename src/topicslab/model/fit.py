@@ -1,4 +1,4 @@
-"""Fitting a type mixture to DP statistics (paper §5.1, spec 01 §4): ``fit`` → ``FitResult``.
+"""Fitting a type mixture to DP statistics (Dick et al. §5.1): ``fit`` → ``FitResult``.
 
 Public names:
     fit(stats, model="persistent", optimizer="default", *, types=None, weeks=4, device="auto",
@@ -18,7 +18,7 @@ paper's ``PaperTypes``); how, an optimiser:
   (paper: 8000). Each minibatch term is computed exactly from its own slots. The paper does not
   say how the minibatch loss is scaled; the default is the batch *mean* (what TensorFlow/Keras
   losses do): its gradients (~1e-10) sit below ε, so Adam moves each logit by ~lr·g/ε per step
-  — slow, which is why the paper needs thousands of epochs (spec 01 §4 "Pitfall").
+  — slow, which is why the paper needs thousands of epochs (docs/design.md §Objective).
   ``batch_loss="sum"`` scales the batch SSE by N/B instead: normalised Adam steps of ~lr = 1.0
   per logit, which at lr 1.0 saturate the softmaxes within one epoch (measured: J rises from
   2.4e-6 to 8.0e-6 and stays there).
@@ -464,7 +464,7 @@ class _Run:
                   progress) as advance:
             advance(self.step)
             while self.step < steps:
-                # cosine decay on the larger of the step and time fractions (spec: a time
+                # cosine decay on the larger of the step and time fractions (so that a time
                 # budget is spent to the end with a fully decayed learning rate)
                 frac = self.step / steps
                 if self.budget is not None:

@@ -1,4 +1,4 @@
-"""The objective J of the paper (§5.1, spec 01 §4) and the per-term errors behind the quality
+"""The objective J of Dick et al. (§5.1, App. A) and the per-term errors behind the quality
 bar.
 
 Public names:
@@ -15,7 +15,7 @@ J(θ) = (1/N) [Σ_i Σ_o (q_single(θ;i,o) − q*_single(o))² + Σ_i Σ_{o1<o2}
 q*_within(o1,o2))² + Σ_{(i,j)} Σ_{o1,o2} (q_across(θ;i,j,o1,o2) − q*_across(o1,o2))²].
 
 The fitters minimise the *sum* of squared errors (N·J): with ~1.1M terms, gradients of the mean
-are far below Adam's ε = 1e-8 and its steps would silently vanish (spec 01 §4, "Pitfall").
+are far below Adam's ε = 1e-8 and its steps would silently vanish (docs/design.md §Objective).
 
 ``single_weight="relative"`` weights the r·m single terms by (mean target / target)²: equal
 weight for equal *relative* error. It was the default while DP q_single were row sums of

@@ -24,7 +24,7 @@ draw is one alias-table lookup (O(1), Walker/Vose), in a parallel numba kernel.
 
 Stationarity rule for more weeks than were fitted (paper types; persistent types are
 stationary by construction and sample any number of weeks): sampled week w uses fitted week
-``w mod r`` of the user's type. Every fitted week carries the same targets (spec 01 §2), so
+``w mod r`` of the user's type. Every fitted week carries the same targets (Dick et al. §4.1), so
 each sampled week and each consecutive pair (i, i+1), i < r−1, keeps its fitted statistics;
 the wrap-around pair (r−1 → 0) repeats every r weeks and is fitted only when the model was
 fitted with ``cyclic=True`` (``model.week_pairs`` then contains ``(r−1, 0)``); otherwise its

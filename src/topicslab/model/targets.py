@@ -1,4 +1,5 @@
-"""The fitting targets: DP statistics checked and laid out as the terms of J (spec 01 §4).
+"""The fitting targets: DP statistics checked and laid out as the terms of J
+(Dick et al. §5.1).
 
 Public names:
     Targets                        q_single[m], q_within[m, m], q_across[m, m], taxonomy, k,

@@ -1,4 +1,5 @@
-"""``TypeMixture``: a uniform mixture of types over topic-set sequences (spec 01 §4, paper §5).
+"""``TypeMixture``: a uniform mixture of types over topic-set sequences (Dick et al. §5,
+Algorithm 2).
 
 Public names:
     TypeMixture      theta ``float32[T, r, k, m]`` slot logits (persistent types: ``[T, M, k, m]``

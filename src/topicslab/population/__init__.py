@@ -2,8 +2,8 @@
 
 A visits-based behavioural simulator (persistent, drifting interests; heterogeneous activity;
 hierarchy and cross-category correlations) whose weekly profiles come from the mechanism's own
-top-k with padding (spec 01 §1), calibrated to the published statistics of the real release
-(spec 01 §3).
+top-k with padding (Dick et al. §3), calibrated to the published statistics of the real release
+(Dick et al. §4.2).
 
 Public names:
     PopulationParams                 parameters (JSON round trip, ``fingerprint``)

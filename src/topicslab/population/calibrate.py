@@ -1,4 +1,4 @@
-"""Calibrate the reference population to the published statistics (spec 01 §3).
+"""Calibrate the reference population to the published statistics (Dick et al. §4.2).
 
 ``initial_params`` builds the uncalibrated starting point: a plausible long-tailed popularity
 over all topics (category masses, then a Zipf tail inside each category in a fixed hashed
@@ -51,7 +51,7 @@ CATEGORY_MASS = {
 #: Shopping sites carry their product categories (all High bucket): a visit to a shopping site
 #: also counts for some of these. Their common probability is the knob of q_within(News,
 #: Shopping): a shopper's week fills up with High-bucket topics, which pushes the Standard-bucket
-#: News out of the top k (spec 01 §1 ranking) — the published pair is far *below* independence
+#: News out of the top k (Dick et al. §3 ranking) — the published pair is far *below* independence
 #: (4.41% vs 34.60% x 23.34% = 8.08%).
 BREADTH = {
     "/Shopping": ("/Shopping/Apparel", "/Shopping/Mass Merchants & Department Stores",

@@ -12,7 +12,7 @@ For every user the numba kernel simulates (see ``params.py`` for the behavioural
 
 The weekly topic visit counts go, as CSR, through ``topicslab.api.top_k_sparse`` — Chrome's
 ranking (utility bucket, then count, random ties) with uniform padding when fewer than k topics
-were seen (spec 01 §1). Sets are never drawn directly.
+were seen (Dick et al. §3, Algorithm 1). Sets are never drawn directly.
 
 Randomness: every draw is ``hash3(key, user_id, week + burn_in, purpose << 32 | counter)`` with
 the population stream key of the seed, and the top-k row keys are ``user_id * 1024 + week``; so

@@ -1,11 +1,11 @@
 """Parameters of the behavioural reference population (what the generator is driven by).
 
-The population is a *visits-based* simulator (deliberately not the type mixture of spec 01 §4):
+The population is a *visits-based* simulator (deliberately not the type mixture of Dick et al. §5):
 each user has a persistent activity level and a handful of drifting interests; each week they
 make a random number of site visits, each visit lands on one of their interests (or, sometimes,
 on a random "exploration" topic), and a site may carry further topics (its parent in the
 hierarchy, or an affine topic such as News with Arts & Entertainment). The weekly topic visit
-counts then go through the mechanism's own top-k with padding (spec 01 §1).
+counts then go through the mechanism's own top-k with padding (Dick et al. §3, Algorithm 1).
 
 ``PopulationParams`` holds the scalars of that process plus sparse per-topic / per-pair tables
 keyed by *taxonomy ids* (so the JSON is readable and stable); ``compile`` turns them into the

@@ -1,6 +1,6 @@
 """Exact (non-private) statistics of topic-set sequences and the calibration table.
 
-Definitions (spec 01 §2), U a random user, J a random week (or consecutive week pair):
+Definitions (Dick et al. §4.1), U a random user, J a random week (or consecutive week pair):
 q_single(o) = P(o in S_J), q_within(o1, o2) = P({o1, o2} ⊆ S_J) for unordered pairs (stored
 symmetric, zero diagonal), q_across(o1, o2) = P(o1 in S_{J-1}, o2 in S_J) (ordered, diagonal
 allowed). Counting runs in a numba kernel over users, with one pair-count matrix per worker
@@ -52,7 +52,7 @@ def empirical_statistics(
     """``q_single[m]``, ``q_within[m, m]`` (symmetric), ``q_across[m, m]`` of topic sets.
 
     ``q_single``/``q_within`` average over all weeks, ``q_across`` over all consecutive week
-    pairs (stationarity, spec 01 §2). Empty slots (``-1``) are skipped.
+    pairs (stationarity, Dick et al. §4.1). Empty slots (``-1``) are skipped.
     """
     if isinstance(sets, TopicSets):
         arr = sets.sets

@@ -1,6 +1,6 @@
 """The published statistics of the real release that the reference population is calibrated to.
 
-Spec 01 §3 (paper §4.2): the top 10 q_single, top 10 q_within and top 10 q_across values of
+Dick et al. §4.2 publishes the top 10 q_single, top 10 q_within and top 10 q_across values of
 the DP release over 100M+ Chrome users (4 weeks, 2024-12-16..2025-01-12), plus the derived
 week-to-week persistence q_across(o, o) / q_single(o) of the five most common topics.
 Tolerances are the calibration requirements of the reference population (relative errors).
@@ -69,7 +69,7 @@ class Target:
 
 
 def published_targets(taxonomy: Taxonomy | str = "v2") -> list[Target]:
-    """The 30 published values and 5 persistence ratios (spec 01 §3), in a fixed order."""
+    """The 30 published values and 5 persistence ratios (Dick et al. §4.2), in a fixed order."""
     tax = resolve(taxonomy)
 
     def t(kind: str, labels: tuple[str, ...], value: float) -> Target:

@@ -95,7 +95,7 @@ def _population(r: dict[str, Any]) -> Section:
     if cal:
         body += paragraph("The built-in reference population stands in for private browsing "
                           "data; it is calibrated to the published statistics of the real "
-                          "release (spec 01 §3). Calibration check:")
+                          "release (Dick et al. §4.2). Calibration check:")
         body += table(f"Published vs generated ({pop.get('calibration_users', 0):,} users)",
                       ["statistic", "published", "generated", "relative error", "ok"],
                       [[c["name"], c["published"], c["generated"],
@@ -311,7 +311,7 @@ def _reid(r: dict[str, Any]) -> Section:
             ci = v.get("ci95") or [None, None]
             rows.append([side, att, _pct(v["mean"]), _pct(v["std"]),
                          f"[{_pct(ci[0])}, {_pct(ci[1])}]", _pct(v.get("expected_mean"))])
-    body = paragraph(f"Random-user protocol (spec 02): {p['weeks']} weeks, {p['targets']:,} "
+    body = paragraph(f"Random-user protocol (Carey et al.): {p['weeks']} weeks, {p['targets']:,} "
                      f"targets per trial, {p['trials']} trials; the attacker links a target's "
                      "trace on site 2 to a user of site 1.")
     body += figure(fg.reidentification_bars(risks, p["weeks"]),

@@ -1,4 +1,4 @@
-"""Validation of a fitted model and its synthetic data (spec 01 §5; paper §6, Appendix C).
+"""Validation of a fitted model and its synthetic data (Dick et al. §6, App. C).
 
 Public names:
     fit_quality(stats, model, *, bar=None) -> FitQuality
