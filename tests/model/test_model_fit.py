@@ -325,3 +325,41 @@ def test_fit_stops_at_the_noise_floor(tax12):
     assert plain.stopped == "steps"
     with pytest.raises(InputError, match="stop_at_noise"):
         FullObjective(stop_at_noise="yes")  # type: ignore[arg-type]
+
+
+def test_thread_trials_back_off_while_the_other_count_loses(monkeypatch):
+    """After the warm-up trial, trial steps on the other thread count wait 40, 80, 160, 160 ...
+    steps while they lose; the count switches (and the wait resets) as soon as they win."""
+    import importlib
+
+    fit_mod = importlib.import_module("topicslab.model.fit")  # the module, not ``fit``
+    threads = {"n": 2}
+    monkeypatch.setattr(fit_mod.torch, "get_num_threads", lambda: threads["n"])
+    monkeypatch.setattr(fit_mod.torch, "set_num_threads",
+                        lambda n: threads.__setitem__("n", int(n)))
+    clock = {"t": 0.0, "one_thread_step": 2.0}
+
+    def step_and_tick(tuner):
+        clock["t"] += clock["one_thread_step"] if threads["n"] == 1 else 1.0
+        tuner.tick()
+
+    monkeypatch.setattr(fit_mod.time, "perf_counter", lambda: clock["t"])
+    tuner = fit_mod._Threads(None, torch.device("cpu"))
+    starts = []
+    for step in range(1, 600):
+        before = threads["n"]
+        step_and_tick(tuner)
+        if before == 2 and threads["n"] == 1:
+            starts.append(step)
+    gaps = np.diff(starts).tolist()
+    assert starts[0] == 2 and gaps[:4] == [42, 82, 162, 162]
+    assert threads["n"] == 2
+    clock["one_thread_step"] = 0.5  # one thread now wins: the next trial switches to it
+    back = 0
+    for _ in range(300):
+        before = threads["n"]
+        step_and_tick(tuner)
+        back += before == 1 and threads["n"] == 2
+    # the wait restarts at 20 after the switch (trials on two threads at +22, +42, +82, ...):
+    # at the 160-step wait there would be at most one trial in the 160 steps after it
+    assert threads["n"] == 1 and back >= 3

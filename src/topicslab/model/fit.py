@@ -333,11 +333,17 @@ def fit(stats: Any, model: ModelVariant | str = "persistent",
 class _Threads:
     """Picks torch's CPU thread count by measurement: on a machine shared with other jobs,
     OpenMP with all cores can be several times slower than one thread, so the faster of the
-    two is re-measured every ``period`` steps (two trial steps on the other count)."""
+    two is re-measured (two trial steps on the other count) ``period`` steps after the last
+    trial; each trial the other count loses doubles the wait (up to ``max_period``), since
+    on a quiet machine every trial step on one thread costs ~60% of a step (measured)."""
 
-    def __init__(self, fixed: int | None, device: torch.device, period: int = 20) -> None:
+    def __init__(self, fixed: int | None, device: torch.device, period: int = 20,
+                 max_period: int = 160) -> None:
         self.saved = torch.get_num_threads()
+        self.base_period = period
         self.period = period
+        self.max_period = max_period
+        self.next_trial = 2  # the first steps are warm-up
         self.adaptive = fixed is None and device.type == "cpu" and self.saved > 1
         self.choices = [self.saved, 1]
         self.cur = 0
@@ -363,10 +369,13 @@ class _Threads:
                 alt = 1 - self.cur
                 if min(self.times[alt]) < 0.9 * min(self.times[self.cur]):
                     self.cur = alt
+                    self.period = self.base_period
+                else:
+                    self.period = min(2 * self.period, self.max_period)
                 self.trial = -1
+                self.next_trial = self.count + self.period
                 torch.set_num_threads(self.choices[self.cur])
-        elif self.count % self.period == 2:
-            # the first steps are warm-up; then every period steps try the other count
+        elif self.count == self.next_trial:
             self.trial = 2
             torch.set_num_threads(self.choices[1 - self.cur])
 
