@@ -570,6 +570,12 @@ CASES: list[tuple[str, list[str], str]] = [
                           "{stats}"], "--out"),
     ("pop-out-is-params", [*POP, "--params", "{in}/p.parquet", "--out", "{in}/p.parquet"],
      "--params"),
+    # round 2, the rest: run makes the estimates population and fit make, before any stage
+    # (RU2 RU3)
+    ("run-users-past-the-memory", ["run", "--preset", "smoke", "--out", "{out}", "--users",
+                                   "1000000000000"], "--users"),
+    ("run-types-past-the-memory", ["run", "--preset", "smoke", "--out", "{out}", "--types",
+                                   "100000000"], "--types"),
 ]
 
 
@@ -626,6 +632,19 @@ def test_outputs_past_the_free_disk_are_refused(inputs: dict[str, Path], work: P
     monkeypatch.setattr(_resources, "available_disk", lambda path: 8_000)
     res = runner.invoke(app, [*POP, "--out", "p.parquet"])
     assert res.exit_code == 0, res.output
+
+
+def test_population_chunk_past_the_memory_is_refused(work: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """P2: a chunk of --chunk-users x --weeks is generated at once (~65 bytes a user-week,
+    80 estimated): past the available memory it is refused up front, naming --chunk-users."""
+    from topicslab import _resources
+
+    monkeypatch.setattr(_resources, "available_memory", lambda: 1000 * 4 * 80 - 1)
+    res = runner.invoke(app, [*POP, "--out", "p.parquet"])
+    line = _check_refused(res.output, res.exit_code, "--chunk-users")
+    assert "memory" in line
+    assert not (work / "p.parquet").exists()
 
 
 def test_population_v1_works(work: Path) -> None:
