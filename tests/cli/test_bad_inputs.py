@@ -64,6 +64,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     shutil.copy(pop, d / "noext")
     (d / "lead-blank.csv").write_text("\n" + csv.read_text())
     (d / "tabs.csv").write_text(csv.read_text().replace(",", "\t"))
+    (d / "long-bigweek.csv").write_text("user_id,week,topic_id\n1,0,1\n1,1000000000,2\n")
     (d / "header-only.csv").write_text(csv.read_text().splitlines()[0] + "\n")
     (d / "truncated.csv.gz").write_bytes(gzip.compress(csv.read_bytes())[:200])
     table = pq.read_table(pop)
@@ -576,6 +577,18 @@ CASES: list[tuple[str, list[str], str]] = [
                                    "1000000000000"], "--users"),
     ("run-types-past-the-memory", ["run", "--preset", "smoke", "--out", "{out}", "--types",
                                    "100000000"], "--types"),
+    # every reader bounds the weeks a file may span (O3)
+    ("obs-long-week-huge", ["observe", "--sets", "{in}/long-bigweek.csv", "--out",
+                            "{out}.parquet"], "long-bigweek.csv, row 2, field 'week'"),
+    # sample's weeks capped as the population's (SA6)
+    ("sample-weeks-million", [*SAMPLE, "--weeks", "1000000", "--out", "{out}.parquet"],
+     "--weeks"),
+    # fit: a sane cap on its iterations (F14)
+    ("fit-steps-huge", [*FIT_ON, "{stats}", "--steps", "1000000000000"], "--steps"),
+    ("fit-epochs-huge", [*FIT_ON, "{stats}", "--optimizer", "paper", "--epochs",
+                         "1000000000000"], "--epochs"),
+    ("run-fit-steps-huge", ["run", "--preset", "smoke", "--out", "{out}", "--fit-steps",
+                            "1000000000000"], "--fit-steps"),
 ]
 
 
@@ -645,6 +658,37 @@ def test_population_chunk_past_the_memory_is_refused(work: Path,
     line = _check_refused(res.output, res.exit_code, "--chunk-users")
     assert "memory" in line
     assert not (work / "p.parquet").exists()
+
+
+@pytest.mark.parametrize(("weeks", "says"), [(4.0, "must be a positive integer"),
+                                             (10**12, "must be at most 1,023")])
+def test_model_json_fields_are_named_as_the_files(inputs: dict[str, Path], work: Path,
+                                                  weeks: object, says: str) -> None:
+    """SA3: a bad 'weeks' in model.json is that file's field, not the option --weeks the
+    user never gave; a huge one is refused as the file's, not as a memory estimate."""
+    model = work / "mw"
+    shutil.copytree(inputs["model"], model)
+    meta = json.loads((model / "model.json").read_text())
+    (model / "model.json").write_text(json.dumps({**meta, "weeks": weeks}))
+    res = runner.invoke(app, ["sample", "--model", str(model), "--users", "5", "--seed", "0",
+                              "--out", "s.parquet"])
+    line = _check_refused(res.output, res.exit_code, "mw/model.json, field 'weeks'")
+    assert says in line and "--weeks" not in line
+    assert not (work / "s.parquet").exists()
+
+
+def test_release_file_with_an_upper_case_extension(inputs: dict[str, Path],
+                                                   work: Path) -> None:
+    """SA5: a release file named rel.JSON is a release file, not a model directory."""
+    res = runner.invoke(app, ["fit", "--stats", str(inputs["stats"]), "--out", "m",
+                              "--model", "paper", "--types", "2", "--steps", "1",
+                              "--no-progress", "--export-release", "rel.json"])
+    assert res.exit_code == 0, res.output
+    (work / "rel.json").rename(work / "rel.JSON")
+    res = runner.invoke(app, ["sample", "--model", "rel.JSON", "--users", "5", "--seed", "0",
+                              "--out", "s.parquet"])
+    assert res.exit_code == 0, res.output
+    assert tio.read_sets(work / "s.parquet").n_users == 5
 
 
 def test_population_v1_works(work: Path) -> None:

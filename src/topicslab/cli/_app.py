@@ -204,11 +204,13 @@ class OneLineErrors(TyperGroup):
     def _on_option(self, exc: Exception) -> Exception:
         """The library names a bad argument by its Python name (``probe_sites``); the user
         typed an option (``--probe-sites``): name that. Errors located in a file's row keep
-        their field, which is a column of the file."""
+        their field, which is a column of the file, and so do the fields of a named file."""
         from topicslab.errors import InputError
 
         if not isinstance(exc, InputError) or not exc.field or exc.row is not None:
             return exc
+        if exc.file is not None and not exc.field.startswith("-"):
+            return exc  # a field of the file (model.json's 'weeks'), not an option
         command = self.commands.get(_state["command"] or "")
         name = exc.field.lstrip("-").replace("-", "_")
         for param in command.params if command is not None else []:

@@ -100,6 +100,22 @@ def _check_threads(threads: int | None) -> None:
                          "use", field="--threads")
 
 
+#: the most full-objective steps and paper epochs a fit may ask for: 300 steps (8,000 epochs)
+#: are the defaults and a fit usually stops earlier, at the DP noise floor; 10^12 ran until
+#: stopped by hand (--max-minutes is the way to give a fit more time)
+MAX_STEPS = 100_000
+MAX_EPOCHS = 1_000_000
+
+
+def _check_iterations(steps: int | None, epochs: int | None) -> None:
+    for flag, value, most, default in (("--steps", steps, MAX_STEPS, 300),
+                                       ("--epochs", epochs, MAX_EPOCHS, 8000)):
+        if value is not None and value > most:
+            raise InputError(f"{flag} must be in 1..{most:,} (the default is {default:,}; "
+                             f"--max-minutes gives a fit a time budget), got {value:,}",
+                             field=flag)
+
+
 #: the largest learning rate: Adam moves every logit by about lr per step, so past 1,000 one
 #: step saturates every softmax (the defaults are 0.3 and 1.0); 1e300 overflowed float32
 MAX_LR = 1000.0
@@ -182,7 +198,7 @@ def _save_fit(out_dir: Path, res: Any) -> None:
 def _load_any_model(path: Path, taxonomy: str) -> Any:
     from topicslab import model as tm
 
-    if path.is_file() and path.suffix == ".json":
+    if path.is_file() and path.suffix.lower() == ".json":
         return tm.import_release_parameters(path, taxonomy)
     return tm.load_model(path)
 
@@ -283,6 +299,7 @@ def fit_command(
     lr = _lr(lr)
     variant = tm.make_variant(model, types, weeks, cyclic=cyclic, modes=modes)
     opt: tm.FullObjective | tm.PaperAdam
+    _check_iterations(steps, epochs)
     if optimizer == "paper":
         if no_noise_stop:
             raise InputError("--no-noise-stop belongs to the default optimiser (the paper's "
@@ -381,6 +398,7 @@ def sample_command(
     from topicslab import model as tm
     from topicslab._paths import check_output_file, refuse_overwriting_inputs
     from topicslab.cli.population import taxonomy_size
+    from topicslab.io._common import MAX_WEEKS
 
     if fmt is None:
         name = out_path.name.lower()
@@ -396,6 +414,9 @@ def sample_command(
         raise InputError(f"the model uses taxonomy {mdl.taxonomy.version}, not {taxonomy} "
                          "(--taxonomy only tells which taxonomy a release "
                          "output_parameters.json uses)", field="--taxonomy")
+    if weeks is not None and weeks > MAX_WEEKS:
+        raise InputError(f"--weeks must be in 1..{MAX_WEEKS} (the most weeks a population "
+                         f"holds, and every reader reads), got {weeks:,}", field="--weeks")
     _check_sample_size(min(users, chunk_users), weeks or mdl.weeks, mdl.k,
                        "use fewer --weeks or a smaller --chunk-users")
     _check_shards(shards, users, fmt)

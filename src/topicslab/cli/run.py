@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from topicslab.cli._app import MAX_SEED, app, err, on_interrupt, out
+from topicslab.cli.model import MAX_STEPS
 from topicslab.errors import InputError
 
 
@@ -104,7 +105,7 @@ def run(
     model: str | None = typer.Option(
         None, "--model", help="persistent (default) | paper (Dick et al. §5's types)."),
     types: int | None = typer.Option(None, "--types", min=1, help="Override T."),
-    fit_steps: int | None = typer.Option(None, "--fit-steps", min=1,
+    fit_steps: int | None = typer.Option(None, "--fit-steps", min=1, max=MAX_STEPS,
                                          help="Override the fit's full-objective steps."),
     fit_minutes: float | None = typer.Option(None, "--fit-minutes", min=0.01,
                                              help="Override the fit's time cap."),

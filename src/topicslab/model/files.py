@@ -100,10 +100,12 @@ def _write_model_files(d: Path, model: TypeMixture) -> None:
     write_text_atomic(d / META, json.dumps(meta, indent=2, allow_nan=False) + "\n")
 
 
-def _meta_int(meta: dict[str, Any], name: str, file: str) -> int:
+def _meta_int(meta: dict[str, Any], name: str, file: str, at_most: int | None = None) -> int:
     v = meta.get(name)
     if isinstance(v, bool) or not isinstance(v, int) or v < 1:
         raise InputError(f"must be a positive integer, got {v!r}", file=file, field=name)
+    if at_most is not None and v > at_most:
+        raise InputError(f"must be at most {at_most:,}, got {v:,}", file=file, field=name)
     return v
 
 
@@ -116,6 +118,8 @@ def load_model(directory: str | Path, *, taxonomy: Taxonomy | str | None = None,
     """
     from safetensors import SafetensorError
     from safetensors.numpy import load_file
+
+    from topicslab.io._common import MAX_WEEKS
 
     d = Path(directory)
     meta_file, weights_file = d / META, d / WEIGHTS
@@ -146,7 +150,9 @@ def load_model(directory: str | Path, *, taxonomy: Taxonomy | str | None = None,
     if variant not in ("paper", "persistent"):
         raise InputError(f"model must be 'paper' or 'persistent', got {variant!r}",
                          file=str(meta_file), field="model")
-    shape = tuple(_meta_int(meta, n, str(meta_file)) for n in ("types", "weeks", "k", "topics"))
+    # weeks: as many as a population may hold (a persistent model's tensors do not show them)
+    shape = tuple(_meta_int(meta, n, str(meta_file), MAX_WEEKS if n == "weeks" else None)
+                  for n in ("types", "weeks", "k", "topics"))
     weeks = shape[1]
     if variant == "persistent":
         shape = (shape[0], _meta_int(meta, "modes", str(meta_file)), shape[2], shape[3])
