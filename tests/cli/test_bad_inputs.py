@@ -80,6 +80,9 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     res = runner.invoke(app, ["fit", "--stats", str(stats), "--out", str(model), "--types",
                               "2", "--modes", "1", "--steps", "1", "--no-progress"])
     assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["observe", "--sets", str(pop), "--out",
+                              str(d / "traces.parquet")])
+    assert res.exit_code == 0, res.output
     six = d / "six.csv"
     ids = [str(i) for i in tax.ids[:6]]
     six.write_text("user_id,epoch_0_topics,epoch_1_topics\n"
@@ -89,6 +92,19 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     for name, text in params.items():
         (d / name).write_text(text)
     (d / "binary.json").write_bytes(b"\xff\xfe\x00garbage")
+    from topicslab.population.params import reference_path
+
+    ref = json.loads(reference_path("v2").read_text())
+    for name, change in {"drift-str": {"drift_base": "abc"}, "explore-neg": {"explore_prob": -5},
+                         "explore-7": {"explore_prob": 7.0},
+                         "sigma-nan": {"activity_log_sigma": float("nan")},
+                         "burn-float": {"burn_in_weeks": 2.5}, "tax-v9": {"taxonomy": "v9"},
+                         "tax-v1": {"taxonomy": "v1"},
+                         "pop-short": {"popularity": dict(list(ref["popularity"].items())[:10])},
+                         "pop-nan": {"popularity": {**ref["popularity"], "1": "NaN"}},
+                         "pop-unknown": {"popularity": {**ref["popularity"], "999999": 1.0}},
+                         }.items():
+        (d / f"params-{name}.json").write_text(json.dumps({**ref, **change}))
     (d / "script.json").write_text("! probe: help\nhello\n")
     for name in ("p.json", "x.json", "x.png", "p.parquet"):  # inputs an output must not replace
         (d / name).write_text("input\n")
@@ -146,6 +162,25 @@ def _fill(args: list[str], inputs: dict[str, Path], work: Path) -> list[str]:
              "out": work / "out", "file": work / "a-file", "dir": work / "a-dir",
              "ro": work / "read-only", "missing": work / "missing"}
     return [a.format(**{k: str(v) for k, v in names.items()}) for a in args]
+
+
+#: the options the base command lines above give with a value, which a case may give again
+#: to replace it (the command itself refuses an option given twice)
+_REPLACEABLE = ("--users", "--chunk-users", "--sets", "--stats", "--model", "--seed",
+                "--trials", "--targets", "--out")
+
+
+def _last_wins(args: list[str]) -> list[str]:
+    """``args`` without the earlier of two values given to one of ``_REPLACEABLE``."""
+    kept: list[str] = []
+    i = 0
+    while i < len(args):
+        if args[i] in _REPLACEABLE and args[i] in args[i + 2:]:
+            i += 2
+            continue
+        kept.append(args[i])
+        i += 1
+    return kept
 
 
 def _tree(root: Path) -> dict[str, tuple[bool, int]]:
@@ -589,13 +624,38 @@ CASES: list[tuple[str, list[str], str]] = [
                          "1000000000000"], "--epochs"),
     ("run-fit-steps-huge", ["run", "--preset", "smoke", "--out", "{out}", "--fit-steps",
                             "1000000000000"], "--fit-steps"),
+    # reid: weeks past the file's own (R4), a traces file given as topic sets (R5)
+    ("reid-weeks-past-the-file", [*REID, "--weeks", "20"], "the file has 4"),
+    ("reid-weeks-list-past-the-file", [*REID, "--weeks", "2,99"], "the file has 4"),
+    ("reid-sets-is-traces", ["reid", "--sets", "{in}/traces.parquet", "--no-progress"],
+     "give it as --traces"),
+    # an option given twice (O12), for every command; an empty path (O9)
+    ("obs-p-twice", [*OBS, "--p", "0.9", "--p", "0.1", "--out", "{out}.parquet"], "--p"),
+    ("obs-out-twice", [*OBS, "--out", "{out}.parquet", "-o", "{out}2.parquet"], "--out"),
+    ("reid-progress-twice", [*REID, "--progress", "--no-progress"], "--progress"),
+    ("qif-m-twice", ["qif", "--m", "10", "--m=20"], "--m"),
+    ("run-users-twice", ["run", "--preset", "smoke", "--out", "{out}", "--users", "5",
+                         "--users", "6"], "--users"),
+    ("obs-sets-empty", ["observe", "--sets", "", "--out", "{out}.parquet"],
+     "'--sets': an empty name"),
+    ("stats-out-empty", [*STATS, "--out", ""], "'--out': an empty name"),
+    # bad values inside a --params file: the file and the field named (P4 P5 P6)
+    *[(f"pop-params-{name}", [*POP, "--params", f"{{in}}/params-{name}.json", "--out",
+                              "{out}.parquet"], f"params-{name}.json, field '{field}'")
+      for name, field in (("drift-str", "drift_base"), ("explore-neg", "explore_prob"),
+                          ("explore-7", "explore_prob"), ("sigma-nan", "activity_log_sigma"),
+                          ("burn-float", "burn_in_weeks"), ("tax-v9", "taxonomy"),
+                          ("tax-v1", "taxonomy"), ("pop-short", "popularity"),
+                          ("pop-nan", "popularity.1"), ("pop-unknown", "popularity"))],
 ]
 
 
-@pytest.mark.parametrize(("args", "named"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_bad_input_is_refused(inputs: dict[str, Path], work: Path, args: list[str],
-                              named: str) -> None:
+@pytest.mark.parametrize(("name", "args", "named"), CASES, ids=[c[0] for c in CASES])
+def test_bad_input_is_refused(inputs: dict[str, Path], work: Path, name: str,
+                              args: list[str], named: str) -> None:
     before, inputs_before = _tree(work), _stamps(inputs["dir"])
+    if not name.endswith("-twice"):  # a case's own value replaces the base command's
+        args = _last_wins(args)
     res = runner.invoke(app, _fill(args, inputs, work))
     _check_refused(res.output, res.exit_code, named)
     assert _tree(work) == before, "a refused command wrote into its output location"
@@ -614,13 +674,13 @@ def test_reid_refuses_targets_past_the_memory(inputs: dict[str, Path], work: Pat
 
     monkeypatch.setattr(_resources, "available_memory", lambda: 10_000)
     for targets in ("all", "299"):
-        res = runner.invoke(app, [*_fill(REID, inputs, work), "--targets", targets,
-                                  "--json", "r.json"])
+        res = runner.invoke(app, _last_wins([*_fill(REID, inputs, work), "--targets",
+                                             targets, "--json", "r.json"]))
         line = _check_refused(res.output, res.exit_code, "--targets")
         assert "memory" in line and "use fewer --targets" in line
     assert not (work / "r.json").exists()
     monkeypatch.setattr(_resources, "available_memory", lambda: 10**9)
-    res = runner.invoke(app, [*_fill(REID, inputs, work), "--targets", "all"])
+    res = runner.invoke(app, _last_wins([*_fill(REID, inputs, work), "--targets", "all"]))
     assert res.exit_code == 0, res.output
 
 

@@ -90,7 +90,7 @@ def population(
     from topicslab.api import Mechanism
 
     Mechanism(k=k, taxonomy=taxonomy)  # the profile size and taxonomy, checked once
-    base = pop.PopulationParams.load(params) if params else None
+    base = pop.PopulationParams.load(params, taxonomy) if params else None
     stress = pop.Stress(persistence=persistence, routine=routine, groups=groups,
                         interests=interests)
     p = base if stress.is_identity else stress.apply(base, taxonomy)

@@ -38,7 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from topicslab._atomic import atomic_dir, atomic_path, write_text_atomic
-from topicslab.errors import InputError
+from topicslab.errors import FileFieldError, InputError
 from topicslab.model.typemixture import TypeMixture
 from topicslab.taxonomy import VERSIONS, Taxonomy, resolve
 
@@ -103,9 +103,9 @@ def _write_model_files(d: Path, model: TypeMixture) -> None:
 def _meta_int(meta: dict[str, Any], name: str, file: str, at_most: int | None = None) -> int:
     v = meta.get(name)
     if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise InputError(f"must be a positive integer, got {v!r}", file=file, field=name)
+        raise FileFieldError(f"must be a positive integer, got {v!r}", file=file, field=name)
     if at_most is not None and v > at_most:
-        raise InputError(f"must be at most {at_most:,}, got {v:,}", file=file, field=name)
+        raise FileFieldError(f"must be at most {at_most:,}, got {v:,}", file=file, field=name)
     return v
 
 
