@@ -59,6 +59,8 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    tio.write_sets(d / "pop-v1.parquet", TopicSets(sets[:50], resolve("v1"),
+                                                    np.arange(50, dtype=np.int64)))
     csv = d / "pop.csv"
     tio.write_sets(csv, data.subset(slice(0, 20)))
     shutil.copy(pop, d / "noext")
@@ -147,6 +149,7 @@ def _tampered_statistics(stats: Path, d: Path) -> None:
     edit("st-led-dir", "privacy_ledger.json", "dir")
     edit("st-led-k-float", "privacy_ledger.json", cb(k=5.7))
     edit("st-led-k-0", "privacy_ledger.json", cb(k=0))
+    edit("st-led-k-3", "privacy_ledger.json", cb(k=3))
     edit("st-led-k-str", "privacy_ledger.json", cb(k="five"))
     edit("st-led-cb-list", "privacy_ledger.json",
          lambda led: {**led, "contribution_bounding": [5]})
@@ -647,6 +650,19 @@ CASES: list[tuple[str, list[str], str]] = [
                           ("burn-float", "burn_in_weeks"), ("tax-v9", "taxonomy"),
                           ("tax-v1", "taxonomy"), ("pop-short", "popularity"),
                           ("pop-nan", "popularity.1"), ("pop-unknown", "popularity"))],
+    # a ledger k the statistics contradict, the ledger named (F4)
+    ("fit-ledger-k-contradicted", [*FIT_ON, "{in}/st-led-k-3"],
+     "privacy_ledger.json, field 'contribution_bounding.k': k = 3 contradicts"),
+    ("val-ledger-k-contradicted", ["validate", "--stats", "{in}/st-led-k-3", "--model",
+                                   "{model}", "--json", "{out}.json"], "k = 3 contradicts"),
+    # validate: inputs that do not match, the file named before any sampling (V3)
+    ("val-population-v1", [*VAL, "--json", "{out}.json", "--population",
+                           "{in}/pop-v1.parquet"], "pop-v1.parquet, field '--population'"),
+    ("val-synthetic-v1", [*VAL, "--json", "{out}.json", "--population", "{pop}",
+                          "--synthetic", "{in}/pop-v1.parquet"],
+     "pop-v1.parquet, field '--synthetic'"),
+    ("val-population-no-users", [*VAL, "--json", "{out}.json", "--population",
+                                 "{in}/header-only.csv"], "header-only.csv, field '--population'"),
 ]
 
 

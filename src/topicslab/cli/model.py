@@ -438,6 +438,17 @@ def sample_command(
     out.print(table)
 
 
+def _check_comparable(sets: Any, path: Path, option: str, version: str, other: str) -> None:
+    """Sets ``validate`` compares: some users, and the taxonomy of what they are compared
+    with, named by file before any sampling."""
+    if sets.n_users == 0:
+        raise InputError("holds no users: there is nothing to compare", file=str(path),
+                         field=option)
+    if sets.taxonomy.version != version:
+        raise InputError(f"uses taxonomy {sets.taxonomy.version}, {other} taxonomy {version}",
+                         file=str(path), field=option)
+
+
 @app.command("validate")
 def validate_command(
     stats_dir: Path = typer.Option(..., "--stats", "-s", help="DP statistics directory."),
@@ -501,9 +512,15 @@ def validate_command(
             raise InputError("file not found", file=str(path), field=option)
     stats = dp.load_statistics(stats_dir)
     mdl = _load_any_model(model_path, stats.taxonomy.version)
+    if mdl.k != stats.k:
+        raise InputError(f"the model has k={mdl.k} topics a week, the statistics in "
+                         f"{stats_dir} k={stats.k}: validate a model against the statistics it "
+                         "was fitted to", file=str(model_path), field="--model")
     pop = syn = None
     if population is not None:
         pop = tio.read_sets(population)
+        _check_comparable(pop, population, "--population", stats.taxonomy.version,
+                          f"the statistics in {stats_dir}")
         if weeks is None:
             weeks = min(4, pop.n_weeks)
         elif weeks > pop.n_weeks:
@@ -512,6 +529,8 @@ def validate_command(
                              file=str(population), field="--weeks")
         if synthetic is not None:
             syn = tio.read_sets(synthetic)
+            _check_comparable(syn, synthetic, "--synthetic", pop.taxonomy.version,
+                              f"the population {population}")
             if weeks > syn.n_weeks:
                 raise InputError(f"--weeks {weeks} is more than the {syn.n_weeks} weeks of the "
                                  "synthetic sets", file=str(synthetic), field="--weeks")

@@ -230,6 +230,24 @@ def _ledger_k(ledger: PrivacyLedger, file: str, m: int) -> int:
     return k
 
 
+def _check_ledger_k(ledger: PrivacyLedger, k: int, total: float, n: float, m: int,
+                    file: str) -> None:
+    """A top-k set holds C(k, 2) pairs, so the within-week pair frequencies sum to at most
+    C(k, 2) (less with padding): a sum past that by more than four noise deviations (each
+    pair's Gaussian noise, sigma / n) contradicts the ledger's k."""
+    sigmas = [float(mech.get("sigma", 0.0)) for mech in ledger.mechanisms
+              if isinstance(mech, dict) and str(mech.get("name", "")).startswith("within")
+              and isinstance(mech.get("sigma"), int | float)]
+    if not sigmas or not (math.isfinite(n) and n > 0):
+        return  # the noise is not known: nothing can be told apart from it
+    margin = 4.0 * math.sqrt(m * (m - 1) / 2) * max(sigmas) / n
+    if total > k * (k - 1) / 2 + margin:
+        raise InputError(f"k = {k} contradicts the statistics: their within-week pair "
+                         f"frequencies sum to {total:.3g}, more than the {k * (k - 1) // 2} "
+                         f"pairs a top-{k} set holds; restore the ledger (or rerun topicslab "
+                         "stats)", file=file, field="contribution_bounding.k")
+
+
 def _ledger_n(ledger: PrivacyLedger, file: str) -> float:
     extra = ledger.extra if isinstance(ledger.extra, dict) else {}
     n = extra.get("n_estimate", float("nan"))
@@ -323,6 +341,8 @@ def load_statistics(directory: str | Path, *, taxonomy: Taxonomy | str | None = 
     if k is None:
         if ledger is not None:
             k = _ledger_k(ledger, str(ledger_path), m)
+            _check_ledger_k(ledger, k, float(np.triu(q_within, 1).sum()),
+                            _ledger_n(ledger, str(ledger_path)), m, str(ledger_path))
         else:
             total = float(np.triu(q_within, 1).sum())
             k = max(2, round((1 + math.sqrt(1 + 8 * total)) / 2))
