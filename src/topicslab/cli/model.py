@@ -177,11 +177,25 @@ def _write_json(path: Path, doc: dict[str, Any]) -> None:
     write_text_atomic(path, json.dumps(_jsonable(doc), indent=2, allow_nan=False) + "\n")
 
 
-def _checkpoints_kept(directory: Path) -> str | None:
-    """What an interrupted fit leaves: its checkpoints, which ``--resume`` continues."""
-    if directory.is_dir() and any(directory.iterdir()):
-        return f"checkpoints kept in {directory} (add --resume to continue); no model written"
-    return None
+def _checkpoint_stamps(directory: Path) -> dict[str, tuple[int, int]]:
+    """Each checkpoint file's modification time and size (none: no directory)."""
+    if not directory.is_dir():
+        return {}
+    return {str(p.relative_to(directory)): (p.stat().st_mtime_ns, p.stat().st_size)
+            for p in directory.rglob("*") if p.is_file()}
+
+
+def _checkpoints_kept(directory: Path, before: dict[str, tuple[int, int]] | None = None,
+                      resuming: bool = True) -> str | None:
+    """What an interrupted fit leaves: its checkpoints, which ``--resume`` continues. Those
+    of an earlier fit (unchanged since ``before``, and not resumed) are not this fit's."""
+    now = _checkpoint_stamps(directory)
+    if not now:
+        return None
+    if not resuming and before is not None and now == before:
+        return (f"this fit wrote no checkpoint (those in {directory} are an earlier fit's, "
+                "which --resume would continue); no model written")
+    return f"checkpoints kept in {directory} (add --resume to continue); no model written"
 
 
 def _save_fit(out_dir: Path, res: Any) -> None:
@@ -333,7 +347,8 @@ def fit_command(
     _check_threads(threads)
     stats = dp.load_statistics(stats_dir)
     _check_fit_size(stats, stats_dir, variant, device)
-    on_interrupt(lambda: _checkpoints_kept(out_dir / "checkpoints"))
+    earlier = _checkpoint_stamps(out_dir / "checkpoints")
+    on_interrupt(lambda: _checkpoints_kept(out_dir / "checkpoints", earlier, resume))
     with no_new_empty_dirs(out_dir):
         res = tm.fit(stats, variant, opt, device=device, seed=seed, max_minutes=max_minutes,
                      target=stop_at, progress=not no_progress,
