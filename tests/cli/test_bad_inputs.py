@@ -918,6 +918,37 @@ def test_odd_environment_is_one_line(tmp_path: Path, env: dict[str, str], named:
     assert not list(tmp_path.iterdir())
 
 
+def test_unwritable_home_adds_no_matplotlib_lines(tmp_path: Path) -> None:
+    """G3: matplotlib's config and cache directories cannot be made (HOME is a file): a plot
+    is still written with no warning lines, matplotlib pointed at a private directory."""
+    import subprocess
+    import sys
+
+    blocker = tmp_path / "home-is-a-file"
+    blocker.write_text("x")
+    (tmp_path / "tmp").mkdir()
+    env = {**os.environ, "HOME": str(blocker), "XDG_CONFIG_HOME": str(blocker),
+           "XDG_CACHE_HOME": str(blocker), "TMPDIR": str(tmp_path / "tmp"),
+           "PYTHONPATH": str(Path(tio.__file__).parents[2])}  # this checkout's package
+    for name in ("MPLCONFIGDIR", "TOPICSLAB_DEBUG"):
+        env.pop(name, None)
+    proc = subprocess.run([sys.executable, "-c", "from topicslab._main import main; main()",
+                           "qif", "--epochs", "2", "--plot", "x.png"], capture_output=True,
+                          text=True, env=env, check=False, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert [ln for ln in proc.stderr.splitlines() if ln.strip()] == ["wrote x.png"]
+    assert (tmp_path / "x.png").stat().st_size > 0
+
+
+def test_small_disclosure_figures_leak_no_warning(work: Path) -> None:
+    """D4: a tiny disclosure run draws figures without matplotlib's legend warning."""
+    res = runner.invoke(app, ["disclosure", "-q", "--personas", "3", "--mc-samples", "3",
+                              "--epochs", "2", "--no-whitebox", "--figures", "figs"])
+    assert res.exit_code == 0, res.output
+    assert "Warning" not in res.output
+    assert (work / "figs" / "rates.png").exists()
+
+
 def test_script_with_a_byte_order_mark_is_read(work: Path) -> None:
     """D3: a UTF-8 byte-order mark before '! probe:' is not taken for a missing header."""
     script = work / "bom.txt"
