@@ -900,6 +900,36 @@ def test_ctrl_c_while_starting_is_one_line(monkeypatch: pytest.MonkeyPatch,
     assert len(lines) == 1 and lines[0].startswith("interrupted: "), lines
 
 
+def test_ctrl_c_while_exiting_is_one_line(tmp_path: Path) -> None:
+    """G2: a Ctrl-C after the command has ended, while Python shuts down (here: in an exit
+    handler), still ends with one ``interrupted:`` line and exit code 130."""
+    import subprocess
+    import sys
+
+    script = """
+import atexit, os, signal, sys, time
+import topicslab.cli
+def late():
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.5)
+def done():
+    atexit.register(late)
+    sys.stderr.write("wrote x.png\\n")
+    raise SystemExit(0)
+topicslab.cli.main = done
+from topicslab._main import main
+main()
+"""
+    env = {**os.environ, "PYTHONPATH": str(Path(tio.__file__).parents[2])}
+    env.pop("TOPICSLAB_DEBUG", None)
+    proc = subprocess.run([sys.executable, "-c", script, "qif"], capture_output=True,
+                          text=True, env=env, check=False, cwd=tmp_path)
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert proc.returncode == 130, proc.stderr
+    assert lines[0] == "wrote x.png" and len(lines) == 2, lines
+    assert lines[1].startswith("interrupted: ")
+
+
 @pytest.mark.parametrize(("env", "named"), [
     ({"PYTHONIOENCODING": "ascii"}, "PYTHONIOENCODING"),
     ({"NUMBA_NUM_THREADS": "0"}, "NUMBA_NUM_THREADS"),
