@@ -76,18 +76,25 @@ def _check_population_size(users: int, weeks: int, out_dir: Path) -> None:
 
 def _check_fit_size(model: str, types: int | None, weeks: int) -> None:
     """The fit's memory, estimated as ``topicslab fit`` does (top-5 sets of the largest
-    taxonomy), on the CPU; a GPU has its own memory and is not checked here."""
+    taxonomy), against the memory of the device the run fits on."""
     from topicslab import model as tm
     from topicslab._resources import require_memory
     from topicslab.cli.model import _fit_memory
     from topicslab.cli.population import API_K, taxonomy_size
 
-    if tm.resolve_device("auto").type != "cpu":
-        return
     variant = tm.make_variant(model, types, weeks)
-    require_memory(_fit_memory(variant, API_K, taxonomy_size("v2")),
-                   f"fitting {variant.types:,} types over {variant.weeks} weeks",
-                   field="--types", hint="use fewer --types")
+    need = _fit_memory(variant, API_K, taxonomy_size("v2"))
+    what = f"fitting {variant.types:,} types over {variant.weeks} weeks"
+    device = tm.resolve_device("auto")
+    if device.type == "cpu":
+        require_memory(need, what, field="--types", hint="use fewer --types")
+        return
+    import torch
+
+    free, _ = torch.cuda.mem_get_info(device)
+    if need > free:
+        raise InputError(f"{what} needs about {need / 2**30:.1f} GiB of GPU memory, "
+                         f"{free / 2**30:.1f} GiB free; use fewer --types", field="--types")
 
 
 @app.command()
