@@ -28,6 +28,57 @@ def _environment_error() -> str | None:
     return None
 
 
+def _late_interrupts(code: object) -> None:
+    """A Ctrl-C after the command has ended, while Python shuts down (thread pools, atexit
+    handlers): after a success it is one ``interrupted:`` line naming the complete outputs and
+    exit code 130, as during the command; after a failure, whose line is printed, it changes
+    nothing."""
+    import signal
+
+    if _debugging() or not hasattr(signal, "SIGINT"):
+        return
+
+    def interrupted(signum: int, frame: object) -> None:
+        if code not in (0, None):
+            return
+        try:
+            from topicslab.cli._app import _interruption
+
+            line = _interruption()
+        except Exception:  # the line is all that is left to print
+            line = "topicslab stopped while exiting; its outputs are complete"
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os.write(2, f"interrupted: {line}\n".encode(errors="replace"))
+        os._exit(EXIT_INTERRUPTED)
+
+    try:
+        signal.signal(signal.SIGINT, interrupted)
+    except ValueError:  # not the main thread
+        pass
+
+
+def _exit_now(code: object) -> None:
+    """End the process once the command has ended: run the exit handlers and flush, then
+    leave without the interpreter's finalization, during which Python puts SIGINT back to its
+    default (a late Ctrl-C there ended the process with no line) and which frees what the
+    command held for nothing."""
+    import atexit
+
+    if _debugging() or not (code is None or isinstance(code, int)):
+        return
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(0 if code is None else code)
+
+
 def main() -> None:
     """Run ``topicslab.cli.main``; a Ctrl-C before it takes over ends with one line."""
     problem = _environment_error()
@@ -38,6 +89,10 @@ def main() -> None:
         from topicslab.cli import main as cli_main
 
         cli_main()
+    except SystemExit as done:  # the command's end: a Ctrl-C while Python shuts down
+        _late_interrupts(done.code)
+        _exit_now(done.code)
+        raise
     except KeyboardInterrupt:
         if _debugging():
             raise

@@ -5,14 +5,44 @@ from __future__ import annotations
 
 import base64
 import io
+import os
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from topicslab.errors import TopicsLabError
 
 
+def _writable_dir(path: str) -> bool:
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(path, os.W_OK | os.X_OK)
+
+
+def _matplotlib_dirs() -> None:
+    """Point ``MPLCONFIGDIR`` at a private temporary directory when matplotlib's own config
+    or cache directory cannot be written (a read-only HOME): matplotlib would otherwise warn
+    on stderr, two lines past the one-line contract, and rebuild its font cache every run."""
+    if os.environ.get("MPLCONFIGDIR") or "matplotlib" in sys.modules:
+        return
+    home = os.path.expanduser("~")
+    config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
+    if all(_writable_dir(os.path.join(d, "matplotlib")) for d in (config, cache)):
+        return
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    private = os.path.join(tempfile.gettempdir(), f"topicslab-matplotlib-{uid}")
+    if not _writable_dir(private):
+        private = tempfile.mkdtemp(prefix="topicslab-matplotlib-")
+    os.environ["MPLCONFIGDIR"] = private
+
+
 def pyplot() -> Any:
     """``matplotlib.pyplot`` on the Agg backend."""
+    _matplotlib_dirs()
     try:
         import matplotlib
     except ImportError as exc:  # pragma: no cover - depends on the environment

@@ -52,13 +52,23 @@ class InputError(TopicsLabError):
     def located(
         self, *, file: str | None = None, row: int | None = None, field: str | None = None
     ) -> InputError:
-        """A copy with missing location parts filled in."""
-        return InputError(
+        """A copy (of the same class) with missing location parts filled in."""
+        cls = type(self)
+        copy = cls.__new__(cls)
+        copy.__dict__.update(self.__dict__)
+        InputError.__init__(
+            copy,
             self.message,
             file=self.file if self.file is not None else file,
             row=self.row if self.row is not None else row,
             field=self.field if self.field is not None else field,
         )
+        return copy
+
+
+class FileFieldError(InputError):
+    """Bad input whose ``field`` is a field of ``file`` (``model.json``'s ``weeks``), never an
+    option of the command that read it, even where an option has the same name."""
 
 
 class ParameterError(InputError, ValueError):

@@ -59,11 +59,14 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    tio.write_sets(d / "pop-v1.parquet", TopicSets(sets[:50], resolve("v1"),
+                                                    np.arange(50, dtype=np.int64)))
     csv = d / "pop.csv"
     tio.write_sets(csv, data.subset(slice(0, 20)))
     shutil.copy(pop, d / "noext")
     (d / "lead-blank.csv").write_text("\n" + csv.read_text())
     (d / "tabs.csv").write_text(csv.read_text().replace(",", "\t"))
+    (d / "long-bigweek.csv").write_text("user_id,week,topic_id\n1,0,1\n1,1000000000,2\n")
     (d / "header-only.csv").write_text(csv.read_text().splitlines()[0] + "\n")
     (d / "truncated.csv.gz").write_bytes(gzip.compress(csv.read_bytes())[:200])
     table = pq.read_table(pop)
@@ -79,6 +82,9 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     res = runner.invoke(app, ["fit", "--stats", str(stats), "--out", str(model), "--types",
                               "2", "--modes", "1", "--steps", "1", "--no-progress"])
     assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["observe", "--sets", str(pop), "--out",
+                              str(d / "traces.parquet")])
+    assert res.exit_code == 0, res.output
     six = d / "six.csv"
     ids = [str(i) for i in tax.ids[:6]]
     six.write_text("user_id,epoch_0_topics,epoch_1_topics\n"
@@ -88,6 +94,19 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     for name, text in params.items():
         (d / name).write_text(text)
     (d / "binary.json").write_bytes(b"\xff\xfe\x00garbage")
+    from topicslab.population.params import reference_path
+
+    ref = json.loads(reference_path("v2").read_text())
+    for name, change in {"drift-str": {"drift_base": "abc"}, "explore-neg": {"explore_prob": -5},
+                         "explore-7": {"explore_prob": 7.0},
+                         "sigma-nan": {"activity_log_sigma": float("nan")},
+                         "burn-float": {"burn_in_weeks": 2.5}, "tax-v9": {"taxonomy": "v9"},
+                         "tax-v1": {"taxonomy": "v1"},
+                         "pop-short": {"popularity": dict(list(ref["popularity"].items())[:10])},
+                         "pop-nan": {"popularity": {**ref["popularity"], "1": "NaN"}},
+                         "pop-unknown": {"popularity": {**ref["popularity"], "999999": 1.0}},
+                         }.items():
+        (d / f"params-{name}.json").write_text(json.dumps({**ref, **change}))
     (d / "script.json").write_text("! probe: help\nhello\n")
     for name in ("p.json", "x.json", "x.png", "p.parquet"):  # inputs an output must not replace
         (d / name).write_text("input\n")
@@ -130,6 +149,7 @@ def _tampered_statistics(stats: Path, d: Path) -> None:
     edit("st-led-dir", "privacy_ledger.json", "dir")
     edit("st-led-k-float", "privacy_ledger.json", cb(k=5.7))
     edit("st-led-k-0", "privacy_ledger.json", cb(k=0))
+    edit("st-led-k-3", "privacy_ledger.json", cb(k=3))
     edit("st-led-k-str", "privacy_ledger.json", cb(k="five"))
     edit("st-led-cb-list", "privacy_ledger.json",
          lambda led: {**led, "contribution_bounding": [5]})
@@ -145,6 +165,25 @@ def _fill(args: list[str], inputs: dict[str, Path], work: Path) -> list[str]:
              "out": work / "out", "file": work / "a-file", "dir": work / "a-dir",
              "ro": work / "read-only", "missing": work / "missing"}
     return [a.format(**{k: str(v) for k, v in names.items()}) for a in args]
+
+
+#: the options the base command lines above give with a value, which a case may give again
+#: to replace it (the command itself refuses an option given twice)
+_REPLACEABLE = ("--users", "--chunk-users", "--sets", "--stats", "--model", "--seed",
+                "--trials", "--targets", "--out")
+
+
+def _last_wins(args: list[str]) -> list[str]:
+    """``args`` without the earlier of two values given to one of ``_REPLACEABLE``."""
+    kept: list[str] = []
+    i = 0
+    while i < len(args):
+        if args[i] in _REPLACEABLE and args[i] in args[i + 2:]:
+            i += 2
+            continue
+        kept.append(args[i])
+        i += 1
+    return kept
 
 
 def _tree(root: Path) -> dict[str, tuple[bool, int]]:
@@ -369,6 +408,9 @@ CASES: list[tuple[str, list[str], str]] = [
     ("qif-r-2", ["qif", "--r", "2"], "--r"),
     ("qif-r-nan", ["qif", "--r", "nan", "--plot", "{out}.png"], "--r"),
     ("qif-epochs-huge-range", ["qif", "--epochs", "1..10000000000"], "--epochs"),
+    ("qif-weeks-huge-range", ["qif", "--sets", "{pop}", "--weeks", "0..10000000000"],
+     "--weeks"),
+    ("reid-weeks-huge-range", [*REID, "--weeks", "1..100000000000"], "more than 10,000"),
     ("qif-sets-m-below-taxonomy", ["qif", "--sets", "{pop}", "--m", "10"], "--m"),
     ("qif-sets-m-memory", ["qif", "--sets", "{pop}", "--m", "1000000"], "--m"),
     ("qif-sets-m-past-a-million", ["qif", "--sets", "{pop}", "--m", "5000000"], "--m"),
@@ -570,13 +612,69 @@ CASES: list[tuple[str, list[str], str]] = [
                           "{stats}"], "--out"),
     ("pop-out-is-params", [*POP, "--params", "{in}/p.parquet", "--out", "{in}/p.parquet"],
      "--params"),
+    # round 2, the rest: run makes the estimates population and fit make, before any stage
+    # (RU2 RU3)
+    ("run-users-past-the-memory", ["run", "--preset", "smoke", "--out", "{out}", "--users",
+                                   "1000000000000"], "--users"),
+    ("run-types-past-the-memory", ["run", "--preset", "smoke", "--out", "{out}", "--types",
+                                   "100000000"], "--types"),
+    # every reader bounds the weeks a file may span (O3)
+    ("obs-long-week-huge", ["observe", "--sets", "{in}/long-bigweek.csv", "--out",
+                            "{out}.parquet"], "long-bigweek.csv, row 2, field 'week'"),
+    # sample's weeks capped as the population's (SA6)
+    ("sample-weeks-million", [*SAMPLE, "--weeks", "1000000", "--out", "{out}.parquet"],
+     "--weeks"),
+    # fit: a sane cap on its iterations (F14)
+    ("fit-steps-huge", [*FIT_ON, "{stats}", "--steps", "1000000000000"], "--steps"),
+    ("fit-epochs-huge", [*FIT_ON, "{stats}", "--optimizer", "paper", "--epochs",
+                         "1000000000000"], "--epochs"),
+    ("run-fit-steps-huge", ["run", "--preset", "smoke", "--out", "{out}", "--fit-steps",
+                            "1000000000000"], "--fit-steps"),
+    # reid: weeks past the file's own (R4), a traces file given as topic sets (R5)
+    ("reid-weeks-past-the-file", [*REID, "--weeks", "20"], "the file has 4"),
+    ("reid-weeks-list-past-the-file", [*REID, "--weeks", "2,99"], "the file has 4"),
+    ("reid-sets-is-traces", ["reid", "--sets", "{in}/traces.parquet", "--no-progress"],
+     "give it as --traces"),
+    # an option given twice (O12), for every command; an empty path (O9)
+    ("obs-p-twice", [*OBS, "--p", "0.9", "--p", "0.1", "--out", "{out}.parquet"], "--p"),
+    ("obs-out-twice", [*OBS, "--out", "{out}.parquet", "-o", "{out}2.parquet"], "--out"),
+    ("reid-progress-twice", [*REID, "--progress", "--no-progress"], "--progress"),
+    ("qif-m-twice", ["qif", "--m", "10", "--m=20"], "--m"),
+    ("run-users-twice", ["run", "--preset", "smoke", "--out", "{out}", "--users", "5",
+                         "--users", "6"], "--users"),
+    ("obs-sets-empty", ["observe", "--sets", "", "--out", "{out}.parquet"],
+     "'--sets': an empty name"),
+    ("stats-out-empty", [*STATS, "--out", ""], "'--out': an empty name"),
+    # bad values inside a --params file: the file and the field named (P4 P5 P6)
+    *[(f"pop-params-{name}", [*POP, "--params", f"{{in}}/params-{name}.json", "--out",
+                              "{out}.parquet"], f"params-{name}.json, field '{field}'")
+      for name, field in (("drift-str", "drift_base"), ("explore-neg", "explore_prob"),
+                          ("explore-7", "explore_prob"), ("sigma-nan", "activity_log_sigma"),
+                          ("burn-float", "burn_in_weeks"), ("tax-v9", "taxonomy"),
+                          ("tax-v1", "taxonomy"), ("pop-short", "popularity"),
+                          ("pop-nan", "popularity.1"), ("pop-unknown", "popularity"))],
+    # a ledger k the statistics contradict, the ledger named (F4)
+    ("fit-ledger-k-contradicted", [*FIT_ON, "{in}/st-led-k-3"],
+     "privacy_ledger.json, field 'contribution_bounding.k': k = 3 contradicts"),
+    ("val-ledger-k-contradicted", ["validate", "--stats", "{in}/st-led-k-3", "--model",
+                                   "{model}", "--json", "{out}.json"], "k = 3 contradicts"),
+    # validate: inputs that do not match, the file named before any sampling (V3)
+    ("val-population-v1", [*VAL, "--json", "{out}.json", "--population",
+                           "{in}/pop-v1.parquet"], "pop-v1.parquet, field '--population'"),
+    ("val-synthetic-v1", [*VAL, "--json", "{out}.json", "--population", "{pop}",
+                          "--synthetic", "{in}/pop-v1.parquet"],
+     "pop-v1.parquet, field '--synthetic'"),
+    ("val-population-no-users", [*VAL, "--json", "{out}.json", "--population",
+                                 "{in}/header-only.csv"], "header-only.csv, field '--population'"),
 ]
 
 
-@pytest.mark.parametrize(("args", "named"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_bad_input_is_refused(inputs: dict[str, Path], work: Path, args: list[str],
-                              named: str) -> None:
+@pytest.mark.parametrize(("name", "args", "named"), CASES, ids=[c[0] for c in CASES])
+def test_bad_input_is_refused(inputs: dict[str, Path], work: Path, name: str,
+                              args: list[str], named: str) -> None:
     before, inputs_before = _tree(work), _stamps(inputs["dir"])
+    if not name.endswith("-twice"):  # a case's own value replaces the base command's
+        args = _last_wins(args)
     res = runner.invoke(app, _fill(args, inputs, work))
     _check_refused(res.output, res.exit_code, named)
     assert _tree(work) == before, "a refused command wrote into its output location"
@@ -595,13 +693,13 @@ def test_reid_refuses_targets_past_the_memory(inputs: dict[str, Path], work: Pat
 
     monkeypatch.setattr(_resources, "available_memory", lambda: 10_000)
     for targets in ("all", "299"):
-        res = runner.invoke(app, [*_fill(REID, inputs, work), "--targets", targets,
-                                  "--json", "r.json"])
+        res = runner.invoke(app, _last_wins([*_fill(REID, inputs, work), "--targets",
+                                             targets, "--json", "r.json"]))
         line = _check_refused(res.output, res.exit_code, "--targets")
         assert "memory" in line and "use fewer --targets" in line
     assert not (work / "r.json").exists()
     monkeypatch.setattr(_resources, "available_memory", lambda: 10**9)
-    res = runner.invoke(app, [*_fill(REID, inputs, work), "--targets", "all"])
+    res = runner.invoke(app, _last_wins([*_fill(REID, inputs, work), "--targets", "all"]))
     assert res.exit_code == 0, res.output
 
 
@@ -626,6 +724,50 @@ def test_outputs_past_the_free_disk_are_refused(inputs: dict[str, Path], work: P
     monkeypatch.setattr(_resources, "available_disk", lambda path: 8_000)
     res = runner.invoke(app, [*POP, "--out", "p.parquet"])
     assert res.exit_code == 0, res.output
+
+
+def test_population_chunk_past_the_memory_is_refused(work: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """P2: a chunk of --chunk-users x --weeks is generated at once (~65 bytes a user-week,
+    80 estimated): past the available memory it is refused up front, naming --chunk-users."""
+    from topicslab import _resources
+
+    monkeypatch.setattr(_resources, "available_memory", lambda: 1000 * 4 * 80 - 1)
+    res = runner.invoke(app, [*POP, "--out", "p.parquet"])
+    line = _check_refused(res.output, res.exit_code, "--chunk-users")
+    assert "memory" in line
+    assert not (work / "p.parquet").exists()
+
+
+@pytest.mark.parametrize(("weeks", "says"), [(4.0, "must be a positive integer"),
+                                             (10**12, "must be at most 1,023")])
+def test_model_json_fields_are_named_as_the_files(inputs: dict[str, Path], work: Path,
+                                                  weeks: object, says: str) -> None:
+    """SA3: a bad 'weeks' in model.json is that file's field, not the option --weeks the
+    user never gave; a huge one is refused as the file's, not as a memory estimate."""
+    model = work / "mw"
+    shutil.copytree(inputs["model"], model)
+    meta = json.loads((model / "model.json").read_text())
+    (model / "model.json").write_text(json.dumps({**meta, "weeks": weeks}))
+    res = runner.invoke(app, ["sample", "--model", str(model), "--users", "5", "--seed", "0",
+                              "--out", "s.parquet"])
+    line = _check_refused(res.output, res.exit_code, "mw/model.json, field 'weeks'")
+    assert says in line and "--weeks" not in line
+    assert not (work / "s.parquet").exists()
+
+
+def test_release_file_with_an_upper_case_extension(inputs: dict[str, Path],
+                                                   work: Path) -> None:
+    """SA5: a release file named rel.JSON is a release file, not a model directory."""
+    res = runner.invoke(app, ["fit", "--stats", str(inputs["stats"]), "--out", "m",
+                              "--model", "paper", "--types", "2", "--steps", "1",
+                              "--no-progress", "--export-release", "rel.json"])
+    assert res.exit_code == 0, res.output
+    (work / "rel.json").rename(work / "rel.JSON")
+    res = runner.invoke(app, ["sample", "--model", "rel.JSON", "--users", "5", "--seed", "0",
+                              "--out", "s.parquet"])
+    assert res.exit_code == 0, res.output
+    assert tio.read_sets(work / "s.parquet").n_users == 5
 
 
 def test_population_v1_works(work: Path) -> None:
@@ -761,6 +903,36 @@ def test_ctrl_c_while_starting_is_one_line(monkeypatch: pytest.MonkeyPatch,
     assert len(lines) == 1 and lines[0].startswith("interrupted: "), lines
 
 
+def test_ctrl_c_while_exiting_is_one_line(tmp_path: Path) -> None:
+    """G2: a Ctrl-C after the command has ended, while Python shuts down (here: in an exit
+    handler), still ends with one ``interrupted:`` line and exit code 130."""
+    import subprocess
+    import sys
+
+    script = """
+import atexit, os, signal, sys, time
+import topicslab.cli
+def late():
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.5)
+def done():
+    atexit.register(late)
+    sys.stderr.write("wrote x.png\\n")
+    raise SystemExit(0)
+topicslab.cli.main = done
+from topicslab._main import main
+main()
+"""
+    env = {**os.environ, "PYTHONPATH": str(Path(tio.__file__).parents[2])}
+    env.pop("TOPICSLAB_DEBUG", None)
+    proc = subprocess.run([sys.executable, "-c", script, "qif"], capture_output=True,
+                          text=True, env=env, check=False, cwd=tmp_path)
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert proc.returncode == 130, proc.stderr
+    assert lines[0] == "wrote x.png" and len(lines) == 2, lines
+    assert lines[1].startswith("interrupted: ")
+
+
 @pytest.mark.parametrize(("env", "named"), [
     ({"PYTHONIOENCODING": "ascii"}, "PYTHONIOENCODING"),
     ({"NUMBA_NUM_THREADS": "0"}, "NUMBA_NUM_THREADS"),
@@ -777,6 +949,37 @@ def test_odd_environment_is_one_line(tmp_path: Path, env: dict[str, str], named:
                           cwd=tmp_path)
     _check_refused(proc.stderr, proc.returncode, named)
     assert not list(tmp_path.iterdir())
+
+
+def test_unwritable_home_adds_no_matplotlib_lines(tmp_path: Path) -> None:
+    """G3: matplotlib's config and cache directories cannot be made (HOME is a file): a plot
+    is still written with no warning lines, matplotlib pointed at a private directory."""
+    import subprocess
+    import sys
+
+    blocker = tmp_path / "home-is-a-file"
+    blocker.write_text("x")
+    (tmp_path / "tmp").mkdir()
+    env = {**os.environ, "HOME": str(blocker), "XDG_CONFIG_HOME": str(blocker),
+           "XDG_CACHE_HOME": str(blocker), "TMPDIR": str(tmp_path / "tmp"),
+           "PYTHONPATH": str(Path(tio.__file__).parents[2])}  # this checkout's package
+    for name in ("MPLCONFIGDIR", "TOPICSLAB_DEBUG"):
+        env.pop(name, None)
+    proc = subprocess.run([sys.executable, "-c", "from topicslab._main import main; main()",
+                           "qif", "--epochs", "2", "--plot", "x.png"], capture_output=True,
+                          text=True, env=env, check=False, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert [ln for ln in proc.stderr.splitlines() if ln.strip()] == ["wrote x.png"]
+    assert (tmp_path / "x.png").stat().st_size > 0
+
+
+def test_small_disclosure_figures_leak_no_warning(work: Path) -> None:
+    """D4: a tiny disclosure run draws figures without matplotlib's legend warning."""
+    res = runner.invoke(app, ["disclosure", "-q", "--personas", "3", "--mc-samples", "3",
+                              "--epochs", "2", "--no-whitebox", "--figures", "figs"])
+    assert res.exit_code == 0, res.output
+    assert "Warning" not in res.output
+    assert (work / "figs" / "rates.png").exists()
 
 
 def test_script_with_a_byte_order_mark_is_read(work: Path) -> None:

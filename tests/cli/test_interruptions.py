@@ -197,6 +197,27 @@ def test_interrupted_fit_points_to_its_checkpoints(work: Path, fake_fit: list[Pa
     assert "checkpoints kept in model/checkpoints (add --resume to continue)" in line
 
 
+def test_interrupted_fit_does_not_claim_an_earlier_fits_checkpoints(
+        work: Path, fake_fit: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """F13: checkpoints left by an earlier fit, which this one never wrote, are not called its
+    own; a checkpoint this fit writes (or one it resumes) is."""
+    from topicslab import model as tm
+
+    old = work / "model" / "checkpoints" / "checkpoint.pt"
+    old.parent.mkdir(parents=True)
+    old.write_bytes(b"an earlier fit")
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tm, "fit", interrupted)
+    line = _interrupted_line(runner.invoke(app, FIT), "fit")
+    assert "this fit wrote no checkpoint" in line and "earlier fit" in line
+    assert old.read_bytes() == b"an earlier fit"
+    line = _interrupted_line(runner.invoke(app, [*FIT, "--resume"]), "fit")
+    assert "checkpoints kept in model/checkpoints (add --resume to continue)" in line
+
+
 def test_interrupted_model_save_keeps_the_older_model(work: Path, fake_fit: list[Path],
                                                       monkeypatch: pytest.MonkeyPatch,
                                                       interrupt_on_call: Interrupter) -> None:

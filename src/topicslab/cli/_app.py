@@ -133,6 +133,34 @@ def _not_a_number(exc: Any, args: list[str]) -> str | None:
             f"option's range (see 'topicslab {_state['command'] or ''} --help')")
 
 
+def _check_given_once(command: Any, name: str | None, args: list[str], parent: Any) -> None:
+    """Refuse an option given twice (``--p 0.9 --p 0.1``: click keeps the last without a
+    word) and an empty path (``--sets ''``, which ``pathlib`` reads as the current
+    directory), naming the option; the command's own parser finds the options, and what it
+    cannot parse is left to the real parsing to report."""
+    from topicslab.errors import InputError
+
+    try:
+        sub = command.context_class(command, info_name=name, parent=parent)
+        opts, _, order = command.make_parser(sub).parse_args(args=list(args))
+    except Exception:
+        return
+    seen: set[str] = set()
+    for param in order:
+        if getattr(param, "multiple", True) or getattr(param, "count", True) or not param.opts:
+            continue
+        option = next((o for o in param.opts if o.startswith("--")), param.opts[0])
+        if param.name in seen:
+            flags = "/".join([option, *getattr(param, "secondary_opts", [])])
+            raise InputError(f"{flags} is given more than once; give it once (the last value "
+                             "would silently replace the others)", field=option)
+        seen.add(param.name)
+        descriptor = getattr(param, "type_descriptor", None)
+        if opts.get(param.name) == "" and getattr(descriptor, "annotation", None) is Path:
+            raise InputError("an empty name (it would mean the current directory); name a "
+                             "file or directory", field=option)
+
+
 class OneLineErrors(TyperGroup):
     """The ``topicslab`` group: turns every failure into one line and an exit code."""
 
@@ -144,6 +172,12 @@ class OneLineErrors(TyperGroup):
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         _state.update(debug=False, command=None, kept=None)
         sys.exit(self._run(args, prog_name, complete_var, **extra))
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        name, command, rest = super().resolve_command(ctx, args)
+        if command is not None and not ctx.resilient_parsing:
+            _check_given_once(command, name, rest, ctx)
+        return name, command, rest
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -219,11 +253,13 @@ class OneLineErrors(TyperGroup):
     def _on_option(self, exc: Exception) -> Exception:
         """The library names a bad argument by its Python name (``probe_sites``); the user
         typed an option (``--probe-sites``): name that. Errors located in a file's row keep
-        their field, which is a column of the file."""
-        from topicslab.errors import InputError
+        their field, which is a column of the file, and so does a ``FileFieldError``."""
+        from topicslab.errors import FileFieldError, InputError
 
         if not isinstance(exc, InputError) or not exc.field or exc.row is not None:
             return exc
+        if isinstance(exc, FileFieldError):
+            return exc  # a field of the file (model.json's 'weeks'), not an option
         command = self.commands.get(_state["command"] or "")
         name = exc.field.lstrip("-").replace("-", "_")
         for param in command.params if command is not None else []:

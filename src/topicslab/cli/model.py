@@ -101,6 +101,22 @@ def _check_threads(threads: int | None) -> None:
                          "use", field="--threads")
 
 
+#: the most full-objective steps and paper epochs a fit may ask for: 300 steps (8,000 epochs)
+#: are the defaults and a fit usually stops earlier, at the DP noise floor; 10^12 ran until
+#: stopped by hand (--max-minutes is the way to give a fit more time)
+MAX_STEPS = 100_000
+MAX_EPOCHS = 1_000_000
+
+
+def _check_iterations(steps: int | None, epochs: int | None) -> None:
+    for flag, value, most, default in (("--steps", steps, MAX_STEPS, 300),
+                                       ("--epochs", epochs, MAX_EPOCHS, 8000)):
+        if value is not None and value > most:
+            raise InputError(f"{flag} must be in 1..{most:,} (the default is {default:,}; "
+                             f"--max-minutes gives a fit a time budget), got {value:,}",
+                             field=flag)
+
+
 #: the largest learning rate: Adam moves every logit by about lr per step, so past 1,000 one
 #: step saturates every softmax (the defaults are 0.3 and 1.0); 1e300 overflowed float32
 MAX_LR = 1000.0
@@ -162,11 +178,25 @@ def _write_json(path: Path, doc: dict[str, Any]) -> None:
     write_text_atomic(path, json.dumps(_jsonable(doc), indent=2, allow_nan=False) + "\n")
 
 
-def _checkpoints_kept(directory: Path) -> str | None:
-    """What an interrupted fit leaves: its checkpoints, which ``--resume`` continues."""
-    if directory.is_dir() and any(directory.iterdir()):
-        return f"checkpoints kept in {directory} (add --resume to continue); no model written"
-    return None
+def _checkpoint_stamps(directory: Path) -> dict[str, tuple[int, int]]:
+    """Each checkpoint file's modification time and size (none: no directory)."""
+    if not directory.is_dir():
+        return {}
+    return {str(p.relative_to(directory)): (p.stat().st_mtime_ns, p.stat().st_size)
+            for p in directory.rglob("*") if p.is_file()}
+
+
+def _checkpoints_kept(directory: Path, before: dict[str, tuple[int, int]] | None = None,
+                      resuming: bool = True) -> str | None:
+    """What an interrupted fit leaves: its checkpoints, which ``--resume`` continues. Those
+    of an earlier fit (unchanged since ``before``, and not resumed) are not this fit's."""
+    now = _checkpoint_stamps(directory)
+    if not now:
+        return None
+    if not resuming and before is not None and now == before:
+        return (f"this fit wrote no checkpoint (those in {directory} are an earlier fit's, "
+                "which --resume would continue); no model written")
+    return f"checkpoints kept in {directory} (add --resume to continue); no model written"
 
 
 def _save_fit(out_dir: Path, res: Any) -> None:
@@ -183,7 +213,7 @@ def _save_fit(out_dir: Path, res: Any) -> None:
 def _load_any_model(path: Path, taxonomy: str) -> Any:
     from topicslab import model as tm
 
-    if path.is_file() and path.suffix == ".json":
+    if path.is_file() and path.suffix.lower() == ".json":
         return tm.import_release_parameters(path, taxonomy)
     return tm.load_model(path)
 
@@ -284,6 +314,7 @@ def fit_command(
     lr = _lr(lr)
     variant = tm.make_variant(model, types, weeks, cyclic=cyclic, modes=modes)
     opt: tm.FullObjective | tm.PaperAdam
+    _check_iterations(steps, epochs)
     if optimizer == "paper":
         if no_noise_stop:
             raise InputError("--no-noise-stop belongs to the default optimiser (the paper's "
@@ -317,7 +348,8 @@ def fit_command(
     _check_threads(threads)
     stats = dp.load_statistics(stats_dir)
     _check_fit_size(stats, stats_dir, variant, device)
-    on_interrupt(lambda: _checkpoints_kept(out_dir / "checkpoints"))
+    earlier = _checkpoint_stamps(out_dir / "checkpoints")
+    on_interrupt(lambda: _checkpoints_kept(out_dir / "checkpoints", earlier, resume))
     with no_new_empty_dirs(out_dir):
         res = tm.fit(stats, variant, opt, device=device, seed=seed, max_minutes=max_minutes,
                      target=stop_at, progress=not no_progress,
@@ -382,6 +414,7 @@ def sample_command(
     from topicslab import model as tm
     from topicslab._paths import check_output_file, refuse_overwriting_inputs
     from topicslab.cli.population import taxonomy_size
+    from topicslab.io._common import MAX_WEEKS
 
     if fmt is None:
         name = out_path.name.lower()
@@ -397,6 +430,9 @@ def sample_command(
         raise InputError(f"the model uses taxonomy {mdl.taxonomy.version}, not {taxonomy} "
                          "(--taxonomy only tells which taxonomy a release "
                          "output_parameters.json uses)", field="--taxonomy")
+    if weeks is not None and weeks > MAX_WEEKS:
+        raise InputError(f"--weeks must be in 1..{MAX_WEEKS} (the most weeks a population "
+                         f"holds, and every reader reads), got {weeks:,}", field="--weeks")
     _check_sample_size(min(users, chunk_users), weeks or mdl.weeks, mdl.k,
                        "use fewer --weeks or a smaller --chunk-users")
     _check_shards(shards, users, fmt)
@@ -416,6 +452,17 @@ def sample_command(
         err.print(f"[yellow]note[/]: {weeks} weeks from a {mdl.weeks}-week model: week w uses "
                   f"fitted week w mod {mdl.weeks} (stationarity rule)")
     out.print(table)
+
+
+def _check_comparable(sets: Any, path: Path, option: str, version: str, other: str) -> None:
+    """Sets ``validate`` compares: some users, and the taxonomy of what they are compared
+    with, named by file before any sampling."""
+    if sets.n_users == 0:
+        raise InputError("holds no users: there is nothing to compare", file=str(path),
+                         field=option)
+    if sets.taxonomy.version != version:
+        raise InputError(f"uses taxonomy {sets.taxonomy.version}, {other} taxonomy {version}",
+                         file=str(path), field=option)
 
 
 @app.command("validate")
@@ -481,10 +528,15 @@ def validate_command(
             raise InputError("file not found", file=str(path), field=option)
     stats = dp.load_statistics(stats_dir)
     mdl = _load_any_model(model_path, stats.taxonomy.version)
+    if mdl.k != stats.k:
+        raise InputError(f"the model has k={mdl.k} topics a week, the statistics in "
+                         f"{stats_dir} k={stats.k}: validate a model against the statistics it "
+                         "was fitted to", file=str(model_path), field="--model")
     pop = syn = None
     if population is not None:
-        # the statistics name the taxonomy; files without metadata are read in it
         pop = tio.read_sets(population, taxonomy=stats.taxonomy.version)
+        _check_comparable(pop, population, "--population", stats.taxonomy.version,
+                          f"the statistics in {stats_dir}")
         if weeks is None:
             weeks = min(4, pop.n_weeks)
         elif weeks > pop.n_weeks:
@@ -493,6 +545,8 @@ def validate_command(
                              file=str(population), field="--weeks")
         if synthetic is not None:
             syn = tio.read_sets(synthetic, taxonomy=stats.taxonomy.version)
+            _check_comparable(syn, synthetic, "--synthetic", pop.taxonomy.version,
+                              f"the population {population}")
             if weeks > syn.n_weeks:
                 raise InputError(f"--weeks {weeks} is more than the {syn.n_weeks} weeks of the "
                                  "synthetic sets", file=str(synthetic), field="--weeks")

@@ -90,7 +90,7 @@ def population(
     from topicslab.api import Mechanism
 
     Mechanism(k=k, taxonomy=taxonomy)  # the profile size and taxonomy, checked once
-    base = pop.PopulationParams.load(params) if params else None
+    base = pop.PopulationParams.load(params, taxonomy) if params else None
     stress = pop.Stress(persistence=persistence, routine=routine, groups=groups,
                         interests=interests)
     p = base if stress.is_identity else stress.apply(base, taxonomy)
@@ -101,6 +101,8 @@ def population(
     chunks = pop.generate_chunks(users, weeks, seed=seed, params=p, k=k, taxonomy=taxonomy,
                                  chunk_users=chunk_users, progress=True)
     _check_disk(out_path, users, weeks)
+    check_generation_memory(min(users, chunk_users), weeks, "--chunk-users",
+                            "use a smaller --chunk-users or fewer --weeks")
     with tio.SetsWriter(out_path, taxonomy=taxonomy, k=k, weeks=weeks) as writer:
         for chunk in chunks:
             writer.write(chunk)
@@ -221,6 +223,21 @@ def _check_disk(out_path: Path, users: int, weeks: int) -> None:
     require_disk(float(users) * weeks * PARQUET_BYTES_PER_USER_WEEK,
                  f"{users:,} users x {weeks} weeks", out_path, field="--users",
                  hint="use fewer --users")
+
+
+#: measured peak bytes per user-week while a chunk of the population is generated (~65: the
+#: weekly visit counts, their CSR index, the top-k sets and the row keys), rounded up
+GENERATION_BYTES_PER_USER_WEEK = 80
+
+
+def check_generation_memory(users: int, weeks: int, option: str, hint: str) -> None:
+    """Refuse generating ``users`` x ``weeks`` at once when it surely cannot fit in memory
+    (``population`` generates a chunk of --chunk-users at a time), naming ``option``."""
+    from topicslab._resources import require_memory
+
+    require_memory(float(users) * weeks * GENERATION_BYTES_PER_USER_WEEK,
+                   f"generating {users:,} users x {weeks:,} weeks at once", field=option,
+                   hint=hint)
 
 
 #: bytes per answer of ``observe``: the int16 traces, the in-profile check against the k

@@ -39,7 +39,10 @@ def _attack_names(text: str) -> list[str]:
     return names
 
 
-def _weeks(text: str, lookback: int) -> list[int]:
+def _weeks(text: str, lookback: int, *, past_the_engines: bool = False) -> list[int]:
+    """The call-weeks of ``text``, checked against the engines' range; ``past_the_engines``
+    lets weeks above that range through, for a check against the data's weeks first (a
+    file of 4 weeks: ``--weeks 20`` is past its weeks, whatever the engines take)."""
     from topicslab.attacks import check_call_weeks
     from topicslab.cli.qif import parse_int_range
 
@@ -49,7 +52,24 @@ def _weeks(text: str, lookback: int) -> list[int]:
         raise InputError(str(exc), field="--weeks") from None
     if not values:
         raise InputError(f"no weeks in {text!r}", field="--weeks")
-    return [check_call_weeks(v, lookback) for v in values]
+    return [v if past_the_engines and v >= 1 else check_call_weeks(v, lookback)
+            for v in values]
+
+
+def _check_weeks_of(r_list: list[int], lookback: int, n_weeks: int, file: Path) -> list[int]:
+    """Call-weeks answered from the last ``lookback`` epochs need ``r + lookback - 1`` weeks
+    of profiles: more than the file holds is refused naming its weeks; then the engines'
+    own range."""
+    from topicslab.attacks import check_call_weeks
+
+    for r in r_list:
+        if r + lookback - 1 > n_weeks:
+            most = n_weeks - lookback + 1
+            advice = f"use --weeks {most} or less" if most >= 1 else "use a smaller --lookback"
+            raise InputError(f"--weeks {r} with --lookback {lookback} needs {r + lookback - 1} "
+                             f"weeks of profiles; the file has {n_weeks}: {advice}",
+                             file=str(file), field="--weeks")
+    return [check_call_weeks(r, lookback) for r in r_list]
 
 
 def _check_size(protocol: Any, users: int, weeks: int, attacks: int) -> None:
@@ -164,8 +184,8 @@ def reid(
     protocol = atk.ReidProtocol(targets, trials, setting, engine)
     mech = Mechanism(p=p, lookback=lookback)
     # (given traces are already observed: their weeks do not depend on the lookback)
-    r_list = (_weeks(weeks, lookback if traces_path is None else 1) if weeks is not None
-              else None)
+    r_list = (_weeks(weeks, lookback if traces_path is None else 1,
+                     past_the_engines=traces_path is None) if weeks is not None else None)
     _check_size(protocol, 0, 1, len(names))  # the trials' part: known before the data
     payload: dict[str, Any]
     opts: dict[str, Any] = dict(attacks=names, seed=seed, progress=progress,
@@ -173,11 +193,17 @@ def reid(
     try:
         if sets_path is not None:
             from topicslab.io import read_sets
+            from topicslab.io.parquet_sets import TracesNotSetsError
 
-            data = read_sets(sets_path, taxonomy=taxonomy)
+            try:
+                data = read_sets(sets_path, taxonomy=taxonomy)
+            except TracesNotSetsError as exc:
+                raise InputError(f"{exc.message}: give it as --traces", file=str(sets_path),
+                                 field="--sets") from None
             require_at_most_k(data, k, sets_path)
             mech = dataclasses.replace(mech, k=data.k, taxonomy=data.taxonomy)
-            r_list = r_list or [atk.check_call_weeks(4, lookback)]
+            r_list = (_check_weeks_of(r_list, lookback, data.n_weeks, sets_path) if r_list
+                      else [atk.check_call_weeks(4, lookback)])
             _check_size(protocol, data.n_users, max(r_list) + lookback - 1, len(names))
             if len(r_list) == 1:
                 results = [atk.measure_risk(data, weeks=r_list[0], mechanism=mech, **opts)]

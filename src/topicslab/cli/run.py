@@ -18,6 +18,7 @@ from topicslab.cli._app import (
     out,
     sets_taxonomy,
 )
+from topicslab.cli.model import MAX_STEPS
 from topicslab.errors import InputError
 
 
@@ -36,9 +37,11 @@ def _stages_kept(out_dir: Path) -> str:
 
 
 def _check_size(preset: str, users: int | None, overrides: dict[str, Any],
-                users_known: bool) -> None:
-    """Refuse a run whose re-identification protocol cannot fit in memory (its targets and
-    trials), before any stage; the run's other options are checked by ``Preset``."""
+                users_known: bool, out_dir: Path) -> None:
+    """Refuse, before any stage, a run whose stages surely cannot fit: the reference
+    population and its synthetic twin (memory and disk, naming --users), the fit (the
+    estimate ``topicslab fit`` makes, naming --types) and the re-identification protocol
+    (its targets and trials); the run's other options are checked by ``Preset``."""
     from topicslab._resources import require_memory
     from topicslab.attacks import ReidProtocol
     from topicslab.experiment.presets import PRESETS
@@ -46,11 +49,61 @@ def _check_size(preset: str, users: int | None, overrides: dict[str, Any],
     if preset not in PRESETS:
         return  # the pipeline names the unknown preset
     cfg = PRESETS[preset].with_overrides(users=users, **overrides)
+    if users_known:
+        _check_population_size(cfg.users, cfg.weeks, out_dir)
+    _check_fit_size(cfg.model, cfg.types, cfg.weeks)
     work, trials = ReidProtocol(cfg.targets, cfg.trials).memory(
         cfg.users if users_known else 0, cfg.weeks, 2)
     option = "--trials" if trials >= work else "--targets"
     require_memory(work + trials, f"the re-identification protocol's {cfg.trials:,} trials",
                    field=option, hint=f"use fewer {option}")
+
+
+#: users ``topicslab.population.generate`` simulates at a time (its default chunk)
+_CHUNK_USERS = 250_000
+
+
+def _check_population_size(users: int, weeks: int, out_dir: Path) -> None:
+    """The reference population is generated whole (then its synthetic twin is sampled, as
+    many users): both sets in memory, both Parquet files in ``out_dir``."""
+    from topicslab._resources import require_disk, require_memory
+    from topicslab.cli.population import (
+        API_K,
+        GENERATION_BYTES_PER_USER_WEEK,
+        PARQUET_BYTES_PER_USER_WEEK,
+    )
+
+    user_weeks = float(users) * weeks
+    # two int16 sets of k topics a week (a lower bound), and the chunk being generated
+    need = (user_weeks * API_K * 2 * 2
+            + min(users, _CHUNK_USERS) * weeks * GENERATION_BYTES_PER_USER_WEEK)
+    what = f"the run's population and synthetic sets of {users:,} users x {weeks} weeks"
+    require_memory(need, what, field="--users", hint="use fewer --users")
+    require_disk(2 * user_weeks * PARQUET_BYTES_PER_USER_WEEK, what, out_dir,
+                 field="--users", hint="use fewer --users")
+
+
+def _check_fit_size(model: str, types: int | None, weeks: int) -> None:
+    """The fit's memory, estimated as ``topicslab fit`` does (top-5 sets of the largest
+    taxonomy), against the memory of the device the run fits on."""
+    from topicslab import model as tm
+    from topicslab._resources import require_memory
+    from topicslab.cli.model import _fit_memory
+    from topicslab.cli.population import API_K, taxonomy_size
+
+    variant = tm.make_variant(model, types, weeks)
+    need = _fit_memory(variant, API_K, taxonomy_size("v2"))
+    what = f"fitting {variant.types:,} types over {variant.weeks} weeks"
+    device = tm.resolve_device("auto")
+    if device.type == "cpu":
+        require_memory(need, what, field="--types", hint="use fewer --types")
+        return
+    import torch
+
+    free, _ = torch.cuda.mem_get_info(device)
+    if need > free:
+        raise InputError(f"{what} needs about {need / 2**30:.1f} GiB of GPU memory, "
+                         f"{free / 2**30:.1f} GiB free; use fewer --types", field="--types")
 
 
 @app.command()
@@ -69,7 +122,7 @@ def run(
     model: str | None = typer.Option(
         None, "--model", help="persistent (default) | paper (Dick et al. §5's types)."),
     types: int | None = typer.Option(None, "--types", min=1, help="Override T."),
-    fit_steps: int | None = typer.Option(None, "--fit-steps", min=1,
+    fit_steps: int | None = typer.Option(None, "--fit-steps", min=1, max=MAX_STEPS,
                                          help="Override the fit's full-objective steps."),
     fit_minutes: float | None = typer.Option(None, "--fit-minutes", min=0.01,
                                              help="Override the fit's time cap."),
@@ -113,7 +166,8 @@ def run(
                  "refit_per_trial": True if refit_per_trial else None,
                  "fidelity_trials": fidelity_trials,
                  "disclosure": False if no_disclosure else None}
-    _check_size(preset, users, overrides, users_known=sets is None and stats is None)
+    _check_size(preset, users, overrides, users_known=sets is None and stats is None,
+                out_dir=out_dir)
     # every stage's artefacts are all-or-nothing and recorded once complete, so Ctrl-C keeps
     # the finished stages and the same command carries on from them
     on_interrupt(lambda: _stages_kept(out_dir))

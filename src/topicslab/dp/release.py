@@ -282,6 +282,36 @@ def _ledger_k(ledger: PrivacyLedger, file: str, m: int) -> int:
     return k
 
 
+def _check_ledger_k(ledger: PrivacyLedger, k: int, total: float, n: float, m: int,
+                    file: str) -> None:
+    """A top-k set holds C(k, 2) pairs, so the within-week pair frequencies sum to at most
+    C(k, 2) (less with padding): a sum past that by more than the noise can add contradicts
+    the ledger's k. Each pair's discrete Gaussian noise (sigma users) adds at most the mean
+    of its positive part once counts are clipped at 0, plus four deviations of the sum: only
+    statistics with little noise can show the contradiction."""
+    sigmas = [float(mech.get("sigma", 0.0)) for mech in ledger.mechanisms
+              if isinstance(mech, dict) and str(mech.get("name", "")).startswith("within")
+              and isinstance(mech.get("sigma"), int | float)]
+    if not sigmas or not (math.isfinite(n) and n > 0):
+        return  # the noise is not known: nothing can be told apart from it
+    sigma = max(sigmas)
+    if not math.isfinite(sigma) or sigma < 0:
+        return
+    if sigma > 50:  # the continuous Gaussian's: sigma / sqrt(2 pi)
+        positive_part = sigma / math.sqrt(2 * math.pi)
+    else:
+        j = np.arange(-int(10 * sigma) - 10, int(10 * sigma) + 11, dtype=np.float64)
+        weight = np.exp(-(j**2) / (2 * sigma**2)) if sigma > 0 else (j == 0) * 1.0
+        positive_part = float((np.maximum(j, 0) * weight).sum() / weight.sum())
+    pairs = m * (m - 1) / 2
+    margin = (pairs * positive_part + 4.0 * math.sqrt(pairs) * sigma) / n
+    if total > k * (k - 1) / 2 + margin:
+        raise InputError(f"k = {k} contradicts the statistics: their within-week pair "
+                         f"frequencies sum to {total:.3g}, more than the {k * (k - 1) // 2} "
+                         f"pairs a top-{k} set holds; restore the ledger (or rerun topicslab "
+                         "stats)", file=file, field="contribution_bounding.k")
+
+
 def _ledger_n(ledger: PrivacyLedger, file: str) -> float:
     extra = ledger.extra if isinstance(ledger.extra, dict) else {}
     n = extra.get("n_estimate", float("nan"))
@@ -395,6 +425,8 @@ def load_statistics(directory: str | Path, *, taxonomy: Taxonomy | str | None = 
     if k is None:
         if ledger is not None:
             k = _ledger_k(ledger, str(ledger_path), m)
+            _check_ledger_k(ledger, k, float(np.triu(q_within, 1).sum()),
+                            _ledger_n(ledger, str(ledger_path)), m, str(ledger_path))
         else:
             total = float(np.triu(q_within, 1).sum())
             k = max(2, round((1 + math.sqrt(1 + 8 * total)) / 2))

@@ -28,6 +28,11 @@ PathLike = str | os.PathLike[str]
 
 #: Chrome's k; the width used when a file gives no other hint (every week empty).
 DEFAULT_K = 5
+
+#: the most weeks a file may span: what a generated population can hold (its top-k
+#: randomness is keyed by user * 1024 + week); a long table's week numbers size the sets it
+#: is read into, so a week of 10^9 would otherwise fill the memory
+MAX_WEEKS = 1023
 #: Key of the JSON block in Parquet key-value metadata.
 META_KEY = b"topicslab"
 #: Bumped when the on-disk layout changes incompatibly.

@@ -30,6 +30,7 @@ from topicslab.errors import InputError
 from topicslab.io._common import (
     DEFAULT_K,
     FORMAT_VERSION,
+    MAX_WEEKS,
     META_KEY,
     ListError,
     PathLike,
@@ -152,6 +153,18 @@ def _columns(file: str, delimiter: str | None) -> tuple[
         return user, week, topic, present, None
 
 
+def _check_dense_size(users: int, weeks: int, file: str) -> None:
+    """Refuse grouping more (user, week) lists than fit in memory: their offsets and counts
+    (16 bytes) and the dense sets (at least 10: five int16 topics), naming the file."""
+    from topicslab._resources import require_memory
+
+    try:
+        require_memory(float(users) * weeks * 26, f"{users:,} users x {weeks:,} weeks",
+                       field="week")
+    except InputError as exc:
+        raise exc.located(file=file) from None
+
+
 def read_sets_long(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
                    k: int | None = None, weeks: int | None = None, strict: bool = True,
                    delimiter: str | None = None) -> TopicSets:
@@ -173,6 +186,14 @@ def read_sets_long(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
     if week.shape[0] and int(week.min()) < 0:
         i = int(np.argmax(week < 0))
         raise InputError(f"week {int(week[i])} is negative", file=file, row=i + 1, field="week")
+    if week.shape[0] and int(week.max()) >= MAX_WEEKS:
+        i = int(np.argmax(week >= MAX_WEEKS))
+        raise InputError(f"week {int(week[i])} is past the last week a file may hold "
+                         f"({MAX_WEEKS - 1}: at most {MAX_WEEKS} weeks, as a population)",
+                         file=file, row=i + 1, field="week")
+    if weeks is not None and not 0 <= weeks <= MAX_WEEKS:
+        raise InputError(f"weeks must be in 0..{MAX_WEEKS}, got {weeks}", file=file,
+                         field="metadata.weeks" if block and "weeks" in block else "weeks")
     n_weeks = weeks if weeks is not None else (int(week.max()) + 1 if week.shape[0] else 0)
     if week.shape[0] and int(week.max()) >= n_weeks:
         i = int(np.argmax(week >= n_weeks))
@@ -182,6 +203,7 @@ def read_sets_long(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
     u_pos = u_pos.reshape(-1)
     n = user_ids.shape[0]
     # one list per (user, week): sort the topic rows by that key, keeping file order inside
+    _check_dense_size(n, n_weeks, file)
     key = u_pos * max(n_weeks, 1) + week
     rows = np.flatnonzero(present)
     order = rows[np.argsort(key[rows], kind="stable")]

@@ -165,6 +165,10 @@ def write_sets_parquet(path: PathLike, sets: TopicSets, *, row_group_size: int =
 
 # --------------------------------------------------------------------------- reading
 
+class TracesNotSetsError(InputError):
+    """A traces file given where topic sets were expected."""
+
+
 class _Plan:
     """What the file declares (or implies): taxonomy, k, weeks, provenance."""
 
@@ -174,6 +178,9 @@ class _Plan:
         names = schema.names
         if "user_id" not in names:
             raise InputError("missing column", file=file, field="user_id")
+        if "site" in names and "epoch_0_topic" in names and "epoch_0_topics" not in names:
+            raise TracesNotSetsError("holds site traces (one answer per site, user and week, "
+                                     "as observe writes), not topic sets", file=file)
         self.weeks = week_columns(names, "epoch_{w}_topics", file=file)
         if block is not None and isinstance(block.get("weeks"), int) \
                 and block["weeks"] != self.weeks:

@@ -38,7 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from topicslab._atomic import atomic_dir, atomic_path, write_text_atomic
-from topicslab.errors import InputError
+from topicslab.errors import FileFieldError, InputError
 from topicslab.model.typemixture import TypeMixture
 from topicslab.taxonomy import VERSIONS, Taxonomy, resolve
 
@@ -100,10 +100,12 @@ def _write_model_files(d: Path, model: TypeMixture) -> None:
     write_text_atomic(d / META, json.dumps(meta, indent=2, allow_nan=False) + "\n")
 
 
-def _meta_int(meta: dict[str, Any], name: str, file: str) -> int:
+def _meta_int(meta: dict[str, Any], name: str, file: str, at_most: int | None = None) -> int:
     v = meta.get(name)
     if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise InputError(f"must be a positive integer, got {v!r}", file=file, field=name)
+        raise FileFieldError(f"must be a positive integer, got {v!r}", file=file, field=name)
+    if at_most is not None and v > at_most:
+        raise FileFieldError(f"must be at most {at_most:,}, got {v:,}", file=file, field=name)
     return v
 
 
@@ -117,62 +119,67 @@ def load_model(directory: str | Path, *, taxonomy: Taxonomy | str | None = None,
     from safetensors import SafetensorError
     from safetensors.numpy import load_file
 
+    from topicslab.io._common import MAX_WEEKS
+
     d = Path(directory)
     meta_file, weights_file = d / META, d / WEIGHTS
     for f in (meta_file, weights_file):
         if not f.is_file():
-            raise InputError("file missing (not a model directory?)", file=str(f))
+            raise FileFieldError("file missing (not a model directory?)", file=str(f))
     try:
         meta = json.loads(meta_file.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"invalid JSON: {exc}", file=str(meta_file)) from None
+        raise FileFieldError(f"invalid JSON: {exc}", file=str(meta_file)) from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise InputError(f"not a {FORMAT} file", file=str(meta_file), field="format")
+        raise FileFieldError(f"not a {FORMAT} file", file=str(meta_file), field="format")
     if meta.get("format_version") != FORMAT_VERSION:
-        raise InputError(f"unsupported format_version {meta.get('format_version')!r}",
+        raise FileFieldError(f"unsupported format_version {meta.get('format_version')!r}",
                          file=str(meta_file), field="format_version")
     version = meta.get("taxonomy")
     if taxonomy is not None:
         tax = resolve(taxonomy)
         if version != tax.version:
-            raise InputError(f"model uses taxonomy {version!r}, expected {tax.version}",
+            raise FileFieldError(f"model uses taxonomy {version!r}, expected {tax.version}",
                              file=str(meta_file), field="taxonomy")
     elif version in VERSIONS:
         tax = resolve(str(version))
     else:
-        raise InputError(f"unknown taxonomy {version!r}", file=str(meta_file),
+        raise FileFieldError(f"unknown taxonomy {version!r}", file=str(meta_file),
                          field="taxonomy")
     variant = meta.get("model", "paper")
     if variant not in ("paper", "persistent"):
-        raise InputError(f"model must be 'paper' or 'persistent', got {variant!r}",
+        raise FileFieldError(f"model must be 'paper' or 'persistent', got {variant!r}",
                          file=str(meta_file), field="model")
-    shape = tuple(_meta_int(meta, n, str(meta_file)) for n in ("types", "weeks", "k", "topics"))
+    # weeks: as many as a population may hold (a persistent model's tensors do not show them)
+    shape = tuple(_meta_int(meta, n, str(meta_file), MAX_WEEKS if n == "weeks" else None)
+                  for n in ("types", "weeks", "k", "topics"))
     weeks = shape[1]
     if variant == "persistent":
         shape = (shape[0], _meta_int(meta, "modes", str(meta_file)), shape[2], shape[3])
     try:
         tensors = load_file(str(weights_file))
     except (SafetensorError, OSError, ValueError) as exc:
-        raise InputError(f"cannot read safetensors ({exc})", file=str(weights_file)) from None
+        raise FileFieldError(f"cannot read safetensors ({exc})", file=str(weights_file)) from None
     if "theta" not in tensors:
-        raise InputError("no tensor named 'theta'", file=str(weights_file), field="theta")
+        raise FileFieldError("no tensor named 'theta'", file=str(weights_file), field="theta")
     theta = tensors["theta"]
     if theta.shape != shape:
-        raise InputError(f"theta has shape {theta.shape}, model.json says {shape}",
+        raise FileFieldError(f"theta has shape {theta.shape}, model.json says {shape}",
                          file=str(weights_file), field="theta")
     metadata = {k: v for k, v in meta.items() if k not in _RESERVED}
     extra: dict[str, Any] = {}
     if variant == "persistent":
         for name in _PERSISTENT:
             if name not in tensors:
-                raise InputError(f"persistent model without a tensor named {name!r}",
+                raise FileFieldError(f"persistent model without a tensor named {name!r}",
                                  file=str(weights_file), field=name)
             extra[name] = tensors[name]
         metadata["weeks"] = weeks
     try:
         return TypeMixture(theta.astype(np.float32, copy=False), tax, metadata, **extra)
-    except InputError as exc:
-        raise exc.located(file=str(weights_file)) from None
+    except InputError as exc:  # a field of the file, not an option of the command
+        raise FileFieldError(exc.message, file=exc.file or str(weights_file), row=exc.row,
+                             field=exc.field) from None
 
 
 # ------------------------------------------------------------------ release format
@@ -180,7 +187,7 @@ def load_model(directory: str | Path, *, taxonomy: Taxonomy | str | None = None,
 def export_release_parameters(path: str | Path, model: TypeMixture) -> Path:
     """Write θ in the release's nested ``output_parameters.json`` layout (atomic)."""
     if model.stay is not None:
-        raise InputError("the release's output_parameters.json holds the paper's types only; "
+        raise FileFieldError("the release's output_parameters.json holds the paper's types only; "
                          "a persistent model's stay probabilities have no place there (fit "
                          "with --model paper to export, or share model.safetensors)",
                          field="model")
@@ -202,19 +209,19 @@ _INDEX = re.compile(r"(\d+)\s*$")
 def _ordered(level: Any, what: str, file: str, where: str) -> list[Any]:
     """Values of one nesting level ordered by the integer at the end of their keys."""
     if not isinstance(level, dict) or not level:
-        raise InputError(f"expected a non-empty object of {what}s", file=file,
+        raise FileFieldError(f"expected a non-empty object of {what}s", file=file,
                          field=where or what)
     keyed = []
     for key, value in level.items():
         m = _INDEX.search(str(key))
         if m is None:
-            raise InputError(f"key {key!r} does not end in a {what} number", file=file,
+            raise FileFieldError(f"key {key!r} does not end in a {what} number", file=file,
                              field=f"{where}/{key}".strip("/"))
         keyed.append((int(m.group(1)), str(key), value))
     keyed.sort()
     nums = [n for n, _, _ in keyed]
     if nums != list(range(nums[0], nums[0] + len(nums))) or nums[0] not in (0, 1):
-        raise InputError(f"{what} numbers must run 0..n-1 or 1..n, got {nums[:5]}...",
+        raise FileFieldError(f"{what} numbers must run 0..n-1 or 1..n, got {nums[:5]}...",
                          file=file, field=where or what)
     return [(key, value) for _, key, value in keyed]
 
@@ -227,11 +234,11 @@ def import_release_parameters(path: str | Path, taxonomy: Taxonomy | str = "v2",
     p = Path(path)
     file = str(p)
     if not p.is_file():
-        raise InputError("file not found", file=file)
+        raise FileFieldError("file not found", file=file)
     try:
         doc = json.loads(p.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"invalid JSON: {exc}", file=file) from None
+        raise FileFieldError(f"invalid JSON: {exc}", file=file) from None
     lut = {int(t): i for i, t in enumerate(tax.ids)}
     types = _ordered(doc, "type", file, "")
     shape: tuple[int, int] | None = None
@@ -243,13 +250,13 @@ def import_release_parameters(path: str | Path, taxonomy: Taxonomy | str = "v2",
             shape = (len(weeks), len(slots0))
             theta = np.empty((len(types), shape[0], shape[1], tax.size), dtype=np.float32)
         if (len(weeks), len(slots0)) != shape:
-            raise InputError(f"{len(weeks)} epochs x {len(slots0)} slots, the first type has "
+            raise FileFieldError(f"{len(weeks)} epochs x {len(slots0)} slots, the first type has "
                              f"{shape[0]} x {shape[1]}", file=file, field=tkey)
         assert theta is not None
         for w, (wkey, wval) in enumerate(weeks):
             slots = _ordered(wval, "slot", file, f"{tkey}/{wkey}")
             if len(slots) != shape[1]:
-                raise InputError(f"{len(slots)} slots, expected {shape[1]}", file=file,
+                raise FileFieldError(f"{len(slots)} slots, expected {shape[1]}", file=file,
                                  field=f"{tkey}/{wkey}")
             for s, (skey, sval) in enumerate(slots):
                 where = f"{tkey}/{wkey}/{skey}"
@@ -261,25 +268,25 @@ def import_release_parameters(path: str | Path, taxonomy: Taxonomy | str = "v2",
 def _slot_logits(sval: Any, lut: dict[int, int], tax: Taxonomy, file: str, where: str,
                  ) -> npt.NDArray[np.float32]:
     if not isinstance(sval, dict):
-        raise InputError("expected an object {topic_id: logit}", file=file, field=where)
+        raise FileFieldError("expected an object {topic_id: logit}", file=file, field=where)
     row = np.full(tax.size, np.nan, dtype=np.float64)
     for key, value in sval.items():
         try:
             tid = int(key)
         except ValueError:
-            raise InputError(f"topic key {key!r} is not an integer id", file=file,
+            raise FileFieldError(f"topic key {key!r} is not an integer id", file=file,
                              field=where) from None
         if tid not in lut:
-            raise InputError(f"unknown topic id {tid} (taxonomy {tax.version}; wrong "
+            raise FileFieldError(f"unknown topic id {tid} (taxonomy {tax.version}; wrong "
                              "taxonomy?)", file=file, field=where)
         if isinstance(value, bool) or not isinstance(value, int | float) \
                 or not math.isfinite(value):
-            raise InputError(f"logit of topic {tid} is {value!r}, not a finite number",
+            raise FileFieldError(f"logit of topic {tid} is {value!r}, not a finite number",
                              file=file, field=where)
         row[lut[tid]] = float(value)
     if np.isnan(row).any():
         missing = int(tax.ids[int(np.argmax(np.isnan(row)))])
-        raise InputError(f"topic id {missing} missing ({int(np.isnan(row).sum())} of "
+        raise FileFieldError(f"topic id {missing} missing ({int(np.isnan(row).sum())} of "
                          f"{tax.size} topics missing; wrong taxonomy?)", file=file,
                          field=where)
     return row.astype(np.float32)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -27,14 +28,89 @@ import numpy as np
 import numpy.typing as npt
 
 from topicslab._atomic import write_text_atomic
-from topicslab.errors import InputError
-from topicslab.taxonomy import Taxonomy, resolve
+from topicslab.errors import FileFieldError, InputError
+from topicslab.taxonomy import VERSIONS, Taxonomy, resolve
 
 #: Upper bound of interests per user (kernel scratch size).
 MAX_INTERESTS = 24
 
 _TOPIC_TABLES = ("popularity", "explore_popularity", "engagement", "drift_factor", "parent_tag")
 _PAIR_TABLES = ("cotags", "site_tags", "affinities")
+
+#: the ranges a parameters file may give: generous around the calibrated values, narrow enough
+#: for the simulation to stay tractable (a user's weekly visits are exp(N(mean, sigma²)))
+_SCALAR_RANGES: dict[str, tuple[float, float]] = {
+    "activity_log_mean": (-10.0, 10.0), "activity_log_sigma": (0.0, 3.0),
+    "weekly_log_sigma": (0.0, 3.0), "interests_mean": (0.0, float(MAX_INTERESTS)),
+    "interest_weight_sigma": (0.0, 3.0), "explore_prob": (0.0, 1.0), "drift_base": (0.0, 1.0),
+    "parent_tag_prob": (0.0, 1.0), "affinity_cap": (0.0, 1.0), "profile_repeat": (0.0, 1.0),
+}
+#: per-topic values: weights are positive (popularity: every topic has some), the others
+#: non-negative multipliers or probabilities
+_TABLE_RANGES: dict[str, tuple[float, float, bool]] = {
+    "popularity": (0.0, math.inf, True), "explore_popularity": (0.0, math.inf, True),
+    "engagement": (0.0, math.inf, False), "drift_factor": (0.0, math.inf, False),
+    "parent_tag": (0.0, 1.0, False),
+}
+#: burn-in drift steps before week 0 (as many as the weeks a population may hold)
+_MAX_BURN_IN = 1023
+
+
+def _real(value: object, field: str, lo: float, hi: float, lo_open: bool = False) -> float:
+    """``value`` if it is a finite number in the range, else a ``FileFieldError``."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise FileFieldError(f"must be a number, got {value!r}", field=field)
+    v = float(value)
+    below = v <= lo if lo_open else v < lo
+    if not math.isfinite(v) or below or v > hi:
+        shown = f"{'(' if lo_open else '['}{lo:g}, {hi:g}]" if math.isfinite(hi) else \
+            f"{'>' if lo_open else '>='} {lo:g}"
+        raise FileFieldError(f"must be a finite number {'in ' if math.isfinite(hi) else ''}"
+                             f"{shown}, got {v:g}", field=field)
+    return v
+
+
+def _topic_id(key: object, field: str) -> int:
+    text = str(key).strip()
+    if isinstance(key, bool) or not text.lstrip("+-").isdigit():
+        raise FileFieldError(f"topic ids are integers, got {key!r}", field=field)
+    return int(text)
+
+
+def _check_document(doc: dict[str, Any]) -> None:
+    """Every value of a parameters document has the type and range its field takes."""
+    for name, (lo, hi) in _SCALAR_RANGES.items():
+        if name in doc:
+            _real(doc[name], name, lo, hi)
+    if "burn_in_weeks" in doc:
+        v = doc["burn_in_weeks"]
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= _MAX_BURN_IN:
+            raise FileFieldError(f"must be an integer in 0..{_MAX_BURN_IN}, got {v!r}",
+                                 field="burn_in_weeks")
+    if "taxonomy" in doc and doc["taxonomy"] not in VERSIONS:
+        raise FileFieldError(f"unknown taxonomy {doc['taxonomy']!r}; one of "
+                             f"{', '.join(VERSIONS)}", field="taxonomy")
+    if "notes" in doc and not isinstance(doc["notes"], str):
+        raise FileFieldError(f"must be text, got {doc['notes']!r}", field="notes")
+    for name, (lo, hi, lo_open) in _TABLE_RANGES.items():
+        table = doc.get(name, {})
+        if not isinstance(table, dict):
+            raise FileFieldError("must be an object of topic id: value", field=name)
+        for key, value in table.items():
+            _topic_id(key, name)
+            _real(value, f"{name}.{key}", lo, hi, lo_open)
+    for name in _PAIR_TABLES:
+        pairs = doc.get(name, [])
+        if not isinstance(pairs, list):
+            raise FileFieldError("must be a list of [topic, topic, value]", field=name)
+        for i, pair in enumerate(pairs):
+            where = f"{name}[{i}]"
+            if not isinstance(pair, list) or len(pair) != 3:
+                raise FileFieldError(f"must be [topic, topic, value], got {pair!r}",
+                                     field=where)
+            _topic_id(pair[0], where)
+            _topic_id(pair[1], where)
+            _real(pair[2], where, 0.0, math.inf)
 
 
 @dataclass
@@ -138,9 +214,12 @@ class PopulationParams:
         write_text_atomic(path, self.to_json() + "\n")
 
     @classmethod
-    def load(cls, path: str | Path) -> PopulationParams:
-        """Read a parameters JSON file; a missing, unreadable or malformed file is an
-        ``InputError`` naming it."""
+    def load(cls, path: str | Path, taxonomy: Taxonomy | str | None = None
+             ) -> PopulationParams:
+        """Read a parameters JSON file; a missing, unreadable or malformed file, or a value
+        outside its field's range, is an ``InputError`` naming the file and the field.
+        ``taxonomy``: the taxonomy the parameters will drive (the file's own by default);
+        its topics must be the ones the tables give."""
         name = str(path)
         try:
             text = Path(path).read_text(encoding="utf-8")
@@ -157,9 +236,44 @@ class PopulationParams:
             raise InputError("population parameters are a JSON object, got "
                              f"{type(doc).__name__}", file=name)
         try:
-            return cls.from_dict(doc)
+            _check_document(doc)
+            params = cls.from_dict(doc)
+        except InputError as exc:
+            raise exc.located(file=name) from None
         except (ValueError, TypeError, AttributeError) as exc:
             raise InputError(f"not valid population parameters: {exc}", file=name) from None
+        try:
+            params.check_topics(params.taxonomy if taxonomy is None else taxonomy)
+        except InputError as exc:
+            raise exc.located(file=name) from None
+        return params
+
+    def check_topics(self, taxonomy: Taxonomy | str) -> None:
+        """The tables fit ``taxonomy``: it is the parameters' own, every topic is one of its
+        topics and every topic has a popularity (a ``FileFieldError`` naming the table)."""
+        tax = resolve(taxonomy)
+        if self.taxonomy != tax.version:
+            raise FileFieldError(f"the parameters are for taxonomy {self.taxonomy}, not "
+                                 f"{tax.version} (pass --taxonomy {self.taxonomy})",
+                                 field="taxonomy")
+        known = {int(i) for i in tax.ids}
+        for name in _TOPIC_TABLES:
+            unknown = sorted(set(getattr(self, name)) - known)
+            if unknown:
+                raise FileFieldError(f"topic id {unknown[0]} is not in taxonomy {tax.version} "
+                                     f"({len(unknown)} unknown)", field=name)
+        for name in _PAIR_TABLES:
+            for i, (a, b, _) in enumerate(getattr(self, name)):
+                for t in (a, b):
+                    if int(t) not in known:
+                        raise FileFieldError(f"topic id {int(t)} is not in taxonomy "
+                                             f"{tax.version}", field=f"{name}[{i}]")
+        for name in ("popularity", "explore_popularity"):
+            table = getattr(self, name)
+            missing = len(known - set(table))
+            if missing and (table or name == "popularity"):
+                raise FileFieldError(f"{missing} of the {tax.size} topics have no weight: give "
+                                     "every topic a positive weight", field=name)
 
     def fingerprint(self) -> str:
         """Short stable hash of the parameters (recorded in the generated sets' metadata)."""
