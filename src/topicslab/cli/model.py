@@ -454,6 +454,22 @@ def sample_command(
     out.print(table)
 
 
+def _read_in_taxonomy(path: Path, version: str) -> Any:
+    """Topic sets of ``path`` in taxonomy ``version`` when the file allows it: a file without
+    metadata is read in it even if its ids also fit the other taxonomy; a file that names
+    another taxonomy (or holds ids ``version`` lacks) is returned as it is, for
+    ``_check_comparable`` to refuse naming the option."""
+    from topicslab import io as tio
+
+    sets = tio.read_sets(path)
+    if sets.taxonomy.version != version:
+        try:
+            sets = tio.read_sets(path, taxonomy=version)
+        except InputError:
+            pass
+    return sets
+
+
 def _check_comparable(sets: Any, path: Path, option: str, version: str, other: str) -> None:
     """Sets ``validate`` compares: some users, and the taxonomy of what they are compared
     with, named by file before any sampling."""
@@ -497,7 +513,6 @@ def validate_command(
     """Fit errors (Fig. 3/4), distinct topics (Fig. 5), stationarity (Appendix C) and, with
     --risk, release fidelity (risk gaps for every number of weeks observed)."""
     from topicslab import dp
-    from topicslab import io as tio
     from topicslab import model as tm
     from topicslab import validate as tv
     from topicslab._paths import check_output_file, refuse_overwriting_inputs
@@ -534,7 +549,7 @@ def validate_command(
                          "was fitted to", file=str(model_path), field="--model")
     pop = syn = None
     if population is not None:
-        pop = tio.read_sets(population, taxonomy=stats.taxonomy.version)
+        pop = _read_in_taxonomy(population, stats.taxonomy.version)
         _check_comparable(pop, population, "--population", stats.taxonomy.version,
                           f"the statistics in {stats_dir}")
         if weeks is None:
@@ -544,7 +559,7 @@ def validate_command(
                              f"population; use --weeks {pop.n_weeks} or less",
                              file=str(population), field="--weeks")
         if synthetic is not None:
-            syn = tio.read_sets(synthetic, taxonomy=stats.taxonomy.version)
+            syn = _read_in_taxonomy(synthetic, stats.taxonomy.version)
             _check_comparable(syn, synthetic, "--synthetic", pop.taxonomy.version,
                               f"the population {population}")
             if weeks > syn.n_weeks:
