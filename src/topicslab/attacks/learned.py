@@ -75,9 +75,9 @@ class LearnedAttackConfig:
     """Architecture and training options of the learned attack.
 
     Attributes:
-        topic_dim: per-week topic embedding size.
+        topic_dim: per-week topic embedding size (a trace's embedding, the retrieval
+            vector, has ``weeks * topic_dim + bag_dim`` entries).
         bag_dim: order-free topic embedding size.
-        embed_dim: trace embedding size (the retrieval vectors).
         hidden: pair scorer hidden units.
         negatives: non-matching pairs per matching pair (10 in Carey et al.).
         hard_fraction: share of the negatives drawn among users agreeing with the query in a
@@ -86,12 +86,14 @@ class LearnedAttackConfig:
         batch_users: users per optimiser step (each with 1 + ``negatives`` pairs).
         lr: Adam learning rate.
         contrastive: weight of the in-batch InfoNCE loss on the embeddings.
-        temperature: InfoNCE temperature.
+        temperature: InfoNCE temperature (of the raw inner products).
+        init_asymmetric: start the embeddings' exact-match part and the scorer's linear
+            term from the asymmetric attack's gains (Theorem 1), estimated from website 1 of
+            the training population.
     """
 
     topic_dim: int = 16
-    bag_dim: int = 32
-    embed_dim: int = 64
+    bag_dim: int = 16
     hidden: int = 64
     negatives: int = 10
     hard_fraction: float = 0.5
@@ -99,10 +101,11 @@ class LearnedAttackConfig:
     batch_users: int = 2048
     lr: float = 1e-2
     contrastive: float = 1.0
-    temperature: float = 0.05
+    temperature: float = 1.0
+    init_asymmetric: bool = True
 
     def __post_init__(self) -> None:
-        for name in ("topic_dim", "bag_dim", "embed_dim", "hidden", "negatives", "epochs",
+        for name in ("topic_dim", "bag_dim", "hidden", "negatives", "epochs",
                      "batch_users"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
@@ -117,46 +120,80 @@ class LearnedAttackConfig:
             raise InputError(f"must be >= 0, got {self.contrastive!r}", field="contrastive")
 
 
-_ARCH = ("topic_dim", "bag_dim", "embed_dim", "hidden")
+_ARCH = ("topic_dim", "bag_dim", "hidden")
 
 
 class TraceEncoder(nn.Module):
-    """One site's trace ``[B, c]`` (dense topics, -1 empty) -> unit vectors ``[B, embed_dim]``."""
+    """One site's trace ``[B, c]`` (dense topics, -1 empty) -> embeddings ``[B, c*topic_dim +
+    bag_dim]``.
 
-    def __init__(self, topics: int, weeks: int, cfg: LearnedAttackConfig) -> None:
+    Week-aligned blocks (order-aware): block ``s`` is ``w_s · E[t_s]``, so the inner product
+    of two traces is ``Σ_s w_s² E[a_s]·E[b_s]`` (a learned per-topic similarity in the same
+    week; an exact match on topic t is worth ``w_s²|E[t]|²``, the form of the asymmetric
+    attack's gain), plus an order-free block, the mean of ``F[t_s]`` (a topic seen in another
+    week). ``init_gain`` sets ``|E[t]|²`` (e.g. the asymmetric gains), so that retrieval starts
+    from the hand-made attack.
+    """
+
+    def __init__(self, topics: int, weeks: int, cfg: LearnedAttackConfig,
+                 init_gain: npt.NDArray[np.float64] | None = None) -> None:
         super().__init__()
         self.weeks = weeks
         self.topic = nn.Embedding(topics + 1, cfg.topic_dim, padding_idx=0)
-        self.week = nn.Parameter(torch.zeros(weeks, cfg.topic_dim))
+        self.scale = nn.Parameter(torch.ones(weeks))
         self.bag = nn.Embedding(topics + 1, cfg.bag_dim, padding_idx=0)
-        self.proj = nn.Linear(weeks * cfg.topic_dim + cfg.bag_dim, cfg.embed_dim)
-        nn.init.normal_(self.topic.weight, std=0.5)
-        nn.init.normal_(self.bag.weight, std=0.5)
         with torch.no_grad():
-            self.topic.weight[0].zero_()
+            w = nn.functional.normalize(torch.randn(topics + 1, cfg.topic_dim), dim=1)
+            if init_gain is not None:
+                g = torch.as_tensor(np.sqrt(np.maximum(init_gain, 1e-3)), dtype=torch.float32)
+                w[1:] *= g[:, None]
+            w[0].zero_()
+            self.topic.weight.copy_(w)
+            nn.init.normal_(self.bag.weight, std=0.05)
             self.bag.weight[0].zero_()
+
+    @property
+    def dim(self) -> int:
+        return self.weeks * self.topic.embedding_dim + self.bag.embedding_dim
 
     def forward(self, traces: torch.Tensor) -> torch.Tensor:
         idx = traces.long() + 1  # -1 (empty) -> the padding row 0
-        per_week = (self.topic(idx) + self.week).flatten(1)
+        per_week = (self.topic(idx) * self.scale[None, :, None]).flatten(1)
         present = (idx > 0).float()
         bag = (self.bag(idx) * present[..., None]).sum(1) / present.sum(1, keepdim=True).clamp(
             min=1.0)
-        return nn.functional.normalize(self.proj(torch.cat([per_week, bag], 1)), dim=1)
+        return torch.cat([per_week, bag], 1)
 
 
 class PairScorer(nn.Module):
-    """Logit that a website-1 trace and a query (website-2 trace) are the same user."""
+    """Logit that a website-1 trace and a query (website-2 trace) are the same user.
 
-    def __init__(self, topics: int, weeks: int, cfg: LearnedAttackConfig) -> None:
+    Features of a pair: the embeddings' product and distance, their inner product, and per
+    query week an exact match (website 1 shows the query's topic that week) times a learned
+    per-topic gain and a cross-week match (in any week) times another; an MLP over all of them
+    plus a linear term over the last three (initialised to the asymmetric attack's score when
+    ``init_gain`` is given; the MLP's output starts at zero).
+    """
+
+    def __init__(self, topics: int, weeks: int, cfg: LearnedAttackConfig,
+                 init_gain: npt.NDArray[np.float64] | None = None) -> None:
         super().__init__()
+        d = weeks * cfg.topic_dim + cfg.bag_dim
         self.gain = nn.Embedding(topics + 1, 2, padding_idx=0)
-        nn.init.constant_(self.gain.weight, 1.0)
-        with torch.no_grad():
-            self.gain.weight[0].zero_()
-        self.mlp = nn.Sequential(nn.Linear(2 * cfg.embed_dim + 2 * weeks + 1, cfg.hidden),
-                                 nn.ReLU(), nn.Linear(cfg.hidden, 1))
+        last = nn.Linear(cfg.hidden, 1)
+        self.mlp = nn.Sequential(nn.Linear(2 * d + 2 * weeks + 1, cfg.hidden), nn.ReLU(), last)
         self.skip = nn.Linear(2 * weeks + 1, 1)
+        with torch.no_grad():
+            self.gain.weight.fill_(1.0)
+            if init_gain is not None:
+                self.gain.weight[1:, 0] = torch.as_tensor(init_gain, dtype=torch.float32)
+                self.gain.weight[1:, 1] = 0.0
+            self.gain.weight[0].zero_()
+            last.weight.zero_()
+            last.bias.zero_()
+            self.skip.weight.zero_()
+            self.skip.weight[0, 1:1 + weeks] = 1.0  # the exact-match gains
+            self.skip.bias.fill_(-5.0)
 
     def forward(self, e1: torch.Tensor, t1: torch.Tensor, e2: torch.Tensor,
                 t2: torch.Tensor) -> torch.Tensor:
@@ -212,11 +249,11 @@ class LearnedAttack:
     @torch.no_grad()
     def embed(self, traces: npt.NDArray[np.integer], batch: int = 65536
               ) -> npt.NDArray[np.float32]:
-        """Unit embeddings ``float32[n, embed_dim]`` of traces ``[n, c]``."""
+        """Embeddings ``float32[n, c * topic_dim + bag_dim]`` of traces ``[n, c]``."""
         arr = np.asarray(traces)
         self._check(arr, "traces")
         self.encoder.eval()
-        out = np.empty((arr.shape[0], self.config.embed_dim), dtype=np.float32)
+        out = np.empty((arr.shape[0], self.encoder.dim), dtype=np.float32)
         for lo in range(0, arr.shape[0], batch):
             t = torch.from_numpy(np.ascontiguousarray(arr[lo:lo + batch], dtype=np.int64))
             out[lo:lo + batch] = self.encoder(t.to(self.device)).cpu().numpy()
@@ -242,11 +279,12 @@ def _device(device: str) -> str:
 
 
 def _new_attack(topics: int, taxonomy: str, weeks: int, lookback: int,
-                cfg: LearnedAttackConfig, device: str) -> LearnedAttack:
+                cfg: LearnedAttackConfig, device: str,
+                init_gain: npt.NDArray[np.float64] | None = None) -> LearnedAttack:
     c = weeks + lookback - 1
-    return LearnedAttack(TraceEncoder(topics, c, cfg).to(device),
-                         PairScorer(topics, c, cfg).to(device), cfg, topics, taxonomy, weeks,
-                         lookback, {}, device)
+    return LearnedAttack(TraceEncoder(topics, c, cfg, init_gain).to(device),
+                         PairScorer(topics, c, cfg, init_gain).to(device), cfg, topics,
+                         taxonomy, weeks, lookback, {}, device)
 
 
 def _week_buckets(site1: npt.NDArray[np.int16], topics: int
@@ -321,13 +359,23 @@ def train_attack(
         raise InputError("training needs at least two users", field="sets")
     torch.manual_seed(seed)
     m = mech.tax.size
-    att = _new_attack(m, mech.tax.version, weeks, mech.lookback, cfg, dev)
+    init_gain = None
+    if cfg.init_asymmetric and mech.q_in > mech.q_out:
+        from topicslab.attacks.asymmetric import asymmetric_weights
+        from topicslab.attacks.popularity import estimate_popularity
+
+        first = observe(sets.sets, [0], weeks=weeks, seed=seed, mechanism=mech,
+                        user_ids=sets.user_ids)[0]
+        pop = estimate_popularity(first, m, mech.q_in, mech.q_out)
+        w_match, w_mismatch = asymmetric_weights(pop, mech.q_in, mech.q_out, mech.k)
+        init_gain = w_mismatch - w_match
+    att = _new_attack(m, mech.tax.version, weeks, mech.lookback, cfg, dev, init_gain)
     params = list(att.encoder.parameters()) + list(att.scorer.parameters())
     opt = torch.optim.Adam(params, lr=cfg.lr)
     bce = nn.BCEWithLogitsLoss()
     b = min(cfg.batch_users, n)
     steps = -(-n // b)
-    n_hard = int(round(cfg.hard_fraction * cfg.negatives))
+    n_hard = round(cfg.hard_fraction * cfg.negatives)
     history: list[dict[str, float]] = []
     t0 = time.perf_counter()
     att.encoder.train()
