@@ -45,6 +45,7 @@ Public names:
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from collections.abc import Sequence
@@ -605,6 +606,7 @@ def attack_outcomes(
     top_k: int = DEFAULT_TOP_K,
     batch: int = 1024,
     progress: bool = False,
+    timings: dict[str, float] | None = None,
 ) -> tuple[TargetOutcomes, npt.NDArray[np.bool_]]:
     """The learned attack on each query: retrieval of ``top_k`` candidate traces by embedding
     (faiss, exact inner product), re-ranking by the pair scorer.
@@ -612,7 +614,8 @@ def attack_outcomes(
     Returns the outcomes (argmax set: every website-1 user whose trace has the best score
     among the retrieved; ``best_score`` the best logit) and ``retrieved``: ``bool[Q]``, whether
     each query's true user was among the ``top_k`` (the retrieval recall is its mean; a true
-    row of -1 counts as not retrieved).
+    row of -1 counts as not retrieved). ``timings`` (optional) receives the seconds of each
+    stage (``distinct``, ``embed``, ``search``, ``rerank``).
     """
     s1, q = np.asarray(site1), np.asarray(queries)
     attack._check(s1, "website 1's traces")
@@ -623,10 +626,15 @@ def attack_outcomes(
     n_q = q.shape[0]
     if rows.shape != (n_q,):
         raise ValueError("one true row per query")
+    clock = {"start": time.perf_counter()}
     uniq, inverse, counts = _distinct_traces(s1)
     true_u = np.where(rows >= 0, inverse[np.maximum(rows, 0)], -1)
     k = min(top_k, uniq.shape[0])
-    found = _search(attack.embed(uniq), attack.embed(q), k)
+    clock["distinct"] = time.perf_counter()
+    base, emb_q = attack.embed(uniq), attack.embed(q)
+    clock["embed"] = time.perf_counter()
+    found = _search(base, emb_q, k)
+    clock["search"] = time.perf_counter()
     size = np.zeros(n_q, dtype=np.int64)
     inside = np.zeros(n_q, dtype=np.bool_)
     best = np.full(n_q, -np.inf)
@@ -654,6 +662,11 @@ def attack_outcomes(
             best[lo:hi] = top
             advance(hi - lo)
     inside &= true_u >= 0
+    clock["rerank"] = time.perf_counter()
+    if timings is not None:
+        names = list(clock)
+        for a, b in itertools.pairwise(names):
+            timings[b] = clock[b] - clock[a]
     return TargetOutcomes(size, inside, best), retrieved
 
 
@@ -731,7 +744,9 @@ def measure_risk_learned(
             for a, o in zip(others, outs, strict=True):
                 results[a.name].add(o, o.sample(_tie_rng(seed, trial, a.name)))
             t_learn = time.perf_counter()
-            o, got = attack_outcomes(attack, site1, site2, chosen, top_k=top_k)
+            stages: dict[str, float] = {}
+            o, got = attack_outcomes(attack, site1, site2, chosen, top_k=top_k,
+                                     timings=stages)
             learned.add(o, o.sample(_tie_rng(seed, trial, "learned")))
             recall.append(float(got.mean()) if len(got) else 0.0)
             n_targets = len(chosen)
@@ -739,6 +754,7 @@ def measure_risk_learned(
                               "api_seed": api_seed, "retrieval_recall": recall[-1],
                               "hand_made_seconds": t_learn - t_hand,
                               "learned_seconds": time.perf_counter() - t_learn,
+                              "learned_stages": stages,
                               "seconds": time.perf_counter() - t0})
             advance(1)
     for a in others:
