@@ -3,7 +3,7 @@ hand-made ones, r = 4.
 
     python benchmarks/bench_learned.py [--sets POP.parquet | --users N] [--synthetic SYN.parquet]
                                        [--epochs 1] [--targets 10240] [--trials 3]
-                                       [--top-k 256] [--weeks 4]
+                                       [--top-k 256] [--weeks 4] [--skip-population]
 
 Trains the learned attack on the population itself (fresh API answers: the attacker's
 training pairs are not the attacked traces) and, with ``--synthetic``, on a synthetic
@@ -55,11 +55,13 @@ def main() -> None:
     ap.add_argument("--top-k", type=int, default=256)
     ap.add_argument("--weeks", type=int, default=4)
     ap.add_argument("--json")
+    ap.add_argument("--skip-population", action="store_true",
+                    help="train on --synthetic only")
     args = ap.parse_args()
     pop = _load(args.sets, args.users, 1)
     report: dict = {"users": pop.n_users, "weeks": args.weeks, "targets": args.targets,
                     "trials": args.trials, "top_k": args.top_k, "epochs": args.epochs}
-    sources = [("population", pop)]
+    sources = [] if args.skip_population else [("population", pop)]
     if args.synthetic:
         sources.append(("synthetic", _load(args.synthetic, 0, 0)))
     for label, train in sources:
