@@ -6,17 +6,18 @@ sequence and a pair scorer giving the probability that two sequences (website 1'
 belong to the same user, trained with binary cross-entropy on one matching and ten
 non-matching pairs per user. This module implements that attack in PyTorch.
 
-Encoder (``TraceEncoder``, shared by both sites): each week's answer is a topic embedding plus
-a week-position embedding; the r week vectors are concatenated (order-aware) together with the
-mean of a second, order-free topic embedding (a topic seen in another week still counts: a
-profile persists across weeks), then a linear layer and L2 normalisation give the trace
-embedding ``e``.
+Encoder (``TraceEncoder``, shared by both sites, order-aware): week-aligned blocks ``w_s ·
+E[t_s]`` (a topic embedding per week's answer, a learned week scale) and one order-free block,
+the mean of a second topic embedding (a topic seen in another week still counts: a profile
+persists across weeks). The inner product of two embeddings is a learned per-topic similarity
+summed over weeks plus a cross-week term; ``|E[t]|²`` starts at the asymmetric attack's gain of
+topic t (Theorem 1), so retrieval starts from the hand-made attack.
 
-Pair scorer (``PairScorer``): an MLP over ``[e1 * e2, |e1 - e2|, cos(e1, e2)]`` and, per week
+Pair scorer (``PairScorer``): an MLP over ``[e1 * e2, |e1 - e2|, <e1, e2>]`` and, per week
 ``s`` of the query, a learned per-topic gain of an exact match (website 1 shows the query's
-topic in week ``s``) and of a cross-week match (in any week). The exact-match gains are the
-form of the asymmetric attack's weights (Theorem 1), so the scorer can represent it; the rest
-is what the hand-made attacks do not use.
+topic in week ``s``) and of a cross-week match (in any week), plus a linear term over the last
+three, which starts as the asymmetric attack's score (its exact-match gains; the MLP starts at
+zero). Training can then only move away from the hand-made attack where the loss says so.
 
 Training (``train_attack``): every epoch the mechanism simulates two sites' traces of the
 training population (``topicslab.api.observe``, a fresh API secret per epoch: fresh pairs); per
