@@ -231,3 +231,12 @@ def test_hand_made_figures_equal_measure_risk(small_attack) -> None:
         assert res.attacks[name].risk == ref.attacks[name].risk
     assert 0.0 <= res.attacks["learned"].expected_risk_mean <= 1.0
     assert len(res.attacks["learned"].description["retrieval_recall"]) == 2
+
+
+def test_cli_cuda_refused_without_gpu(tmp_path) -> None:
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    res = CliRunner().invoke(app, ["attack-train", "--sets", str(tmp_path / "none.parquet"),
+                                   "--out", str(tmp_path / "att"), "--device", "cuda"])
+    assert res.exit_code == 2 and "--device" in res.output
+    assert res.output.strip().count("\n") == 0

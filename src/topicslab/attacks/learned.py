@@ -269,7 +269,8 @@ class LearnedAttack:
                 "training": self.metadata}
 
 
-def _device(device: str) -> str:
+def resolve_device(device: str) -> str:
+    """``cpu``, ``cuda`` or ``auto`` (cuda when available) -> the torch device to use."""
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device not in ("cpu", "cuda"):
@@ -344,7 +345,7 @@ def train_attack(
         device: ``cpu``, ``cuda`` or ``auto``.
     """
     cfg = config or LearnedAttackConfig()
-    dev = _device(device)
+    dev = resolve_device(device)
     mech = mechanism or Mechanism(k=sets.k, taxonomy=sets.taxonomy)
     if mech.k != sets.k or mech.tax.size != sets.taxonomy.size:
         raise InputError("the mechanism's k and taxonomy must be the training sets'",
@@ -534,7 +535,7 @@ def load_attack(directory: str | Path, *, device: str = "cpu") -> LearnedAttack:
         raise InputError(exc.message, file=mf, field=f"config.{exc.field}") from None
     except TypeError as exc:
         raise InputError(str(exc), file=mf, field="config") from None
-    dev = _device(device)
+    dev = resolve_device(device)
     att = _new_attack(topics, version, weeks, lookback, cfg, "cpu")
     try:
         state = load_file(str(weights_file))
@@ -777,6 +778,7 @@ __all__ = [
     "attack_outcomes",
     "load_attack",
     "measure_risk_learned",
+    "resolve_device",
     "save_attack",
     "train_attack",
 ]

@@ -37,10 +37,16 @@ def attack_train(
 
     from topicslab._paths import check_output_dir
     from topicslab.api import Mechanism
-    from topicslab.attacks.learned import LearnedAttackConfig, save_attack, train_attack
+    from topicslab.attacks.learned import (
+        LearnedAttackConfig,
+        resolve_device,
+        save_attack,
+        train_attack,
+    )
     from topicslab.attacks.protocol import check_call_weeks
 
     check_output_dir(out_dir, "--out")
+    device = resolve_device(device)  # before reading the data
     r = check_call_weeks(weeks, lookback)
     try:
         cfg = LearnedAttackConfig(epochs=epochs, batch_users=batch_users, negatives=negatives,
