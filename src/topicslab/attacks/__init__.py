@@ -22,6 +22,10 @@ Attacks (pluggable match-set attacks, ``attack``):
     HammingAttack ("hamming"), AsymmetricAttack ("asymmetric"), asymmetric_weights
     estimate_popularity, lemma10_radius (Lemma 10)
 
+Learned attack (``topicslab.attacks.learned``, imported on demand: it needs PyTorch and faiss):
+    train_attack, save_attack, load_attack, attack_outcomes, measure_risk_learned
+                                        Carey et al. Appendix E.1.3; retrieval + re-ranking
+
 Engines:
     MatchSetCounter, match_set_counts   exact match-set counts without all pairs (docs/design.md)
     argmax_members                      materialised argmax sets (small data)

@@ -8,7 +8,8 @@ unless ``topicslab --debug`` asks for it.
 
 from __future__ import annotations
 
-from topicslab.cli import convert as _convert  # noqa: F401  (registers commands)
+from topicslab.cli import attack_train as _attack_train  # noqa: F401  (registers commands)
+from topicslab.cli import convert as _convert  # noqa: F401
 from topicslab.cli import disclosure as _disclosure  # noqa: F401
 from topicslab.cli import ingest as _ingest  # noqa: F401
 from topicslab.cli import model as _model  # noqa: F401

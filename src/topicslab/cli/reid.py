@@ -23,7 +23,8 @@ from topicslab.cli._app import MAX_SEED, SETS_TAXONOMY_HELP, app, err, out, sets
 from topicslab.cli.population import API_K, require_at_most_k
 from topicslab.errors import InputError
 
-_ATTACK_HELP = "hamming | asymmetric | all (or a comma list of registered attacks)."
+_ATTACK_HELP = ("hamming | asymmetric | learned (with --attack-model) | all (or a comma list "
+                "of attacks).")
 
 
 def _attack_names(text: str) -> list[str]:
@@ -32,7 +33,7 @@ def _attack_names(text: str) -> list[str]:
     names = [t.strip() for t in text.split(",") if t.strip()]
     if names == ["all"]:
         return available_attacks()
-    unknown = [n for n in names if n not in available_attacks()]
+    unknown = [n for n in names if n not in available_attacks() and n != "learned"]
     if not names or unknown:
         raise InputError(f"unknown attack {', '.join(unknown) or text!r}; choose from "
                          f"{', '.join(available_attacks())} or all", field="--attack")
@@ -156,6 +157,11 @@ def reid(
     k: int = typer.Option(API_K, "--k", min=1,
                           help="Most topics a week of --sets may hold (the API's top 5, as "
                                "stats --k)."),
+    attack_model: Path | None = typer.Option(
+        None, "--attack-model", help="Model directory of --attack learned (attack-train)."),
+    top_k: int = typer.Option(256, "--top-k", min=1,
+                              help="Candidates the learned attack retrieves per target."),
+    device: str = typer.Option("cpu", "--device", help="cpu | cuda | auto (learned attack)."),
 ) -> None:
     """Cross-site re-identification risk: Hamming and asymmetric attacks, exact engine."""
     import dataclasses
@@ -178,6 +184,22 @@ def reid(
         refuse_overwriting_inputs([("--json", json_path)],
                                   [("--sets", sets_path), ("--traces", traces_path)])
     names = _attack_names(attack)
+    learned = None
+    if "learned" in names:
+        from topicslab.attacks.learned import load_attack
+
+        if attack_model is None:
+            raise InputError("--attack learned needs --attack-model DIR (topicslab "
+                             "attack-train)", field="--attack-model")
+        if sets_path is None:
+            raise InputError("the learned attack runs with --sets", field="--attack")
+        if setting != "random-user" or engine != "exact":
+            raise InputError("the learned attack runs in the random-user setting",
+                             field="--setting")
+        learned = load_attack(attack_model, device=device)
+        names = [n for n in names if n != "learned"]
+    elif attack_model is not None:
+        raise InputError("--attack-model goes with --attack learned", field="--attack-model")
     # the protocol's and the mechanism's parameters, checked once, before any data is read
     if trials is None:
         trials = 10 if traces_path is None else 1
@@ -205,7 +227,18 @@ def reid(
             r_list = (_check_weeks_of(r_list, lookback, data.n_weeks, sets_path) if r_list
                       else [atk.check_call_weeks(4, lookback)])
             _check_size(protocol, data.n_users, max(r_list) + lookback - 1, len(names))
-            if len(r_list) == 1:
+            if learned is not None:
+                from topicslab.attacks.learned import measure_risk_learned
+
+                if len(r_list) != 1:
+                    raise InputError("the learned attack takes one --weeks (its r)",
+                                     field="--weeks")
+                results = [measure_risk_learned(
+                    data, learned, weeks=r_list[0], compare=names, top_k=top_k,
+                    targets=protocol.targets, trials=protocol.trials, seed=seed,
+                    mechanism=mech, progress=progress)]
+                payload = results[0].to_dict()
+            elif len(r_list) == 1:
                 results = [atk.measure_risk(data, weeks=r_list[0], mechanism=mech, **opts)]
                 payload = results[0].to_dict()
             else:
@@ -253,6 +286,10 @@ def reid(
         out.print(_bounds_table(found))
         if any(b.full_information_bound is None for b in found):
             err.print("[dim]—: intractable (more than 2 weeks: |T|^r traces)[/]")
+    if learned is not None:
+        d = results[0].attacks["learned"].description
+        err.print(f"learned attack: retrieval recall {100 * d['retrieval_recall_mean']:.2f}% "
+                  f"(true user among the top {d['top_k']} candidates)")
     for note in dict.fromkeys(n for r in results for n in r.notes):
         err.print(f"[yellow]note[/]: {escape(note)}")
     if json_path is not None:
