@@ -160,9 +160,9 @@ def test_bad_input(site1, queries, message):
 def test_chunk_cells_bound_tables_and_counters():
     from topicslab.attacks.engine import MatchSetCounter, chunk_cells
 
-    assert chunk_cells(1) == chunk_cells(2) == 1 << 24  # the tables' own bound
-    assert chunk_cells(4) == 1 << 23 and chunk_cells(16) == chunk_cells(64) == 1 << 22
+    assert chunk_cells(1) == chunk_cells(2) == chunk_cells(8) == 1 << 22  # the tables' bound
+    assert chunk_cells(16) == 1 << 21 and chunk_cells(32) == chunk_cells(256) == 1 << 20
     # counters (one per slot and thread) stay bounded as threads grow, until the floor
-    assert all(t * chunk_cells(t) <= 1 << 25 for t in (2, 4, 8))
+    assert all(t * chunk_cells(t) <= 1 << 25 for t in (2, 4, 8, 16, 32))
     counter = MatchSetCounter(np.zeros((10, 4), dtype=np.int16))
     assert counter.chunk == chunk_cells() >> 4

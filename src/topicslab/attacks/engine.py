@@ -56,13 +56,13 @@ _S31 = np.uint64(31)
 
 #: ``chunk · 2^r`` (hash-table slots ~ 2-4x that, one int32 counter per slot and thread) is
 #: kept below ``_CHUNK_CELLS_ALL_THREADS / threads``, within ``_CHUNK_CELLS_MIN`` and
-#: ``_CHUNK_CELLS_MAX`` (the tables themselves, ~0.5 GB at the maximum): every
-#: chunk is one scan of website 1, so fewer, larger chunks are faster (measured at 1M users,
-#: r = 4 on 2 threads: 2^24 cells (one chunk) ~1 s faster per risk curve than 2^22, ~+0.5 GB),
-#: while the per-thread counters stay ~0.4 GB in all on machines with many threads.
+#: ``_CHUNK_CELLS_MAX``: the per-thread counters then stay ~0.4 GB in all on machines with many
+#: threads. Larger chunks mean fewer scans of website 1 but tables that leave the caches:
+#: at 1M users, r = 4 on 2 threads, 2^22, 2^23 and 2^24 cells took the same time within the
+#: noise (3.6-5.4 s per risk curve, quiet machine) and 2^24 cost +0.5 GB, so 2^22 stays.
 _CHUNK_CELLS_ALL_THREADS = 1 << 25
-_CHUNK_CELLS_MIN = 1 << 22
-_CHUNK_CELLS_MAX = 1 << 24
+_CHUNK_CELLS_MIN = 1 << 20
+_CHUNK_CELLS_MAX = 1 << 22
 
 
 def chunk_cells(threads: int | None = None) -> int:
