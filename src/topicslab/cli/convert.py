@@ -52,7 +52,14 @@ def convert(
     if not source.exists() and not any(ch in str(source) for ch in "*?["):
         raise InputError("file not found", file=str(source), field="SOURCE")
     check_output_file(target, "TARGET")
-    fmt = target_format or tio.detect_format(target)
+    try:
+        fmt = target_format or tio.detect_format(target)
+    except InputError:
+        # the library's advice names its own argument (format=); here it is --to
+        raise InputError("cannot tell the format from the name: use one of the extensions "
+                         ".parquet, .pq, .csv, .txt, .tsv, .tab or .tfrecord, or give --to "
+                         "(parquet, csv, tsv, tfrecord, long, profiles)", file=str(target),
+                         field="TARGET") from None
     options: dict[str, object] = {}
     for option, value in (("--shards", shards), ("--user-ids", user_ids)):
         if value is not None and fmt != "tfrecord":
