@@ -240,3 +240,11 @@ def test_cli_cuda_refused_without_gpu(tmp_path) -> None:
                                    "--out", str(tmp_path / "att"), "--device", "cuda"])
     assert res.exit_code == 2 and "--device" in res.output
     assert res.output.strip().count("\n") == 0
+
+
+@pytest.mark.parametrize(("field", "value"), [("negatives", 1001), ("negatives", 0),
+                                              ("epochs", 0), ("hard_fraction", 1.5)])
+def test_config_refuses_out_of_range(field: str, value: object) -> None:
+    with pytest.raises(InputError) as exc:
+        LearnedAttackConfig(**{field: value})
+    assert exc.value.field == field

@@ -112,6 +112,10 @@ class LearnedAttackConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise InputError(f"must be a positive integer, got {v!r}", field=name)
+        if self.negatives > MAX_NEGATIVES:
+            raise InputError(f"must be at most {MAX_NEGATIVES:,} (Carey et al. use 10; every "
+                             f"negative is one more pair per user and step), got "
+                             f"{self.negatives:,}", field="negatives")
         if not 0.0 <= self.hard_fraction <= 1.0:
             raise InputError(f"must lie in [0, 1], got {self.hard_fraction!r}",
                              field="hard_fraction")
@@ -123,6 +127,8 @@ class LearnedAttackConfig:
 
 
 _ARCH = ("topic_dim", "bag_dim", "hidden")
+#: the most negative pairs per positive: training time grows linearly with them
+MAX_NEGATIVES = 1000
 
 
 class TraceEncoder(nn.Module):
