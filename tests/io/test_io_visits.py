@@ -70,8 +70,8 @@ def test_domain_table_json_shapes(tmp_path: Path) -> None:
     ("d.csv", "domain,topics\na.com,1;1\n", 1, "topics", "appears twice"),
     ("d.csv", "domain,topics\nwww.a.com,1\na.com,4\n", 2, "domain", r"earlier entry \(row 1\)"),
     ("d.csv", "domain,topics\nhttp s,1\n", 1, "domain", "not a domain name"),
-    ("d.csv", "site_name,topics\na.com,1\n", 0, "domain", "missing column"),
-    ("d.csv", "domain,labels\na.com,1\n", 0, "topics", "missing column"),
+    ("d.csv", "site_name,topics\na.com,1\n", None, "domain", "missing column"),
+    ("d.csv", "domain,labels\na.com,1\n", None, "topics", "missing column"),
     ("d.csv", "domain,topic_id\na.com,1\na.com,z\n", 2, "topic_id", "expected an integer"),
     ("d.json", '{"a.com": [1], "b.com": ["x"]}', 2, "b.com", "list of topic ids"),
     ("d.json", '[{"domain": "a.com"}]', 1, "topics", "missing topics"),
@@ -95,9 +95,9 @@ def test_domain_table_errors(tmp_path: Path, name: str, text: str, row: int | No
     ("user_id,timestamp,url\n1,2024-01-01,a.com\n1,,a.com\n", 2, "timestamp", "missing"),
     ("user_id,week,url\n1,0,a.com\n1,-1,a.com\n", 2, "week", "negative"),
     ("user_id,week,url\n1,0,a.com\n1,1.5,a.com\n", 2, "week", "expected an integer"),
-    ("user_id,url\n1,a.com\n", 0, "timestamp", "missing column"),
-    ("user_id,week,timestamp,url\n1,0,2024-01-01,a.com\n", 0, "week", "choose one"),
-    ("user,week,page\n1,0,a.com\n", 0, "url", "missing column"),
+    ("user_id,url\n1,a.com\n", None, "timestamp", "missing column"),
+    ("user_id,week,timestamp,url\n1,0,2024-01-01,a.com\n", None, "week", "choose one"),
+    ("user,week,page\n1,0,a.com\n", None, "url", "missing column"),
     ("user_id,week,url,extra\n1,0,a.com\n", 1, None, "expected 4 fields"),
 ])
 def test_visits_errors(tmp_path: Path, text: str, row: int, field: str | None,
@@ -144,3 +144,4 @@ def test_parquet_visits_errors(tmp_path: Path, columns: dict[str, list[object]],
     with pytest.raises(InputError, match=words) as exc:
         list(iter_visits(path))
     assert (exc.value.file, exc.value.row, exc.value.field) == (str(path), row, field)
+

@@ -140,7 +140,7 @@ def _columns(file: str, delimiter: str | None) -> tuple[
     names = read_header(file, delim)
     for name in COLUMNS:
         if name not in names:
-            raise InputError("missing column", file=file, row=0, field=name)
+            raise InputError("missing column", file=file, field=name)
     table = read_text_table(file, delim, names)
     with wrap_errors(file, "CSV"):
         user, _ = parse_int_strings(table.column("user_id").combine_chunks(), file=file,

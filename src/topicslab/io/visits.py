@@ -282,10 +282,10 @@ def _read_domain_csv(file: str, tax: Taxonomy) -> DomainTable:
     pair_col = _pick(names, TOPIC_COLUMNS)
     if dom_col is None:
         raise InputError("missing column (a domain table has the columns domain, topics)",
-                         file=file, row=0, field="domain")
+                         file=file, field="domain")
     if list_col is None and pair_col is None:
         raise InputError("missing column (a domain table has the columns domain, topics; or "
-                         "domain, topic_id with one row per pair)", file=file, row=0,
+                         "domain, topic_id with one row per pair)", file=file,
                          field="topics")
     table = read_text_table(file, delim, names)
     doms = table.column(dom_col).to_pylist()
@@ -414,7 +414,7 @@ def _is_parquet(file: str) -> bool:
 
 def _layout(file: str, names: list[str], week_column: str | None,
             timestamp_column: str | None) -> VisitColumns:
-    row = None if _is_parquet(file) else 0
+    row = None  # a header fault has no data row (as in every other reader)
     if week_column is not None and timestamp_column is not None:
         raise InputError("give a week column or a timestamp column, not both",
                          field="week_column")
