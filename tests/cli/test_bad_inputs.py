@@ -292,6 +292,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("stats-out-read-only", [*STATS, "--out", "{ro}"], "--out"),
     ("stats-out-in-read-only", [*STATS, "--out", "{ro}/stats"], "--out"),
     ("stats-epsilon-0", [*STATS, "--out", "{out}", "--epsilon", "0"], "--epsilon"),
+    ("stats-taxonomy-contradicts-file", [*STATS, "--out", "{out}", "--taxonomy", "v1"],
+     "field '--taxonomy': the file says taxonomy v2"),
     ("stats-split", [*STATS, "--out", "{out}", "--split", "1,2"], "--split"),
     ("stats-delta-2", [*STATS, "--out", "{out}", "--delta", "2"], "--delta"),
     ("stats-k-500", [*STATS, "--out", "{out}", "--k", "500"], "--k"),

@@ -21,7 +21,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from topicslab.errors import InputError, TopicsLabError
+from topicslab.errors import InputError, ParameterError, TopicsLabError
 from topicslab.taxonomy import VERSIONS, Taxonomy, load, resolve
 
 PathLike = str | os.PathLike[str]
@@ -243,8 +243,9 @@ def pick_taxonomy(
     tax = resolve(requested)
     if stored is not None and stored in VERSIONS and tax.version in VERSIONS \
             and stored != tax.version:
-        raise InputError(f"file uses taxonomy {stored}, but {tax.version} was requested",
-                         file=file)
+        raise ParameterError(f"the file says taxonomy {stored}, but {tax.version} was "
+                             f"asked for; leave taxonomy out to read it in {stored}",
+                             file=file, field="taxonomy")
     return tax
 
 
