@@ -70,6 +70,10 @@ def _exit_now(code: object) -> None:
 
     if _debugging() or not (code is None or isinstance(code, int)):
         return
+    # the command's line is printed: a library object's destructor failing from here on (an
+    # interrupted numba compilation leaves llvmlite objects half built) is not the user's
+    # concern, and Python would print it as "Exception ignored in ..." with a traceback
+    sys.unraisablehook = lambda _unraisable: None
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:

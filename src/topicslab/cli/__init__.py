@@ -25,4 +25,7 @@ __all__ = ["app", "main"]
 
 def main() -> None:
     """Entry point of the ``topicslab`` console script (the group prints failures)."""
+    from topicslab.cli._app import _state
+
+    _state["ends_process"] = True  # the process ends with the command
     app()

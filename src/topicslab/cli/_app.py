@@ -249,6 +249,12 @@ class OneLineErrors(TyperGroup):
     def _print_interrupted() -> None:
         err.print(f"[yellow]interrupted:[/] {escape(_interruption())}",
                   highlight=False, soft_wrap=True)
+        if not _debugging() and _state.get("ends_process"):
+            # the line is all there is to say: a library object's destructor failing while
+            # the interrupted work unwinds or Python shuts down (an interrupted numba
+            # compilation leaves llvmlite objects half built) would add "Exception ignored
+            # in ..." and a traceback; only when the process ends with the command (``main``)
+            sys.unraisablehook = lambda _unraisable: None
 
     def _on_option(self, exc: Exception) -> Exception:
         """The library names a bad argument by its Python name (``probe_sites``); the user
