@@ -461,6 +461,7 @@ def save_attack(directory: str | Path, attack: LearnedAttack) -> Path:
     from safetensors.torch import save_file
 
     from topicslab._atomic import atomic_dir, atomic_path, write_text_atomic
+    from topicslab._json import jsonable
 
     state = {f"encoder.{k}": v.detach().cpu().float().contiguous()
              for k, v in attack.encoder.state_dict().items()}
@@ -468,24 +469,12 @@ def save_attack(directory: str | Path, attack: LearnedAttack) -> Path:
                   for k, v in attack.scorer.state_dict().items()})
     meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "taxonomy": attack.taxonomy,
             "topics": attack.topics, "weeks": attack.weeks, "lookback": attack.lookback,
-            "config": asdict(attack.config), "training": _jsonable(attack.metadata)}
+            "config": asdict(attack.config), "training": jsonable(attack.metadata)}
     with atomic_dir(directory, owned=(WEIGHTS, META)) as tmp:
         with atomic_path(tmp / WEIGHTS) as w:
             save_file(state, str(w), metadata={"format": FORMAT})
         write_text_atomic(tmp / META, json.dumps(meta, indent=2, allow_nan=False) + "\n")
     return Path(directory)
-
-
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, float) and not np.isfinite(obj):
-        return None
-    return obj
 
 
 def _positive(meta: dict[str, Any], name: str, file: str) -> int:

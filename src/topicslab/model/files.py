@@ -38,6 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from topicslab._atomic import atomic_dir, atomic_path, write_text_atomic
+from topicslab._json import jsonable
 from topicslab.errors import FileFieldError, InputError
 from topicslab.model.typemixture import TypeMixture
 from topicslab.taxonomy import VERSIONS, Taxonomy, resolve
@@ -52,20 +53,6 @@ FORMAT_VERSION = 1
 _RESERVED = ("format", "format_version", "model", "taxonomy", "types", "weeks", "modes", "k",
              "topics")
 _PERSISTENT = ("stay", "mode_weights", "mode_stay")
-
-
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
 
 
 def save_model(directory: str | Path, model: TypeMixture) -> Path:
@@ -96,7 +83,7 @@ def _write_model_files(d: Path, model: TypeMixture) -> None:
             "k": model.k, "topics": model.m}
     if model.variant == "persistent":
         meta["modes"] = model.modes
-    meta.update({k: v for k, v in _jsonable(model.metadata).items() if k not in _RESERVED})
+    meta.update({k: v for k, v in jsonable(model.metadata).items() if k not in _RESERVED})
     write_text_atomic(d / META, json.dumps(meta, indent=2, allow_nan=False) + "\n")
 
 
