@@ -26,6 +26,7 @@ from topicslab.attacks import (
     trial_api_seed,
 )
 from topicslab.datamodel import TopicSets
+from topicslab.taxonomy import Taxonomy
 from topicslab.errors import InputError
 
 
@@ -183,11 +184,48 @@ def test_topics_bounds_match_explicit_matrices(weeks):
                       "matching_bound", "partial_information_bound"}
 
 
-def test_topics_bounds_beyond_two_weeks_are_marked_intractable():
+def _toy_population(n: int, weeks: int, m: int, seed: int) -> TopicSets:
+    """Profiles over a toy taxonomy of m topics: every trace of up to 4 weeks enumerable."""
+    rng = np.random.default_rng(seed)
+    tax = Taxonomy.from_rows("toy", [(i + 1, f"/t{i}") for i in range(m)])
+    sets = np.stack([np.stack([np.sort(rng.choice(m - 1, 5, replace=False))
+                               for _ in range(weeks)]) for _ in range(n)]).astype(np.int16)
+    return TopicSets(sets, tax)
+
+
+@pytest.mark.parametrize("weeks", [1, 2, 3, 4])
+def test_topics_bounds_match_explicit_matrices_at_any_length(weeks):
+    """Corollary 1, Lemmas 2, 4 and 9 from the product channel equal the explicit matrix's
+    (every |T|^r trace enumerated) for every trace length."""
+    n, m = 12, 8
+    sets = _toy_population(n, 4, m, seed=10 + weeks)
+    mech = Mechanism(k=5, taxonomy=sets.taxonomy)
+    b = reid_bounds(sets, weeks=weeks, seed=3)
+    prof = sets.sets[:, 4 - weeks:]
+    p = _explicit_p(prof, mech.q_in, mech.q_out, m)
+    assert p.shape == (n, m**weeks) and b.exact_cells is not None
+    assert b.full_information_bound == pytest.approx(full_information_bound(p), rel=1e-9)
+    assert b.matching_bound == pytest.approx(matching_bound(p), rel=1e-9)
+    assert b.mutual_information_bound == pytest.approx(mutual_information_bound(p), rel=1e-9)
+    assert b.full_information_bound <= b.mutual_information_bound
+    w = observe(sets.sets, [0], weeks=weeks, seed=trial_api_seed(3, 0), mechanism=mech)[0]
+    cover = sum(np.bincount(prof[:, s].ravel(), minlength=m) for s in range(weeks))
+    pop = np.clip(cover / (n * weeks), 1e-6, 1 - 1e-6)
+    wm, wx = asymmetric_weights(pop, mech.q_in, mech.q_out, mech.k)
+    gm, gx = np.exp(-wm), np.exp(-wx)
+    factors = np.where(w[:, :, None] == np.arange(m)[None, None, :], gm, gx)
+    ep = factors[:, 0]
+    for s in range(1, weeks):
+        ep = (ep[:, :, None] * factors[:, s][:, None, :]).reshape(n, -1)
+    assert b.partial_information_bound == pytest.approx(ep.max(axis=0).sum() / n, rel=1e-9)
+
+
+def test_topics_bounds_past_the_cell_limit_are_marked():
     sets = _tiny_population(10, 4, seed=0)
-    b = reid_bounds(sets, weeks=3)
+    b = reid_bounds(sets, weeks=3, max_cells=1_000)
     assert b.full_information_bound is None and b.matching_bound is None
-    assert b.partial_information_bound is None and b.notes
+    assert b.partial_information_bound is None and b.mutual_information is None
+    assert b.exact_cells is not None and b.exact_cells > 1_000 and "max_cells" in b.notes[0]
 
 
 def test_topics_bounds_bad_input():

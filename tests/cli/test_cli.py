@@ -99,3 +99,31 @@ def test_run_cli_smoke(tmp_path):
     assert bad.exit_code == 2 and "--model" in bad.output
     assert (tmp_path / "report.html").exists() and (tmp_path / "stats" / "q_within.json").exists()
     assert len(results["population"]["calibration"]) == 35
+
+
+def test_reid_bounds_table_json_and_figure(tmp_path):
+    """--bounds: exact Corollary 1 up to 3 weeks, the Bayes attacker measured beyond, one
+    JSON row per r and the figure; --figure without --bounds is refused."""
+    pop = tmp_path / "pop.parquet"
+    assert runner.invoke(app, ["population", "-n", "3000", "--weeks", "5", "--seed", "2",
+                               "-o", str(pop)]).exit_code == 0
+    fig, out = tmp_path / "theory.png", tmp_path / "theory.json"
+    res = runner.invoke(app, ["reid", "--sets", str(pop), "--weeks", "1,3,4", "--bounds",
+                              "--trials", "1", "--targets", "all", "--figure", str(fig),
+                              "--json", str(out), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert fig.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    rows = json.loads(out.read_text())["theory"]
+    assert [r["weeks"] for r in rows] == [1, 3, 4]
+    assert rows[0]["bayes_exact"] is not None and rows[1]["bayes_exact"] is not None
+    assert rows[2]["bayes_exact"] is None and rows[2]["bayes_sampled"]["targets"] == 3000
+    # more weeks never hurt the Bayes attacker, and no attack beats it beyond the noise of
+    # the attacks' sampled traces (4 binomial standard errors over the 3,000 targets)
+    assert rows[0]["bayes_exact"] < rows[1]["bayes_exact"] < rows[2]["bayes_sampled"]["risk"]
+    for r in rows:
+        best = r["bayes_exact"] or r["bayes_sampled"]["ci95"][1]
+        margin = 4 * (best * (1 - best) / 3000) ** 0.5
+        assert max(r["hamming"]["risk"], r["asymmetric"]["risk"]) <= best + margin
+    bad = runner.invoke(app, ["reid", "--sets", str(pop), "--figure", str(tmp_path / "x.png")])
+    assert bad.exit_code == 2 and "--bounds" in bad.output
+    assert not (tmp_path / "x.png").exists()

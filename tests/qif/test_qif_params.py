@@ -113,4 +113,6 @@ def test_tables_memory(users: int, m: int, epochs: int) -> None:
     if epochs == 1:
         assert need >= 24 * m * m  # the IBA co-occurrence tables
     else:
-        assert need <= users * (epochs * 80 + 64) + 64 * qif.population.MAX_CELLS
+        # per user its sets, codes and four configurations' channels; per thread two
+        # (m + 1)^2 slice tables (the exact sums visit cells, they do not store them)
+        assert need <= users * (epochs * 80 + 64 + 4 * epochs * 36) + 1024 * (m + 1) ** 2

@@ -12,10 +12,15 @@ For the Topics API over a population (``reid_bounds``): the representation of us
 r-week trace, ``P[i,o] = Π_s (q_in if o^s ∈ S_i^s else q_out)`` over ``|T|^r`` traces. The LDP
 bound uses the API's per-answer ``ε = ln(q_in/q_out)`` composed over the r answers; the
 k-anonymity figures are those of the r-week profile sets themselves (the representation if the
-API revealed profiles); the full-information, matching and partial-information bounds are
-computed exactly when the trace has at most two weeks (``|T|^2`` representations, from pair
-counts), and are reported as intractable beyond. The partial-information bound uses the
-parametric model of Theorem 1 (the optimal attacker is then the asymmetric attack).
+API revealed profiles); the full-information (Corollary 1: the Bayes-optimal attacker's exact
+risk), matching (Lemma 4), partial-information (Lemma 2) and mutual-information (Lemma 9)
+figures are exact sums over all ``|T|^r`` traces computed without materialising P
+(``topicslab.qif.product_channel``: slices of the trace space, users grouped by the topics
+they hold; time ∝ ``|T'|^r`` for the |T'| topics that occur, memory ∝ ``|T'|^2``): three weeks
+of the full taxonomy take seconds at 1M users, four weeks ~500× longer, so by default they are
+computed up to ``max_cells`` (three weeks) and reported as ``None`` beyond. The partial-
+information bound uses the parametric model of Theorem 1 (the optimal attacker is then the
+asymmetric attack).
 
 Public names:
     full_information_bound(P), partial_information_bound(EP), matching_bound(P)
@@ -42,6 +47,10 @@ from topicslab.attacks.asymmetric import asymmetric_weights
 from topicslab.attacks.popularity import estimate_popularity
 from topicslab.datamodel import TopicSets
 from topicslab.errors import InputError
+from topicslab.qif.product_channel import ProductChannel, topics_channel
+
+#: Default limit on the trace cells an exact bound visits (``ProductChannel.cells``).
+MAX_CELLS = 500_000_000
 
 # ---------------------------------------------------------------- explicit matrices
 
@@ -233,55 +242,19 @@ def profile_anonymity(sets: npt.ArrayLike) -> ProfileAnonymity:
     return ProfileAnonymity(int(rows.shape[0]), n_groups, int((g == 1).sum()), int(g.min()))
 
 
-@njit(cache=True, parallel=True)
-def _pair_cover(first: np.ndarray, second: np.ndarray, m: np.int64, out: np.ndarray) -> None:
-    """``out[b, a*m + c]`` += 1 for a in first[u], c in second[u] (per thread block b)."""
-    n = first.shape[0]
-    n_blocks = out.shape[0]
-    block = (n + n_blocks - 1) // n_blocks
-    for b in prange(n_blocks):
-        lo = b * block
-        hi = min(n, lo + block)
-        h = out[b]
-        for u in range(lo, hi):
-            for x in range(first.shape[1]):
-                a = np.int64(first[u, x])
-                if a < 0:
-                    continue
-                for y in range(second.shape[1]):
-                    c = np.int64(second[u, y])
-                    if c >= 0:
-                        h[a * m + c] += 1
-
-
-def _pair_counts(first: npt.NDArray[np.integer], second: npt.NDArray[np.integer],
-                 m: int) -> npt.NDArray[np.int64]:
-    import numba
-
-    blocks = max(1, min(numba.get_num_threads(), first.shape[0]))
-    out = np.zeros((blocks, m * m), dtype=np.int64)
-    _pair_cover(np.ascontiguousarray(first), np.ascontiguousarray(second), np.int64(m), out)
-    return out.sum(axis=0).reshape(m, m)
-
-
 def _week_counts(sets_w: npt.NDArray[np.integer], m: int) -> npt.NDArray[np.int64]:
     v = sets_w[sets_w >= 0].astype(np.int64)
     return np.bincount(v, minlength=m)
-
-
-def _log_pow(base: float, exponent: npt.NDArray[np.floating]) -> npt.NDArray[np.float64]:
-    """``exponent · log(base)`` with ``0 · log(0) = 0``."""
-    if base <= 0:
-        return np.where(exponent > 0, -np.inf, 0.0)
-    return np.asarray(exponent, dtype=np.float64) * math.log(base)
 
 
 @dataclass
 class ReidBounds:
     """The framework's bounds for one population and trace length (``to_dict()``-able).
 
-    ``None`` marks a bound that is intractable for this trace length (more than two weeks:
-    ``|T|^r`` representations) and ``notes`` says why.
+    ``None`` marks a bound whose exact sum over the ``|T|^r`` traces visits more than
+    ``max_cells`` cells (``exact_cells`` says how many it would; ``notes`` says so).
+    ``mutual_information`` is MI(I; O) in nats under a uniform user (Lemma 9's bound
+    ``(1 + MI)/ln n`` next to it).
     """
 
     users: int
@@ -303,6 +276,9 @@ class ReidBounds:
     matching_bound: float | None = None
     partial_information_bound: float | None = None
     partial_information_popularity: str | None = None
+    mutual_information: float | None = None
+    mutual_information_bound: float | None = None
+    exact_cells: int | None = None
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -313,75 +289,28 @@ class ReidBounds:
         return out
 
 
-def _topics_full_information(profiles: npt.NDArray[np.int16], m: int, q_in: float,
-                             q_out: float) -> float:
-    """Corollary 1 for the Topics API representation over <= 2 weeks (exact)."""
-    n, r, _ = profiles.shape
-    if r == 1:
-        covered = _week_counts(profiles[:, 0], m) > 0
-        return float(np.where(covered, q_in, q_out).sum() / n)
-    c1 = _week_counts(profiles[:, 0], m) > 0
-    c2 = _week_counts(profiles[:, 1], m) > 0
-    both = _pair_counts(profiles[:, 0], profiles[:, 1], m) > 0
-    # best user for trace (a, b): in both profiles (one user), else in either, else neither
-    best_j = np.where(both, 2, np.where(c1[:, None] | c2[None, :], 1, 0))
-    values = q_out**2 * (q_in / q_out) ** best_j if q_out > 0 else np.where(
-        best_j == 2, q_in**2, 0.0)
-    return float(values.sum() / n)
-
-
-def _topics_matching(profiles: npt.NDArray[np.int16], m: int, q_in: float,
-                     q_out: float) -> float:
-    """Lemma 4 for the Topics API representation over <= 2 weeks (exact, log space)."""
-    n, r, _ = profiles.shape
-    if r == 1:
-        c = _week_counts(profiles[:, 0], m).astype(np.float64)
-        log_none = _log_pow(1 - q_in, c) + _log_pow(1 - q_out, n - c)
-        return float((1.0 - np.exp(log_none)).sum() / n)
-    c1 = _week_counts(profiles[:, 0], m).astype(np.float64)
-    c2 = _week_counts(profiles[:, 1], m).astype(np.float64)
-    n2 = _pair_counts(profiles[:, 0], profiles[:, 1], m).astype(np.float64)
-    n1 = c1[:, None] + c2[None, :] - 2 * n2
-    n0 = n - n1 - n2
-    log_none = (_log_pow(1 - q_in * q_in, n2) + _log_pow(1 - q_in * q_out, n1)
-                + _log_pow(1 - q_out * q_out, n0))
-    return float((1.0 - np.exp(log_none)).sum() / n)
-
-
-def _topics_partial(answers: npt.NDArray[np.int16], popularity: npt.NDArray[np.float64],
-                    mech: Mechanism) -> float:
-    """Lemma 2 under Theorem 1's model: ``(1/n) Σ_o max_i Π_s g(W_i^s, o^s)`` (<= 2 weeks).
-
-    ``g(w, t)`` is the model's ``E[P_s[i, t] | W_i^s = w]``: the match probability if w = t,
-    the mismatch probability otherwise. The max over users only depends on which match
-    patterns occur among the users, which follows from the answer counts.
-    """
+def _partial_channel(answers: npt.NDArray[np.int16], popularity: npt.NDArray[np.float64],
+                     mech: Mechanism) -> ProductChannel:
+    """Lemma 2 under Theorem 1's model as a product channel: user i "holds" its website-1
+    answer ``W_i^s`` at week s, and ``E[P_s[i, t] | W_i^s]`` is the model's match probability
+    ``g_match(t)`` if ``t = W_i^s``, its mismatch probability ``g_mis(t)`` otherwise (both
+    depend on the topic: the values are per topic, nothing is collapsed)."""
     n, r = answers.shape
     m = popularity.shape[0]
     w_match, w_mis = asymmetric_weights(popularity, mech.q_in, mech.q_out, mech.k)
     g_match, g_mis = np.exp(-w_match), np.exp(-w_mis)
-    if r == 1:
-        c = _week_counts(answers[:, 0], m)
-        best = np.where(c > 0, g_match, -np.inf)
-        best = np.maximum(best, np.where(c < n, g_mis, -np.inf))
-        return float(best.sum() / n)
-    c1 = _week_counts(answers[:, 0], m)
-    c2 = _week_counts(answers[:, 1], m)
-    one_hot = np.stack([answers[:, 0], answers[:, 1]], axis=1)
-    n12 = _pair_counts(one_hot[:, :1], one_hot[:, 1:], m)
-    n_first = c1[:, None] - n12
-    n_second = c2[None, :] - n12
-    n_none = n - n12 - n_first - n_second
-    options = [
-        (n12 > 0, g_match[:, None] * g_match[None, :]),
-        (n_first > 0, g_match[:, None] * g_mis[None, :]),
-        (n_second > 0, g_mis[:, None] * g_match[None, :]),
-        (n_none > 0, g_mis[:, None] * g_mis[None, :]),
-    ]
-    best = np.full((m, m), -np.inf)
-    for present, value in options:
-        best = np.maximum(best, np.where(present, value, -np.inf))
-    return float(best.sum() / n)
+    # g_match >= g_mis up to rounding where p -> 1 (both tend to q_in): the max is unchanged
+    g_match = np.maximum(g_match, g_mis)
+    return topics_channel(answers[:, :, None], m, np.ones((n, r)),
+                          np.broadcast_to(g_mis, (r, m)), alpha=np.broadcast_to(g_match, (r, m)))
+
+
+def _answer_entropy(mech: Mechanism, m: int) -> float:
+    """H of one week's answer given the profile: q_in on the k topics, q_out on the rest."""
+    h = -mech.k * mech.q_in * math.log(mech.q_in)
+    if mech.q_out > 0:
+        h -= (m - mech.k) * mech.q_out * math.log(mech.q_out)
+    return h
 
 
 def reid_bounds(
@@ -391,6 +320,7 @@ def reid_bounds(
     mechanism: Mechanism | None = None,
     seed: int = 0,
     popularity: str = "profiles",
+    max_cells: int = MAX_CELLS,
 ) -> ReidBounds:
     """The framework's bounds for the Topics API traces of a population.
 
@@ -401,6 +331,9 @@ def reid_bounds(
         seed: API secret for website 1's answers ``W`` (partial-information bound).
         popularity: ``"profiles"`` (the model's p from the population: an attacker that knows
             D) or ``"site1"`` (Lemma 10 from website 1, as the asymmetric attack does).
+        max_cells: the sums over all ``|T|^r`` traces (Corollary 1, Lemmas 2, 4, 9) are exact
+            and computed when they visit at most this many cells (``ProductChannel``: 1e8
+            for three weeks of the v2 taxonomy, seconds at 1M users; 4.8e10 for four, hours).
     """
     mech = mechanism or Mechanism(k=sets.k, taxonomy=sets.taxonomy)
     if mech.k != sets.k or mech.tax.size != sets.taxonomy.size:
@@ -429,10 +362,15 @@ def reid_bounds(
     ldp_one = math.inf if math.isinf(eps) else ldp_bound(n, m, eps)
     out = ReidBounds(n, weeks, trace_weeks, m, mech.q_in, mech.q_out, eps, eps_trace, ldp,
                      ldp_one, anon.k, anon.bound, anon.distinct, anon.unique, anon.full_information)
-    if trace_weeks <= 2:
-        out.full_information_bound = _topics_full_information(profiles, m, mech.q_in,
-                                                              mech.q_out)
-        out.matching_bound = _topics_matching(profiles, m, mech.q_in, mech.q_out)
+    channel = topics_channel(profiles, m, mech.q_in, mech.q_out)
+    out.exact_cells = channel.cells
+    if channel.cells <= max_cells:
+        out.full_information_bound = channel.max_sum(np.full(n, 1.0 / n))
+        out.matching_bound = channel.none_sum() / n
+        out.mutual_information = max(0.0, channel.entropy()
+                                     - trace_weeks * _answer_entropy(mech, m))
+        if n >= 2:
+            out.mutual_information_bound = (1.0 + out.mutual_information) / math.log(n)
         from topicslab.attacks.protocol import trial_api_seed
 
         answers = observe(sets.sets, [0], weeks=weeks, seed=trial_api_seed(seed, 0),
@@ -442,11 +380,18 @@ def reid_bounds(
             p = np.clip(cover / (n * trace_weeks), 1e-6, 1 - 1e-6)
         else:
             p = estimate_popularity(answers, m, mech.q_in, mech.q_out)
-        out.partial_information_bound = _topics_partial(answers, p, mech)
-        out.partial_information_popularity = popularity
+        partial = _partial_channel(answers, p, mech)
+        if partial.cells <= max_cells:
+            out.partial_information_bound = partial.max_sum(np.full(n, 1.0 / n))
+            out.partial_information_popularity = popularity
+        else:
+            out.notes.append(f"the partial-information bound sums over {partial.cells:.3g} "
+                             f"trace cells (> max_cells {max_cells:.3g})")
     else:
-        out.notes.append(f"full-information, matching and partial-information bounds sum "
-                         f"over |T|^{trace_weeks} traces: computed for at most 2 weeks")
+        out.notes.append(f"full-information, matching, partial-information and mutual-"
+                         f"information bounds sum over {channel.cells:.3g} trace cells "
+                         f"(> max_cells {max_cells:.3g}; exact up to 3 weeks of the full "
+                         f"taxonomy by default)")
     if ldp >= 1:
         out.notes.append("the LDP bound exceeds 1 (vacuous): the per-answer epsilon is large")
     return out

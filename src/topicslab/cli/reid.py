@@ -113,16 +113,30 @@ def _risk_table(title: str, results: list[Any]) -> Table:
     return table
 
 
-def _bounds_table(bounds: list[Any]) -> Table:
-    table = Table(title="bounds on any attacker's accuracy (Carey et al.)")
+#: Targets of the Bayes attacker where its exact value is out of reach (±0.7% at 50%).
+BAYES_TARGETS = 20_000
+
+
+def _bayes_cell(b: Any, bay: Any) -> str:
+    if b.full_information_bound is not None:
+        return _fmt_bound(b.full_information_bound)
+    lo, hi = bay.ci95
+    return f"{bay.risk:.4g} ± {(hi - lo) / 2:.2g}"
+
+
+def _bounds_table(bounds: list[Any], bayes: list[Any]) -> Table:
+    table = Table(title="the Bayes attacker and bounds on any attacker's accuracy (Carey et "
+                        "al.)",
+                  caption="Bayes C1: full-information Bayes-optimal accuracy, exact; with ±: "
+                          "measured on sampled traces (95% CI)")
     table.add_column("r", justify="right")
-    for col in ("LDP L3", "k-anon L7", "full info C1", "partial L2", "matching L4"):
-        table.add_column(col, justify="right")
-    for b in bounds:
-        table.add_row(str(b.weeks), _fmt_bound(b.ldp_bound),
-                      f"1/{b.k_anonymity}",
-                      _fmt_bound(b.full_information_bound),
-                      _fmt_bound(b.partial_information_bound), _fmt_bound(b.matching_bound))
+    for col in ("Bayes C1", "partial L2", "matching L4", "MI L9", "LDP L3", "k-anon L7"):
+        table.add_column(col, justify="right", no_wrap=col == "Bayes C1")
+    for b, bay in zip(bounds, bayes, strict=True):
+        table.add_row(str(b.weeks), _bayes_cell(b, bay),
+                      _fmt_bound(b.partial_information_bound), _fmt_bound(b.matching_bound),
+                      _fmt_bound(b.mutual_information_bound), _fmt_bound(b.ldp_bound),
+                      f"1/{b.k_anonymity}")
     return table
 
 
@@ -152,7 +166,11 @@ def reid(
                                 help="random-user | matching (Lemma 5: every user)."),
     engine: str = typer.Option("exact", "--engine", help="exact | brute (reference)."),
     bounds: bool = typer.Option(False, "--bounds",
-                                help="Also compute the framework's bounds (with --sets)."),
+                                help="Also compute the framework's bounds and the Bayes "
+                                     "attacker with full information (with --sets)."),
+    figure_path: Path | None = typer.Option(
+        None, "--figure", help="With --bounds: risk, Bayes attacker and bounds against r "
+                               "(PNG)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bars."),
     k: int = typer.Option(API_K, "--k", min=1,
                           help="Most topics a week of --sets may hold (the API's top 5, as "
@@ -183,6 +201,12 @@ def reid(
         check_output_file(json_path, "--json", (".json",), "JSON")
         refuse_overwriting_inputs([("--json", json_path)],
                                   [("--sets", sets_path), ("--traces", traces_path)])
+    if figure_path is not None:
+        if not bounds:
+            raise InputError("--figure draws the bounds: add --bounds", field="--figure")
+        check_output_file(figure_path, "--figure", (".png",), "PNG")
+        refuse_overwriting_inputs([("--figure", figure_path), ("--json", json_path)],
+                                  [("--sets", sets_path), ("--traces", traces_path)])
     names = _attack_names(attack)
     learned = None
     if "learned" in names:
@@ -210,6 +234,7 @@ def reid(
                      past_the_engines=traces_path is None) if weeks is not None else None)
     _check_size(protocol, 0, 1, len(names))  # the trials' part: known before the data
     payload: dict[str, Any]
+    theory: Any = None
     opts: dict[str, Any] = dict(attacks=names, seed=seed, progress=progress,
                                 protocol=protocol)
     try:
@@ -248,8 +273,18 @@ def reid(
             found = [atk.reid_bounds(data, weeks=r, mechanism=mech, seed=seed)
                      for r in r_list] if bounds else []
             if found:
+                from topicslab.attacks.bayes import bayes_risk
+                from topicslab.attacks.theory import TheoryCurve
+
+                # where Corollary 1's exact sum is out of reach: the Bayes attacker measured
+                bayes = [None if b.full_information_bound is not None else bayes_risk(
+                    data, weeks=r + lookback - 1, mechanism=mech, seed=seed,
+                    targets=min(BAYES_TARGETS, data.n_users)) for r, b in zip(
+                        r_list, found, strict=True)]
+                theory = TheoryCurve(data.n_users, r_list, results, bayes, found)
                 payload["bounds"] = ([b.to_dict() for b in found] if len(found) > 1
                                      else found[0].to_dict())
+                payload["theory"] = theory.rows()
             title = f"{sets_path.name}: {data.n_users:,} users"
         else:
             assert traces_path is not None
@@ -283,15 +318,22 @@ def reid(
               f"{seconds:.1f} s")
     out.print(_risk_table(title, results))
     if found:
-        out.print(_bounds_table(found))
+        out.print(_bounds_table(found, theory.bayes))
         if any(b.full_information_bound is None for b in found):
-            err.print("[dim]—: intractable (more than 2 weeks: |T|^r traces)[/]")
+            err.print("[dim]—: the exact sum over the |T|^r traces is past max_cells (more "
+                      "than 3 weeks of the full taxonomy)[/]")
     if learned is not None:
         d = results[0].attacks["learned"].description
         err.print(f"learned attack: retrieval recall {100 * d['retrieval_recall_mean']:.2f}% "
                   f"(true user among the top {d['top_k']} candidates)")
     for note in dict.fromkeys(n for r in results for n in r.notes):
         err.print(f"[yellow]note[/]: {escape(note)}")
+    if figure_path is not None:
+        from topicslab._atomic import write_bytes_atomic
+        from topicslab.report.figures import risk_and_bounds
+
+        write_bytes_atomic(figure_path, risk_and_bounds(theory.rows(), theory.users))
+        err.print(f"wrote {escape(str(figure_path))}")
     if json_path is not None:
         from topicslab._atomic import write_text_atomic
 

@@ -13,16 +13,17 @@ Modelling choices (documented because the paper's data never has them):
   an empty list), deterministically. Tuples of outputs are therefore partitioned by where the
   "no topic" outputs fall, and each part is served by exactly the users with that pattern.
 * Several epochs compose in parallel (eq 30): the k outputs are drawn independently given the
-  user's k sets. The value ``sum_t max_u w_u prod_i C_i[u, t_i]`` is computed exactly on a
-  dense tensor over the topics that occur (all other topics are interchangeable), when that
-  tensor has at most ``max_cells`` cells; otherwise only certified bounds are returned.
+  user's k sets. The value ``sum_t max_u w_u prod_i C_i[u, t_i]`` is computed exactly slice by
+  slice over the topics that occur (all other topics are interchangeable; memory m^2, time
+  proportional to the cells visited: ``product_channel``) when it visits at most
+  ``max_cells`` cells (three epochs of the full taxonomy by default); otherwise only certified
+  bounds are returned.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,7 @@ from numba import njit
 
 from topicslab.datamodel import TopicSets, canonicalize_sets
 from topicslab.qif.errors import QIFError, QIFParameterError
+from topicslab.qif.product_channel import ProductChannel, max_sums, topics_channel
 from topicslab.qif.topics import (
     check_params,
     generalisation_capacity,
@@ -44,11 +46,10 @@ I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
 Weeks = int | slice | list[int] | range | None
 
-#: Default limit on the dense tensor of a multi-epoch exact computation (8 bytes per cell).
-MAX_CELLS = 20_000_000
-
-#: Scatter at most this many (profile, topic tuple) entries at once (memory guard).
-_CHUNK = 4_000_000
+#: Default limit on the output cells a multi-epoch exact computation visits (time, not
+#: memory: ~1e8 cells, three epochs of the v2 taxonomy, take seconds at 1M profiles; four
+#: epochs, 4.8e10, take hours and get certified bounds unless the limit is raised).
+MAX_CELLS = 500_000_000
 
 
 @dataclass
@@ -186,16 +187,6 @@ class Value:
 
 
 @njit(cache=True)
-def _scatter_max(target: F64, index: npt.NDArray[np.integer], values: F64) -> None:
-    """``np.maximum.at(target, index, values)`` in one compiled loop (``ufunc.at`` is
-    unbuffered and was a fifth of the QIF tables' time at 1M users)."""
-    for j in range(index.shape[0]):
-        i = index[j]
-        if values[j] > target[i]:
-            target[i] = values[j]
-
-
-@njit(cache=True)
 def _best_per_topic(topics: I16, w: F64, one_minus_r: float, q: float, best: F64) -> None:
     """``best[t] = max(best[t], max_{u: t in sigma_u} w_u ((1 - r)/|sigma_u| + q))`` in one
     pass over the slots (the set sizes, masks, broadcasts and casts it replaces were ~40% of
@@ -247,24 +238,20 @@ def _nonempty_sums(sets: I16, configs: list[tuple[F64, float]], m: int,
                    max_cells: int) -> list[Value]:
     """``sum_{t in [m]^k} max_u w_u prod_i c(u, i, t_i)`` when no profile has an empty epoch.
 
-    One value per ``(w, r)`` in ``configs`` (the scatter indices are shared). With
-    ``c = p_u,i`` on ``sigma_u^i`` and ``q`` elsewhere and ``p > q``, the value of a tuple is
-    ``max_J G_J(t_J)`` over position subsets J, where ``G_J(t_J)`` is the best weight among
-    users covering ``t_J`` on J (times ``q`` on the other positions). Each ``G_J`` is a
-    scatter-max over the users' ``prod_{i in J} sigma_u^i``; topics that occur nowhere at a
-    position are merged into one "other" index with multiplicity ``m - |O_i|``.
+    One value per ``(w, r)`` in ``configs``. With ``c = p_u,i`` on ``sigma_u^i`` and ``q``
+    elsewhere and ``p > q``, the sum is computed exactly by ``ProductChannel`` (slices of the
+    output space; topics that occur nowhere at a position merged into one index) when it
+    visits at most ``max_cells`` table cells, else only the certified bounds.
     """
-    n_users, k, slots = sets.shape
+    k = sets.shape[1]
     results: list[Value] = []
     if k == 1:
         for w, r in configs:
             v = _single_epoch_sum(sets[:, 0, :], w, m, r)
             results.append(Value(v, v, v))
         return results
-    occ = [np.unique(sets[:, i, :][sets[:, i, :] >= 0]) for i in range(k)]
-    dims = [len(o) + (1 if len(o) < m else 0) for o in occ]
-    feasible = math.prod(dims) <= max_cells
-    totals = []
+    sizes = (sets >= 0).sum(axis=2)
+    channels: list[ProductChannel] = []
     for w, r in configs:
         # Bounds: fixing the best user for one position (the other positions' outputs sum to
         # 1 for that user) gives a lower bound; max of a product <= product of the maxima,
@@ -273,56 +260,17 @@ def _nonempty_sums(sets: I16, configs: list[tuple[F64, float]], m: int,
         caps = [_single_epoch_sum(sets[:, i, :], np.ones_like(w), m, r) for i in range(k)]
         upper = min(float(w.max()) * math.prod(caps), float(w.sum()))
         results.append(Value(None, lower, upper))
-        if feasible:
-            totals.append(np.full(dims, (r / m) ** k * float(w.max())))
-    if not feasible:
+        # eq 11 per position with each set's own size; the configurations share the sets
+        cin = (1.0 - r) / sizes + r / m
+        if not channels:
+            channels.append(topics_channel(sets, m, cin, r / m))
+        else:
+            channels.append(replace(channels[0], cin=cin,
+                                    beta=np.where(channels[0].mult > 0, r / m, 0.0)))
+    if channels[0].cells > max_cells:
         return results
-    # Dense index of each slot's topic at each position (-1 for empty slots).
-    local = np.full((n_users, k, slots), -1, dtype=np.int32)
-    for i in range(k):
-        lut = np.full(m, -1, dtype=np.int32)
-        lut[occ[i]] = np.arange(len(occ[i]), dtype=np.int32)
-        col = sets[:, i, :].astype(np.int64)
-        local[:, i, :] = np.where(col >= 0, lut[np.clip(col, 0, None)], -1)
-    n_sz = (sets >= 0).sum(axis=2)
-    for size in range(1, k + 1):
-        for J in itertools.combinations(range(k), size):
-            jdims = [dims[i] for i in J]
-            strides = [math.prod(jdims[j + 1:]) for j in range(size)]
-            combos = np.array(list(itertools.product(range(slots), repeat=size)),
-                              dtype=np.int64)  # [slots^size, size]
-            gs = [np.zeros(math.prod(jdims)) for _ in configs]
-            vals_u = []
-            for w, r in configs:
-                q = r / m
-                pval = (1.0 - r) / n_sz[:, list(J)] + q
-                vals_u.append(w * np.prod(pval, axis=1) * q ** (k - size))
-            step = max(1, _CHUNK // len(combos))
-            for lo in range(0, n_users, step):
-                hi = min(n_users, lo + step)
-                flat = np.zeros((hi - lo, len(combos)), dtype=np.int32)
-                ok = np.ones((hi - lo, len(combos)), dtype=bool)
-                for j in range(size):
-                    a = local[lo:hi, J[j], :][:, combos[:, j]]
-                    ok &= a >= 0
-                    flat += a * np.int32(strides[j])
-                rows = np.nonzero(ok)[0] + lo
-                cells = flat[ok]
-                for g, v in zip(gs, vals_u, strict=True):
-                    _scatter_max(g, cells, v[rows])
-            shape = [dims[i] if i in J else 1 for i in range(k)]
-            for total, g in zip(totals, gs, strict=True):
-                np.maximum(total, g.reshape(shape), out=total)
-    # Weight each cell by how many topic tuples it stands for, axis by axis.
-    for idx, total in enumerate(totals):
-        acc: Any = total
-        for i in range(k):
-            mult = np.ones(dims[i])
-            if len(occ[i]) < m:
-                mult[-1] = m - len(occ[i])
-            acc = np.tensordot(mult, acc, axes=([0], [0]))
-        results[idx] = Value(float(acc), results[idx].lower, results[idx].upper)
-    return results
+    values = max_sums([(ch, w) for ch, (w, _) in zip(channels, configs, strict=True)])
+    return [Value(v, res.lower, res.upper) for v, res in zip(values, results, strict=True)]
 
 
 def channel_sums(profiles: Profiles, configs: list[tuple[npt.ArrayLike, float]],
@@ -489,13 +437,13 @@ def tables_memory(n_users: int, m: int, n_epochs: int, slots: int,
     cannot fit: per user its canonical sets, packed codes and grouping (~16 bytes a slot plus
     64); for one epoch the IBA vulnerabilities' m x m co-occurrence table (float64: the
     bincount, its reshaped sum with q·mass, the row maxima: three of them); for several the
-    exact tensor over the topics that occur (at most ``max_cells`` cells, four configurations
-    and their scatter tables)."""
+    product channels of four configurations (their int32 sets and values, ~24 bytes a slot)
+    and per thread two (m + 1)^2 slice tables."""
     users = float(n_users) * (n_epochs * slots * 16 + 64)
     if n_epochs == 1:
         return users + 3 * 8.0 * m * m
-    cells = min(float(max_cells), float(min(m, n_users * slots) + 1) ** n_epochs)
-    return users + 8 * 8.0 * cells
+    channels = 4 * float(n_users) * n_epochs * (slots * 4 + 16)
+    return users + channels + 2 * 8.0 * (m + 1) ** 2 * 64
 
 
 def population_tables(sets: TopicSets | npt.ArrayLike, *, weeks: Weeks = 0,

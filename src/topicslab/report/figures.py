@@ -10,6 +10,8 @@ backend (no display) and returns PNG bytes; :func:`data_uri` embeds them in the 
 * :func:`risk_vs_weeks` — Carey et al. Fig. 2 style: exact expected risk against the weeks
   observed, population and synthetic, one line per (source, attack), with 95% intervals; and
   the relative gaps below it.
+* :func:`risk_and_bounds` — Carey et al. Fig. 2 with the theory: the attacks, the Bayes-optimal
+  attacker (Corollary 1) and the bounds against the weeks observed.
 * :func:`top_pairs` — Dick et al. Fig. 7: the top within-week and across-week pairs, DP
   statistics vs synthetic vs population.
 """
@@ -200,6 +202,63 @@ def risk_vs_weeks(gaps: Sequence[Mapping[str, Any]], tolerance: float) -> bytes:
     a2.legend(fontsize=7)
     xs = sorted({g["weeks"] for g in gaps})
     a2.set_xticks(xs)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def risk_and_bounds(rows: Sequence[Mapping[str, Any]], users: int) -> bytes:
+    """Risk (%) against r: each attack with its 95% interval, the Bayes attacker (exact where
+    computed, else sampled with its interval) and the bounds that are below 100%.
+    ``rows`` are ``TheoryCurve.rows()``."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.6))
+    r = np.array([row["weeks"] for row in rows], dtype=float)
+    reserved = {"weeks", "bayes_exact", "bayes_sampled", "ldp_bound", "k_anonymity_bound",
+                "matching_bound", "partial_information_bound", "mutual_information",
+                "mutual_information_bound"}
+    attacks = [k for k in rows[0] if k not in reserved] if rows else []
+    for i, name in enumerate(attacks):
+        y = np.array([100 * row[name]["risk"] for row in rows])
+        lo = np.array([100 * row[name]["ci95"][0] for row in rows])
+        hi = np.array([100 * row[name]["ci95"][1] for row in rows])
+        # (the interval is the trials' and need not contain the exact expectation)
+        ax.errorbar(r, y, yerr=[np.maximum(y - lo, 0), np.maximum(hi - y, 0)], fmt="-o", ms=4,
+                    capsize=3,
+                    color=_COLOURS[i % len(_COLOURS)], label=f"{name} attack")
+    exact = [(row["weeks"], 100 * row["bayes_exact"]) for row in rows
+             if row["bayes_exact"] is not None]
+    sampled = [(row["weeks"], 100 * row["bayes_sampled"]["risk"],
+                100 * row["bayes_sampled"]["ci95"][0], 100 * row["bayes_sampled"]["ci95"][1])
+               for row in rows if row["bayes_sampled"] is not None]
+    if exact:
+        ax.plot(*zip(*exact, strict=True), "-D", color="black", ms=5,
+                label="Bayes attacker, full information (Cor. 1, exact)")
+    if sampled:
+        sx, sy, slo, shi = (np.array(v) for v in zip(*sampled, strict=True))
+        ax.errorbar(sx, sy, yerr=[np.maximum(sy - slo, 0), np.maximum(shi - sy, 0)],
+                    fmt="--D", color="black", mfc="white", ms=5, capsize=3,
+                    label="Bayes attacker, sampled traces (95% CI)")
+    styles = (("partial_information_bound", ":", "partial information (L2)"),
+              ("matching_bound", "-.", "matching setting (L4)"),
+              ("mutual_information_bound", (0, (1, 3)), "mutual information (L9)"),
+              ("k_anonymity_bound", (0, (4, 2)), "k-anonymity of profiles (L7)"),
+              ("ldp_bound", (0, (2, 1, 1, 1)), "LDP (L3)"))
+    for key, style, label in styles:
+        pts = [(row["weeks"], 100 * row[key]) for row in rows
+               if row.get(key) is not None and row[key] < 1.0]
+        if pts:
+            ax.plot(*zip(*pts, strict=True), linestyle=style, marker=".", color="grey",
+                    label=label)
+    ax.set_yscale("log")
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("weeks observed r")
+    ax.set_ylabel("re-identification accuracy (%)")
+    ax.set_xticks(r)
+    ax.set_title(f"Risk, the Bayes attacker and bounds, {users:,} users (Carey et al. Fig. 2)")
+    ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     return _png(fig)
 
