@@ -127,3 +127,10 @@ def test_reid_bounds_table_json_and_figure(tmp_path):
     bad = runner.invoke(app, ["reid", "--sets", str(pop), "--figure", str(tmp_path / "x.png")])
     assert bad.exit_code == 2 and "--bounds" in bad.output
     assert not (tmp_path / "x.png").exists()
+
+
+def test_python_dash_m_runs_the_same_command():
+    res = subprocess.run([sys.executable, "-m", "topicslab", "population", "-n", "0"],
+                         capture_output=True, text=True)
+    assert res.returncode == 2
+    assert "see 'topicslab population --help'" in res.stderr and "Traceback" not in res.stderr

@@ -28,4 +28,4 @@ def main() -> None:
     from topicslab.cli._app import _state
 
     _state["ends_process"] = True  # the process ends with the command
-    app()
+    app(prog_name="topicslab")

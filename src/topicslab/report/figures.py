@@ -238,7 +238,7 @@ def risk_and_bounds(rows: Sequence[Mapping[str, Any]], users: int) -> bytes:
         ax.errorbar(sx, sy, yerr=[np.maximum(sy - slo, 0), np.maximum(shi - sy, 0)],
                     fmt="--D", color="black", mfc="white", ms=5, capsize=3,
                     label="Bayes attacker, sampled traces (95% CI)")
-    styles = (("partial_information_bound", ":", "partial information (L2)"),
+    styles = (("partial_information_bound", ":", "partial information, Thm 1 model (L2)"),
               ("matching_bound", "-.", "matching setting (L4)"),
               ("mutual_information_bound", (0, (1, 3)), "mutual information (L9)"),
               ("k_anonymity_bound", (0, (4, 2)), "k-anonymity of profiles (L7)"),

@@ -1,0 +1,72 @@
+"""Benchmark: where the time of ``topicslab run`` goes, stage by stage, for any preset.
+
+Runs ``topicslab run --preset P --no-cache --quiet`` ``--repeats`` times in fresh processes
+(fresh DP noise each run unless ``--seed`` is fixed; it is, by default, so runs compare), and
+prints a markdown table: per stage the median seconds (and the range), the wall time and the
+peak resident memory of each run (``getrusage`` of the child), and the median wall time.
+Extra arguments after ``--`` go to ``topicslab run`` (e.g. ``-- --users 200000``).
+
+Run: ``.venv/bin/python benchmarks/run_stages.py --preset default --repeats 3``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def _one_run(preset: str, seed: int, extra: list[str]) -> tuple[float, float, dict[str, float]]:
+    with tempfile.TemporaryDirectory(prefix="topicslab-bench-") as tmp:
+        out = Path(tmp) / "out"
+        cmd = [sys.executable, "-m", "topicslab", "run", "--preset", preset, "--out", str(out),
+               "--seed", str(seed), "--no-cache", "--quiet", *extra]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())
+        wall = time.perf_counter() - t0
+        if proc.returncode != 0:
+            sys.exit(f"topicslab run failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+        peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        # ru_maxrss of children is the largest of any child so far: only a new maximum shows
+        peak = max(peak_kb, before) / 1024**2
+        stages = json.loads((out / "results.json").read_text())["stage_seconds"]
+    return wall, peak, {k: float(v) for k, v in stages.items()}
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    extra: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, extra = argv[:cut], argv[cut + 1:]
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--preset", default="default")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    runs = [_one_run(args.preset, args.seed, extra) for _ in range(args.repeats)]
+    names = list(runs[0][2])
+    print(f"`topicslab run --preset {args.preset} {' '.join(extra)}`, {args.repeats} run(s), "
+          f"{os.cpu_count()} CPUs")
+    print("| stage | median s | range s |")
+    print("|---|---|---|")
+    for name in names:
+        vals = [r[2].get(name, 0.0) for r in runs]
+        print(f"| {name} | {statistics.median(vals):.1f} | {min(vals):.1f}–{max(vals):.1f} |")
+    walls = [r[0] for r in runs]
+    print(f"| **wall** | **{statistics.median(walls):.1f}** | "
+          f"{' / '.join(f'{w:.1f}' for w in walls)} |")
+    print(f"| peak RSS GB (largest child so far) | {max(r[1] for r in runs):.2f} | "
+          f"{' / '.join(f'{r[1]:.2f}' for r in runs)} |")
+
+
+if __name__ == "__main__":
+    main()
