@@ -11,6 +11,9 @@ Public names:
     atomic_dir(path, owned=())              a temporary directory, renamed (or merged) to ``path``
     write_text_atomic / write_bytes_atomic  one file in one call
     interrupts_deferred()                   Ctrl-C waits until the block ends
+    latch_interrupts() / raise_if_interrupted() / clear_interrupt()
+                                            a Ctrl-C that a library swallowed still stops
+                                            the work (and no write commits after it)
     completed_writes() / forget_completed_writes()
                                             what was committed (for the CLI's interrupt line)
 """
@@ -21,6 +24,7 @@ import contextlib
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import threading
 from collections import deque
@@ -48,6 +52,59 @@ def completed_writes() -> list[Path]:
 def forget_completed_writes() -> None:
     """Start a new list of committed writes (one per CLI command)."""
     _completed.clear()
+
+
+#: set by the latch's SIGINT handler: a ``KeyboardInterrupt`` raised where a library cannot
+#: pass it on (a ctypes callback of numba's compiler prints "Exception ignored" and goes on)
+#: is lost, but the flag is not, and the next checkpoint raises it again
+_interrupt_seen = False
+
+
+def _latch(signum: int, frame: FrameType | None) -> None:
+    global _interrupt_seen
+    _interrupt_seen = True
+    raise KeyboardInterrupt
+
+
+def latch_interrupts() -> Any:
+    """Install the latching SIGINT handler (main thread only); returns the previous one.
+
+    It raises ``KeyboardInterrupt`` as Python's own handler does, and also remembers the
+    signal, so ``raise_if_interrupted`` -- called by every commit below and every progress
+    step -- stops the work even when the first ``KeyboardInterrupt`` was swallowed.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    previous_hook = sys.unraisablehook
+
+    def hook(unraisable: Any) -> None:
+        # the swallowed Ctrl-C itself: Python would print "Exception ignored ..." and a
+        # traceback; the latch has it, and the command's one line will say it stopped
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            global _interrupt_seen
+            _interrupt_seen = True
+            return
+        previous_hook(unraisable)
+
+    sys.unraisablehook = hook
+    return signal.signal(signal.SIGINT, _latch)
+
+
+def raise_if_interrupted() -> None:
+    """Raise ``KeyboardInterrupt`` if a Ctrl-C was received and not yet handled."""
+    if _interrupt_seen:
+        raise KeyboardInterrupt
+
+
+def interrupt_seen() -> bool:
+    """Whether a Ctrl-C was received since ``clear_interrupt``."""
+    return _interrupt_seen
+
+
+def clear_interrupt() -> None:
+    """Forget a handled Ctrl-C (the CLI calls it when a command starts and ends)."""
+    global _interrupt_seen
+    _interrupt_seen = False
 
 
 def _umask() -> int:
@@ -125,6 +182,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     tmp = _temporary_file(final)
     try:
         yield tmp
+        raise_if_interrupted()
         _give_usual_mode(tmp, 0o666)
         os.replace(tmp, final)
     except BaseException:
@@ -149,6 +207,7 @@ def atomic_paths(paths: Sequence[str | os.PathLike[str]],
             final.parent.mkdir(parents=True, exist_ok=True)
             tmps.append(_temporary_file(final))
         yield tmps
+        raise_if_interrupted()
         with interrupts_deferred():
             for tmp, final in zip(tmps, finals, strict=True):
                 _give_usual_mode(tmp, 0o666)
@@ -195,6 +254,7 @@ def atomic_dir(path: str | os.PathLike[str], owned: Sequence[str] = ()) -> Itera
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.tmp-", dir=final.parent))
     try:
         yield tmp
+        raise_if_interrupted()
         with interrupts_deferred():
             if final.is_dir():
                 _merge_into(tmp, final, owned)

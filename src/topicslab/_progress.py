@@ -29,8 +29,13 @@ class Advance(Protocol):
 def task(description: str, total: float | None, enabled: bool = True) -> Iterator[Advance]:
     """A progress bar; yields ``advance(n, info=None)`` (``info``: a short status shown after
     the bar, e.g. a loss). No output when ``enabled`` is false."""
+    from topicslab._atomic import raise_if_interrupted
+
     if not enabled:
-        yield lambda n=1, info=None: None
+        def quiet(n: float = 1, info: str | None = None) -> None:
+            raise_if_interrupted()  # each step is a checkpoint for a swallowed Ctrl-C
+
+        yield quiet
         return
     console = Console(stderr=True)
     with Progress(
@@ -46,6 +51,7 @@ def task(description: str, total: float | None, enabled: bool = True) -> Iterato
         tid = bar.add_task(description, total=total, info="")
 
         def advance(n: float = 1, info: str | None = None) -> None:
+            raise_if_interrupted()
             if info is None:
                 bar.advance(tid, n)
             else:

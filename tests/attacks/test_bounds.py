@@ -26,8 +26,8 @@ from topicslab.attacks import (
     trial_api_seed,
 )
 from topicslab.datamodel import TopicSets
-from topicslab.taxonomy import Taxonomy
 from topicslab.errors import InputError
+from topicslab.taxonomy import Taxonomy
 
 
 def lemma6_matrix(n: int) -> np.ndarray:

@@ -328,3 +328,66 @@ def test_real_ctrl_c_through_the_console_script(tmp_path: Path) -> None:
                          "output left)"), err
     assert "Traceback" not in err
     assert list(tmp_path.iterdir()) == []
+
+
+def _swallowed_ctrl_c() -> None:
+    """A real SIGINT delivered inside a ctypes callback, as when Ctrl-C lands in numba's
+    compiler: Python's handler raises ``KeyboardInterrupt`` there, and ctypes swallows it."""
+    import ctypes
+    import signal
+
+    ctypes.CFUNCTYPE(None)(lambda: signal.raise_signal(signal.SIGINT))()
+
+
+def test_ctrl_c_swallowed_by_a_library_still_stops_the_command(
+        work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The console script's latch remembers the signal: the next progress step raises it
+    again, so the command stops with its one line and writes nothing."""
+    import signal
+    import sys
+
+    from topicslab import _atomic
+    from topicslab import population as pop
+
+    real = pop.generate_chunks
+
+    def chunks(*args: Any, **kwargs: Any) -> Any:
+        for i, chunk in enumerate(real(*args, **kwargs)):
+            if i == 0:
+                _swallowed_ctrl_c()
+            yield chunk
+
+    monkeypatch.setattr(pop, "generate_chunks", chunks)
+    monkeypatch.setattr(sys, "unraisablehook", sys.unraisablehook)  # restored after
+    previous = _atomic.latch_interrupts()
+    try:
+        res = runner.invoke(app, ["population", "--users", "3000", "--weeks", "2",
+                                  "--chunk-users", "1000", "--out", "pop.parquet"])
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    # the bar stopped before its first step shows no bar character: allow that frame
+    line = _interrupted_line(res, "population", printed_results=True)
+    assert line.endswith("nothing written (no partial output left)"), res.output
+    assert "Exception ignored" not in res.output
+    assert list(work.iterdir()) == []
+    assert not _atomic.interrupt_seen()  # handled: the next command starts clean
+
+
+def test_a_swallowed_ctrl_c_never_lets_a_write_commit(work: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import signal
+    import sys
+
+    from topicslab import _atomic
+
+    monkeypatch.setattr(sys, "unraisablehook", sys.unraisablehook)
+    previous = _atomic.latch_interrupts()
+    try:
+        with pytest.raises(KeyboardInterrupt), _atomic.atomic_path(work / "a.txt") as tmp:
+            tmp.write_text("half")
+            _swallowed_ctrl_c()  # no exception reaches here...
+            tmp.write_text("whole")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        _atomic.clear_interrupt()
+    assert list(work.iterdir()) == []  # ...but the rename never happens

@@ -25,7 +25,9 @@ __all__ = ["app", "main"]
 
 def main() -> None:
     """Entry point of the ``topicslab`` console script (the group prints failures)."""
+    from topicslab._atomic import latch_interrupts
     from topicslab.cli._app import _state
 
     _state["ends_process"] = True  # the process ends with the command
+    latch_interrupts()  # a Ctrl-C swallowed inside a library still stops the command
     app(prog_name="topicslab")

@@ -187,13 +187,23 @@ class OneLineErrors(TyperGroup):
 
     def _run(self, args: Sequence[str] | None, prog_name: str | None,
              complete_var: str | None, **extra: Any) -> int:
-        from topicslab._atomic import forget_completed_writes
+        from topicslab._atomic import clear_interrupt, forget_completed_writes, interrupt_seen
 
         forget_completed_writes()
-        with warnings.catch_warnings():
-            if not _debugging():  # library warnings would add lines to the one-line contract
-                warnings.simplefilter("ignore")
-            return self._run_quietly(args, prog_name, complete_var, **extra)
+        clear_interrupt()
+        try:
+            with warnings.catch_warnings():
+                if not _debugging():  # library warnings would add lines to the one-line contract
+                    warnings.simplefilter("ignore")
+                code = self._run_quietly(args, prog_name, complete_var, **extra)
+            if code == 0 and interrupt_seen():
+                # a Ctrl-C whose KeyboardInterrupt a library swallowed after the last
+                # checkpoint: the outputs are complete, but the user asked to stop
+                self._print_interrupted()
+                return EXIT_INTERRUPTED
+            return code
+        finally:
+            clear_interrupt()
 
     def _run_quietly(self, args: Sequence[str] | None, prog_name: str | None,
                      complete_var: str | None, **extra: Any) -> int:
