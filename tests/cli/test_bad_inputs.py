@@ -532,6 +532,8 @@ CASES: list[tuple[str, list[str], str]] = [
                            "{missing}"], "--stats"),
     ("run-users-with-sets", ["run", "--preset", "smoke", "--out", "{out}", "--sets", "{pop}",
                              "--users", "5"], "--users"),
+    ("run-theory-without-population", ["run", "--preset", "smoke", "--out", "{out}",
+                                       "--stats", "{stats}", "--theory"], "--theory"),
     ("pop-out-name-too-long", [*POP, "--out", "{dir}/" + "a" * 300 + ".parquet"], "--out"),
     ("pop-out-line-break", [*POP, "--out", "{dir}/a\nb.parquet"], "--out"),
     ("pop-out-line-break-csv", [*POP, "--out", "{dir}/a\nb.csv"], "--out"),

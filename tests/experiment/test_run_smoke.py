@@ -3,6 +3,7 @@ results schema, the content-keyed cache, and the alternative inputs (--stats, --
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from pathlib import Path
@@ -201,3 +202,29 @@ def test_interrupted_run_and_truncated_artefact(tmp_path: Path,
         "stage wrote it)" in log
     assert "sample: recomputing (fit was recomputed)" in log
     load_model(out / "model")  # whole again
+
+
+def test_theory_section_adds_only_its_stage(smoke: tuple[Path, dict]) -> None:
+    """``--theory``: the population's risk against r with the Bayes attacker and the bounds
+    (Carey et al. Fig. 2) in results.json and the report; every other stage is reused."""
+    out, first = smoke
+    assert first["theory"] is None
+    res = run("smoke", out, seed=1, overrides={"theory": True})
+    assert "theory" in res["stage_seconds"] and "theory" not in res["cached_stages"]
+    assert {"population", "dp_statistics", "fit", "sample"} <= set(res["cached_stages"])
+    rows = res["theory"]["rows"]
+    assert [row["weeks"] for row in rows] == [1, 2, 3, 4]
+    for row in rows:
+        bayes = row["bayes_exact"]
+        if bayes is None:
+            bayes = row["bayes_sampled"]["ci95"][1]
+        # no attack beats the full-information Bayes attacker on average (Corollary 1); the
+        # attacks' figure here is one trial of 512 targets, so allow its sampling noise
+        for att in ("hamming", "asymmetric"):
+            assert row[att]["risk"] <= bayes + 0.05
+    exact = [row["bayes_exact"] for row in rows if row["bayes_exact"] is not None]
+    assert exact and all(a <= b + 1e-12 for a, b in itertools.pairwise(exact))
+    html = (out / "report.html").read_text(encoding="utf-8")
+    section = html.split('<section id="theory">')[1].split("</section>")[0]
+    assert "data:image/png;base64," in section and "Bayes attacker" in section
+    validate_results(res)

@@ -138,6 +138,10 @@ def run(
         help="Trials of the release-fidelity check (every user a target; default 2)."),
     no_disclosure: bool = typer.Option(False, "--no-disclosure",
                                        help="Skip the disclosure section."),
+    theory: bool = typer.Option(
+        False, "--theory",
+        help="Add the population's risk against r with the Bayes attacker and the bounds "
+             "(Carey et al. Fig. 2; exact sums up to 3 weeks, a sampled Bayes attacker beyond)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Recompute every stage."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
 ) -> None:
@@ -165,7 +169,11 @@ def run(
                  "fit_minutes": fit_minutes, "targets": targets, "trials": trials,
                  "refit_per_trial": True if refit_per_trial else None,
                  "fidelity_trials": fidelity_trials,
-                 "disclosure": False if no_disclosure else None}
+                 "disclosure": False if no_disclosure else None,
+                 "theory": True if theory else None}
+    if theory and sets is None and stats is not None:
+        raise InputError("--theory measures the population: a run from --stats has none "
+                         "(drop --theory, or give --sets)", field="--theory")
     _check_size(preset, users, overrides, users_known=sets is None and stats is None,
                 out_dir=out_dir)
     # every stage's artefacts are all-or-nothing and recorded once complete, so Ctrl-C keeps

@@ -498,6 +498,21 @@ def run(
     results["reidentification"] = reid
     results["verdict"] = verdict(reid, results["fidelity"])
 
+    # ---- theory: the population's risk against r with the Bayes attacker and the bounds ------
+    results["theory"] = None
+    if cfg.theory and results["population"] is not None:
+        def _theory() -> dict[str, Any]:
+            from topicslab.attacks.theory import theory_curve
+
+            curve = theory_curve(population_sets(), weeks=range(1, cfg.weeks + 1),
+                                 targets=cfg.targets, trials=1, seed=seed + 40,
+                                 progress=progress)
+            return curve.to_dict()
+
+        _, results["theory"] = runner.stage(
+            "theory", {"weeks": cfg.weeks, "targets": cfg.targets, "seed": seed},
+            [pop_key or ""], [], _theory)
+
     # ---- QIF and disclosure sections ---------------------------------------------------------
     def _qif() -> dict[str, Any]:
         from topicslab import qif

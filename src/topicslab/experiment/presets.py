@@ -45,6 +45,9 @@ class Preset:
     disclosure: bool = True
     disclosure_personas: int = 0     # 0: the disclosure module's default
     qif_weeks: int = 3
+    theory: bool = False             # the population's risk against r with the Bayes attacker
+                                     # and the framework's bounds (Carey et al. Fig. 2): exact
+                                     # sums up to 3 weeks, sampled Bayes attacker beyond
 
     def __post_init__(self) -> None:
         from topicslab.errors import InputError
