@@ -356,10 +356,7 @@ def _theory(r: dict[str, Any]) -> Section:
             return "—"
         return f"{_pct(s['risk'])} [{_pct(s['ci95'][0])}, {_pct(s['ci95'][1])}] (sampled)"
 
-    reserved = {"weeks", "bayes_exact", "bayes_sampled", "ldp_bound", "k_anonymity_bound",
-                "matching_bound", "partial_information_bound", "mutual_information",
-                "mutual_information_bound"}
-    names = [k for k in rows[0] if k not in reserved] if rows else []
+    names = fg.theory_attacks(rows)
     header = ["r", *[f"{n} attack" for n in names], "Bayes attacker (Cor. 1)",
               "partial information (L2)", "matching (L4)", "mutual information (L9)",
               "k-anonymity (L7)", "LDP (L3)"]

@@ -206,6 +206,17 @@ def risk_vs_weeks(gaps: Sequence[Mapping[str, Any]], tolerance: float) -> bytes:
     return _png(fig)
 
 
+#: the keys of a ``TheoryCurve.rows()`` row that are not an attack's name
+THEORY_ROW_KEYS = frozenset({"weeks", "bayes_exact", "bayes_sampled", "ldp_bound",
+                             "k_anonymity_bound", "matching_bound", "partial_information_bound",
+                             "mutual_information", "mutual_information_bound"})
+
+
+def theory_attacks(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The attacks of ``TheoryCurve.rows()`` (every key that is not a bound's)."""
+    return [k for k in rows[0] if k not in THEORY_ROW_KEYS] if rows else []
+
+
 def risk_and_bounds(rows: Sequence[Mapping[str, Any]], users: int) -> bytes:
     """Risk (%) against r: each attack with its 95% interval, the Bayes attacker (exact where
     computed, else sampled with its interval) and the bounds that are below 100%.
@@ -213,10 +224,7 @@ def risk_and_bounds(rows: Sequence[Mapping[str, Any]], users: int) -> bytes:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.6))
     r = np.array([row["weeks"] for row in rows], dtype=float)
-    reserved = {"weeks", "bayes_exact", "bayes_sampled", "ldp_bound", "k_anonymity_bound",
-                "matching_bound", "partial_information_bound", "mutual_information",
-                "mutual_information_bound"}
-    attacks = [k for k in rows[0] if k not in reserved] if rows else []
+    attacks = theory_attacks(rows)
     for i, name in enumerate(attacks):
         y = np.array([100 * row[name]["risk"] for row in rows])
         lo = np.array([100 * row[name]["ci95"][0] for row in rows])
