@@ -20,6 +20,18 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+#: the bars on screen: a bar opened inside a generator stays open while the generator is
+#: suspended, so an error or Ctrl-C raised in its consumer would print its line *above* the
+#: bar's last frame (which rich draws when the generator is finally closed); ``close_bars``
+#: lets the CLI end them first
+_open_bars: list[Progress] = []
+
+
+def close_bars() -> None:
+    """Stop every bar still on screen (its last frame is drawn now, not later)."""
+    while _open_bars:
+        _open_bars.pop().stop()
+
 
 class Advance(Protocol):
     def __call__(self, n: float = 1, info: str | None = None) -> None: ...
@@ -49,6 +61,7 @@ def task(description: str, total: float | None, enabled: bool = True) -> Iterato
         transient=False,
     ) as bar:
         tid = bar.add_task(description, total=total, info="")
+        _open_bars.append(bar)
 
         def advance(n: float = 1, info: str | None = None) -> None:
             raise_if_interrupted()
@@ -57,4 +70,8 @@ def task(description: str, total: float | None, enabled: bool = True) -> Iterato
             else:
                 bar.update(tid, advance=n, info=info)
 
-        yield advance
+        try:
+            yield advance
+        finally:
+            if bar in _open_bars:
+                _open_bars.remove(bar)

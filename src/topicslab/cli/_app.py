@@ -106,6 +106,9 @@ def _debugging() -> bool:
 
 def print_error(message: str) -> None:
     """The one line every failure ends with (never wrapped, whatever the terminal width)."""
+    from topicslab._progress import close_bars
+
+    close_bars()  # a bar left open by a suspended generator must not draw after the line
     err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
 
 
@@ -257,6 +260,9 @@ class OneLineErrors(TyperGroup):
 
     @staticmethod
     def _print_interrupted() -> None:
+        from topicslab._progress import close_bars
+
+        close_bars()
         err.print(f"[yellow]interrupted:[/] {escape(_interruption())}",
                   highlight=False, soft_wrap=True)
         if not _debugging() and _state.get("ends_process"):
