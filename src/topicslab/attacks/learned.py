@@ -106,17 +106,19 @@ class LearnedAttackConfig:
     negatives: int = 10
     hard_fraction: float = 1.0
     hard_pool: int = 32
-    epochs: int = 6
+    epochs: int = 2
     queries_per_epoch: int = 32768
     batch_users: int = 2048
-    lr: float = 0.05
+    lr: float = 0.01
     l2: float = 1e-4
-    validation: int = 4096
+    validation: int = 8192
     listwise: float = 0.0
+    pair_pseudo_count: float = 5.0
+    gate: float = 1.0
 
     def __post_init__(self) -> None:
-        for name in ("negatives", "hard_pool", "epochs", "queries_per_epoch", "batch_users",
-                     "validation"):
+        for name in ("negatives", "hard_pool", "epochs", "queries_per_epoch",
+                     "batch_users", "validation"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise InputError(f"must be a positive integer, got {v!r}", field=name)
@@ -129,8 +131,9 @@ class LearnedAttackConfig:
                              field="hard_fraction")
         if not float(self.lr) > 0:
             raise InputError(f"must be positive, got {self.lr!r}", field="lr")
-        if not float(self.l2) >= 0:
-            raise InputError(f"must be >= 0, got {self.l2!r}", field="l2")
+        for name in ("l2", "listwise", "pair_pseudo_count", "gate"):
+            if not float(getattr(self, name)) >= 0:
+                raise InputError(f"must be >= 0, got {getattr(self, name)!r}", field=name)
 
 
 class MatchScorer(nn.Module):
@@ -145,20 +148,29 @@ class MatchScorer(nn.Module):
         self.exact = nn.Parameter(torch.zeros(topics))
         self.cross = nn.Parameter(torch.zeros(topics))
         self.count = nn.Parameter(torch.zeros(trace_weeks + 1))
+        # co-occurrence of a website-1 topic x with a different query topic o in the same
+        # week, pair[x, o]: for the same user both answers come from one weekly profile, so
+        # topics that share profiles are evidence (Theorem 1 counts every mismatch alike)
+        self.pair = nn.Parameter(torch.zeros(topics, topics))
         self.bias = nn.Parameter(torch.full((), -float(np.log(10.0))))
         # logit = bias + exp(log_temp) * score: the BCE's calibration (hard negatives score
         # as high as the true user) goes into these two, which change no ranking, instead of
         # shrinking Theorem 1's gains through the residual
         self.log_temp = nn.Parameter(torch.full((), float(np.log(0.2))))
 
-    def forward(self, delta: torch.Tensor, topics: torch.Tensor, exact: torch.Tensor,
-                cross: torch.Tensor) -> torch.Tensor:
+    def forward(self, delta: torch.Tensor, topics: torch.Tensor, site1: torch.Tensor,
+                exact: torch.Tensor, cross: torch.Tensor) -> torch.Tensor:
         """Logits of pairs: ``delta`` ``[m]`` Theorem 1's gains; ``topics`` ``[P, c]`` the
-        query's (``-1`` missing); ``exact``, ``cross`` ``[P, c]`` 0/1 features. -> ``[P]``."""
+        query's, ``site1`` ``[P, c]`` website 1's (``-1`` missing); ``exact``, ``cross``
+        ``[P, c]`` 0/1 features. -> ``[P]``."""
         t = topics.clamp(min=0)
+        x = site1.clamp(min=0)
         present = (topics >= 0).float()
         ex, cr = exact * present, cross * present
-        score = (ex * (delta[t] + self.exact[t])).sum(1) + (cr * self.cross[t]).sum(1)
+        mis = present * (site1 >= 0).float() * (1.0 - ex)
+        pair = self.pair[x, t]
+        score = ((ex * (delta[t] + self.exact[t])).sum(1) + (cr * self.cross[t]).sum(1)
+                 + (mis * pair).sum(1))
         n = ((ex + cr) > 0).sum(1)
         return self.bias + self.log_temp.exp() * (score + self.count[n])
 
@@ -201,19 +213,23 @@ class LearnedAttack:
                              field="traces")
 
     def terms(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64],
-                             npt.NDArray[np.float64]]:
-        """The learned terms ``(a, b, g)`` as float64 (exact: float32 values widened)."""
+                             npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """The learned terms ``(a, b, g, pw)`` as float64 (float32 values widened; the
+        diagonal of ``pw`` is never read: a match is scored by ``a``)."""
         s = self.scorer
-        return tuple(p.detach().cpu().double().numpy().copy()  # type: ignore[return-value]
-                     for p in (s.exact, s.cross, s.count))
+        a, b, g, pw = (p.detach().cpu().double().numpy().copy()
+                       for p in (s.exact, s.cross, s.count, s.pair))
+        np.fill_diagonal(pw, 0.0)
+        return a, b, g, pw
 
     def describe(self) -> dict[str, Any]:
-        a, b, g = self.terms()
+        a, b, g, pw = self.terms()
         return {"name": self.name, "weeks": self.weeks, "lookback": self.lookback,
                 "taxonomy": self.taxonomy, "negatives": self.config.negatives,
                 "hard_fraction": self.config.hard_fraction,
                 "residual_abs_mean": float(np.abs(a).mean()),
                 "cross_mean": float(b.mean()), "count_terms": [float(x) for x in g],
+                "pair_abs_mean": float(np.abs(pw).mean()),
                 "training": self.metadata}
 
 
@@ -232,8 +248,8 @@ def resolve_device(device: str) -> str:
 def _new_attack(topics: int, taxonomy: str, weeks: int, lookback: int,
                 cfg: LearnedAttackConfig, device: str) -> LearnedAttack:
     c = weeks + lookback - 1
-    return LearnedAttack(MatchScorer(topics, c).to(device), cfg, topics, taxonomy, weeks,
-                         lookback, {}, device)
+    return LearnedAttack(MatchScorer(topics, c).to(device), cfg, topics,
+                         taxonomy, weeks, lookback, {}, device)
 
 
 def theorem1_gains(site1: npt.NDArray[np.integer], mech: Mechanism) -> npt.NDArray[np.float64]:
@@ -281,7 +297,7 @@ def _postings(uniq: npt.NDArray[np.int16], topics: int
 
 
 @njit(cache=True, inline="always")
-def _pair_score(uniq, u, queries, q, ew, cw, gw, buf):
+def _pair_score(uniq, u, queries, q, ew, cw, gw, pw, buf):
     """Score of distinct trace ``u`` against query ``q``: the contributions, summed in
     ascending order (canonical: equal multisets of contributions give identical floats, as
     ``scoring.subset_scores``)."""
@@ -293,10 +309,14 @@ def _pair_score(uniq, u, queries, q, ew, cw, gw, buf):
         if t < 0:
             continue
         hit = False
-        if uniq[u, s] == t:
+        x = uniq[u, s]
+        if x == t:
             buf[m] = ew[q, s]
             m += 1
             hit = True
+        elif x >= 0:
+            buf[m] = pw[x, t]
+            m += 1
         for w in range(c):
             if w != s and uniq[u, w] == t:
                 buf[m] = cw[q, s]
@@ -320,12 +340,29 @@ def _pair_score(uniq, u, queries, q, ew, cw, gw, buf):
     return total
 
 
+@njit(cache=True, inline="always")
+def _offer(sc, count, is_true, state):
+    """Fold one trace into (best score, argmax size, true inside) held in ``state``."""
+    if sc > state[0]:
+        state[0] = sc
+        state[1] = count
+        state[2] = 1.0 if is_true else 0.0
+    elif sc == state[0]:
+        state[1] += count
+        if is_true:
+            state[2] = 1.0
+
+
 @njit(cache=True, parallel=True)
-def _score_queries(uniq, counts, ptr, ids, queries, true_u, ew, cw, gw, n_users, n_blocks,
+def _score_queries(uniq, counts, ptr, ids, queries, true_u, ew, cw, gw, pw, pw_max, n_blocks,
                    size, inside, best, found, pool_ids):
     """Per query: argmax size / true user inside / best score over every website-1 user,
     whether the true trace is a candidate (shares a topic), and the ``pool`` best-scoring
-    wrong candidates (for hard negatives; ties in arbitrary order)."""
+    wrong candidates (for hard negatives; ties in arbitrary order).
+
+    Candidates (traces sharing a topic with the query) are scored through the inverted index.
+    Any other trace scores ``g[0] + Σ_s pw[x^s, o^s]``, at most ``g[0] + Σ_s max(0,
+    pw_max[o^s])``; only when that bound reaches the best candidate are they all scanned."""
     n_q, c = queries.shape
     n_u = uniq.shape[0]
     pool = pool_ids.shape[1]
@@ -334,12 +371,12 @@ def _score_queries(uniq, counts, ptr, ids, queries, true_u, ew, cw, gw, n_users,
         mark = np.full(n_u, -1, dtype=np.int64)
         buf = np.empty(2 * c + 1, dtype=np.float64)
         psc = np.empty(max(pool, 1), dtype=np.float64)
+        state = np.empty(3, dtype=np.float64)
         for q in range(b * per, min(n_q, (b + 1) * per)):
             tu = true_u[q]
-            bsc = -np.inf
-            bsize = 0
-            bin_ = False
-            cand_users = 0
+            state[0] = -np.inf
+            state[1] = 0.0
+            state[2] = 0.0
             cand_true = False
             pn = 0
             pmin = 0
@@ -352,18 +389,11 @@ def _score_queries(uniq, counts, ptr, ids, queries, true_u, ew, cw, gw, n_users,
                     if mark[u] == q:
                         continue
                     mark[u] = q
-                    sc = _pair_score(uniq, u, queries, q, ew, cw, gw, buf)
-                    cand_users += counts[u]
+                    sc = _pair_score(uniq, u, queries, q, ew, cw, gw, pw, buf)
                     is_true = u == tu
                     if is_true:
                         cand_true = True
-                    if sc > bsc:
-                        bsc = sc
-                        bsize = counts[u]
-                        bin_ = is_true
-                    elif sc == bsc:
-                        bsize += counts[u]
-                        bin_ = bin_ or is_true
+                    _offer(sc, counts[u], is_true, state)
                     if pool > 0 and not is_true:
                         if pn < pool:
                             pool_ids[q, pn] = u
@@ -381,20 +411,19 @@ def _score_queries(uniq, counts, ptr, ids, queries, true_u, ew, cw, gw, n_users,
                             for i in range(1, pool):
                                 if psc[i] < psc[pmin]:
                                     pmin = i
-            rest = n_users - cand_users  # users sharing no topic: score g[0] exactly
-            if rest > 0:
-                zs = gw[0]
-                rest_true = tu >= 0 and not cand_true
-                if zs > bsc:
-                    bsc = zs
-                    bsize = rest
-                    bin_ = rest_true
-                elif zs == bsc:
-                    bsize += rest
-                    bin_ = bin_ or rest_true
-            size[q] = bsize
-            inside[q] = bin_ and tu >= 0
-            best[q] = bsc
+            bound = gw[0]
+            for s in range(c):
+                t = queries[q, s]
+                if t >= 0 and pw_max[t] > 0:
+                    bound += pw_max[t]
+            if bound >= state[0]:  # a non-candidate may reach the best: score them all
+                for u in range(n_u):
+                    if mark[u] != q:
+                        sc = _pair_score(uniq, u, queries, q, ew, cw, gw, pw, buf)
+                        _offer(sc, counts[u], u == tu, state)
+            size[q] = np.int64(state[1])
+            inside[q] = state[2] > 0 and tu >= 0
+            best[q] = state[0]
             found[q] = cand_true
 
 
@@ -408,7 +437,7 @@ class _Site1:
 
     def run(self, queries: npt.NDArray[np.integer], true_rows: npt.NDArray[np.int64],
             ew: npt.NDArray[np.float64], cw: npt.NDArray[np.float64],
-            gw: npt.NDArray[np.float64], pool: int = 0
+            gw: npt.NDArray[np.float64], pw: npt.NDArray[np.float64], pool: int = 0
             ) -> tuple[TargetOutcomes, npt.NDArray[np.bool_], npt.NDArray[np.int64]]:
         q = np.ascontiguousarray(queries, dtype=np.int16)
         n_q = q.shape[0]
@@ -425,7 +454,8 @@ class _Site1:
                            np.ascontiguousarray(true_u, dtype=np.int64),
                            np.ascontiguousarray(ew, dtype=np.float64),
                            np.ascontiguousarray(cw, dtype=np.float64),
-                           np.ascontiguousarray(gw, dtype=np.float64), self.n_users, blocks,
+                           np.ascontiguousarray(gw, dtype=np.float64),
+                           np.ascontiguousarray(pw, dtype=np.float64), pw.max(0), blocks,
                            size, inside, best, found, pool_ids)
         return TargetOutcomes(size, inside, best), found, pool_ids
 
@@ -462,8 +492,24 @@ def _features(uniq: npt.NDArray[np.int16], cand: npt.NDArray[np.int64],
 # ------------------------------------------------------------------------------- training
 
 
-def _risk(out: TargetOutcomes) -> float:
-    return float(out.expected().mean()) if len(out) else 0.0
+def cooccurrence_llr(site1: npt.NDArray[np.integer], site2: npt.NDArray[np.integer],
+                     topics: int, pseudo_count: float = 5.0) -> npt.NDArray[np.float32]:
+    """``float32[m, m]``: log of how often website 1 shows x while website 2 shows another
+    topic o in the same week, *for the same user*, over how often independent users would
+    (product of the two sites' answer frequencies), with ``pseudo_count`` added to both
+    (shrinks rare pairs to 0). The diagonal (a match) is 0: Theorem 1 scores matches."""
+    x = np.asarray(site1, dtype=np.int64)
+    o = np.asarray(site2, dtype=np.int64)
+    both = (x >= 0) & (o >= 0)
+    mis = both & (x != o)
+    cnt = np.bincount(x[mis] * topics + o[mis], minlength=topics * topics).reshape(
+        topics, topics).astype(np.float64)
+    px = np.bincount(x[both], minlength=topics) / max(int(both.sum()), 1)
+    po = np.bincount(o[both], minlength=topics) / max(int(both.sum()), 1)
+    expected = cnt.sum() * px[:, None] * po[None, :]
+    llr = np.log((cnt + pseudo_count) / (expected + pseudo_count))
+    np.fill_diagonal(llr, 0.0)
+    return llr.astype(np.float32)
 
 
 def train_attack(
@@ -527,13 +573,40 @@ def train_attack(
                                                          replace=False).astype(np.int64)
     v_site, v_delta = _Site1(v1, m), theorem1_gains(v1, mech)
 
-    def validate() -> float:
-        a, b, g = att.terms()
+    def validate() -> npt.NDArray[np.float64]:
+        a, b, g, pw = att.terms()
         ew, cw = _query_weights(v2[v_rows], v_delta, a, b)
-        return _risk(v_site.run(v2[v_rows], v_rows, ew, cw, g)[0])
+        return v_site.run(v2[v_rows], v_rows, ew, cw, g, pw)[0].expected()
 
-    history: list[dict[str, float]] = [{"epoch": 0, "validation_risk": validate()}]
-    best_risk, best_state, best_epoch = history[0]["validation_risk"], None, 0
+    # state 0 is the asymmetric attack itself (every learned term zero)
+    e_start = validate()
+    history: list[dict[str, Any]] = [{"epoch": -1, "what": "asymmetric attack (start)",
+                                      "validation_risk": float(e_start.mean())}]
+    best: dict[str, Any] = {"gain": 0.0, "state": None, "epoch": -1}
+
+    def consider(epoch: int, extra: dict[str, Any]) -> None:
+        """Keep this state if its validation risk beats the best so far *and* the asymmetric
+        start by ``gate`` standard errors of the paired difference (per target): a noisy
+        improvement is not taken, so the learned attack stays the asymmetric one unless
+        training measurably helps."""
+        e = validate()
+        d = e - e_start
+        gain = float(d.mean())
+        se = float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else 0.0
+        ok = gain > best["gain"] and gain > cfg.gate * se
+        history.append({"epoch": epoch, **extra, "validation_risk": float(e.mean()),
+                        "validation_gain": gain, "validation_gain_se": se, "kept": ok})
+        if ok:
+            best.update(gain=gain, epoch=epoch,
+                        state={k: v.detach().clone() for k, v in att.scorer.state_dict().items()})
+
+    # epoch 0: the co-occurrence term estimated by counting (a Lemma 10-style plug-in, on
+    # simulated pairs of the training population): log of observed over independent pairs
+    c1, c2 = traces(cfg.epochs + 1)
+    with torch.no_grad():
+        att.scorer.pair.copy_(torch.as_tensor(cooccurrence_llr(c1, c2, m,
+                                                               cfg.pair_pseudo_count)))
+    consider(0, {"what": "co-occurrence counts"})
     n_q = min(cfg.queries_per_epoch, n)
     with task("training the learned attack", cfg.epochs, enabled=progress) as advance:
         for epoch in range(1, cfg.epochs + 1):
@@ -543,11 +616,11 @@ def train_attack(
             delta = theorem1_gains(site1, mech)
             users = rng.choice(n, n_q, replace=False).astype(np.int64)
             q = site2[users]
-            a, b, g = att.terms()
+            a, b, g, pw = att.terms()
             ew, cw = _query_weights(q, delta, a, b)
             # hard negatives: the current model's best wrong candidates of each query (at
             # the first epoch the asymmetric attack's own confusions)
-            _, _, pool = s1.run(q, users, ew, cw, g, pool=cfg.hard_pool if n_hard else 0)
+            _, _, pool = s1.run(q, users, ew, cw, g, pw, pool=cfg.hard_pool if n_hard else 0)
             n_u = s1.uniq.shape[0]
             true_u = s1.inverse[users]
             neg = rng.integers(0, n_u, size=(n_q, cfg.negatives))
@@ -567,6 +640,7 @@ def train_attack(
             exact, cross = _features(s1.uniq, cand.reshape(-1), qrep)
             d_t = torch.as_tensor(delta, dtype=torch.float32, device=dev)
             tt = torch.from_numpy(qrep.astype(np.int64)).to(dev)
+            xt = torch.from_numpy(s1.uniq[cand.reshape(-1)].astype(np.int64)).to(dev)
             ex_t, cr_t = torch.from_numpy(exact).to(dev), torch.from_numpy(cross).to(dev)
             lab = torch.from_numpy(labels_np.reshape(-1)).to(dev)
             per = cand.shape[1]
@@ -574,7 +648,7 @@ def train_attack(
             att.scorer.train()
             for lo in range(0, n_q, cfg.batch_users):
                 sl = slice(lo * per, min(n_q, lo + cfg.batch_users) * per)
-                logits = att.scorer(d_t, tt[sl], ex_t[sl], cr_t[sl])
+                logits = att.scorer(d_t, tt[sl], xt[sl], ex_t[sl], cr_t[sl])
                 loss = bce(logits, lab[sl])
                 if cfg.listwise > 0:
                     # softmax over each query's 1 + negatives pairs (the true one first):
@@ -590,24 +664,19 @@ def train_attack(
                 opt.step()
                 total += float(loss.detach()) * (sl.stop - sl.start)
             att.scorer.eval()
-            risk = validate()
-            history.append({"epoch": epoch, "bce": total / (n_q * per),
-                            "validation_risk": risk})
-            if risk > best_risk:
-                best_risk, best_epoch = risk, epoch
-                best_state = {k: v.detach().clone() for k, v in att.scorer.state_dict().items()}
+            consider(epoch, {"bce": total / (n_q * per)})
             advance(1, info=f"epoch {epoch} bce {total / (n_q * per):.4f} "
-                            f"val {100 * risk:.2f}%")
-    if best_state is None:  # no epoch beat the start: the asymmetric attack itself
+                            f"val {100 * history[-1]['validation_risk']:.2f}%")
+    if best["state"] is None:  # nothing beat the start: the asymmetric attack itself
         att.scorer = MatchScorer(m, c).to(dev)
     else:
-        att.scorer.load_state_dict(best_state)
+        att.scorer.load_state_dict(best["state"])
     att.scorer.eval()
     att.metadata = {"users": n, "epochs": cfg.epochs, "seconds": time.perf_counter() - t0,
                     "seed": seed, "device": dev, "p": mech.p, "k": mech.k,
-                    "negatives_hard": n_hard, "history": history, "best_epoch": best_epoch,
-                    "validation_risk_start": history[0]["validation_risk"],
-                    "validation_risk_best": best_risk,
+                    "negatives_hard": n_hard, "history": history, "best_epoch": best["epoch"],
+                    "validation_risk_start": float(e_start.mean()),
+                    "validation_gain": best["gain"],
                     "source": sets.metadata.get("source", sets.metadata.get("generator"))}
     return att
 
@@ -749,9 +818,9 @@ def attack_outcomes(
     site = _Site1(s1, attack.topics)
     delta = theorem1_gains(s1, mech)
     clock["index"] = time.perf_counter()
-    a, b, g = attack.terms()
+    a, b, g, pw = attack.terms()
     ew, cw = _query_weights(q, delta, a, b)
-    out, found, _ = site.run(q, rows, ew, cw, g)
+    out, found, _ = site.run(q, rows, ew, cw, g, pw)
     clock["score"] = time.perf_counter()
     if timings is not None:
         for x, y in itertools.pairwise(list(clock)):
