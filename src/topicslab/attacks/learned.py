@@ -101,6 +101,11 @@ class LearnedAttackConfig:
         lr: Adam learning rate.
         l2: penalty on the learned terms (they start at zero: the asymmetric attack).
         validation: targets of the held-out validation trial (early stopping).
+        listwise: weight of a softmax loss over each query's 1 + ``negatives`` pairs.
+        pair_pseudo_count: shrinkage of the counted co-occurrence term (``cooccurrence_llr``).
+        gate: a trained state is kept only if its validation risk beats the asymmetric start
+            by more than ``gate`` standard errors of the paired per-target difference (>= 0:
+            never worse on validation; < 0 turns the gate off, for diagnostics).
     """
 
     negatives: int = 10
@@ -131,7 +136,7 @@ class LearnedAttackConfig:
                              field="hard_fraction")
         if not float(self.lr) > 0:
             raise InputError(f"must be positive, got {self.lr!r}", field="lr")
-        for name in ("l2", "listwise", "pair_pseudo_count", "gate"):
+        for name in ("l2", "listwise", "pair_pseudo_count"):
             if not float(getattr(self, name)) >= 0:
                 raise InputError(f"must be >= 0, got {getattr(self, name)!r}", field=name)
 
@@ -593,7 +598,7 @@ def train_attack(
         d = e - e_start
         gain = float(d.mean())
         se = float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else 0.0
-        ok = gain > best["gain"] and gain > cfg.gate * se
+        ok = gain > cfg.gate * se and (best["state"] is None or gain > best["gain"])
         history.append({"epoch": epoch, **extra, "validation_risk": float(e.mean()),
                         "validation_gain": gain, "validation_gain_se": se, "kept": ok})
         if ok:
