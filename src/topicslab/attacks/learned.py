@@ -12,40 +12,47 @@ Score of a website-1 trace ``x`` against a query ``o`` (the target's website-2 t
 query week ``s`` with topic ``t = o^s`` (present):
 
     score(x, o) = Σ_s [x^s = t]·(Δ(t) + a[t])          exact match (Theorem 1's gain + residual)
+                + Σ_s [x^s ≠ t, x^s present]·pair[x^s, t]   same-week topic co-occurrence
                 + Σ_s [t ∈ x^{w}, w ≠ s]·b[t]           the topic shown in another week
-                + g[#weeks s with either]                how many query weeks are explained
+                + g[#weeks s matched exactly or in another week]
 
 ``Δ`` is the asymmetric attack's gain (Theorem 1 with Lemma 11), estimated from the attacked
-website 1 exactly as ``AsymmetricAttack`` does (Lemma 10). The learned residual ``a``, the
-cross-week gains ``b`` and the count term ``g`` start at zero: the untrained model *is* the
-asymmetric attack, bit for bit (same gains, same canonical summation order, so the same ties).
-The cross-week term is what the asymmetric attack leaves out: its weeks are independent
-(Appendix D's parametric family), but profiles persist, so a topic website 1 showed in another
-week is evidence for the same user (Carey et al. §5's week-to-week stability).
+website 1 exactly as ``AsymmetricAttack`` does (Lemma 10). With ``a``, ``pair``, ``b`` and
+``g`` zero the model *is* the asymmetric attack, bit for bit (same gains, same canonical
+summation order, so the same ties). ``pair`` is the evidence Theorem 1 leaves out: under its
+parametric family (Appendix D) every mismatch costs the same, but for the same user both
+sites' answers of one week come from one weekly profile, whose topics go together. It starts
+from a count on simulated pairs (``cooccurrence_llr``, a plug-in estimate in the manner of
+Lemma 10); the cross-week term ``b`` (profiles persist across weeks) and ``g`` start at zero.
 
-Training (``train_attack``): every epoch the mechanism simulates two sites' traces of the
-training population (``topicslab.api.observe``, a fresh API secret: fresh pairs); a sample of
-users are queries; per query 1 positive pair and ``negatives`` negatives, the *hard* ones drawn
-from the current model's top ``hard_pool`` wrong candidates for that query (at the first epoch:
-the asymmetric attack's own confusions), the rest uniform. Loss: binary cross-entropy over the
-1 : ``negatives`` pairs (Carey et al.'s 1 : 10). After each epoch the exact expected risk on a
-held-out validation trial (its own API secret and targets) is measured, and the parameters of
-the best epoch are kept, the untrained start (= the asymmetric attack) included: more epochs
-never make the validation risk worse.
+Training (``train_attack``): the co-occurrence count is validated first (epoch 0); then every
+epoch the mechanism simulates two sites' traces of the training population
+(``topicslab.api.observe``, a fresh API secret: fresh pairs); a sample of users are queries;
+per query 1 positive pair and ``negatives`` negatives, the *hard* ones drawn from the current
+model's top ``hard_pool`` wrong candidates for that query (at the first epoch: the asymmetric
+attack's own confusions), the rest uniform. Loss: binary cross-entropy over the 1 :
+``negatives`` pairs (Carey et al.'s 1 : 10). After each epoch the exact expected risk on a
+held-out validation trial (its own API secret and targets) is measured; a state is kept only if
+it beats the asymmetric start by more than ``gate`` standard errors of the paired per-target
+difference (and the states kept before), otherwise the attack stays the asymmetric one: more
+epochs never make the validation risk worse.
 
-Inference (``attack_outcomes``): exact over every website-1 user. Only traces sharing a topic
-with the query (in any week) can score other than ``g[0]``; they are found through an inverted
-index topic -> distinct traces holding it and scored in numba; all other users form one group
-of score ``g[0]``. The attacker names a uniform user among the best-scoring ones (expected
-success ``1/|argmax|`` when the true user is in it, as for the other attacks); the contributions
-of a pair are summed in ascending order (as ``scoring.subset_scores``) so equal feature
-multisets tie exactly. The *candidate recall* (share of targets whose true user shares at least
-one topic with the query) bounds what any of these scores can achieve and is reported.
+Inference (``attack_outcomes``): exact over every website-1 user. Traces sharing a topic with
+the query (in any week) are found through an inverted index topic -> distinct traces holding it
+and scored in numba; without co-occurrence term all other users form one group of score
+``g[0]``. The attacker names a uniform user among the best-scoring ones (expected success
+``1/|argmax|`` when the true user is in it, as for the other attacks); the contributions of a
+pair are summed in ascending order (as ``scoring.subset_scores``) so equal feature multisets
+tie exactly. With a co-occurrence term, the other traces score ``g[0] + Σ_s pair[x^s, o^s]``;
+they are all scanned, only for queries where the bound ``g[0] + Σ_s max(0, max_x pair[x,
+o^s])`` reaches the best candidate. The *candidate recall* (share of targets whose true user
+shares at least one topic with the query) is reported.
 
 Public names:
     LearnedAttackConfig                     training options
-    MatchScorer                             the learned parameters (a, b, g, a bias)
-    LearnedAttack                           scorer + metadata; .pair_scores
+    MatchScorer                             the learned terms (a, pair, b, g; bias, temperature)
+    cooccurrence_llr(site1, site2, topics)  the counted start of the co-occurrence term
+    LearnedAttack                           scorer + metadata; .terms() (a, b, g, pair)
     train_attack(sets, *, weeks, mechanism, config, seed, progress, device) -> LearnedAttack
     save_attack(directory, attack) / load_attack(directory, *, device)
     attack_outcomes(attack, site1, queries, true_rows, *, mechanism) -> (TargetOutcomes, recall)
@@ -935,6 +942,7 @@ __all__ = [
     "LearnedAttackConfig",
     "MatchScorer",
     "attack_outcomes",
+    "cooccurrence_llr",
     "load_attack",
     "measure_risk_learned",
     "resolve_device",
