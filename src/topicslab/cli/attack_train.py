@@ -36,7 +36,7 @@ def attack_train(
     device: str = typer.Option("cpu", "--device", help="cpu | cuda | auto."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bars."),
 ) -> None:
-    """Train the learned re-identification attack (encoder + pair scorer)."""
+    """Train the learned re-identification attack (asymmetric attack + learned terms)."""
     import dataclasses
 
     from topicslab._paths import check_output_dir
