@@ -30,7 +30,7 @@ epoch the mechanism simulates two sites' traces of the training population
 (``topicslab.api.observe``, a fresh API secret: fresh pairs); a sample of users are queries;
 per query 1 positive pair and ``negatives`` negatives, the *hard* ones drawn from the current
 model's top ``hard_pool`` wrong candidates for that query (at the first epoch: the asymmetric
-attack's own confusions), the rest uniform. Loss: binary cross-entropy over the 1 :
+attack's with the counted co-occurrence), the rest uniform. Loss: binary cross-entropy over the 1 :
 ``negatives`` pairs (Carey et al.'s 1 : 10). After each epoch the exact expected risk on a
 held-out validation trial (its own API secret and targets) is measured; a state is kept only if
 it beats the asymmetric start by more than ``gate`` standard errors of the paired per-target
@@ -630,8 +630,8 @@ def train_attack(
             q = site2[users]
             a, b, g, pw = att.terms()
             ew, cw = _query_weights(q, delta, a, b)
-            # hard negatives: the current model's best wrong candidates of each query (at
-            # the first epoch the asymmetric attack's own confusions)
+            # hard negatives: the current model's best wrong candidates of each query, the
+            # confusions that decide the argmax (Carey et al.'s 1 : 10 pairs, made hard)
             _, _, pool = s1.run(q, users, ew, cw, g, pw, pool=cfg.hard_pool if n_hard else 0)
             n_u = s1.uniq.shape[0]
             true_u = s1.inverse[users]
