@@ -1,6 +1,7 @@
-"""The learned re-identification attack (Carey et al. Appendix E.1.3; issue 17): the scorer
-learns a planted signal, retrieval recall and tie-aware outcomes are computed right, model
-files round-trip, bad model directories give one-line errors."""
+"""The learned re-identification attack (Carey et al. Appendix E.1.3; issue 17): untrained it
+is the asymmetric attack bit for bit, it learns a planted signal, outcomes and candidate
+recall match a brute-force reference (ties included), model files round-trip, bad model
+directories (and format 1 files) give one-line errors."""
 
 from __future__ import annotations
 
@@ -14,18 +15,21 @@ from typer.testing import CliRunner
 from topicslab.api import Mechanism, observe
 from topicslab.attacks import measure_risk
 from topicslab.attacks.learned import (
+    FORMAT_VERSION,
     LearnedAttackConfig,
+    _new_attack,
     attack_outcomes,
     load_attack,
     measure_risk_learned,
     save_attack,
+    theorem1_gains,
     train_attack,
 )
 from topicslab.cli import app
 from topicslab.datamodel import TopicSets
 from topicslab.errors import InputError
 
-TINY = dict(topic_dim=4, bag_dim=4, hidden=8, batch_users=256)
+TINY = dict(batch_users=256, queries_per_epoch=400, validation=300, hard_pool=8)
 M = 469  # topics of taxonomy v2
 
 
@@ -37,100 +41,141 @@ def persistent_sets(n: int, weeks: int = 4, seed: int = 0) -> TopicSets:
     return TopicSets(np.repeat(prof[:, None, :], weeks, axis=1).astype(np.int16), "v2")
 
 
-def auc(pos: np.ndarray, neg: np.ndarray) -> float:
-    """P(positive score > negative score) + half the ties."""
-    both = np.concatenate([pos, neg])
-    ranks = np.argsort(np.argsort(both, kind="stable"), kind="stable").astype(np.float64)
-    # average ranks of ties
-    _, inv, cnt = np.unique(both, return_inverse=True, return_counts=True)
-    sums = np.bincount(inv, weights=ranks)
-    ranks = (sums / cnt)[inv] + 1.0
-    return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2)
-                 / (len(pos) * len(neg)))
+def clique_sets(n: int, weeks: int = 4, seed: int = 0) -> TopicSets:
+    """Topics in 60 disjoint cliques of 7; a user keeps 5 topics of one clique every week:
+    two answers of one user come from one clique (co-occurrence, which Theorem 1 ignores)."""
+    rng = np.random.default_rng(seed)
+    clique = rng.integers(0, 60, size=n)
+    pick = np.sort(np.argsort(rng.random((n, 7)), axis=1)[:, :5], axis=1)
+    prof = clique[:, None] * 7 + pick
+    return TopicSets(np.repeat(prof[:, None, :], weeks, axis=1).astype(np.int16), "v2")
 
 
-@torch.no_grad()
-def pair_auc(att, sets: TopicSets, seed: int) -> float:
-    tr = observe(sets.sets, [0, 1], weeks=att.weeks, seed=seed)
-    s1 = torch.from_numpy(tr[0].astype(np.int64))
-    s2 = torch.from_numpy(tr[1].astype(np.int64))
-    other = torch.from_numpy((np.arange(sets.n_users) + 7) % sets.n_users)
-    e1, e2 = att.encoder(s1), att.encoder(s2)
-    pos = att.scorer(e1, s1, e2, s2).numpy()
-    neg = att.scorer(e1[other], s1[other], e2, s2).numpy()
-    return auc(pos, neg)
+def brute_scores(att, site1, queries, delta):
+    """Reference score of every (query, site-1 row), straight from the module docstring's
+    formula (numpy, no index), contributions summed in ascending order."""
+    a, b, g, pw = att.terms()
+    out = np.empty((len(queries), len(site1)))
+    for qi, o in enumerate(queries):
+        for u, x in enumerate(site1):
+            parts, hits = [], 0
+            for s, t in enumerate(o):
+                if t < 0:
+                    continue
+                hit = False
+                if x[s] == t:
+                    parts.append(delta[t] + a[t])
+                    hit = True
+                elif x[s] >= 0:
+                    parts.append(pw[x[s], t])
+                if any(x[w] == t for w in range(len(o)) if w != s):
+                    parts.append(b[t])
+                    hit = True
+                hits += hit
+            parts.append(g[hits])
+            total = 0.0
+            for v in sorted(parts):
+                total += v
+            out[qi, u] = total
+    return out
+
+
+def test_untrained_is_the_asymmetric_attack_bit_for_bit() -> None:
+    """Every learned term zero: the same outcomes (argmax sizes, membership, best scores) as
+    the exact engine's asymmetric attack, ties included (the 'never below by construction'
+    start that training is gated against)."""
+    from topicslab.attacks import AsymmetricAttack, evaluate_attacks
+
+    sets = persistent_sets(400, seed=8)
+    att = _new_attack(M, "v2", 4, 1, LearnedAttackConfig(**TINY), "cpu")
+    mech = Mechanism()
+    tr = observe(sets.sets, [0, 1], weeks=4, seed=21)
+    site1 = tr[0].copy()
+    site1[10:20] = site1[5]  # a tie of 11 identical traces
+    rows = np.arange(0, 400, 2, dtype=np.int64)
+    asym = AsymmetricAttack()
+    asym.fit(site1, mech)
+    ref = evaluate_attacks(site1, tr[1][rows], rows, [asym])[0]
+    out, _ = attack_outcomes(att, site1, tr[1][rows], rows, mechanism=mech)
+    np.testing.assert_array_equal(out.argmax_size, ref.argmax_size)
+    np.testing.assert_array_equal(out.in_argmax, ref.in_argmax)
+    np.testing.assert_array_equal(out.best_score, ref.best_score)
 
 
 def test_scorer_learns_planted_signal() -> None:
-    train = persistent_sets(600, seed=1)
-    test = persistent_sets(500, seed=2)
-    cfg = LearnedAttackConfig(epochs=1, init_asymmetric=False, lr=1e-2, **TINY)
-    untrained = train_attack(train, weeks=4, config=cfg, seed=3)  # one epoch as a baseline
-    trained = train_attack(train, weeks=4, config=LearnedAttackConfig(
-        epochs=6, init_asymmetric=False, lr=1e-2, **TINY), seed=3)
-    hist = trained.metadata["history"]
-    assert hist[-1]["bce"] < hist[0]["bce"]
-    a0, a1 = pair_auc(untrained, test, seed=99), pair_auc(trained, test, seed=99)
-    assert a1 >= 0.93, (a0, a1)
-    assert a1 > a0 + 0.02, (a0, a1)
+    """Topics that share profiles (cliques) are evidence Theorem 1 ignores: the learned
+    co-occurrence term finds them (positive within a clique, not across)."""
+    train = clique_sets(1500, seed=1)
+    cfg = LearnedAttackConfig(epochs=1, gate=-1e9, **TINY)  # keep it, better or not
+    att = train_attack(train, weeks=4, config=cfg, seed=3)
+    _, _, _, pw = att.terms()
+    same = np.zeros((M, M), dtype=bool)
+    for k in range(60):
+        same[k * 7:(k + 1) * 7, k * 7:(k + 1) * 7] = True
+    np.fill_diagonal(same, False)
+    assert pw[same].mean() > 0.2 and pw[same].mean() > 10 * abs(pw[~same].mean())
 
+
+def test_training_never_keeps_a_worse_model() -> None:
+    """The validation gate: a kept epoch beat the asymmetric start by more than ``gate``
+    standard errors; otherwise the attack is the asymmetric one (every learned term zero)."""
+    train = clique_sets(1500, seed=1)
+    att = train_attack(train, weeks=4, config=LearnedAttackConfig(epochs=1, **TINY), seed=3)
+    md = att.metadata
+    kept = [h for h in md["history"] if h.get("kept")]
+    if md["best_epoch"] < 0:
+        assert not kept and all(not t.any() for t in att.terms())
+        assert md["validation_gain"] == 0.0
+    else:
+        assert md["validation_gain"] > 0.0 and kept[-1]["epoch"] == md["best_epoch"]
+        assert kept[-1]["validation_gain"] > kept[-1]["validation_gain_se"]
 
 
 @pytest.fixture(scope="module")
 def small_attack():
     sets = persistent_sets(300, seed=4)
-    return sets, train_attack(sets, weeks=4, config=LearnedAttackConfig(epochs=1, **TINY),
-                              seed=5)
-
-
-def brute_outcomes(att, site1, queries, true_rows, k):
-    """Reference: embed every row, rank by inner product, score the top k with the scorer,
-    argmax set over users (rows), with numpy only where possible."""
-    e1, eq = att.embed(site1), att.embed(queries)
-    uniq, inv = np.unique(site1, axis=0, return_inverse=True)
-    inv = inv.reshape(-1)
-    eu = att.embed(uniq)
-    sims = eq @ eu.T
-    top = np.argsort(-sims, axis=1, kind="stable")[:, :k]
-    recall = np.array([inv[t] in set(top[i]) for i, t in enumerate(true_rows)])
-    sizes, inside = [], []
+    att = train_attack(sets, weeks=4, config=LearnedAttackConfig(epochs=1, **TINY), seed=5)
+    # nonzero learned terms everywhere, so the reference check covers every term
+    g = torch.Generator().manual_seed(0)
     with torch.no_grad():
-        for i in range(len(queries)):
-            t1 = torch.from_numpy(uniq[top[i]].astype(np.int64))
-            q = torch.from_numpy(np.repeat(queries[i:i + 1], k, 0).astype(np.int64))
-            sc = att.scorer(att.encoder(t1), t1, att.encoder(q), q).double().numpy()
-            best = set(top[i][sc == sc.max()])
-            sizes.append(int(sum(np.isin(inv, list(best)))))
-            inside.append(inv[true_rows[i]] in best)
-    del e1
-    return recall, np.array(sizes), np.array(inside)
+        for p in (att.scorer.exact, att.scorer.cross, att.scorer.count, att.scorer.pair):
+            p.add_(torch.randn(p.shape, generator=g) * 0.5)
+    return sets, att
 
 
-def test_retrieval_recall_and_ties_match_a_reference(small_attack) -> None:
+def test_outcomes_and_candidate_recall_match_a_reference(small_attack) -> None:
     sets, att = small_attack
+    mech = Mechanism()
     tr = observe(sets.sets, [0, 1], weeks=4, seed=11)
     site1, site2 = tr[0].copy(), tr[1]
     site1[50:60] = site1[45]  # eleven users share one website-1 trace: a tie of 11
     site1[200] = -1  # an all-withheld trace
     rows = np.arange(0, 300, 3, dtype=np.int64)
     rows[5] = 45  # a target inside the tied group
-    queries = site2[rows]
-    queries[6] = site1[45]  # its query equals the tied trace: scores best among them
+    queries = site2[rows].copy()
+    queries[6] = site1[45]  # its query equals the tied trace
     rows[6] = 45
-    for k in (5, 40):
-        out, got = attack_outcomes(att, site1, queries, rows, top_k=k)
-        recall, sizes, inside = brute_outcomes(att, site1, queries, rows, k)
-        np.testing.assert_array_equal(got, recall)
-        np.testing.assert_array_equal(out.argmax_size, sizes)
-        np.testing.assert_array_equal(out.in_argmax, inside)
+    queries[7] = -1  # a query with nothing: every user ties
+    out, got = attack_outcomes(att, site1, queries, rows, mechanism=mech)
+    delta = theorem1_gains(site1, mech)
+    sc = brute_scores(att, site1, queries, delta)
+    best = sc.max(1)
+    members = sc == best[:, None]
+    np.testing.assert_array_equal(out.argmax_size, members.sum(1))
+    np.testing.assert_array_equal(out.in_argmax, members[np.arange(len(rows)), rows])
+    np.testing.assert_array_equal(out.best_score, best)
+    share = np.array([bool(set(site1[r][site1[r] >= 0]) & set(q[q >= 0]))
+                      for r, q in zip(rows, queries, strict=True)])
+    np.testing.assert_array_equal(got, share)
     assert 0.0 < got.mean() < 1.0
     assert out.argmax_size[6] >= 11 and out.in_argmax[6]
+    assert out.argmax_size[7] == 300 and out.in_argmax[7]
     assert out.expected()[6] == pytest.approx(1.0 / out.argmax_size[6])
-    # every distinct trace retrieved: recall is 1, and a target not on site 1 is never found
+    # a target not on site 1 is never found
     rows2 = rows.copy()
     rows2[0] = -1
-    out, got = attack_outcomes(att, site1, queries, rows2, top_k=10_000)
-    assert got[1:].all() and not got[0] and not out.in_argmax[0]
+    out2, got2 = attack_outcomes(att, site1, queries, rows2, mechanism=mech)
+    assert not got2[0] and not out2.in_argmax[0]
 
 
 def test_model_files_round_trip(small_attack, tmp_path) -> None:
@@ -138,12 +183,15 @@ def test_model_files_round_trip(small_attack, tmp_path) -> None:
     d = save_attack(tmp_path / "m", att)
     meta = json.loads((d / "model.json").read_text())
     assert meta["format"] == "topicslab-learned-attack" and meta["weeks"] == 4
+    assert meta["format_version"] == FORMAT_VERSION == 2
     back = load_attack(d)
+    for x, y in zip(back.terms(), att.terms(), strict=True):
+        np.testing.assert_array_equal(x, y)
     tr = observe(sets.sets, [0, 1], weeks=4, seed=12)
-    np.testing.assert_array_equal(back.embed(tr[0]), att.embed(tr[0]))
-    a = attack_outcomes(att, tr[0], tr[1][:50], np.arange(50), top_k=8)
-    b = attack_outcomes(back, tr[0], tr[1][:50], np.arange(50), top_k=8)
+    a = attack_outcomes(att, tr[0], tr[1][:50], np.arange(50))
+    b = attack_outcomes(back, tr[0], tr[1][:50], np.arange(50))
     np.testing.assert_array_equal(a[0].best_score, b[0].best_score)
+    np.testing.assert_array_equal(a[0].argmax_size, b[0].argmax_size)
     np.testing.assert_array_equal(a[1], b[1])
     assert back.config == att.config and back.lookback == 1
 
@@ -165,10 +213,11 @@ def test_bad_model_directories(small_attack, tmp_path) -> None:
         load_attack(d)
     assert e.value.file.endswith("model.json") and _one_line(e.value)
     for change, field in ((dict(format="x"), "format"), (dict(weeks=0), "weeks"),
+                          (dict(format_version=1), "format_version"),
                           (dict(taxonomy="v9"), "taxonomy"),
-                          (dict(config={**meta["config"], "topic_dim": 5}),
-                           "encoder.topic.weight"),
-                          (dict(config={**meta["config"], "hidden": -1}), "config.hidden")):
+                          (dict(weeks=3), "scorer.count"),
+                          (dict(config={**meta["config"], "negatives": -1}),
+                           "config.negatives")):
         (d / "model.json").write_text(json.dumps({**meta, **change}))
         with pytest.raises(InputError) as e:
             load_attack(d)
@@ -201,17 +250,17 @@ def test_cli_train_then_reid(tmp_path) -> None:
     write_sets(pop, persistent_sets(200, seed=7))
     runner = CliRunner()
     res = runner.invoke(app, ["attack-train", "--sets", str(pop), "--weeks", "2", "--epochs",
-                              "1", "--batch-users", "64", "--out", str(tmp_path / "att"),
-                              "--no-progress"])
+                              "1", "--batch-users", "64", "--queries", "100", "--validation",
+                              "100", "--out", str(tmp_path / "att"), "--no-progress"])
     assert res.exit_code == 0, res.output
     js = tmp_path / "r.json"
     res = runner.invoke(app, ["reid", "--sets", str(pop), "--attack", "learned,asymmetric",
                               "--attack-model", str(tmp_path / "att"), "--weeks", "2",
-                              "--targets", "50", "--trials", "2", "--top-k", "16",
+                              "--targets", "50", "--trials", "2",
                               "--json", str(js), "--no-progress"])
     assert res.exit_code == 0, res.output
     data = json.loads(js.read_text())
-    rec = data["attacks"]["learned"]["attack"]["retrieval_recall"]
+    rec = data["attacks"]["learned"]["attack"]["candidate_recall"]
     assert len(rec) == 2 and all(0.0 <= r <= 1.0 for r in rec)
     res = runner.invoke(app, ["reid", "--sets", str(pop), "--attack", "learned",
                               "--attack-model", str(tmp_path / "att"), "--weeks", "3",
@@ -223,14 +272,14 @@ def test_hand_made_figures_equal_measure_risk(small_attack) -> None:
     sets, att = small_attack
     mech = Mechanism()
     res = measure_risk_learned(sets, att, targets=60, trials=2, seed=3, mechanism=mech,
-                               progress=False, top_k=16)
+                               progress=False)
     ref = measure_risk(sets, weeks=4, targets=60, trials=2, seed=3, mechanism=mech,
                        progress=False)
     for name in ("hamming", "asymmetric"):
         assert res.attacks[name].expected == ref.attacks[name].expected
         assert res.attacks[name].risk == ref.attacks[name].risk
     assert 0.0 <= res.attacks["learned"].expected_risk_mean <= 1.0
-    assert len(res.attacks["learned"].description["retrieval_recall"]) == 2
+    assert len(res.attacks["learned"].description["candidate_recall"]) == 2
 
 
 def test_cli_cuda_refused_without_gpu(tmp_path) -> None:
@@ -243,7 +292,8 @@ def test_cli_cuda_refused_without_gpu(tmp_path) -> None:
 
 
 @pytest.mark.parametrize(("field", "value"), [("negatives", 1001), ("negatives", 0),
-                                              ("epochs", 0), ("hard_fraction", 1.5)])
+                                              ("epochs", 0), ("hard_fraction", 1.5),
+                                              ("l2", -1.0), ("validation", 0)])
 def test_config_refuses_out_of_range(field: str, value: object) -> None:
     with pytest.raises(InputError) as exc:
         LearnedAttackConfig(**{field: value})

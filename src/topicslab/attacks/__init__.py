@@ -22,9 +22,9 @@ Attacks (pluggable match-set attacks, ``attack``):
     HammingAttack ("hamming"), AsymmetricAttack ("asymmetric"), asymmetric_weights
     estimate_popularity, lemma10_radius (Lemma 10)
 
-Learned attack (``topicslab.attacks.learned``, imported on demand: it needs PyTorch and faiss):
+Learned attack (``topicslab.attacks.learned``, imported on demand: it needs PyTorch):
     train_attack, save_attack, load_attack, attack_outcomes, measure_risk_learned
-                                        Carey et al. Appendix E.1.3; retrieval + re-ranking
+                                        Carey et al. Appendix E.1.3; asymmetric + learned residual
 
 Engines:
     MatchSetCounter, match_set_counts   exact match-set counts without all pairs (docs/design.md)

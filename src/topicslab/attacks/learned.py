@@ -1,47 +1,62 @@
-"""A learned re-identification attack: a trained similarity of two sites' traces (Carey et al.
-Appendix E.1.3).
+"""A learned re-identification attack: the asymmetric attack plus a learned residual (Carey et
+al. Appendix E.1.3).
 
-Carey et al.'s strongest attacker is a neural network: an encoder of one site's r-week answer
-sequence and a pair scorer giving the probability that two sequences (website 1's, website 2's)
-belong to the same user, trained with binary cross-entropy on one matching and ten
-non-matching pairs per user. This module implements that attack in PyTorch.
+Carey et al.'s strongest attacker is a trained similarity of two sites' r-week answer
+sequences, trained with binary cross-entropy on one matching and ten non-matching pairs per
+user. A first version of this module (format 1) learned it from scratch as an embedding + pair
+scorer with faiss retrieval; it only ever matched the asymmetric attack, because retrieval
+found the true user's trace among the top 256 for ~18% of targets. This version is built so
+that it cannot start below the hand-made attack and training can only add to it:
 
-Encoder (``TraceEncoder``, shared by both sites, order-aware): week-aligned blocks ``w_s ·
-E[t_s]`` (a topic embedding per week's answer, a learned week scale) and one order-free block,
-the mean of a second topic embedding (a topic seen in another week still counts: a profile
-persists across weeks). The inner product of two embeddings is a learned per-topic similarity
-summed over weeks plus a cross-week term; ``|E[t]|²`` starts at the asymmetric attack's gain of
-topic t (Theorem 1), so retrieval starts from the hand-made attack.
+Score of a website-1 trace ``x`` against a query ``o`` (the target's website-2 trace), per
+query week ``s`` with topic ``t = o^s`` (present):
 
-Pair scorer (``PairScorer``): an MLP over ``[e1 * e2, |e1 - e2|, <e1, e2>]`` and, per week
-``s`` of the query, a learned per-topic gain of an exact match (website 1 shows the query's
-topic in week ``s``) and of a cross-week match (in any week), plus a linear term over the last
-three, which starts as the asymmetric attack's score (its exact-match gains; the MLP starts at
-zero). Training can then only move away from the hand-made attack where the loss says so.
+    score(x, o) = Σ_s [x^s = t]·(Δ(t) + a[t])          exact match (Theorem 1's gain + residual)
+                + Σ_s [x^s ≠ t, x^s present]·pair[x^s, t]   same-week topic co-occurrence
+                + Σ_s [t ∈ x^{w}, w ≠ s]·b[t]           the topic shown in another week
+                + g[#weeks s matched exactly or in another week]
 
-Training (``train_attack``): every epoch the mechanism simulates two sites' traces of the
-training population (``topicslab.api.observe``, a fresh API secret per epoch: fresh pairs); per
-user one positive pair (the user's two traces) and ``negatives`` negative pairs (the query
-against another user's website-1 trace). A share ``hard_fraction`` of the negatives are *hard*:
-users whose website-1 answer equals the query's in a random week (drawn from per-week topic
-buckets). Loss: binary cross-entropy over the 1 : ``negatives`` pairs, plus an in-batch
-softmax (InfoNCE) loss on the embeddings' cosine so that they serve retrieval.
+``Δ`` is the asymmetric attack's gain (Theorem 1 with Lemma 11), estimated from the attacked
+website 1 exactly as ``AsymmetricAttack`` does (Lemma 10). With ``a``, ``pair``, ``b`` and
+``g`` zero the model *is* the asymmetric attack, bit for bit (same gains, same canonical
+summation order, so the same ties). ``pair`` is the evidence Theorem 1 leaves out: under its
+parametric family (Appendix D) every mismatch costs the same, but for the same user both
+sites' answers of one week come from one weekly profile, whose topics go together. It starts
+from a count on simulated pairs (``cooccurrence_llr``, a plug-in estimate in the manner of
+Lemma 10); the cross-week term ``b`` (profiles persist across weeks) and ``g`` start at zero.
 
-Inference at scale (``attack_outcomes``): website 1's distinct traces are embedded and indexed
-with faiss (exact inner product); each query retrieves its top-``K`` candidate traces, which the
-pair scorer re-ranks. The attacker names a uniform user among the best-scoring candidates;
-users with the same website-1 trace have the same score, so the argmax set is every user whose
-trace scores best (expected success ``1/|argmax|`` when the true user is in it, as for the
-other attacks). The retrieval recall (how often the true user's trace is among the ``K``) is
-reported: a target missed by retrieval cannot be re-identified.
+Training (``train_attack``): the co-occurrence count is validated first (epoch 0); then every
+epoch the mechanism simulates two sites' traces of the training population
+(``topicslab.api.observe``, a fresh API secret: fresh pairs); a sample of users are queries;
+per query 1 positive pair and ``negatives`` negatives, the *hard* ones drawn from the current
+model's top ``hard_pool`` wrong candidates for that query (at the first epoch: the asymmetric
+attack's with the counted co-occurrence), the rest uniform. Loss: binary cross-entropy over the 1 :
+``negatives`` pairs (Carey et al.'s 1 : 10). After each epoch the exact expected risk on a
+held-out validation trial (its own API secret and targets) is measured; a state is kept only if
+it beats the asymmetric start by more than ``gate`` standard errors of the paired per-target
+difference (and the states kept before), otherwise the attack stays the asymmetric one: more
+epochs never make the validation risk worse.
+
+Inference (``attack_outcomes``): exact over every website-1 user. Traces sharing a topic with
+the query (in any week) are found through an inverted index topic -> distinct traces holding it
+and scored in numba; without co-occurrence term all other users form one group of score
+``g[0]``. The attacker names a uniform user among the best-scoring ones (expected success
+``1/|argmax|`` when the true user is in it, as for the other attacks); the contributions of a
+pair are summed in ascending order (as ``scoring.subset_scores``) so equal feature multisets
+tie exactly. With a co-occurrence term, the other traces score ``g[0] + Σ_s pair[x^s, o^s]``;
+they are all scanned, only for queries where the bound ``g[0] + Σ_s max(0, max_x pair[x,
+o^s])`` reaches the best candidate. The *candidate recall* (share of targets whose true user
+shares at least one topic with the query) is reported.
 
 Public names:
-    LearnedAttackConfig                     architecture and training options
-    LearnedAttack                           encoder + scorer + their metadata; .embed, .score
+    LearnedAttackConfig                     training options
+    MatchScorer                             the learned terms (a, pair, b, g; bias, temperature)
+    cooccurrence_llr(site1, site2, topics)  the counted start of the co-occurrence term
+    LearnedAttack                           scorer + metadata; .terms() (a, b, g, pair)
     train_attack(sets, *, weeks, mechanism, config, seed, progress, device) -> LearnedAttack
     save_attack(directory, attack) / load_attack(directory, *, device)
-    attack_outcomes(attack, site1, queries, true_rows, *, top_k) -> (TargetOutcomes, recall)
-    measure_risk_learned(sets, attack, *, weeks, compare, top_k, ...) -> RiskResult
+    attack_outcomes(attack, site1, queries, true_rows, *, mechanism) -> (TargetOutcomes, recall)
+    measure_risk_learned(sets, attack, *, weeks, compare, ...) -> RiskResult
 """
 
 from __future__ import annotations
@@ -54,9 +69,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numba
 import numpy as np
 import numpy.typing as npt
 import torch
+from numba import njit, prange
 from torch import nn
 
 from topicslab._progress import task
@@ -68,47 +85,52 @@ from topicslab.errors import InputError
 WEIGHTS = "model.safetensors"
 META = "model.json"
 FORMAT = "topicslab-learned-attack"
-FORMAT_VERSION = 1
-DEFAULT_TOP_K = 256
+#: 2: asymmetric attack + learned residual (exact inference); 1 (refused): embedding + pair
+#: scorer with faiss retrieval
+FORMAT_VERSION = 2
+#: the most negative pairs per positive: training time grows linearly with them
+MAX_NEGATIVES = 1000
 
 
 @dataclass(frozen=True)
 class LearnedAttackConfig:
-    """Architecture and training options of the learned attack.
+    """Training options of the learned attack.
 
     Attributes:
-        topic_dim: per-week topic embedding size (a trace's embedding, the retrieval
-            vector, has ``weeks * topic_dim + bag_dim`` entries).
-        bag_dim: order-free topic embedding size.
-        hidden: pair scorer hidden units.
         negatives: non-matching pairs per matching pair (10 in Carey et al.).
-        hard_fraction: share of the negatives drawn among users agreeing with the query in a
-            random week (0: all uniform).
-        epochs: passes over the training population (fresh API answers each).
-        batch_users: users per optimiser step (each with 1 + ``negatives`` pairs).
+        hard_fraction: share of the negatives drawn from the current model's top
+            ``hard_pool`` wrong candidates of the query (the rest: uniform users).
+        hard_pool: candidates per query the hard negatives are drawn from.
+        epochs: passes (fresh API answers each); the best epoch on the validation trial is
+            kept, the untrained start (the asymmetric attack) included.
+        queries_per_epoch: training queries (users) per epoch.
+        batch_users: queries per optimiser step (each with 1 + ``negatives`` pairs).
         lr: Adam learning rate.
-        contrastive: weight of the in-batch InfoNCE loss on the embeddings.
-        temperature: InfoNCE temperature (of the raw inner products).
-        init_asymmetric: start the embeddings' exact-match part and the scorer's linear
-            term from the asymmetric attack's gains (Theorem 1), estimated from website 1 of
-            the training population.
+        l2: penalty on the learned terms (they start at zero: the asymmetric attack).
+        validation: targets of the held-out validation trial (early stopping).
+        listwise: weight of a softmax loss over each query's 1 + ``negatives`` pairs.
+        pair_pseudo_count: shrinkage of the counted co-occurrence term (``cooccurrence_llr``).
+        gate: a trained state is kept only if its validation risk beats the asymmetric start
+            by more than ``gate`` standard errors of the paired per-target difference (>= 0:
+            never worse on validation; < 0 turns the gate off, for diagnostics).
     """
 
-    topic_dim: int = 16
-    bag_dim: int = 16
-    hidden: int = 64
     negatives: int = 10
-    hard_fraction: float = 0.5
-    epochs: int = 3
+    hard_fraction: float = 1.0
+    hard_pool: int = 32
+    epochs: int = 2
+    queries_per_epoch: int = 32768
     batch_users: int = 2048
-    lr: float = 1e-2
-    contrastive: float = 1.0
-    temperature: float = 1.0
-    init_asymmetric: bool = True
+    lr: float = 0.01
+    l2: float = 1e-4
+    validation: int = 8192
+    listwise: float = 0.0
+    pair_pseudo_count: float = 5.0
+    gate: float = 1.0
 
     def __post_init__(self) -> None:
-        for name in ("topic_dim", "bag_dim", "hidden", "negatives", "epochs",
-                     "batch_users"):
+        for name in ("negatives", "hard_pool", "epochs", "queries_per_epoch",
+                     "batch_users", "validation"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise InputError(f"must be a positive integer, got {v!r}", field=name)
@@ -119,118 +141,66 @@ class LearnedAttackConfig:
         if not 0.0 <= self.hard_fraction <= 1.0:
             raise InputError(f"must lie in [0, 1], got {self.hard_fraction!r}",
                              field="hard_fraction")
-        for name in ("lr", "temperature"):
-            if not float(getattr(self, name)) > 0:
-                raise InputError(f"must be positive, got {getattr(self, name)!r}", field=name)
-        if not float(self.contrastive) >= 0:
-            raise InputError(f"must be >= 0, got {self.contrastive!r}", field="contrastive")
+        if not float(self.lr) > 0:
+            raise InputError(f"must be positive, got {self.lr!r}", field="lr")
+        for name in ("l2", "listwise", "pair_pseudo_count"):
+            if not float(getattr(self, name)) >= 0:
+                raise InputError(f"must be >= 0, got {getattr(self, name)!r}", field=name)
 
 
-_ARCH = ("topic_dim", "bag_dim", "hidden")
-#: the most negative pairs per positive: training time grows linearly with them
-MAX_NEGATIVES = 1000
+class MatchScorer(nn.Module):
+    """The learned terms of the score (module docstring): ``exact`` (residual ``a`` on
+    Theorem 1's gain), ``cross`` (``b``), ``count`` (``g``, indexed by the number of query
+    weeks matched exactly or in another week); ``bias`` and ``log_temp`` (training only: the
+    logit is ``bias + exp(log_temp) · score``, which changes no ranking). The learned terms
+    start at zero (the bias at log(1/10), the 1 : 10 prior)."""
 
-
-class TraceEncoder(nn.Module):
-    """One site's trace ``[B, c]`` (dense topics, -1 empty) -> embeddings ``[B, c*topic_dim +
-    bag_dim]``.
-
-    Week-aligned blocks (order-aware): block ``s`` is ``w_s · E[t_s]``, so the inner product
-    of two traces is ``Σ_s w_s² E[a_s]·E[b_s]`` (a learned per-topic similarity in the same
-    week; an exact match on topic t is worth ``w_s²|E[t]|²``, the form of the asymmetric
-    attack's gain), plus an order-free block, the mean of ``F[t_s]`` (a topic seen in another
-    week). ``init_gain`` sets ``|E[t]|²`` (e.g. the asymmetric gains), so that retrieval starts
-    from the hand-made attack.
-    """
-
-    def __init__(self, topics: int, weeks: int, cfg: LearnedAttackConfig,
-                 init_gain: npt.NDArray[np.float64] | None = None) -> None:
+    def __init__(self, topics: int, trace_weeks: int) -> None:
         super().__init__()
-        self.weeks = weeks
-        self.topic = nn.Embedding(topics + 1, cfg.topic_dim, padding_idx=0)
-        self.scale = nn.Parameter(torch.ones(weeks))
-        self.bag = nn.Embedding(topics + 1, cfg.bag_dim, padding_idx=0)
-        with torch.no_grad():
-            w = nn.functional.normalize(torch.randn(topics + 1, cfg.topic_dim), dim=1)
-            if init_gain is not None:
-                g = torch.as_tensor(np.sqrt(np.maximum(init_gain, 1e-3)), dtype=torch.float32)
-                w[1:] *= g[:, None]
-            w[0].zero_()
-            self.topic.weight.copy_(w)
-            nn.init.normal_(self.bag.weight, std=0.05)
-            self.bag.weight[0].zero_()
+        self.exact = nn.Parameter(torch.zeros(topics))
+        self.cross = nn.Parameter(torch.zeros(topics))
+        self.count = nn.Parameter(torch.zeros(trace_weeks + 1))
+        # co-occurrence of a website-1 topic x with a different query topic o in the same
+        # week, pair[x, o]: for the same user both answers come from one weekly profile, so
+        # topics that share profiles are evidence (Theorem 1 counts every mismatch alike)
+        self.pair = nn.Parameter(torch.zeros(topics, topics))
+        self.bias = nn.Parameter(torch.full((), -float(np.log(10.0))))
+        # logit = bias + exp(log_temp) * score: the BCE's calibration (hard negatives score
+        # as high as the true user) goes into these two, which change no ranking, instead of
+        # shrinking Theorem 1's gains through the residual
+        self.log_temp = nn.Parameter(torch.full((), float(np.log(0.2))))
 
-    @property
-    def dim(self) -> int:
-        return self.weeks * self.topic.embedding_dim + self.bag.embedding_dim
-
-    def forward(self, traces: torch.Tensor) -> torch.Tensor:
-        idx = traces.long() + 1  # -1 (empty) -> the padding row 0
-        per_week = (self.topic(idx) * self.scale[None, :, None]).flatten(1)
-        present = (idx > 0).float()
-        bag = (self.bag(idx) * present[..., None]).sum(1) / present.sum(1, keepdim=True).clamp(
-            min=1.0)
-        return torch.cat([per_week, bag], 1)
-
-
-class PairScorer(nn.Module):
-    """Logit that a website-1 trace and a query (website-2 trace) are the same user.
-
-    Features of a pair: the embeddings' product and distance, their inner product, and per
-    query week an exact match (website 1 shows the query's topic that week) times a learned
-    per-topic gain and a cross-week match (in any week) times another; an MLP over all of them
-    plus a linear term over the last three (initialised to the asymmetric attack's score when
-    ``init_gain`` is given; the MLP's output starts at zero).
-    """
-
-    def __init__(self, topics: int, weeks: int, cfg: LearnedAttackConfig,
-                 init_gain: npt.NDArray[np.float64] | None = None) -> None:
-        super().__init__()
-        d = weeks * cfg.topic_dim + cfg.bag_dim
-        self.gain = nn.Embedding(topics + 1, 2, padding_idx=0)
-        last = nn.Linear(cfg.hidden, 1)
-        self.mlp = nn.Sequential(nn.Linear(2 * d + 2 * weeks + 1, cfg.hidden), nn.ReLU(), last)
-        self.skip = nn.Linear(2 * weeks + 1, 1)
-        with torch.no_grad():
-            self.gain.weight.fill_(1.0)
-            if init_gain is not None:
-                self.gain.weight[1:, 0] = torch.as_tensor(init_gain, dtype=torch.float32)
-                self.gain.weight[1:, 1] = 0.0
-            self.gain.weight[0].zero_()
-            last.weight.zero_()
-            last.bias.zero_()
-            self.skip.weight.zero_()
-            self.skip.weight[0, 1:1 + weeks] = 1.0  # the exact-match gains
-            self.skip.bias.fill_(-5.0)
-
-    def forward(self, e1: torch.Tensor, t1: torch.Tensor, e2: torch.Tensor,
-                t2: torch.Tensor) -> torch.Tensor:
-        """``e1, e2``: ``[P, d]`` embeddings; ``t1, t2``: ``[P, c]`` traces. -> ``[P]``."""
-        valid = t2 >= 0
-        exact = ((t1 == t2) & valid).float()
-        cross = ((t1[:, None, :] == t2[:, :, None]).any(2) & valid).float()
-        g = self.gain(t2.long() + 1)
-        direct = torch.cat([(e1 * e2).sum(1, keepdim=True), exact * g[..., 0],
-                            cross * g[..., 1]], 1)
-        feats = torch.cat([e1 * e2, (e1 - e2).abs(), direct], 1)
-        return (self.mlp(feats) + self.skip(direct)).squeeze(1)
+    def forward(self, delta: torch.Tensor, topics: torch.Tensor, site1: torch.Tensor,
+                exact: torch.Tensor, cross: torch.Tensor) -> torch.Tensor:
+        """Logits of pairs: ``delta`` ``[m]`` Theorem 1's gains; ``topics`` ``[P, c]`` the
+        query's, ``site1`` ``[P, c]`` website 1's (``-1`` missing); ``exact``, ``cross``
+        ``[P, c]`` 0/1 features. -> ``[P]``."""
+        t = topics.clamp(min=0)
+        x = site1.clamp(min=0)
+        present = (topics >= 0).float()
+        ex, cr = exact * present, cross * present
+        mis = present * (site1 >= 0).float() * (1.0 - ex)
+        pair = self.pair[x, t]
+        score = ((ex * (delta[t] + self.exact[t])).sum(1) + (cr * self.cross[t]).sum(1)
+                 + (mis * pair).sum(1))
+        n = ((ex + cr) > 0).sum(1)
+        return self.bias + self.log_temp.exp() * (score + self.count[n])
 
 
 @dataclass
 class LearnedAttack:
-    """A trained learned attack: encoder, scorer and what it was trained for.
+    """A trained learned attack.
 
     Attributes:
-        encoder, scorer: the networks (on ``device``).
-        config: architecture and training options.
+        scorer: the learned terms (``MatchScorer``).
+        config: training options.
         topics: taxonomy size m; ``taxonomy``: its version.
         weeks: call-weeks r it was trained on; ``lookback``: epochs per call (the traces it
             reads have ``weeks + lookback - 1`` columns).
-        metadata: training record (population size, seconds, losses, seed, mechanism).
+        metadata: training record (population size, seconds, losses, validation risks).
     """
 
-    encoder: TraceEncoder
-    scorer: PairScorer
+    scorer: MatchScorer
     config: LearnedAttackConfig
     topics: int
     taxonomy: str
@@ -254,24 +224,24 @@ class LearnedAttack:
             raise InputError(f"{what} hold categories outside 0..{self.topics - 1}",
                              field="traces")
 
-    @torch.no_grad()
-    def embed(self, traces: npt.NDArray[np.integer], batch: int = 65536
-              ) -> npt.NDArray[np.float32]:
-        """Embeddings ``float32[n, c * topic_dim + bag_dim]`` of traces ``[n, c]``."""
-        arr = np.asarray(traces)
-        self._check(arr, "traces")
-        self.encoder.eval()
-        out = np.empty((arr.shape[0], self.encoder.dim), dtype=np.float32)
-        for lo in range(0, arr.shape[0], batch):
-            t = torch.from_numpy(np.ascontiguousarray(arr[lo:lo + batch], dtype=np.int64))
-            out[lo:lo + batch] = self.encoder(t.to(self.device)).cpu().numpy()
-        return out
+    def terms(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64],
+                             npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """The learned terms ``(a, b, g, pw)`` as float64 (float32 values widened; the
+        diagonal of ``pw`` is never read: a match is scored by ``a``)."""
+        s = self.scorer
+        a, b, g, pw = (p.detach().cpu().double().numpy().copy()
+                       for p in (s.exact, s.cross, s.count, s.pair))
+        np.fill_diagonal(pw, 0.0)
+        return a, b, g, pw
 
     def describe(self) -> dict[str, Any]:
+        a, b, g, pw = self.terms()
         return {"name": self.name, "weeks": self.weeks, "lookback": self.lookback,
-                "taxonomy": self.taxonomy, **{k: getattr(self.config, k) for k in _ARCH},
-                "negatives": self.config.negatives,
+                "taxonomy": self.taxonomy, "negatives": self.config.negatives,
                 "hard_fraction": self.config.hard_fraction,
+                "residual_abs_mean": float(np.abs(a).mean()),
+                "cross_mean": float(b.mean()), "count_terms": [float(x) for x in g],
+                "pair_abs_mean": float(np.abs(pw).mean()),
                 "training": self.metadata}
 
 
@@ -288,44 +258,270 @@ def resolve_device(device: str) -> str:
 
 
 def _new_attack(topics: int, taxonomy: str, weeks: int, lookback: int,
-                cfg: LearnedAttackConfig, device: str,
-                init_gain: npt.NDArray[np.float64] | None = None) -> LearnedAttack:
+                cfg: LearnedAttackConfig, device: str) -> LearnedAttack:
     c = weeks + lookback - 1
-    return LearnedAttack(TraceEncoder(topics, c, cfg, init_gain).to(device),
-                         PairScorer(topics, c, cfg, init_gain).to(device), cfg, topics,
+    return LearnedAttack(MatchScorer(topics, c).to(device), cfg, topics,
                          taxonomy, weeks, lookback, {}, device)
 
 
-def _week_buckets(site1: npt.NDArray[np.int16], topics: int
-                  ) -> list[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]]:
-    """Per week: users sorted by their website-1 answer, and where each answer starts."""
-    out = []
-    for s in range(site1.shape[1]):
-        col = site1[:, s].astype(np.int64) + 1  # 0: empty
-        order = np.argsort(col, kind="stable")
-        out.append((order, np.searchsorted(col[order], np.arange(topics + 2))))
-    return out
+def theorem1_gains(site1: npt.NDArray[np.integer], mech: Mechanism) -> npt.NDArray[np.float64]:
+    """Theorem 1's gain ``Δ(t)`` per topic, ``p`` estimated from website 1 (Lemma 10) with
+    ``AsymmetricAttack``'s defaults: the same floats as the asymmetric attack's gains."""
+    from topicslab.attacks.asymmetric import AsymmetricAttack
+
+    att = AsymmetricAttack()
+    att.fit(np.asarray(site1), mech)
+    assert att.w_match is not None and att.w_mismatch is not None
+    return att.w_mismatch - att.w_match
 
 
-def _hard_negatives(buckets: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]],
-                    queries: npt.NDArray[np.int16], users: npt.NDArray[np.int64], count: int,
-                    rng: np.random.Generator) -> npt.NDArray[np.int64]:
-    """``int64[len(users), count]``: per query, users whose website-1 answer equals the query's
-    in a random week (a uniform user where no other user shares it)."""
-    n = buckets[0][0].shape[0]
-    weeks = rng.integers(0, len(buckets), size=(len(users), count))
-    topic = queries[users[:, None], weeks].astype(np.int64) + 1  # 0: empty
-    out = rng.integers(0, n, size=(len(users), count))
-    for s, (order, starts) in enumerate(buckets):
-        pick = weeks == s
-        t = topic[pick]
-        lo, size = starts[t], starts[t + 1] - starts[t]
-        draw = lo + (rng.random(t.shape[0]) * np.maximum(size, 1)).astype(np.int64)
-        out[pick] = np.where(size > 1, order[np.minimum(draw, n - 1)], out[pick])
-    # a negative is another user: move hits of the query's own row to another user
-    own = out == users[:, None]
-    out[own] = (out[own] + 1 + rng.integers(0, n - 1, size=int(own.sum()))) % n
-    return out
+# ----------------------------------------------------------------------------- exact scoring
+
+
+def _distinct_traces(site1: npt.NDArray[np.integer]
+                     ) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int64],
+                                npt.NDArray[np.int64]]:
+    """(distinct rows, row -> distinct index, users per distinct row)."""
+    arr = np.ascontiguousarray(site1, dtype=np.int16)
+    c = arr.shape[1]
+    if c <= 6:  # pack the row into one int64 (topics + 1 < 2^10)
+        code = np.zeros(arr.shape[0], dtype=np.int64)
+        for s in range(c):
+            code = (code << 10) | (arr[:, s].astype(np.int64) + 1)
+        _, first, inverse, counts = np.unique(code, return_index=True, return_inverse=True,
+                                              return_counts=True)
+        return arr[first], inverse.astype(np.int64), counts.astype(np.int64)
+    uniq, inverse, counts = np.unique(arr, axis=0, return_inverse=True, return_counts=True)
+    return uniq, inverse.reshape(-1).astype(np.int64), counts.astype(np.int64)
+
+
+def _postings(uniq: npt.NDArray[np.int16], topics: int
+              ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Inverted index: ``ids[ptr[t]:ptr[t + 1]]`` = distinct traces showing topic t in some
+    week (each once)."""
+    n_u, c = uniq.shape
+    t = uniq.astype(np.int64).reshape(-1)
+    u = np.repeat(np.arange(n_u, dtype=np.int64), c)
+    keep = t >= 0
+    key = np.unique(t[keep] * n_u + u[keep])
+    ptr = np.searchsorted(key // max(n_u, 1), np.arange(topics + 1)).astype(np.int64)
+    return ptr, (key % max(n_u, 1)).astype(np.int64)
+
+
+@njit(cache=True, inline="always")
+def _pair_score(uniq, u, queries, q, ew, cw, gw, pw, buf):
+    """Score of distinct trace ``u`` against query ``q``: the contributions, summed in
+    ascending order (canonical: equal multisets of contributions give identical floats, as
+    ``scoring.subset_scores``)."""
+    c = queries.shape[1]
+    m = 0
+    hits = 0
+    for s in range(c):
+        t = queries[q, s]
+        if t < 0:
+            continue
+        hit = False
+        x = uniq[u, s]
+        if x == t:
+            buf[m] = ew[q, s]
+            m += 1
+            hit = True
+        elif x >= 0:
+            buf[m] = pw[x, t]
+            m += 1
+        for w in range(c):
+            if w != s and uniq[u, w] == t:
+                buf[m] = cw[q, s]
+                m += 1
+                hit = True
+                break
+        if hit:
+            hits += 1
+    buf[m] = gw[hits]
+    m += 1
+    for j in range(1, m):  # insertion sort (m <= 2c + 1)
+        v = buf[j]
+        i = j
+        while i > 0 and buf[i - 1] > v:
+            buf[i] = buf[i - 1]
+            i -= 1
+        buf[i] = v
+    total = 0.0
+    for j in range(m):
+        total += buf[j]
+    return total
+
+
+@njit(cache=True, inline="always")
+def _offer(sc, count, is_true, state):
+    """Fold one trace into (best score, argmax size, true inside) held in ``state``."""
+    if sc > state[0]:
+        state[0] = sc
+        state[1] = count
+        state[2] = 1.0 if is_true else 0.0
+    elif sc == state[0]:
+        state[1] += count
+        if is_true:
+            state[2] = 1.0
+
+
+@njit(cache=True, parallel=True)
+def _score_queries(uniq, counts, ptr, ids, queries, true_u, ew, cw, gw, pw, pw_max, n_blocks,
+                   size, inside, best, found, pool_ids):
+    """Per query: argmax size / true user inside / best score over every website-1 user,
+    whether the true trace is a candidate (shares a topic), and the ``pool`` best-scoring
+    wrong candidates (for hard negatives; ties in arbitrary order).
+
+    Candidates (traces sharing a topic with the query) are scored through the inverted index.
+    Any other trace scores ``g[0] + Σ_s pw[x^s, o^s]``, at most ``g[0] + Σ_s max(0,
+    pw_max[o^s])``; only when that bound reaches the best candidate are they all scanned."""
+    n_q, c = queries.shape
+    n_u = uniq.shape[0]
+    pool = pool_ids.shape[1]
+    per = (n_q + n_blocks - 1) // n_blocks
+    for b in prange(n_blocks):
+        mark = np.full(n_u, -1, dtype=np.int64)
+        buf = np.empty(2 * c + 1, dtype=np.float64)
+        psc = np.empty(max(pool, 1), dtype=np.float64)
+        state = np.empty(3, dtype=np.float64)
+        for q in range(b * per, min(n_q, (b + 1) * per)):
+            tu = true_u[q]
+            state[0] = -np.inf
+            state[1] = 0.0
+            state[2] = 0.0
+            cand_true = False
+            pn = 0
+            pmin = 0
+            for s in range(c):
+                t = queries[q, s]
+                if t < 0:
+                    continue
+                for j in range(ptr[t], ptr[t + 1]):
+                    u = ids[j]
+                    if mark[u] == q:
+                        continue
+                    mark[u] = q
+                    sc = _pair_score(uniq, u, queries, q, ew, cw, gw, pw, buf)
+                    is_true = u == tu
+                    if is_true:
+                        cand_true = True
+                    _offer(sc, counts[u], is_true, state)
+                    if pool > 0 and not is_true:
+                        if pn < pool:
+                            pool_ids[q, pn] = u
+                            psc[pn] = sc
+                            pn += 1
+                            if pn == pool:
+                                pmin = 0
+                                for i in range(1, pool):
+                                    if psc[i] < psc[pmin]:
+                                        pmin = i
+                        elif sc > psc[pmin]:
+                            pool_ids[q, pmin] = u
+                            psc[pmin] = sc
+                            pmin = 0
+                            for i in range(1, pool):
+                                if psc[i] < psc[pmin]:
+                                    pmin = i
+            bound = gw[0]
+            for s in range(c):
+                t = queries[q, s]
+                if t >= 0 and pw_max[t] > 0:
+                    bound += pw_max[t]
+            if bound >= state[0]:  # a non-candidate may reach the best: score them all
+                for u in range(n_u):
+                    if mark[u] != q:
+                        sc = _pair_score(uniq, u, queries, q, ew, cw, gw, pw, buf)
+                        _offer(sc, counts[u], u == tu, state)
+            size[q] = np.int64(state[1])
+            inside[q] = state[2] > 0 and tu >= 0
+            best[q] = state[0]
+            found[q] = cand_true
+
+
+class _Site1:
+    """Website 1 prepared once: distinct traces, their counts, the inverted index."""
+
+    def __init__(self, site1: npt.NDArray[np.integer], topics: int) -> None:
+        self.n_users = int(site1.shape[0])
+        self.uniq, self.inverse, self.counts = _distinct_traces(site1)
+        self.ptr, self.ids = _postings(self.uniq, topics)
+
+    def run(self, queries: npt.NDArray[np.integer], true_rows: npt.NDArray[np.int64],
+            ew: npt.NDArray[np.float64], cw: npt.NDArray[np.float64],
+            gw: npt.NDArray[np.float64], pw: npt.NDArray[np.float64], pool: int = 0
+            ) -> tuple[TargetOutcomes, npt.NDArray[np.bool_], npt.NDArray[np.int64]]:
+        q = np.ascontiguousarray(queries, dtype=np.int16)
+        n_q = q.shape[0]
+        rows = np.asarray(true_rows, dtype=np.int64)
+        true_u = np.where(rows >= 0, self.inverse[np.maximum(rows, 0)], -1) if n_q else rows
+        size = np.zeros(n_q, dtype=np.int64)
+        inside = np.zeros(n_q, dtype=np.bool_)
+        best = np.full(n_q, -np.inf)
+        found = np.zeros(n_q, dtype=np.bool_)
+        pool_ids = np.full((n_q, pool), -1, dtype=np.int64)
+        if n_q:
+            blocks = max(1, min(n_q, 4 * numba.get_num_threads()))
+            _score_queries(self.uniq, self.counts, self.ptr, self.ids, q,
+                           np.ascontiguousarray(true_u, dtype=np.int64),
+                           np.ascontiguousarray(ew, dtype=np.float64),
+                           np.ascontiguousarray(cw, dtype=np.float64),
+                           np.ascontiguousarray(gw, dtype=np.float64),
+                           np.ascontiguousarray(pw, dtype=np.float64), pw.max(0), blocks,
+                           size, inside, best, found, pool_ids)
+        return TargetOutcomes(size, inside, best), found, pool_ids
+
+
+def _query_weights(queries: npt.NDArray[np.integer], delta: npt.NDArray[np.float64],
+                   a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]
+                   ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Per query week: exact-match weight ``Δ(t) + a[t]`` and cross-week weight ``b[t]`` (0
+    where the query's answer is missing). With ``a = 0`` the exact weights are the asymmetric
+    attack's gains, bit for bit."""
+    q = np.asarray(queries)
+    idx = np.where(q >= 0, q, 0)
+    ew = np.where(q >= 0, delta[idx] + a[idx], 0.0)
+    cw = np.where(q >= 0, b[idx], 0.0)
+    return ew, cw
+
+
+def _features(uniq: npt.NDArray[np.int16], cand: npt.NDArray[np.int64],
+              queries: npt.NDArray[np.integer]
+              ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+    """0/1 ``exact``, ``cross`` ``[P, c]`` of pairs (distinct trace ``cand[p]``, query
+    ``queries[p]``), as ``_pair_score`` reads them."""
+    x = uniq[cand].astype(np.int64)
+    o = np.asarray(queries, dtype=np.int64)
+    present = o >= 0
+    exact = (x == o) & present
+    same = (x[:, None, :] == o[:, :, None]) & present[:, :, None]  # [P, s, w]
+    c = o.shape[1]
+    same &= ~np.eye(c, dtype=np.bool_)[None]
+    cross = same.any(2)
+    return exact.astype(np.float32), cross.astype(np.float32)
+
+
+# ------------------------------------------------------------------------------- training
+
+
+def cooccurrence_llr(site1: npt.NDArray[np.integer], site2: npt.NDArray[np.integer],
+                     topics: int, pseudo_count: float = 5.0) -> npt.NDArray[np.float32]:
+    """``float32[m, m]``: log of how often website 1 shows x while website 2 shows another
+    topic o in the same week, *for the same user*, over how often independent users would
+    (product of the two sites' answer frequencies), with ``pseudo_count`` added to both
+    (shrinks rare pairs to 0). The diagonal (a match) is 0: Theorem 1 scores matches."""
+    x = np.asarray(site1, dtype=np.int64)
+    o = np.asarray(site2, dtype=np.int64)
+    both = (x >= 0) & (o >= 0)
+    mis = both & (x != o)
+    cnt = np.bincount(x[mis] * topics + o[mis], minlength=topics * topics).reshape(
+        topics, topics).astype(np.float64)
+    px = np.bincount(x[both], minlength=topics) / max(int(both.sum()), 1)
+    po = np.bincount(o[both], minlength=topics) / max(int(both.sum()), 1)
+    expected = cnt.sum() * px[:, None] * po[None, :]
+    llr = np.log((cnt + pseudo_count) / (expected + pseudo_count))
+    np.fill_diagonal(llr, 0.0)
+    return llr.astype(np.float32)
 
 
 def train_attack(
@@ -345,10 +541,10 @@ def train_attack(
             ``weeks + lookback - 1`` weeks and two users.
         weeks: call-weeks r of the traces (the attack applies to r-week traces only).
         mechanism: API parameters (default: ``k`` and taxonomy of ``sets``, ``p = 0.05``).
-        config: architecture and training options (``LearnedAttackConfig``).
-        seed: seed of the API secrets, negatives, batches and initial weights.
-        progress: a progress bar over the optimiser steps (the loss after the bar).
-        device: ``cpu``, ``cuda`` or ``auto``.
+        config: training options (``LearnedAttackConfig``).
+        seed: seed of the API secrets, queries, negatives and batches.
+        progress: a progress bar over the epochs (loss and validation risk after the bar).
+        device: ``cpu``, ``cuda`` or ``auto`` (the model is small: cpu is as fast).
     """
     cfg = config or LearnedAttackConfig()
     dev = resolve_device(device)
@@ -356,6 +552,9 @@ def train_attack(
     if mech.k != sets.k or mech.tax.size != sets.taxonomy.size:
         raise InputError("the mechanism's k and taxonomy must be the training sets'",
                          field="mechanism")
+    if not mech.q_in > mech.q_out:
+        raise InputError("the learned attack builds on the asymmetric attack, which needs "
+                         "p < 1", field="p")
     if isinstance(weeks, bool) or not isinstance(weeks, int) or weeks < 1:
         raise InputError(f"weeks must be a positive integer, got {weeks!r}", field="weeks")
     c = weeks + mech.lookback - 1
@@ -368,85 +567,128 @@ def train_attack(
         raise InputError("training needs at least two users", field="sets")
     torch.manual_seed(seed)
     m = mech.tax.size
-    init_gain = None
-    if cfg.init_asymmetric and mech.q_in > mech.q_out:
-        from topicslab.attacks.asymmetric import asymmetric_weights
-        from topicslab.attacks.popularity import estimate_popularity
-
-        first = observe(sets.sets, [0], weeks=weeks, seed=seed, mechanism=mech,
-                        user_ids=sets.user_ids)[0]
-        pop = estimate_popularity(first, m, mech.q_in, mech.q_out)
-        w_match, w_mismatch = asymmetric_weights(pop, mech.q_in, mech.q_out, mech.k)
-        init_gain = w_mismatch - w_match
-    att = _new_attack(m, mech.tax.version, weeks, mech.lookback, cfg, dev, init_gain)
-    params = list(att.encoder.parameters()) + list(att.scorer.parameters())
-    opt = torch.optim.Adam(params, lr=cfg.lr)
+    att = _new_attack(m, mech.tax.version, weeks, mech.lookback, cfg, dev)
+    opt = torch.optim.Adam(att.scorer.parameters(), lr=cfg.lr)
     bce = nn.BCEWithLogitsLoss()
-    b = min(cfg.batch_users, n)
-    steps = -(-n // b)
     n_hard = round(cfg.hard_fraction * cfg.negatives)
-    history: list[dict[str, float]] = []
     t0 = time.perf_counter()
-    att.encoder.train()
-    att.scorer.train()
-    with task("training the learned attack", cfg.epochs * steps, enabled=progress) as advance:
-        for epoch in range(cfg.epochs):
-            rng = np.random.default_rng([seed, epoch, 0x1EA2])
-            api_seed = int(rng.integers(0, 2**62))
-            traces = observe(sets.sets, [0, 1], weeks=weeks, seed=api_seed, mechanism=mech,
-                             user_ids=sets.user_ids)
-            site1 = np.ascontiguousarray(traces[0])
-            site2 = np.ascontiguousarray(traces[1])
-            s1 = torch.from_numpy(site1.astype(np.int64)).to(dev)
-            s2 = torch.from_numpy(site2.astype(np.int64)).to(dev)
-            buckets = _week_buckets(site1, m) if n_hard else []
-            perm = rng.permutation(n)
-            sums = {"bce": 0.0, "nce": 0.0}
-            for lo in range(0, n, b):
-                users = perm[lo:lo + b].astype(np.int64)
-                nb = len(users)
-                u = torch.from_numpy(users).to(dev)
-                q, pos = s2[u], s1[u]
-                eq = att.encoder(q)
-                ep = att.encoder(pos)
-                # uniform negatives: other users of the batch (their embeddings are at hand)
-                n_uni = cfg.negatives - n_hard if nb > 1 else 0
-                off = rng.integers(1, max(nb, 2), size=(nb, n_uni))
-                uni = torch.from_numpy(((np.arange(nb)[:, None] + off) % nb).reshape(-1)).to(dev)
-                e_neg, t_neg = [ep[uni]], [pos[uni]]
-                if n_hard:
-                    hard = _hard_negatives(buckets, site2, users, n_hard, rng)
-                    ht = s1[torch.from_numpy(hard.reshape(-1)).to(dev)]
-                    e_neg.append(att.encoder(ht))
-                    t_neg.append(ht)
-                # pairs (query i, negative j): uniform ones first, then the hard ones
-                qi = torch.cat([torch.arange(nb, device=dev).repeat_interleave(n_uni),
-                                torch.arange(nb, device=dev).repeat_interleave(n_hard)])
-                logits = torch.cat([
-                    att.scorer(ep, pos, eq, q),
-                    att.scorer(torch.cat(e_neg), torch.cat(t_neg), eq[qi], q[qi])])
-                labels = torch.cat([torch.ones(nb, device=dev),
-                                    torch.zeros(logits.shape[0] - nb, device=dev)])
-                loss_bce = bce(logits, labels)
-                loss = loss_bce
-                loss_nce = torch.zeros((), device=dev)
-                if cfg.contrastive > 0 and len(users) > 1:
-                    sim = eq @ ep.T / cfg.temperature
-                    loss_nce = nn.functional.cross_entropy(
-                        sim, torch.arange(len(users), device=dev))
-                    loss = loss + cfg.contrastive * loss_nce
+
+    def traces(tag: int) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int16]]:
+        api_seed = int(np.random.default_rng([seed, tag, 0x1EA2]).integers(0, 2**62))
+        tr = observe(sets.sets, [0, 1], weeks=weeks, seed=api_seed, mechanism=mech,
+                     user_ids=sets.user_ids)
+        return np.ascontiguousarray(tr[0]), np.ascontiguousarray(tr[1])
+
+    # the validation trial: its own API secret and targets (early stopping, never trained on)
+    v1, v2 = traces(0)
+    v_rows = np.random.default_rng([seed, 0x7A1]).choice(n, min(cfg.validation, n),
+                                                         replace=False).astype(np.int64)
+    v_site, v_delta = _Site1(v1, m), theorem1_gains(v1, mech)
+
+    def validate() -> npt.NDArray[np.float64]:
+        a, b, g, pw = att.terms()
+        ew, cw = _query_weights(v2[v_rows], v_delta, a, b)
+        return v_site.run(v2[v_rows], v_rows, ew, cw, g, pw)[0].expected()
+
+    # state 0 is the asymmetric attack itself (every learned term zero)
+    e_start = validate()
+    history: list[dict[str, Any]] = [{"epoch": -1, "what": "asymmetric attack (start)",
+                                      "validation_risk": float(e_start.mean())}]
+    best: dict[str, Any] = {"gain": 0.0, "state": None, "epoch": -1}
+
+    def consider(epoch: int, extra: dict[str, Any]) -> None:
+        """Keep this state if its validation risk beats the best so far *and* the asymmetric
+        start by ``gate`` standard errors of the paired difference (per target): a noisy
+        improvement is not taken, so the learned attack stays the asymmetric one unless
+        training measurably helps."""
+        e = validate()
+        d = e - e_start
+        gain = float(d.mean())
+        se = float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else 0.0
+        ok = gain > cfg.gate * se and (best["state"] is None or gain > best["gain"])
+        history.append({"epoch": epoch, **extra, "validation_risk": float(e.mean()),
+                        "validation_gain": gain, "validation_gain_se": se, "kept": ok})
+        if ok:
+            best.update(gain=gain, epoch=epoch,
+                        state={k: v.detach().clone() for k, v in att.scorer.state_dict().items()})
+
+    # epoch 0: the co-occurrence term estimated by counting (a Lemma 10-style plug-in, on
+    # simulated pairs of the training population): log of observed over independent pairs
+    c1, c2 = traces(cfg.epochs + 1)
+    with torch.no_grad():
+        att.scorer.pair.copy_(torch.as_tensor(cooccurrence_llr(c1, c2, m,
+                                                               cfg.pair_pseudo_count)))
+    consider(0, {"what": "co-occurrence counts"})
+    n_q = min(cfg.queries_per_epoch, n)
+    with task("training the learned attack", cfg.epochs, enabled=progress) as advance:
+        for epoch in range(1, cfg.epochs + 1):
+            rng = np.random.default_rng([seed, epoch, 0x5EED])
+            site1, site2 = traces(epoch)
+            s1 = _Site1(site1, m)
+            delta = theorem1_gains(site1, mech)
+            users = rng.choice(n, n_q, replace=False).astype(np.int64)
+            q = site2[users]
+            a, b, g, pw = att.terms()
+            ew, cw = _query_weights(q, delta, a, b)
+            # hard negatives: the current model's best wrong candidates of each query, the
+            # confusions that decide the argmax (Carey et al.'s 1 : 10 pairs, made hard)
+            _, _, pool = s1.run(q, users, ew, cw, g, pw, pool=cfg.hard_pool if n_hard else 0)
+            n_u = s1.uniq.shape[0]
+            true_u = s1.inverse[users]
+            neg = rng.integers(0, n_u, size=(n_q, cfg.negatives))
+            if n_hard:
+                valid = (pool >= 0).sum(1)
+                pick = (rng.random((n_q, n_hard)) * np.maximum(valid, 1)[:, None]).astype(
+                    np.int64)
+                hard = np.take_along_axis(pool, np.minimum(pick, max(cfg.hard_pool - 1, 0)),
+                                          1) if pool.shape[1] else pick
+                neg[:, :n_hard] = np.where(valid[:, None] > 0, hard, neg[:, :n_hard])
+            own = neg == true_u[:, None]  # a negative is another trace
+            neg[own] = (neg[own] + 1 + rng.integers(0, max(n_u - 1, 1), int(own.sum()))) % n_u
+            cand = np.concatenate([true_u[:, None], neg], 1)  # [n_q, 1 + negatives]
+            labels_np = np.zeros(cand.shape, dtype=np.float32)
+            labels_np[:, 0] = 1.0
+            qrep = np.repeat(q, cand.shape[1], 0)
+            exact, cross = _features(s1.uniq, cand.reshape(-1), qrep)
+            d_t = torch.as_tensor(delta, dtype=torch.float32, device=dev)
+            tt = torch.from_numpy(qrep.astype(np.int64)).to(dev)
+            xt = torch.from_numpy(s1.uniq[cand.reshape(-1)].astype(np.int64)).to(dev)
+            ex_t, cr_t = torch.from_numpy(exact).to(dev), torch.from_numpy(cross).to(dev)
+            lab = torch.from_numpy(labels_np.reshape(-1)).to(dev)
+            per = cand.shape[1]
+            total = 0.0
+            att.scorer.train()
+            for lo in range(0, n_q, cfg.batch_users):
+                sl = slice(lo * per, min(n_q, lo + cfg.batch_users) * per)
+                logits = att.scorer(d_t, tt[sl], xt[sl], ex_t[sl], cr_t[sl])
+                loss = bce(logits, lab[sl])
+                if cfg.listwise > 0:
+                    # softmax over each query's 1 + negatives pairs (the true one first):
+                    # how often the true user outranks the query's top confusions
+                    grid = logits.reshape(-1, per)
+                    loss = loss + cfg.listwise * nn.functional.cross_entropy(
+                        grid, torch.zeros(grid.shape[0], dtype=torch.long, device=dev))
+                sc = att.scorer
+                reg = (sc.exact.square().mean() + sc.cross.square().mean()
+                       + sc.count.square().mean())
                 opt.zero_grad()
-                loss.backward()
+                (loss + cfg.l2 * reg).backward()
                 opt.step()
-                sums["bce"] += float(loss_bce.detach()) * len(users)
-                sums["nce"] += float(loss_nce.detach()) * len(users)
-                advance(1, info=f"epoch {epoch + 1} bce {float(loss_bce.detach()):.4f}")
-            history.append({"epoch": epoch, "bce": sums["bce"] / n, "infonce": sums["nce"] / n})
-    att.encoder.eval()
+                total += float(loss.detach()) * (sl.stop - sl.start)
+            att.scorer.eval()
+            consider(epoch, {"bce": total / (n_q * per)})
+            advance(1, info=f"epoch {epoch} bce {total / (n_q * per):.4f} "
+                            f"val {100 * history[-1]['validation_risk']:.2f}%")
+    if best["state"] is None:  # nothing beat the start: the asymmetric attack itself
+        att.scorer = MatchScorer(m, c).to(dev)
+    else:
+        att.scorer.load_state_dict(best["state"])
     att.scorer.eval()
     att.metadata = {"users": n, "epochs": cfg.epochs, "seconds": time.perf_counter() - t0,
                     "seed": seed, "device": dev, "p": mech.p, "k": mech.k,
-                    "negatives_hard": n_hard, "history": history,
+                    "negatives_hard": n_hard, "history": history, "best_epoch": best["epoch"],
+                    "validation_risk_start": float(e_start.mean()),
+                    "validation_gain": best["gain"],
                     "source": sets.metadata.get("source", sets.metadata.get("generator"))}
     return att
 
@@ -455,18 +697,16 @@ def train_attack(
 
 
 def save_attack(directory: str | Path, attack: LearnedAttack) -> Path:
-    """Write ``model.safetensors`` (every network weight, float32) and ``model.json``
-    (format, taxonomy, weeks, lookback, architecture, training record) into ``directory``,
-    both or neither (``topicslab._atomic.atomic_dir``)."""
+    """Write ``model.safetensors`` (the learned terms, float32, named ``scorer.*``) and
+    ``model.json`` (format, version, taxonomy, weeks, lookback, options, training record) into
+    ``directory``, both or neither (``topicslab._atomic.atomic_dir``)."""
     from safetensors.torch import save_file
 
     from topicslab._atomic import atomic_dir, atomic_path, write_text_atomic
     from topicslab._json import jsonable
 
-    state = {f"encoder.{k}": v.detach().cpu().float().contiguous()
-             for k, v in attack.encoder.state_dict().items()}
-    state.update({f"scorer.{k}": v.detach().cpu().float().contiguous()
-                  for k, v in attack.scorer.state_dict().items()})
+    state = {f"scorer.{k}": v.detach().cpu().float().contiguous()
+             for k, v in attack.scorer.state_dict().items()}
     meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "taxonomy": attack.taxonomy,
             "topics": attack.topics, "weeks": attack.weeks, "lookback": attack.lookback,
             "config": asdict(attack.config), "training": jsonable(attack.metadata)}
@@ -509,8 +749,9 @@ def load_attack(directory: str | Path, *, device: str = "cpu") -> LearnedAttack:
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise InputError(f"not a {FORMAT} file", file=mf, field="format")
     if meta.get("format_version") != FORMAT_VERSION:
-        raise InputError(f"unsupported format_version {meta.get('format_version')!r}",
-                         file=mf, field="format_version")
+        raise InputError(f"unsupported format_version {meta.get('format_version')!r} (this "
+                         f"topicslab reads version {FORMAT_VERSION}: retrain with topicslab "
+                         f"attack-train)", file=mf, field="format_version")
     version = meta.get("taxonomy")
     if version not in VERSIONS:
         raise InputError(f"unknown taxonomy {version!r}", file=mf, field="taxonomy")
@@ -537,22 +778,19 @@ def load_attack(directory: str | Path, *, device: str = "cpu") -> LearnedAttack:
     except (SafetensorError, OSError, ValueError) as exc:
         raise InputError(f"cannot read safetensors ({' '.join(str(exc).split())})",
                          file=str(weights_file)) from None
-    for prefix, module in (("encoder.", att.encoder), ("scorer.", att.scorer)):
-        expected = module.state_dict()
-        for key, ref in expected.items():
-            t = state.get(prefix + key)
-            if t is None:
-                raise InputError(f"no tensor named {prefix + key!r}", file=str(weights_file),
-                                 field=prefix + key)
-            if tuple(t.shape) != tuple(ref.shape):
-                raise InputError(f"shape {tuple(t.shape)}, model.json implies "
-                                 f"{tuple(ref.shape)}", file=str(weights_file),
-                                 field=prefix + key)
-            if not torch.isfinite(t).all():
-                raise InputError("holds non-finite values", file=str(weights_file),
-                                 field=prefix + key)
-        module.load_state_dict({k: state[prefix + k].to(expected[k].dtype) for k in expected})
-    att.encoder.to(dev).eval()
+    expected = att.scorer.state_dict()
+    for key, ref in expected.items():
+        name = "scorer." + key
+        t = state.get(name)
+        if t is None:
+            raise InputError(f"no tensor named {name!r}", file=str(weights_file), field=name)
+        if tuple(t.shape) != tuple(ref.shape):
+            raise InputError(f"shape {tuple(t.shape)}, model.json implies {tuple(ref.shape)}",
+                             file=str(weights_file), field=name)
+        if not torch.isfinite(t).all():
+            raise InputError("holds non-finite values", file=str(weights_file), field=name)
+    att.scorer.load_state_dict({k: state["scorer." + k].to(v.dtype)
+                                for k, v in expected.items()})
     att.scorer.to(dev).eval()
     att.device = dev
     training = meta.get("training")
@@ -563,108 +801,43 @@ def load_attack(directory: str | Path, *, device: str = "cpu") -> LearnedAttack:
 # -------------------------------------------------------------------------------- inference
 
 
-def _distinct_traces(site1: npt.NDArray[np.integer]
-                     ) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int64],
-                                npt.NDArray[np.int64]]:
-    """(distinct rows, row -> distinct index, users per distinct row)."""
-    arr = np.ascontiguousarray(site1, dtype=np.int16)
-    c = arr.shape[1]
-    if c <= 6:  # pack the row into one int64 (topics + 1 < 2^10)
-        code = np.zeros(arr.shape[0], dtype=np.int64)
-        for s in range(c):
-            code = (code << 10) | (arr[:, s].astype(np.int64) + 1)
-        _, first, inverse, counts = np.unique(code, return_index=True, return_inverse=True,
-                                              return_counts=True)
-        return arr[first], inverse.astype(np.int64), counts.astype(np.int64)
-    uniq, inverse, counts = np.unique(arr, axis=0, return_inverse=True, return_counts=True)
-    return uniq, inverse.reshape(-1).astype(np.int64), counts.astype(np.int64)
-
-
-def _search(base: npt.NDArray[np.float32], queries: npt.NDArray[np.float32], k: int
-            ) -> npt.NDArray[np.int64]:
-    try:
-        import faiss
-    except ImportError:  # pragma: no cover - faiss-cpu is a dependency
-        raise InputError("the learned attack's retrieval needs faiss: pip install faiss-cpu",
-                         field="attack") from None
-    index = faiss.IndexFlatIP(base.shape[1])
-    index.add(np.ascontiguousarray(base))
-    _, found = index.search(np.ascontiguousarray(queries), k)
-    return np.asarray(found, dtype=np.int64)
-
-
-@torch.no_grad()
 def attack_outcomes(
     attack: LearnedAttack,
     site1: npt.NDArray[np.integer],
     queries: npt.NDArray[np.integer],
     true_rows: npt.NDArray[np.int64],
     *,
-    top_k: int = DEFAULT_TOP_K,
-    batch: int = 1024,
-    progress: bool = False,
+    mechanism: Mechanism | None = None,
     timings: dict[str, float] | None = None,
 ) -> tuple[TargetOutcomes, npt.NDArray[np.bool_]]:
-    """The learned attack on each query: retrieval of ``top_k`` candidate traces by embedding
-    (faiss, exact inner product), re-ranking by the pair scorer.
+    """The learned attack on each query, exact over every website-1 user.
 
-    Returns the outcomes (argmax set: every website-1 user whose trace has the best score
-    among the retrieved; ``best_score`` the best logit) and ``retrieved``: ``bool[Q]``, whether
-    each query's true user was among the ``top_k`` (the retrieval recall is its mean; a true
-    row of -1 counts as not retrieved). ``timings`` (optional) receives the seconds of each
-    stage (``distinct``, ``embed``, ``search``, ``rerank``).
+    ``mechanism`` (default: ``p = 0.05``, the model's taxonomy and lookback, k = 5) gives
+    Theorem 1's gains, estimated from ``site1`` as the asymmetric attack does. Returns the
+    outcomes (argmax set: every website-1 user with the best score; ``best_score`` its score)
+    and ``candidate``: ``bool[Q]``, whether each query's true user shares a topic with the
+    query (the candidate recall is its mean; a true row of -1 counts as not found).
+    ``timings`` (optional) receives the seconds of each stage (``index``, ``score``).
     """
     s1, q = np.asarray(site1), np.asarray(queries)
     attack._check(s1, "website 1's traces")
     attack._check(q, "queries")
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-        raise InputError(f"top_k must be a positive integer, got {top_k!r}", field="top_k")
     rows = np.asarray(true_rows, dtype=np.int64)
-    n_q = q.shape[0]
-    if rows.shape != (n_q,):
+    if rows.shape != (q.shape[0],):
         raise ValueError("one true row per query")
+    mech = mechanism or Mechanism(taxonomy=attack.taxonomy, lookback=attack.lookback)
     clock = {"start": time.perf_counter()}
-    uniq, inverse, counts = _distinct_traces(s1)
-    true_u = np.where(rows >= 0, inverse[np.maximum(rows, 0)], -1)
-    k = min(top_k, uniq.shape[0])
-    clock["distinct"] = time.perf_counter()
-    base, emb_q = attack.embed(uniq), attack.embed(q)
-    clock["embed"] = time.perf_counter()
-    found = _search(base, emb_q, k)
-    clock["search"] = time.perf_counter()
-    size = np.zeros(n_q, dtype=np.int64)
-    inside = np.zeros(n_q, dtype=np.bool_)
-    best = np.full(n_q, -np.inf)
-    retrieved = (found == true_u[:, None]).any(1) & (true_u >= 0)
-    dev = attack.device
-    uniq_t = torch.from_numpy(uniq.astype(np.int64)).to(dev)
-    attack.scorer.eval()
-    with task("learned attack: re-ranking", n_q, enabled=progress) as advance:
-        for lo in range(0, n_q, batch):
-            hi = min(n_q, lo + batch)
-            cand = found[lo:hi]
-            valid = cand >= 0
-            cid = torch.from_numpy(np.where(valid, cand, 0).reshape(-1)).to(dev)
-            qt = torch.from_numpy(np.ascontiguousarray(q[lo:hi], dtype=np.int64)).to(dev)
-            t1 = uniq_t[cid]
-            e1 = attack.encoder(t1)
-            eq = attack.encoder(qt)
-            logit = attack.scorer(e1, t1, eq.repeat_interleave(k, 0),
-                                  qt.repeat_interleave(k, 0)).double().cpu().numpy()
-            logit = np.where(valid, logit.reshape(hi - lo, k), -np.inf)
-            top = logit.max(1)
-            members = logit == top[:, None]
-            size[lo:hi] = (np.where(members, counts[np.where(valid, cand, 0)], 0)).sum(1)
-            inside[lo:hi] = (members & (cand == true_u[lo:hi, None])).any(1)
-            best[lo:hi] = top
-            advance(hi - lo)
-    inside &= true_u >= 0
-    clock["rerank"] = time.perf_counter()
+    site = _Site1(s1, attack.topics)
+    delta = theorem1_gains(s1, mech)
+    clock["index"] = time.perf_counter()
+    a, b, g, pw = attack.terms()
+    ew, cw = _query_weights(q, delta, a, b)
+    out, found, _ = site.run(q, rows, ew, cw, g, pw)
+    clock["score"] = time.perf_counter()
     if timings is not None:
-        names = list(clock)
-        for a, b in itertools.pairwise(names):
-            timings[b] = clock[b] - clock[a]
-    return TargetOutcomes(size, inside, best), retrieved
+        for x, y in itertools.pairwise(list(clock)):
+            timings[y] = clock[y] - clock[x]
+    return out, found
 
 
 def measure_risk_learned(
@@ -673,7 +846,6 @@ def measure_risk_learned(
     *,
     weeks: int | None = None,
     compare: Sequence[str] = ("hamming", "asymmetric"),
-    top_k: int = DEFAULT_TOP_K,
     targets: int | str = 10240,
     trials: int = 10,
     seed: int = 0,
@@ -684,8 +856,8 @@ def measure_risk_learned(
 
     The trials are those of ``measure_risk`` (same API secrets, targets and tie-break streams
     for the same ``seed``), so the hand-made attacks' figures equal ``measure_risk``'s. The
-    learned attack's description gains ``retrieval_recall`` (per trial) and ``top_k``.
-    Returns a ``RiskResult``.
+    learned attack's description gains ``candidate_recall`` (per trial: the share of targets
+    whose true user shares a topic with the query). Returns a ``RiskResult``.
     """
     from topicslab.attacks.protocol import (
         AttackRisk,
@@ -742,13 +914,13 @@ def measure_risk_learned(
                 results[a.name].add(o, o.sample(_tie_rng(seed, trial, a.name)))
             t_learn = time.perf_counter()
             stages: dict[str, float] = {}
-            o, got = attack_outcomes(attack, site1, site2, chosen, top_k=top_k,
+            o, got = attack_outcomes(attack, site1, site2, chosen, mechanism=mech,
                                      timings=stages)
             learned.add(o, o.sample(_tie_rng(seed, trial, "learned")))
             recall.append(float(got.mean()) if len(got) else 0.0)
             n_targets = len(chosen)
             per_trial.append({"trial": trial, "users": sets.n_users, "targets": n_targets,
-                              "api_seed": api_seed, "retrieval_recall": recall[-1],
+                              "api_seed": api_seed, "candidate_recall": recall[-1],
                               "hand_made_seconds": t_learn - t_hand,
                               "learned_seconds": time.perf_counter() - t_learn,
                               "learned_stages": stages,
@@ -756,8 +928,8 @@ def measure_risk_learned(
             advance(1)
     for a in others:
         results[a.name].description = a.describe()
-    learned.description = {**attack.describe(), "top_k": top_k, "retrieval_recall": recall,
-                           "retrieval_recall_mean": float(np.mean(recall))}
+    learned.description = {**attack.describe(), "candidate_recall": recall,
+                           "candidate_recall_mean": float(np.mean(recall))}
     results["learned"] = learned
     return RiskResult(results, sets.n_users, n_targets, protocol.trials, r, c,
                       time.perf_counter() - t_start, "random-user", "exact", seed,
@@ -765,15 +937,16 @@ def measure_risk_learned(
 
 
 __all__ = [
-    "DEFAULT_TOP_K",
+    "FORMAT_VERSION",
     "LearnedAttack",
     "LearnedAttackConfig",
-    "PairScorer",
-    "TraceEncoder",
+    "MatchScorer",
     "attack_outcomes",
+    "cooccurrence_llr",
     "load_attack",
     "measure_risk_learned",
     "resolve_device",
     "save_attack",
+    "theorem1_gains",
     "train_attack",
 ]

@@ -21,18 +21,22 @@ def attack_train(
                                    help="Topic sets of the training population."),
     out_dir: Path = typer.Option(..., "--out", "-o", help="Model directory to write."),
     weeks: int = typer.Option(4, "--weeks", "-w", help="Call-weeks r of the traces."),
-    epochs: int = typer.Option(3, "--epochs", help="Passes over the population."),
-    batch_users: int = typer.Option(2048, "--batch-users", help="Users per step."),
-    negatives: int = typer.Option(10, "--negatives", help="Non-matching pairs per user."),
-    hard_fraction: float = typer.Option(0.5, "--hard-fraction",
+    epochs: int = typer.Option(2, "--epochs", help="Training passes (fresh API answers "
+                                                    "each; the best on validation is kept)."),
+    batch_users: int = typer.Option(2048, "--batch-users", help="Queries per step."),
+    negatives: int = typer.Option(10, "--negatives", help="Non-matching pairs per query."),
+    hard_fraction: float = typer.Option(1.0, "--hard-fraction",
                                         help="Share of hard negatives (0..1)."),
+    queries: int = typer.Option(32768, "--queries", help="Training queries per epoch."),
+    validation: int = typer.Option(8192, "--validation",
+                                   help="Targets of the validation trial (early stopping)."),
     p: float = typer.Option(0.05, "--p", help="Probability of a random topic (mechanism)."),
     lookback: int = typer.Option(1, "--lookback", help="Epochs returned per call."),
     seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Training seed."),
     device: str = typer.Option("cpu", "--device", help="cpu | cuda | auto."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bars."),
 ) -> None:
-    """Train the learned re-identification attack (encoder + pair scorer)."""
+    """Train the learned re-identification attack (asymmetric attack + learned terms)."""
     import dataclasses
 
     from topicslab._paths import check_output_dir
@@ -50,9 +54,11 @@ def attack_train(
     r = check_call_weeks(weeks, lookback)
     try:
         cfg = LearnedAttackConfig(epochs=epochs, batch_users=batch_users, negatives=negatives,
-                                  hard_fraction=hard_fraction)
+                                  hard_fraction=hard_fraction, queries_per_epoch=queries,
+                                  validation=validation)
     except InputError as exc:
-        raise InputError(exc.message, field=f"--{(exc.field or '').replace('_', '-')}") from None
+        flag = {"queries_per_epoch": "queries"}.get(exc.field or "", exc.field or "")
+        raise InputError(exc.message, field=f"--{flag.replace('_', '-')}") from None
     mech = Mechanism(p=p, lookback=lookback)
     from topicslab.io import read_sets
 
@@ -65,9 +71,12 @@ def attack_train(
         raise exc.located(file=str(sets_path)) from None
     att.metadata["train_file"] = str(sets_path)
     save_attack(out_dir, att)
-    hist = att.metadata["history"][-1]
+    md = att.metadata
+    kept = ("the asymmetric attack itself (no epoch beat it on validation)"
+            if md["best_epoch"] < 0 else f"epoch {md['best_epoch']}")
     out.print(f"trained the learned attack on {data.n_users:,} users, r = {r}: "
-              f"{att.metadata['seconds']:.1f} s, final BCE {hist['bce']:.4f}")
+              f"{md['seconds']:.1f} s; validation risk {100 * md['validation_risk_start']:.2f}% "
+              f"(asymmetric) -> +{100 * md['validation_gain']:.2f} pp, kept {kept}")
     err.print(f"wrote {out_dir}")
 
 

@@ -177,8 +177,6 @@ def reid(
                                "stats --k)."),
     attack_model: Path | None = typer.Option(
         None, "--attack-model", help="Model directory of --attack learned (attack-train)."),
-    top_k: int = typer.Option(256, "--top-k", min=1,
-                              help="Candidates the learned attack retrieves per target."),
     device: str = typer.Option("cpu", "--device", help="cpu | cuda | auto (learned attack)."),
 ) -> None:
     """Cross-site re-identification risk: Hamming and asymmetric attacks, exact engine."""
@@ -259,7 +257,7 @@ def reid(
                     raise InputError("the learned attack takes one --weeks (its r)",
                                      field="--weeks")
                 results = [measure_risk_learned(
-                    data, learned, weeks=r_list[0], compare=names, top_k=top_k,
+                    data, learned, weeks=r_list[0], compare=names,
                     targets=protocol.targets, trials=protocol.trials, seed=seed,
                     mechanism=mech, progress=progress)]
                 payload = results[0].to_dict()
@@ -324,8 +322,8 @@ def reid(
                       "than 3 weeks of the full taxonomy)[/]")
     if learned is not None:
         d = results[0].attacks["learned"].description
-        err.print(f"learned attack: retrieval recall {100 * d['retrieval_recall_mean']:.2f}% "
-                  f"(true user among the top {d['top_k']} candidates)")
+        err.print(f"learned attack: candidate recall {100 * d['candidate_recall_mean']:.2f}% "
+                  f"(true user shares a topic with the target's trace)")
     for note in dict.fromkeys(n for r in results for n in r.notes):
         err.print(f"[yellow]note[/]: {escape(note)}")
     if figure_path is not None:
