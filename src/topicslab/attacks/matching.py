@@ -46,15 +46,18 @@ no expectation over the tied optima is claimed (counting optimal matchings is #P
 
 Exactness of the restriction: with ``candidates >= n`` the graph is complete and the result is
 the exact maximum-weight assignment (tested against ``scipy.optimize.linear_sum_assignment``);
-with fewer, it is the best assignment within the candidate graph (a cardinality-first one, see
-``_solve_batch``), and the benchmark reports how the rate moves with ``candidates``.
+with fewer, it is the best assignment of the relaxation in which every user outside a trace's
+list is worth the list's cutoff score (``cutoff_dummies``), and the benchmark reports how the
+rate moves with ``candidates``.
 
 Public names:
     OBJECTIVES, MATCHINGS, DEFAULT_CANDIDATES
     MatchingOptions(matching, candidates, objective)        checked options
     MatchingOutcome                                          one attack, one trial
     candidate_edges(site1, queries, gains, *, candidates, objective, rng) -> CandidateEdges
-    solve_assignment(n_rows, n_cols, rows, cols, weights, *, batch_edges) -> int64[n_rows]
+    solve_assignment(n_rows, n_cols, rows, cols, weights, *, dummy, batch_edges)
+                                     -> (int64[n_rows] column per row or -1, component sizes)
+    cutoff_dummies(n_rows, rows, weights)   each row's value of staying off the graph
     matching_attack(site1, queries, true_rows, attacks, *, candidates, objective, seed,
                     progress) -> list[MatchingOutcome]
 """
@@ -82,8 +85,7 @@ OBJECTIVES = ("loglik", "posterior")
 #: ``per-item``: Lemma 5's random-user rule on every trace (the default of ``reid --setting
 #: matching``); ``assignment``: this module's one-to-one attack, reported next to it.
 MATCHINGS = ("per-item", "assignment")
-#: Candidates kept per trace: 32 moved the 100K-user rates by less than their noise against
-#: 64 (benchmarks/RESULTS.md, matching section), at half the edges.
+#: Candidates kept per trace (benchmarks/bench_matching.py --candidates compares others).
 DEFAULT_CANDIDATES = 32
 #: Edges (plus rows) per solver call when batching small components (a giant component is
 #: solved alone whatever its size).
@@ -377,33 +379,39 @@ def _concat_edges(parts: list[tuple[Any, ...]]) -> CandidateEdges:
 
 
 def _solve_batch(n_rows: int, n_cols: int, rows: npt.NDArray[np.int64],
-                 cols: npt.NDArray[np.int64], weights: npt.NDArray[np.float64]
-                 ) -> npt.NDArray[np.int64]:
+                 cols: npt.NDArray[np.int64], weights: npt.NDArray[np.float64],
+                 dummy: npt.NDArray[np.float64] | None) -> npt.NDArray[np.int64]:
     """Maximum-weight matching of one block of rows (local indices): column per row, -1 when
     the row ended on its dummy.
 
     Feasibility: every row gets a private dummy column, so a full matching (every row matched)
-    always exists and the solver never raises. A dummy edge costs ``big``, more than the total
-    real cost of any matching of the block, so the solver first matches as many rows as the
-    candidate graph allows and only then minimises the cost: a row lands on its dummy only when
-    the graph has no room for it. This does not bias the result: the dummy edges carry no
-    score and are the same for every row (never a user, never the true pair), so they cannot
-    favour true pairs; rows left on a dummy are completed uniformly at random afterwards.
+    always exists and the solver never raises. The dummy stands for "a user outside this
+    row's candidate list, found later" and is worth ``dummy[row]``; with ``dummy=None`` it
+    costs more than the total real cost of any matching of the block (a last resort: the
+    solver first matches as many rows as the graph allows). Neither biases the result: a
+    dummy is never a user, so never the true pair, and its value depends on the row's scores
+    only, never on who the true user is; rows left on a dummy are completed uniformly at
+    random afterwards.
 
-    Costs: each row's weights are shifted by its own best weight (every row is matched exactly
+    Costs: each row's weights are shifted by its own best value (every row is matched exactly
     once, so a per-row constant moves every full matching's total by the same amount) and by
-    1, so real costs are >= 1: scipy takes a stored zero for a missing edge.
+    1, so costs are >= 1: scipy takes a stored zero for a missing edge.
     """
     best = np.full(n_rows, -np.inf)
     np.maximum.at(best, rows, weights)
+    if dummy is not None:
+        best = np.maximum(best, dummy)
     cost = best[rows] - weights + 1.0
-    big = float(n_rows + 1) * (float(cost.max(initial=1.0)) + 1.0)
+    if dummy is None:
+        dummy_cost = np.full(n_rows, float(n_rows + 1) * (float(cost.max(initial=1.0)) + 1.0))
+    else:
+        dummy_cost = best - dummy + 1.0
     from scipy.sparse import coo_array
     from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
-    dummy = np.arange(n_rows, dtype=np.int64)
-    graph = coo_array((np.concatenate([cost, np.full(n_rows, big)]),
-                       (np.concatenate([rows, dummy]), np.concatenate([cols, n_cols + dummy]))),
+    own = np.arange(n_rows, dtype=np.int64)
+    graph = coo_array((np.concatenate([cost, dummy_cost]),
+                       (np.concatenate([rows, own]), np.concatenate([cols, n_cols + own]))),
                       shape=(n_rows, n_cols + n_rows)).tocsr()
     r_ind, c_ind = min_weight_full_bipartite_matching(graph)
     out = np.full(n_rows, -1, dtype=np.int64)
@@ -411,11 +419,32 @@ def _solve_batch(n_rows: int, n_cols: int, rows: npt.NDArray[np.int64],
     return out
 
 
+def cutoff_dummies(n_rows: int, rows: npt.NDArray[np.int64], weights: npt.NDArray[np.float64]
+                   ) -> npt.NDArray[np.float64]:
+    """Each row's dummy value for ``solve_assignment``: its lowest candidate weight (the
+    cutoff: no user outside the list scores more) less a margin far below any score gap, so
+    a free listed user of the cutoff score is taken before the dummy, but no better pair is
+    displaced to make room for one. This is the relaxation in which every non-candidate edge
+    of a row is replaced by one edge of the cutoff's value, and it keeps the solver's
+    augmenting paths short (a row can settle on its dummy): at 100K users, r = 4, the
+    asymmetric attack solved in 96 s against 624 s with last-resort dummies."""
+    low = np.full(n_rows, np.inf)
+    np.minimum.at(low, rows, weights)
+    low = np.where(np.isfinite(low), low, 0.0)
+    scale = 1.0 + float(np.abs(weights).max(initial=0.0))
+    return low - 1e-9 * scale
+
+
 def solve_assignment(n_rows: int, n_cols: int, rows: npt.ArrayLike, cols: npt.ArrayLike,
-                     weights: npt.ArrayLike, *, batch_edges: int = BATCH_EDGES
+                     weights: npt.ArrayLike, *, dummy: npt.ArrayLike | None = None,
+                     batch_edges: int = BATCH_EDGES
                      ) -> tuple[npt.NDArray[np.int64], dict[str, int]]:
     """Maximum-weight one-to-one assignment of ``n_rows`` rows to ``n_cols`` columns over the
-    given edges, matching as many rows as the edges allow first.
+    given edges.
+
+    ``dummy``: per row, the value of leaving it unmatched (``cutoff_dummies``); ``None``:
+    unmatched only as a last resort (as many rows matched as the edges allow, then the best
+    weight).
 
     Connected components are independent sub-problems: each is solved on its own, small ones
     stacked block-diagonally into one solver call of at most ``batch_edges`` edges (the
@@ -434,6 +463,9 @@ def solve_assignment(n_rows: int, n_cols: int, rows: npt.ArrayLike, cols: npt.Ar
         raise ValueError("edge endpoints out of range")
     if not np.isfinite(w).all():
         raise ValueError("weights must be finite")
+    dm = None if dummy is None else np.asarray(dummy, dtype=np.float64)
+    if dm is not None and (dm.shape != (n_rows,) or not np.isfinite(dm).all()):
+        raise ValueError("dummy needs one finite value per row")
     out = np.full(n_rows, -1, dtype=np.int64)
     if r.size == 0:
         return out, {"components": 0, "largest_component": 0}
@@ -462,7 +494,8 @@ def solve_assignment(n_rows: int, n_cols: int, rows: npt.ArrayLike, cols: npt.Ar
         uc = np.unique(ec)
         local_row[ur] = np.arange(ur.size)
         local_col[uc] = np.arange(uc.size)
-        got = _solve_batch(ur.size, uc.size, local_row[er], local_col[ec], ew)
+        got = _solve_batch(ur.size, uc.size, local_row[er], local_col[ec], ew,
+                           None if dm is None else dm[ur])
         out[ur] = np.where(got >= 0, uc[np.maximum(got, 0)], -1)
         local_row[ur] = -1
         local_col[uc] = -1
@@ -545,7 +578,9 @@ def matching_attack(
         t1 = time.perf_counter()
         edges = _concat_edges(parts[i])
         parts[i] = []
-        assign, info = solve_assignment(n_q, n, edges.rows, edges.cols, edges.weights)
+        assign, info = solve_assignment(
+            n_q, n, edges.rows, edges.cols, edges.weights,
+            dummy=cutoff_dummies(n_q, edges.rows, edges.weights))
         in_graph = int((assign >= 0).sum())
         # completion: traces the graph could not place take the users nobody took, at random
         free_users = np.ones(n, dtype=bool)
@@ -578,6 +613,7 @@ __all__ = [
     "MatchingOptions",
     "MatchingOutcome",
     "candidate_edges",
+    "cutoff_dummies",
     "matching_attack",
     "solve_assignment",
 ]
