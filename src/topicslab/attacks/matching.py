@@ -393,19 +393,21 @@ def _solve_batch(n_rows: int, n_cols: int, rows: npt.NDArray[np.int64],
     only, never on who the true user is; rows left on a dummy are completed uniformly at
     random afterwards.
 
-    Costs: each row's weights are shifted by its own best value (every row is matched exactly
-    once, so a per-row constant moves every full matching's total by the same amount) and by
-    1, so costs are >= 1: scipy takes a stored zero for a missing edge.
+    Costs: each row's weights, its dummy's included, are shifted by the row's own best value
+    (every row is matched exactly once, so a per-row constant moves every full matching's
+    total by the same amount) and by 1, so costs are >= 1: scipy takes a stored zero for a
+    missing edge.
     """
+    if dummy is None:
+        # worth less than the lowest weight by more than the span of any matching's total
+        low = float(weights.min(initial=0.0))
+        span = float(weights.max(initial=0.0)) - low
+        dummy = np.full(n_rows, low - float(n_rows + 1) * (span + 1.0))
     best = np.full(n_rows, -np.inf)
     np.maximum.at(best, rows, weights)
-    if dummy is not None:
-        best = np.maximum(best, dummy)
+    best = np.maximum(best, dummy)
     cost = best[rows] - weights + 1.0
-    if dummy is None:
-        dummy_cost = np.full(n_rows, float(n_rows + 1) * (float(cost.max(initial=1.0)) + 1.0))
-    else:
-        dummy_cost = best - dummy + 1.0
+    dummy_cost = best - dummy + 1.0
     from scipy.sparse import coo_array
     from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
