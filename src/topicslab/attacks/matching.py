@@ -1,5 +1,5 @@
 """The matching-setting attack: a one-to-one assignment of website 2's traces to website 1's
-users (Carey et al. §3, the matching setting; docs/theory.md §6).
+users (Carey et al. §3, the matching setting; docs/theory.md §5).
 
 In the matching setting the attacker holds *every* user's website-2 trace, in an unknown
 order, next to website 1's table. Lemma 5's reduction applies the random-user rule to each
