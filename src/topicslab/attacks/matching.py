@@ -346,33 +346,50 @@ def candidate_edges(
     counter = counter or MatchSetCounter(site1)
     n = site1.shape[0]
     keep = min(opts.candidates, n)
-    parts: list[tuple[Any, ...]] = []
+    plans: list[tuple[Any, ...]] = []
     for lo in range(0, queries.shape[0], counter.chunk):
         hi = min(queries.shape[0], lo + counter.chunk)
         counts = counter.counts(queries[lo:hi])
-        scores = subset_scores(gains[lo:hi])
-        parts.append(_chunk_edges(site1, queries, lo, counts, scores, keep, opts.objective,
-                                  rng))
-    return _concat_edges(parts)
+        plans.append(_chunk_plan(counts, subset_scores(gains[lo:hi]), lo, keep,
+                                 opts.objective, rng))
+    return _resolve(site1, queries, [plans])[0]
 
 
-def _chunk_edges(site1: npt.NDArray[np.integer], queries: npt.NDArray[np.integer], lo: int,
-                 counts: npt.NDArray[np.int64], scores: npt.NDArray[np.float64], keep: int,
-                 objective: str, rng: np.random.Generator) -> tuple[Any, ...]:
+def _chunk_plan(counts: npt.NDArray[np.int64], scores: npt.NDArray[np.float64], lo: int,
+                keep: int, objective: str, rng: np.random.Generator) -> tuple[Any, ...]:
+    """One chunk's requests ``(trace, match set, how many, weight of each member)``."""
     rq, rset, rlim, rscore = _plan(counts, scores, keep, rng)
-    users = _edges_of_requests(site1, queries, rq + lo, rset, rlim)
-    rows = np.repeat(rq + lo, rlim)
-    w = np.repeat(rscore, rlim)
+    w = rscore
     if objective == "posterior":
-        w = np.exp(w - _log_partition(counts, scores)[rows - lo])
-    return rows, users, w
+        w = np.exp(rscore - _log_partition(counts, scores)[rq])
+    return rq + lo, rset, rlim, w
 
 
-def _concat_edges(parts: list[tuple[Any, ...]]) -> CandidateEdges:
-    if not parts:
-        z = np.zeros(0, dtype=np.int64)
-        return CandidateEdges(z, z.copy(), np.zeros(0))
-    return CandidateEdges(*(np.concatenate([p[i] for p in parts]) for i in range(3)))
+def _resolve(site1: npt.NDArray[np.integer], queries: npt.NDArray[np.integer],
+             plans: list[list[tuple[Any, ...]]]) -> list[CandidateEdges]:
+    """The edges of every attack's requests (``plans[attack]`` = its chunks' requests).
+
+    All requests of all attacks and chunks are looked up together, so website 1 is sorted
+    once per needed match set (at most 2^r − 1 sorts), not once per chunk and attack.
+    """
+    chunks = [(i, p) for i, pl in enumerate(plans) for p in pl]
+
+    def cat(j: int, dtype: type) -> npt.NDArray[Any]:
+        return np.concatenate([np.zeros(0, dtype=dtype)]
+                              + [np.asarray(p[j], dtype=dtype) for _, p in chunks])
+
+    rq, rset, rlim, w = cat(0, np.int64), cat(1, np.int64), cat(2, np.int64), cat(3, np.float64)
+    tag = np.concatenate([np.zeros(0, dtype=np.int64)]
+                         + [np.full(p[0].size, i, dtype=np.int64) for i, p in chunks])
+    users = _edges_of_requests(site1, queries, rq, rset, rlim)
+    edge_tag = np.repeat(tag, rlim)
+    rows = np.repeat(rq, rlim)
+    weights = np.repeat(w, rlim)
+    out = []
+    for i in range(len(plans)):
+        mine = edge_tag == i
+        out.append(CandidateEdges(rows[mine], users[mine], weights[mine]))
+    return out
 
 
 # ---------------------------------------------------------------- solving
@@ -557,7 +574,7 @@ def matching_attack(
     counter = MatchSetCounter(s1p)
     gains = [np.asarray(a.gains(qsp), dtype=np.float64) for a in attacks]
     keep = min(opts.candidates, n)
-    parts: list[list[tuple[Any, ...]]] = [[] for _ in attacks]
+    plans: list[list[tuple[Any, ...]]] = [[] for _ in attacks]
     tie_draw = [np.zeros(0, dtype=bool)] * len(attacks)
     sampled: list[list[npt.NDArray[np.bool_]]] = [[] for _ in attacks]
     expected = [0.0 for _ in attacks]
@@ -571,15 +588,15 @@ def matching_attack(
                 outc = outcomes_from_counts(counts, scores, true_masks[lo:hi])
                 sampled[i].append(outc.sample(rng))
                 expected[i] += float(outc.expected().sum())
-                parts[i].append(_chunk_edges(s1p, qsp, lo, counts, scores, keep,
-                                             opts.objective, rng))
+                plans[i].append(_chunk_plan(counts, scores, lo, keep, opts.objective, rng))
             advance(hi - lo)
+    all_edges = _resolve(s1p, qsp, plans)
+    del plans
     t_cand = time.perf_counter() - t0
     results = []
     for i, a in enumerate(attacks):
         t1 = time.perf_counter()
-        edges = _concat_edges(parts[i])
-        parts[i] = []
+        edges = all_edges[i]
         assign, info = solve_assignment(
             n_q, n, edges.rows, edges.cols, edges.weights,
             dummy=cutoff_dummies(n_q, edges.rows, edges.weights))
@@ -603,6 +620,7 @@ def matching_attack(
             float(tie_draw[i].mean()) if n_q else 0.0, expected[i] / n_q if n_q else 0.0,
             opts.candidates, opts.objective,
             {"candidates": t_cand, "solve": time.perf_counter() - t1}))
+        all_edges[i] = CandidateEdges(edges.rows[:0], edges.cols[:0], edges.weights[:0])
     return results
 
 
