@@ -149,7 +149,7 @@ def _matching_options(matching: str, candidates: int, objective: str, setting: s
     try:
         opts = MatchingOptions(matching, candidates, objective)
     except ParameterError as exc:
-        raise InputError(str(exc), field=f"--{exc.field}") from None
+        raise InputError(exc.message, field=f"--{exc.field}") from None
     if opts.matching == "per-item":
         for name, given, default in (("--candidates", candidates, DEFAULT_CANDIDATES),
                                      ("--objective", objective, "loglik")):
