@@ -575,7 +575,6 @@ def matching_attack(
     gains = [np.asarray(a.gains(qsp), dtype=np.float64) for a in attacks]
     keep = min(opts.candidates, n)
     plans: list[list[tuple[Any, ...]]] = [[] for _ in attacks]
-    tie_draw = [np.zeros(0, dtype=bool)] * len(attacks)
     sampled: list[list[npt.NDArray[np.bool_]]] = [[] for _ in attacks]
     expected = [0.0 for _ in attacks]
     t0 = time.perf_counter()
@@ -613,11 +612,11 @@ def matching_attack(
         assignment[query_perm] = np.where(assign >= 0, user_perm[np.maximum(assign, 0)], -1)
         correct = np.zeros(n_q, dtype=bool)
         correct[query_perm] = correct_p
-        tie_draw[i] = np.concatenate(sampled[i]) if sampled[i] else np.zeros(0, dtype=bool)
+        draws = np.concatenate(sampled[i]) if sampled[i] else np.zeros(0, dtype=bool)
         results.append(MatchingOutcome(
             a.name, assignment, correct, in_graph, int(edges.rows.size), info["components"],
             info["largest_component"],
-            float(tie_draw[i].mean()) if n_q else 0.0, expected[i] / n_q if n_q else 0.0,
+            float(draws.mean()) if n_q else 0.0, expected[i] / n_q if n_q else 0.0,
             opts.candidates, opts.objective,
             {"candidates": t_cand, "solve": time.perf_counter() - t1}))
         all_edges[i] = CandidateEdges(edges.rows[:0], edges.cols[:0], edges.weights[:0])
