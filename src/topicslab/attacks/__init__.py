@@ -32,6 +32,12 @@ Engines:
     brute_force_counts, brute_force_outcomes, brute_force_members   the reference
     subset_scores, match_masks, TargetOutcomes, outcomes_from_counts
 
+Matching setting (``matching``): the one-to-one assignment attack (Carey et al. §3)
+    MatchingOptions(matching="per-item"|"assignment", candidates=32, objective="loglik")
+    matching_attack(site1, queries, true_rows, attacks, *, candidates, objective, seed)
+                                        -> list[MatchingOutcome]
+    candidate_edges, solve_assignment, cutoff_dummies
+
 Bounds (``bounds``):
     reid_bounds(sets, *, weeks, mechanism, seed, popularity) -> ReidBounds
     full_information_bound, partial_information_bound, matching_bound,
@@ -68,6 +74,14 @@ from topicslab.attacks.bruteforce import (
 )
 from topicslab.attacks.engine import MatchSetCounter, argmax_members, match_set_counts
 from topicslab.attacks.hamming import HammingAttack
+from topicslab.attacks.matching import (
+    MatchingOptions,
+    MatchingOutcome,
+    candidate_edges,
+    cutoff_dummies,
+    matching_attack,
+    solve_assignment,
+)
 from topicslab.attacks.outcomes import TargetOutcomes, outcomes_from_counts
 from topicslab.attacks.popularity import estimate_popularity, lemma10_radius
 from topicslab.attacks.protocol import (
@@ -94,6 +108,8 @@ __all__ = [
     "HammingAttack",
     "MatchSetAttack",
     "MatchSetCounter",
+    "MatchingOptions",
+    "MatchingOutcome",
     "ProfileAnonymity",
     "ReidBounds",
     "ReidProtocol",
@@ -107,7 +123,9 @@ __all__ = [
     "brute_force_counts",
     "brute_force_members",
     "brute_force_outcomes",
+    "candidate_edges",
     "check_call_weeks",
+    "cutoff_dummies",
     "estimate_popularity",
     "evaluate_attacks",
     "evaluate_suffixes",
@@ -119,6 +137,7 @@ __all__ = [
     "make_attack",
     "match_masks",
     "match_set_counts",
+    "matching_attack",
     "matching_bound",
     "measure_risk",
     "measure_risk_traces",
@@ -130,6 +149,7 @@ __all__ = [
     "register_attack",
     "reid_bounds",
     "risk_curve",
+    "solve_assignment",
     "split_sites",
     "student_interval",
     "subset_scores",

@@ -11,6 +11,9 @@ confidence intervals.
 The *matching setting* (``setting="matching"``) gives the attacker every user's website-2
 trace under a random permutation; applying the random-user rule to each item (Lemma 5) has
 exactly the random-user accuracy in expectation, so it is run with every user as a target.
+With ``matching=MatchingOptions("assignment")`` each trial also runs the one-to-one matching
+attack (``topicslab.attacks.matching``) of every attack on the same traces; its figures are
+``AttackRisk.matching`` (JSON ``attacks[name]["matching"]``), next to the per-item figures.
 
 Public names:
     ReidProtocol(targets, trials, setting, engine)     the protocol's parameters, checked once
@@ -49,6 +52,7 @@ from topicslab.api import Mechanism, observe
 from topicslab.attacks.attack import MatchSetAttack, make_attack
 from topicslab.attacks.bruteforce import brute_force_outcomes
 from topicslab.attacks.engine import MatchSetCounter
+from topicslab.attacks.matching import MatchingOptions
 from topicslab.attacks.outcomes import TargetOutcomes, outcomes_from_counts
 from topicslab.attacks.scoring import MAX_WEEKS, match_masks, subset_scores
 from topicslab.datamodel import SiteTraces, TopicSets
@@ -239,6 +243,9 @@ class AttackRisk:
     argmax_size_mean: list[float] = field(default_factory=list)
     unique_share: list[float] = field(default_factory=list)
     description: dict[str, Any] = field(default_factory=dict)
+    #: per trial, the one-to-one matching attack's figures (``MatchingOutcome.to_dict``);
+    #: empty unless the matching setting ran with ``matching="assignment"``
+    matching: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, outcomes: TargetOutcomes, success: npt.NDArray[np.bool_]) -> None:
         n = len(outcomes)
@@ -256,7 +263,7 @@ class AttackRisk:
     def merge(self, other: AttackRisk) -> None:
         """Append the trials of ``other`` (the same attack measured again)."""
         for name in ("risk", "expected", "expected_sumsq", "correct", "queries", "in_argmax",
-                     "argmax_size_mean", "unique_share"):
+                     "argmax_size_mean", "unique_share", "matching"):
             getattr(self, name).extend(getattr(other, name))
 
     @property
@@ -314,7 +321,37 @@ class AttackRisk:
             return (max(0.0, lo), min(1.0, hi))
         return (self.expected_risk_mean, self.expected_risk_mean)
 
+    def matching_dict(self) -> dict[str, Any] | None:
+        """The one-to-one matching attack over the trials (``None`` if it did not run): its
+        success rate (mean over trials, Wilson interval of the pooled successes) next to the
+        random-user rule's on the same traces."""
+        if not self.matching:
+            return None
+        correct = sum(int(m["correct"]) for m in self.matching)
+        traces = sum(int(m["traces"]) for m in self.matching)
+        first = self.matching[0]
+        return {
+            "rate_mean": float(np.mean([m["rate"] for m in self.matching])),
+            "ci95_binomial": list(wilson_interval(correct, traces)),
+            "random_user_rate_mean": float(np.mean([m["random_user_rate"]
+                                                    for m in self.matching])),
+            "random_user_expected_mean": float(np.mean([m["random_user_expected"]
+                                                        for m in self.matching])),
+            "correct": correct, "traces": traces,
+            "candidates": first["candidates"], "objective": first["objective"],
+            "ties": "users and traces relabelled at random before the candidates, the solver "
+                    "and the completion: one randomly tie-broken draw",
+            "per_trial": self.matching,
+        }
+
     def to_dict(self) -> dict[str, Any]:
+        out = self._to_dict()
+        found = self.matching_dict()
+        if found is not None:
+            out["matching"] = found
+        return out
+
+    def _to_dict(self) -> dict[str, Any]:
         return {
             "risk_mean": self.risk_mean,
             "risk_std": self.risk_std,
@@ -551,6 +588,7 @@ def measure_risk(
     setting: str | None = None,
     engine: str | None = None,
     protocol: ReidProtocol | None = None,
+    matching: MatchingOptions | None = None,
 ) -> RiskResult:
     """Cross-site re-identification risk of a population under the Topics API.
 
@@ -575,11 +613,15 @@ def measure_risk(
         progress: show a progress bar over the trials.
         populations: fresh populations, one per trial: a sequence or a callable
             ``trial -> TopicSets`` (default: ``sets`` in every trial).
+        matching: with ``setting="matching"``, ``MatchingOptions("assignment", ...)`` also
+            runs the one-to-one matching attack (``AttackRisk.matching``); default: Lemma 5's
+            per-item rule only.
     """
     protocol = protocol_of(protocol, targets=targets, trials=trials, setting=setting,
                            engine=engine)
     return _risk_trials(sets, [weeks], attacks=attacks, protocol=protocol, seed=seed,
-                        mechanism=mechanism, progress=progress, populations=populations)[0]
+                        mechanism=mechanism, progress=progress, populations=populations,
+                        matching=matching)[0]
 
 
 def _per_r_attacks(attacks: Sequence[AttackSpec] | AttackSpec, n: int,
@@ -599,6 +641,7 @@ def _risk_trials(
     mechanism: Mechanism | None,
     progress: bool,
     populations: Populations | None,
+    matching: MatchingOptions | None = None,
 ) -> list[RiskResult]:
     """``measure_risk`` for every r of ``rs`` with shared trials: the r-week traces of a trial
     are the last r call-weeks of the same simulated answers (answers are a function of the API
@@ -606,6 +649,7 @@ def _risk_trials(
     longest traces serves every r (``evaluate_suffixes``). Each r's result is the one
     ``measure_risk(weeks=r)`` gives."""
     trials, setting, engine = protocol.trials, protocol.setting, protocol.engine
+    assign = _assignment_of(matching, setting)
     mech = _mechanism_for(sets, mechanism)
     for r in rs:
         check_call_weeks(r, mech.lookback)
@@ -650,6 +694,11 @@ def _risk_trials(
             for res, att_r, outs_r in zip(results, att, outs, strict=True):
                 for a, o in zip(att_r, outs_r, strict=True):
                     res[a.name].add(o, o.sample(_tie_rng(seed, trial, a.name)))
+            if assign is not None:
+                for res, att_r, c in zip(results, att, columns, strict=True):
+                    _add_matching(res, site1[:, site1.shape[1] - c:],
+                                  site2[:, site2.shape[1] - c:], chosen, att_r, assign, seed,
+                                  trial)
             n_targets = len(chosen)
             if trial == 0:
                 users = pop.n_users
@@ -668,6 +717,30 @@ def _risk_trials(
     return [RiskResult(res, users, n_targets, trials, r, c, seconds, setting, engine, seed,
                        _mech_dict(mech), per_trial, notes)
             for res, r, c in zip(results, rs, columns, strict=True)]
+
+
+def _assignment_of(matching: MatchingOptions | None, setting: str) -> MatchingOptions | None:
+    """The options of the one-to-one matching attack to run, or ``None`` (per-item only)."""
+    if matching is None or matching.matching == "per-item":
+        return None
+    if setting != "matching":
+        raise InputError("the one-to-one matching attack needs every user's website-2 trace: "
+                         "add --setting matching", field="matching")
+    return matching
+
+
+def _add_matching(res: dict[str, AttackRisk], site1: npt.NDArray[np.integer],
+                  queries: npt.NDArray[np.integer], chosen: npt.NDArray[np.int64],
+                  attacks: Sequence[MatchSetAttack], options: MatchingOptions, seed: int,
+                  trial: int) -> None:
+    """One trial of the one-to-one matching attack of every (fitted) attack."""
+    from topicslab.attacks.matching import matching_attack
+
+    found = matching_attack(np.ascontiguousarray(site1), np.ascontiguousarray(queries),
+                            chosen, attacks, candidates=options.candidates,
+                            objective=options.objective, seed=[seed, trial, 0x4D41])
+    for m in found:
+        res[m.name].matching.append({"trial": trial, **m.to_dict()})
 
 
 def _population(sets: TopicSets, populations: Populations | None, trial: int) -> TopicSets:
@@ -707,6 +780,7 @@ def measure_risk_traces(
     setting: str | None = None,
     engine: str | None = None,
     protocol: ReidProtocol | None = None,
+    matching: MatchingOptions | None = None,
 ) -> RiskResult:
     """Re-identification risk on given traces (any categorical sequences).
 
@@ -714,11 +788,12 @@ def measure_risk_traces(
     only (the traces are fixed). ``site1`` may be a two-site ``SiteTraces`` (the smaller site
     id is website 1). The Hamming attack applies to any integer categories (``-1`` =
     missing); the asymmetric attack needs Topics API traces of ``mechanism``'s taxonomy.
-    ``protocol`` or the keywords as ``measure_risk`` (default: one trial).
+    ``protocol``, ``matching`` or the keywords as ``measure_risk`` (default: one trial).
     """
     protocol = protocol_of(protocol, targets=targets, trials=trials, setting=setting,
                            engine=engine, default_trials=1)
     trials, setting, engine = protocol.trials, protocol.setting, protocol.engine
+    assign = _assignment_of(matching, setting)
     mech = mechanism
     if isinstance(site1, SiteTraces):
         if site2 is not None:
@@ -757,6 +832,8 @@ def measure_risk_traces(
             outs = evaluate_attacks(a1, a2[chosen], chosen, att, engine=engine)
             for a, o in zip(att, outs, strict=True):
                 results[a.name].add(o, o.sample(_tie_rng(seed, trial, a.name)))
+            if assign is not None:
+                _add_matching(results, a1, a2[chosen], chosen, att, assign, seed, trial)
             per_trial.append({"trial": trial, "users": n, "targets": len(chosen),
                               "seconds": time.perf_counter() - t0})
             advance(1)
@@ -777,7 +854,7 @@ def risk_curve(
         raise InputError("no weeks given for the curve", field="weeks")
     rs = [int(r) for r in weeks]
     known = {"attacks", "targets", "trials", "seed", "mechanism", "progress", "populations",
-             "setting", "engine", "protocol"}
+             "setting", "engine", "protocol", "matching"}
     unknown = set(options) - known
     if unknown:
         raise TypeError(f"risk_curve() got unexpected options {sorted(unknown)}")
@@ -787,7 +864,8 @@ def risk_curve(
     return RiskCurve(_risk_trials(
         sets, rs, attacks=options.get("attacks", ("hamming", "asymmetric")), protocol=protocol,
         seed=options.get("seed", 0), mechanism=options.get("mechanism"),
-        progress=options.get("progress", True), populations=options.get("populations")))
+        progress=options.get("progress", True), populations=options.get("populations"),
+        matching=options.get("matching")))
 
 
 __all__ = [
