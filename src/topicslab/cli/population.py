@@ -47,7 +47,8 @@ def require_at_most_k(sets: object, k: int, file: Path) -> None:
     user, week = np.unravel_index(int(np.argmax(sizes > k)), sizes.shape)
     raise InputError(f"user {int(sets.user_ids[user])} has {int(sizes[user, week])} topics in "
                      f"week {int(week)}, more than k={k} (the Topics API's top {API_K}); fix "
-                     "the file or pass --k", file=str(file), row=int(user) + 1)
+                     "the file or pass --k", file=str(file), row=int(user) + 1,
+                     field=f"epoch_{int(week)}_topics")
 
 
 @app.command()
