@@ -171,6 +171,20 @@ def _check_given_once(command: Any, name: str | None, args: list[str], parent: A
                              "or directory", file=value, field=option)
 
 
+def given(name: str) -> bool:
+    """Whether the running command's parameter ``name`` was given (on the command line or
+    from the environment), not left at its default: an option that does not apply to the
+    mode chosen is refused only when the user actually typed it."""
+    from typer._click.core import ParameterSource
+    from typer._click.globals import get_current_context
+
+    ctx = get_current_context(silent=True)
+    if ctx is None:
+        return False
+    return ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE,
+                                              ParameterSource.ENVIRONMENT)
+
+
 def _is_special_file(name: str) -> bool:
     import stat
 
