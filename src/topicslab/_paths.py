@@ -88,7 +88,8 @@ def check_output_file(path: str | os.PathLike[str], option: str,
     p = Path(path)
     name = os.fspath(p)
     if not name.strip() or p.name in ("", ".", ".."):
-        raise InputError("an output file name is needed", file=name or "''", field=option)
+        # repr: a name of spaces would print as nothing
+        raise InputError("an output file name is needed", file=repr(name), field=option)
     _check_name(p, option)
     if p.is_dir():
         raise InputError("is an existing directory, and a file is written here; name a file "

@@ -115,6 +115,10 @@ CASES: list[tuple[str, list[str], str]] = [
     ("pop-params-pipe", ["population", "--users", "1000", "--params", "{in}/pipe.parquet",
                          "--out", "{out}.parquet"], "--params"),
     ("convert-source-pipe", ["convert", "{in}/pipe.parquet", "{out}.csv"], "pipe.parquet"),
+    ("obs-sets-directory-without-shards", [*OBS, "{in}/holder"], "no .tfrecord files"),
+    ("pop-params-directory", ["population", "--users", "1000", "--params", "{in}", "--out",
+                              "{out}.parquet"], "field '--params': is a directory"),
+    ("pop-out-spaces", ["population", "--users", "1000", "--out", "  "], "'  ', field '--out'"),
     # options the chosen mode ignores, repeated values, values that contradict the data
     ("sample-users-0", ["sample", "--model", "{in}/none", "--users", "0", "--seed", "1",
                         "--out", "{out}.parquet"], "--users"),

@@ -91,7 +91,11 @@ def population(
     from topicslab.api import Mechanism
 
     Mechanism(k=k, taxonomy=taxonomy)  # the profile size and taxonomy, checked once
-    base = pop.PopulationParams.load(params, taxonomy) if params else None
+    try:
+        base = pop.PopulationParams.load(params, taxonomy) if params else None
+    except InputError as exc:
+        # a field of the file is named as such; a file that cannot be read is the option's
+        raise (exc if exc.field is not None else exc.located(field="--params")) from None
     stress = pop.Stress(persistence=persistence, routine=routine, groups=groups,
                         interests=interests)
     p = base if stress.is_identity else stress.apply(base, taxonomy)
