@@ -204,3 +204,17 @@ def test_unknown_mplbackend_still_draws(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.strip() == "wrote x.png"
     assert (tmp_path / "x.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("target", ["elsewhere.parquet", "missing-dir/x.parquet"])
+def test_output_through_a_symlink_is_refused(inputs: dict[str, Path], work: Path,
+                                             target: str) -> None:
+    """The atomic rename would replace the link, not the file it points to (a dangling link
+    silently became a regular file)."""
+    (work / "elsewhere.parquet").write_text("kept\n")
+    (work / "link.parquet").symlink_to(work / target)
+    res = runner.invoke(app, ["observe", "--sets", str(inputs["pop"]), "--out", "link.parquet"])
+    _check_refused(res.output, res.exit_code, "field '--out': is a symbolic link")
+    assert (work / "link.parquet").is_symlink()
+    assert (work / "elsewhere.parquet").read_text() == "kept\n"
+    assert sorted(p.name for p in work.iterdir()) == ["elsewhere.parquet", "link.parquet"]
