@@ -25,6 +25,12 @@ def _environment_error() -> str | None:
     if threads is not None and not (threads.strip().isdigit() and int(threads) > 0):
         return (f"environment variable NUMBA_NUM_THREADS={threads!r} must be a positive "
                 "integer; unset it or fix it")
+    for name in ("NUMBA_DISABLE_JIT", "NUMBA_BOUNDSCHECK"):
+        # numba reads these as integers and, failing, prints a warning with a traceback
+        value = os.environ.get(name)
+        if value is not None and value.strip() != "" and not value.strip().isdigit():
+            return (f"environment variable {name}={value!r} must be 0 or 1; unset it or fix "
+                    "it")
     return None
 
 

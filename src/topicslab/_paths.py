@@ -88,8 +88,14 @@ def check_output_file(path: str | os.PathLike[str], option: str,
     p = Path(path)
     name = os.fspath(p)
     if not name.strip() or p.name in ("", ".", ".."):
-        raise InputError("an output file name is needed", file=name or "''", field=option)
+        # repr: a name of spaces would print as nothing
+        raise InputError("an output file name is needed", file=repr(name), field=option)
     _check_name(p, option)
+    if p.is_symlink() and not p.is_dir():
+        # the atomic rename would replace the link itself, not the file it points to (and a
+        # link to a missing directory would silently become a file here)
+        raise InputError(f"is a symbolic link (to {os.readlink(p)}); name the file itself, or "
+                         "remove the link", file=name, field=option)
     if p.is_dir():
         raise InputError("is an existing directory, and a file is written here; name a file "
                          f"(e.g. {p / ('out' + (suffixes[0] if suffixes else ''))})",

@@ -43,6 +43,10 @@ def _matplotlib_dirs() -> None:
 def pyplot() -> Any:
     """``matplotlib.pyplot`` on the Agg backend."""
     _matplotlib_dirs()
+    if "matplotlib" not in sys.modules:
+        # figures are always drawn on Agg (matplotlib.use below); an MPLBACKEND it does not
+        # know would fail matplotlib's import with a ValueError before that
+        os.environ.pop("MPLBACKEND", None)
     try:
         import matplotlib
     except ImportError as exc:  # pragma: no cover - depends on the environment

@@ -291,7 +291,7 @@ def test_interrupted_figures_keep_the_finished_json(work: Path,
 
     interrupt_on_call(disclosure, "ln_m_figure")  # after rates.png
     res = runner.invoke(app, ["disclosure", "--personas", "20", "--epochs", "5", "--rho",
-                              "0.1", "--mc-samples", "20", "--no-whitebox", "-q", "--json",
+                              "0.1", "--no-whitebox", "-q", "--json",
                               "out.json", "--figures", "figs"])
     line = _interrupted_line(res, "disclosure", printed_results=True)
     assert line.endswith("kept the complete out.json; nothing half-written"), res.output

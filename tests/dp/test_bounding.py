@@ -83,7 +83,8 @@ def test_over_long_week_is_rejected_naming_user_and_week():
     with pytest.raises(InputError) as exc:
         bound_contributions(wide, M, k=5, user_ids=np.array([10, 42]))
     msg = str(exc.value)
-    assert "row 1" in msg and "epoch_1_topics" in msg and "user 42" in msg and "week 1" in msg
+    # the second user is data row 2 (rows are 1-based)
+    assert "row 2" in msg and "epoch_1_topics" in msg and "user 42" in msg and "week 1" in msg
 
 
 def test_out_of_range_topic_is_an_input_error():

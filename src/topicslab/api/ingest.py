@@ -524,6 +524,19 @@ def ingest_visits(
             advance(b.user.shape[0])
     if n_visits == 0:
         raise InputError("the log holds no visits (a header and no rows)", file=file)
+    from topicslab._resources import require_memory
+
+    # the profiles are dense: every user gets every week from the first visit to the last, so
+    # one stray early time (0 = 1970) makes thousands of padded weeks per user; checked
+    # before they are built. Bytes: int16 sets plus the padding's work arrays (~4x).
+    users, span = counter.n_users, counter.max_week + 1
+    try:
+        require_memory(float(users) * span * k * 2 * 4,
+                       f"the profiles of {users:,} users x {span:,} weeks (the log's time "
+                       "span)", field=cols.time, hint="check the log's earliest and latest "
+                       "times, or give --epoch-start")
+    except InputError as exc:
+        raise exc.located(file=file) from None
     counts = counter.result(release=True)
     del counter
     sets = profiles_of(counts, k=k, seed=seed)

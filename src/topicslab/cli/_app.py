@@ -159,9 +159,40 @@ def _check_given_once(command: Any, name: str | None, args: list[str], parent: A
                              "would silently replace the others)", field=option)
         seen.add(param.name)
         descriptor = getattr(param, "type_descriptor", None)
-        if opts.get(param.name) == "" and getattr(descriptor, "annotation", None) is Path:
+        is_path = getattr(descriptor, "annotation", None) is Path
+        if opts.get(param.name) == "" and is_path:
             raise InputError("an empty name (it would mean the current directory); name a "
                              "file or directory", field=option)
+        value = opts.get(param.name)
+        if is_path and isinstance(value, str) and _is_special_file(value):
+            # a pipe would block the command forever (reading it waits for a writer,
+            # writing it for a reader); a device is no file to read or replace
+            raise InputError("is a pipe, socket or device, not a file; give a regular file "
+                             "or directory", file=value, field=option)
+
+
+def given(name: str) -> bool:
+    """Whether the running command's parameter ``name`` was given (on the command line or
+    from the environment), not left at its default: an option that does not apply to the
+    mode chosen is refused only when the user actually typed it."""
+    from typer._click.core import ParameterSource
+    from typer._click.globals import get_current_context
+
+    ctx = get_current_context(silent=True)
+    if ctx is None:
+        return False
+    return ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE,
+                                              ParameterSource.ENVIRONMENT)
+
+
+def _is_special_file(name: str) -> bool:
+    import stat
+
+    try:
+        mode = os.stat(name).st_mode
+    except (OSError, ValueError):
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 class OneLineErrors(TyperGroup):

@@ -21,6 +21,24 @@ def _format(value: str | None, option: str) -> str | None:
     return value
 
 
+def _check_to_agrees(target: Path, target_format: str) -> None:
+    """Refuse --to naming another format than TARGET's extension (--to parquet x.csv would
+    write a Parquet file that every reader then takes for CSV); long and profile tables are
+    written as CSV, TSV or Parquet, as the name says."""
+    from topicslab import io as tio
+
+    try:
+        named = tio.detect_format(target)
+    except InputError:
+        return  # no telling extension: --to decides
+    table = ("parquet", "csv", "tsv")
+    agrees = named in table if target_format in ("long", "profiles") else named == target_format
+    if not agrees:
+        raise InputError(f"--to {target_format} contradicts the name's extension, which means "
+                         f"{named}; rename TARGET or change --to", file=str(target),
+                         field="--to")
+
+
 @app.command()
 def convert(
     source: Path = typer.Argument(..., help="Topic sets to read (any supported format)."),
@@ -44,6 +62,7 @@ def convert(
     tables and other tools' profile tables (t1..tk columns)."""
     from topicslab import io as tio
     from topicslab._paths import check_output_file, refuse_overwriting_inputs
+    from topicslab.io._common import check_unique_users
     from topicslab.io.tfrecord import shard_names, shard_set_on_disk
 
     _format(source_format, "--from")
@@ -60,6 +79,8 @@ def convert(
                          ".parquet, .pq, .csv, .txt, .tsv, .tab or .tfrecord, or give --to "
                          "(parquet, csv, tsv, tfrecord, long, profiles)", file=str(target),
                          field="TARGET") from None
+    if target_format is not None:
+        _check_to_agrees(target, target_format)
     options: dict[str, object] = {}
     for option, value in (("--shards", shards), ("--user-ids", user_ids)):
         if value is not None and fmt != "tfrecord":
@@ -78,8 +99,12 @@ def convert(
     refuse_overwriting_inputs(outputs[:1], [("SOURCE", source)])
     for _, written in outputs[1:]:
         refuse_overwriting_inputs([("TARGET", written)], [("SOURCE", source)])
-    sets = tio.convert_sets(source, target, source_format=source_format,
-                            target_format=target_format, taxonomy=taxonomy, k=k,
-                            strict=not lenient, **options)
+    sets = tio.read_sets(source, taxonomy=taxonomy, format=source_format, k=k,
+                         strict=not lenient)
+    if lenient:
+        # --lenient merges repeated topics; a repeated user would be written as two users
+        # that every other command then refuses
+        check_unique_users(sets.user_ids, file=str(source))
+    tio.write_sets(target, sets, format=target_format, **options)
     out.print(f"wrote {sets.n_users:,} users × {sets.n_weeks} weeks (k = {sets.k}, taxonomy "
               f"{sets.taxonomy.version}) to {target} ({fmt})", highlight=False)

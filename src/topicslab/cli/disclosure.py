@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from topicslab._atomic import atomic_dir, write_text_atomic
-from topicslab.cli._app import MAX_SEED, app, err, out, parse_epsilon
+from topicslab.cli._app import MAX_SEED, app, err, given, out, parse_epsilon
 from topicslab.errors import InputError
 
 
@@ -151,9 +151,13 @@ def disclosure(
             write_text_atomic(json_path, json.dumps(_jsonable(info), indent=1))
             err.print(f"wrote {escape(str(json_path))}")
         return
+    if not whitebox and given("mc_samples"):
+        raise InputError("--mc-samples sizes the white-box check, which --no-whitebox turns "
+                         "off (drop one of them)", field="--mc-samples")
     # the experiment's design, checked once, and its memory, before any simulation
     design = d.DisclosureDesign(
-        rhos=tuple(_parse_rhos(rho) or d.DEFAULT_RHOS), epochs=epochs, personas=personas,
+        rhos=tuple(d.DEFAULT_RHOS if (parsed := _parse_rhos(rho)) is None else parsed),
+        epochs=epochs, personas=personas,
         train_personas=train_personas, probe_sites=probe_sites, mc_samples=mc_samples,
         seed=seed, epsilon=parse_epsilon(epsilon), whitebox=whitebox)
     groups = len(d.default_categories("v2")) + 1

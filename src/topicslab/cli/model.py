@@ -390,7 +390,7 @@ def fit_command(
 def sample_command(
     model_path: Path = typer.Option(
         ..., "--model", "-m", help="Model directory (or a release output_parameters.json)."),
-    users: int = typer.Option(..., "--users", "-n", min=0, help="Number of synthetic users."),
+    users: int = typer.Option(..., "--users", "-n", min=1, help="Number of synthetic users."),
     seed: int = typer.Option(..., "--seed", min=0, max=MAX_SEED, help="Seed of the sampler."),
     out_path: Path = typer.Option(
         ..., "--out", "-o",

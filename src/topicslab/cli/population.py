@@ -47,7 +47,8 @@ def require_at_most_k(sets: object, k: int, file: Path) -> None:
     user, week = np.unravel_index(int(np.argmax(sizes > k)), sizes.shape)
     raise InputError(f"user {int(sets.user_ids[user])} has {int(sizes[user, week])} topics in "
                      f"week {int(week)}, more than k={k} (the Topics API's top {API_K}); fix "
-                     "the file or pass --k", file=str(file), row=int(user) + 1)
+                     "the file or pass --k", file=str(file), row=int(user) + 1,
+                     field=f"epoch_{int(week)}_topics")
 
 
 @app.command()
@@ -90,7 +91,11 @@ def population(
     from topicslab.api import Mechanism
 
     Mechanism(k=k, taxonomy=taxonomy)  # the profile size and taxonomy, checked once
-    base = pop.PopulationParams.load(params, taxonomy) if params else None
+    try:
+        base = pop.PopulationParams.load(params, taxonomy) if params else None
+    except InputError as exc:
+        # a field of the file is named as such; a file that cannot be read is the option's
+        raise (exc if exc.field is not None else exc.located(field="--params")) from None
     stress = pop.Stress(persistence=persistence, routine=routine, groups=groups,
                         interests=interests)
     p = base if stress.is_identity else stress.apply(base, taxonomy)

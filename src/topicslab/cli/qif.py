@@ -34,6 +34,8 @@ def _epochs(text: str) -> list[int]:
         ks = parse_int_range(text)
     except QIFError as exc:
         raise InputError(str(exc), field="--epochs") from None
+    if len(set(ks)) != len(ks):  # a repeated row says nothing new (as --weeks refuses it)
+        raise InputError(f"epochs must be distinct, got {text!r}", field="--epochs")
     return check_epochs(ks)  # QIFParameterError naming epochs: reported as --epochs
 
 

@@ -19,7 +19,15 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from topicslab.cli._app import MAX_SEED, SETS_TAXONOMY_HELP, app, err, out, sets_taxonomy
+from topicslab.cli._app import (
+    MAX_SEED,
+    SETS_TAXONOMY_HELP,
+    app,
+    err,
+    given,
+    out,
+    sets_taxonomy,
+)
 from topicslab.cli.population import API_K, require_at_most_k
 from topicslab.errors import InputError
 
@@ -53,6 +61,9 @@ def _weeks(text: str, lookback: int, *, past_the_engines: bool = False) -> list[
         raise InputError(str(exc), field="--weeks") from None
     if not values:
         raise InputError(f"no weeks in {text!r}", field="--weeks")
+    if len(set(values)) != len(values):
+        # a repeated r would measure the same point twice (as --attack refuses a repeat)
+        raise InputError(f"weeks must be distinct, got {text!r}", field="--weeks")
     return [v if past_the_engines and v >= 1 else check_call_weeks(v, lookback)
             for v in values]
 
@@ -282,6 +293,13 @@ def reid(
         names = [n for n in names if n != "learned"]
     elif attack_model is not None:
         raise InputError("--attack-model goes with --attack learned", field="--attack-model")
+    else:
+        for option, name in (("--top-k", "top_k"), ("--device", "device")):
+            if given(name):  # the exact attacks run on the CPU and retrieve no candidates
+                raise InputError(f"{option} applies to --attack learned only", field=option)
+    if setting == "matching" and given("targets"):
+        raise InputError("the matching setting makes every user a target (Lemma 5); drop "
+                         "--targets", field="--targets")
     # the protocol's and the mechanism's parameters, checked once, before any data is read
     if trials is None:
         trials = 10 if traces_path is None else 1

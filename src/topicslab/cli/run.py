@@ -106,6 +106,18 @@ def _check_fit_size(model: str, types: int | None, weeks: int) -> None:
                          f"{free / 2**30:.1f} GiB free; use fewer --types", field="--types")
 
 
+def _check_not_foreign(out_dir: Path) -> None:
+    """Refuse an --out directory that holds files but is no run's output (no stages.json):
+    the run would mix its stages into, say, a fitted model's directory or a statistics
+    release, and replace same-named files there (model/, stats/, pop.parquet)."""
+    from topicslab.experiment.cache import _RECORD
+
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / _RECORD).is_file():
+        raise InputError(f"holds files but no {_RECORD}, so it is not a run's output "
+                         "directory; choose a new or empty directory (or an earlier run's)",
+                         file=str(out_dir), field="--out")
+
+
 @app.command()
 def run(
     preset: str = typer.Option("default", "--preset",
@@ -171,6 +183,11 @@ def run(
                  "fidelity_trials": fidelity_trials,
                  "disclosure": False if no_disclosure else None,
                  "theory": True if theory else None}
+    if fidelity_trials is not None and sets is None and stats is not None:
+        raise InputError("--fidelity-trials sizes the release-fidelity check, which compares "
+                         "with the population: a run from --stats has none (drop "
+                         "--fidelity-trials, or give --sets)", field="--fidelity-trials")
+    _check_not_foreign(out_dir)
     if theory and sets is None and stats is not None:
         raise InputError("--theory measures the population: a run from --stats has none "
                          "(drop --theory, or give --sets)", field="--theory")

@@ -87,6 +87,8 @@ class DisclosureDesign:
                      for r in self.rhos)
         if not rhos:
             raise refuse("rhos must be a non-empty list of values in [0, 1]", "rho")
+        if len(set(rhos)) != len(rhos):  # a repeated intensity would be simulated twice
+            raise refuse(f"rhos must be distinct, got {list(rhos)}", "rho")
         object.__setattr__(self, "rhos", rhos)
         epochs = integer(self.epochs, "epochs", at_least=1, at_most=MAX_EPOCHS,
                          why=f"the top-k randomness is keyed by user * {ROW_STRIDE} + epoch")

@@ -111,7 +111,7 @@ def bound_contributions(
     if bad.any():
         u, w, s = np.argwhere(bad)[0]
         raise InputError(f"topic index {int(a[u, w, s])} out of range 0..{m - 1}",
-                         row=int(u), field=f"epoch_{w}_topics")
+                         row=int(u) + 1, field=f"epoch_{w}_topics")
     a = _sort_rows(a)
     dup = (a[..., 1:] == a[..., :-1]) & (a[..., 1:] >= 0)
     n_dup = int(dup.sum())
@@ -128,7 +128,7 @@ def bound_contributions(
         raise InputError(
             f"user {uid} has {int(count[u, w])} distinct topics in week {int(w)}, more than "
             f"k={k} (use bound='truncate' / --bound truncate to keep the {k} lowest ids)",
-            row=int(u), field=f"epoch_{w}_topics")
+            row=int(u) + 1, field=f"epoch_{w}_topics")
     width = a.shape[2]
     if width >= k:
         # sorted ascending: the first k are the k lowest dense indices (= lowest taxonomy ids)

@@ -196,7 +196,7 @@ class CountAccumulator:
             bounded, rep = bound_contributions(sets, self.m, k=self.k, bound=self.bound,
                                                seed=self.pad_seed, user_ids=uids)
         except InputError as exc:
-            row = None if (row_base is None or exc.row is None) else row_base + exc.row + 1
+            row = None if (row_base is None or exc.row is None) else row_base + exc.row
             raise InputError(exc.message, file=file, row=row, field=exc.field) from None
         pc = pair_counts(bounded, self.m)
         nw = self.n_weeks

@@ -315,8 +315,11 @@ def run(
         dp_key, results["dp_statistics"] = runner.stage(
             "dp_statistics", {"weeks": list(cfg.stats_weeks), "epsilon": cfg.epsilon,
                               "delta": cfg.delta, "accounting": cfg.accounting},
-            [pop_key or ""], ["stats/q_within.json", "stats/q_across.json",
-                              "stats/privacy_ledger.json"], _dp)
+            # every file of the release: one missing is no finished stage (it was reused,
+            # and the run failed later reading the directory)
+            [pop_key or ""], ["stats/q_single.json", "stats/q_within.json",
+                              "stats/q_across.json", "stats/privacy_ledger.json",
+                              "stats/taxonomy.json"], _dp)
     stats_memo: dict[str, Any] = {}
 
     def statistics() -> Any:

@@ -66,6 +66,12 @@ class Preset:
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise InputError(f"{name} must be a positive integer, got {v!r}",
                                  field="--" + name.replace("_", "-"))
+        m = self.fit_minutes
+        if isinstance(m, bool) or not isinstance(m, int | float) or not 0 < m < float("inf"):
+            # checked here, before the population and the statistics are computed: the fit
+            # itself would refuse it only after them
+            raise InputError(f"fit_minutes must be a finite number > 0, got {m!r}",
+                             field="--fit-minutes")
         if not 0 < self.fidelity_tolerance < 1:
             raise InputError(f"fidelity_tolerance must be in (0, 1), got "
                              f"{self.fidelity_tolerance}", field="fidelity_tolerance")

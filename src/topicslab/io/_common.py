@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import re
+import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -186,7 +187,11 @@ def parse_int_strings(
     try:
         out = pc.cast(filled, pa.int64()).to_numpy()
     except (pa.ArrowInvalid, OverflowError):
-        raise InputError("integer out of range", file=file, field=field) from None
+        # the regular expression passed every value: find the one past 64 bits to name its row
+        texts = filled.to_pylist()
+        i = next((j for j, t in enumerate(texts) if not -2**63 <= int(t) < 2**63), 0)
+        raise InputError(f"integer {texts[i]} is outside the 64-bit signed range", file=file,
+                         row=row_of(i), field=field) from None
     return np.asarray(out, dtype=np.int64), ~empty
 
 
@@ -237,8 +242,10 @@ def pick_taxonomy(
         if stored is None:
             return load("v2")
         if stored not in VERSIONS:
-            raise InputError(f"file uses taxonomy {stored!r}; pass taxonomy= to read it",
-                             file=file)
+            raise InputError(f"the file's metadata names taxonomy {stored!r}, not one of "
+                             f"{', '.join(VERSIONS)}; give the taxonomy (--taxonomy, or "
+                             "taxonomy= from Python) to read it", file=file,
+                             field="metadata.taxonomy")
         return load(stored)
     tax = resolve(requested)
     if stored is not None and stored in VERSIONS and tax.version in VERSIONS \
@@ -285,6 +292,10 @@ def check_exists(path: PathLike) -> str:
         raise InputError("no such file", file=name)
     if os.path.isdir(name):
         raise InputError("is a directory, expected a file", file=name)
+    if not stat.S_ISREG(os.stat(name).st_mode):
+        # reading a pipe would wait for a writer forever, a device never ends
+        raise InputError("is not a regular file (a pipe, socket or device); give a file",
+                         file=name)
     if os.path.getsize(name) == 0:
         raise InputError("empty file", file=name)
     return name

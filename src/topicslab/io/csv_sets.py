@@ -139,6 +139,13 @@ def read_sets_csv(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
                              field="user_id")
         raise InputError("missing column", file=file, field="user_id")
     n_weeks = week_columns(names, "epoch_{w}_topics", file=file)
+    known = {"user_id", *(sets_column(w) for w in range(n_weeks))}
+    unknown = next((n for n in names if n not in known), None)
+    if unknown is not None:
+        # a misspelt week column (epoch_3_topic) would otherwise drop a week without a word
+        raise InputError("unknown column: a topic-set table has user_id and epoch_0_topics, "
+                         "epoch_1_topics, ... only; remove or rename it", file=file,
+                         field=unknown)
     if weeks is not None and weeks != n_weeks:
         raise InputError(f"file has {n_weeks} weeks, expected {weeks}", file=file)
     table = read_text_table(file, delim, names)

@@ -28,7 +28,7 @@ from typing import Any
 
 from topicslab.datamodel import SiteTraces, TopicSets
 from topicslab.errors import InputError, ParameterError
-from topicslab.io._common import PathLike
+from topicslab.io._common import PathLike, check_exists
 from topicslab.io.csv_sets import read_sets_csv, write_sets_csv
 from topicslab.io.long import is_long_table, read_sets_long, write_sets_long
 from topicslab.io.parquet_sets import iter_sets_parquet, read_sets_parquet, write_sets_parquet
@@ -145,6 +145,7 @@ def _read_sets(path: PathLike, fmt: str, format: str | None, *,
 def _sniff(path: PathLike, fmt: str, format: str | None) -> str:
     """A table's layout when the caller named none: long, profiles, or the name's format."""
     if fmt in ("csv", "tsv", "parquet") and format is None:
+        check_exists(path)  # before peeking at the header: a pipe would block the peek
         if is_long_table(path):
             return "long"
         if is_profile_table(path):

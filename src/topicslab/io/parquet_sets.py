@@ -182,6 +182,14 @@ class _Plan:
             raise TracesNotSetsError("holds site traces (one answer per site, user and week, "
                                      "as observe writes), not topic sets", file=file)
         self.weeks = week_columns(names, "epoch_{w}_topics", file=file)
+        known = {sets_column(w) for w in range(self.weeks)}
+        # other columns (a pandas index, ...) are left alone, but a misspelt week column
+        # (epoch_3_topic) would drop a week without a word
+        typo = next((n for n in names if n.lower().startswith("epoch") and n not in known),
+                    None)
+        if typo is not None:
+            raise InputError("unknown week column: week columns are named epoch_0_topics, "
+                             "epoch_1_topics, ...; rename or remove it", file=file, field=typo)
         if block is not None and isinstance(block.get("weeks"), int) \
                 and block["weeks"] != self.weeks:
             raise InputError(f"metadata says {block['weeks']} weeks, columns give "

@@ -417,7 +417,9 @@ def tfrecord_files(path: PathLike) -> list[str]:
         files = sorted(os.path.join(name, f) for f in os.listdir(name)
                        if ".tfrecord" in f and not f.startswith("."))
         if not files:
-            raise InputError("no .tfrecord files in directory", file=name)
+            # a directory is read as a TFRecord shard set; say so, whatever its name suggests
+            raise InputError("is a directory with no .tfrecord files (a directory is read as "
+                             "TFRecord shards); give a file or a shard directory", file=name)
     elif any(ch in name for ch in "*?["):
         files = sorted(f for f in glob.glob(name) if os.path.isfile(f))
         if not files:

@@ -225,6 +225,8 @@ class PopulationParams:
             text = Path(path).read_text(encoding="utf-8")
         except FileNotFoundError:
             raise InputError("file not found", file=name) from None
+        except IsADirectoryError:
+            raise InputError("is a directory; give the parameters JSON file", file=name) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"cannot read the file ({exc})", file=name) from None
         try:

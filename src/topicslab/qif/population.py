@@ -460,6 +460,11 @@ def population_tables(sets: TopicSets | npt.ArrayLike, *, weeks: Weeks = 0,
     n_ep, slots = prof.sets.shape[1], prof.sets.shape[2]
     ss = slots if s is None else int(s)
     check_params(mm, ss, r)
+    widest = int((prof.sets >= 0).sum(axis=2).max()) if prof.sets.size else 0
+    if ss < widest:
+        # the capacities of top-s sets would bound a channel that answers from bigger sets
+        raise QIFParameterError(f"s must be at least the {widest} topics of the data's widest "
+                                f"week, got {ss}", field="s")
     n = prof.n_users
     counts = prof.counts.astype(np.float64)
     pi = counts / n
