@@ -123,7 +123,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("sample-users-0", ["sample", "--model", "{in}/none", "--users", "0", "--seed", "1",
                         "--out", "{out}.parquet"], "--users"),
     ("reid-weeks-repeated", [*REID, "--weeks", "1,1"], "--weeks"),
-    ("reid-top-k-without-learned", [*REID, "--attack", "hamming", "--top-k", "5"], "--top-k"),
+    ("reid-top-k-is-gone", [*REID, "--attack", "hamming", "--top-k", "5"], "--top-k"),
     ("reid-device-without-learned", [*REID, "--device", "cuda"], "--device"),
     ("reid-targets-in-matching", [*REID, "--setting", "matching", "--targets", "10"],
      "--targets"),

@@ -294,9 +294,8 @@ def reid(
     elif attack_model is not None:
         raise InputError("--attack-model goes with --attack learned", field="--attack-model")
     else:
-        for option, name in (("--top-k", "top_k"), ("--device", "device")):
-            if given(name):  # the exact attacks run on the CPU and retrieve no candidates
-                raise InputError(f"{option} applies to --attack learned only", field=option)
+        if given("device"):  # the exact attacks run on the CPU
+            raise InputError("--device applies to --attack learned only", field="--device")
     if setting == "matching" and given("targets"):
         raise InputError("the matching setting makes every user a target (Lemma 5); drop "
                          "--targets", field="--targets")
