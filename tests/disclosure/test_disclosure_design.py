@@ -24,7 +24,7 @@ def _named(info: pytest.ExceptionInfo[InputError], field: str) -> None:
 
 
 @_FAST
-@given(rhos=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=6),
+@given(rhos=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=6, unique=True),
        epochs=st.integers(1, MAX_EPOCHS), personas=st.integers(2, BLOCK_USERS),
        sites=st.integers(1, 64), mc=st.integers(1, 10**7), seed=st.integers(0, 2**63),
        epsilon=st.floats(0.0, 1e6), data=st.data())
