@@ -90,6 +90,9 @@ FORMAT = "topicslab-learned-attack"
 FORMAT_VERSION = 2
 #: the most negative pairs per positive: training time grows linearly with them
 MAX_NEGATIVES = 1000
+#: Most training passes: early stopping keeps the best pass, and each pass is a full round of
+#: fresh answers; a count past this is a typo that would run for days, not a plan.
+MAX_EPOCHS = 1000
 
 
 @dataclass(frozen=True)
@@ -138,6 +141,10 @@ class LearnedAttackConfig:
             raise InputError(f"must be at most {MAX_NEGATIVES:,} (Carey et al. use 10; every "
                              f"negative is one more pair per user and step), got "
                              f"{self.negatives:,}", field="negatives")
+        if self.epochs > MAX_EPOCHS:
+            raise InputError(f"must be at most {MAX_EPOCHS:,} (the best pass on validation "
+                             f"is kept; a larger count is a typo), got {self.epochs:,}",
+                             field="epochs")
         if not 0.0 <= self.hard_fraction <= 1.0:
             raise InputError(f"must lie in [0, 1], got {self.hard_fraction!r}",
                              field="hard_fraction")
@@ -878,9 +885,14 @@ def measure_risk_learned(
                          f"not {r}", field="weeks")
     protocol = ReidProtocol(targets=targets, trials=trials)
     mech = _mechanism_for(sets, mechanism)
-    if mech.lookback != attack.lookback or mech.tax.size != attack.topics:
-        raise InputError(f"the learned attack was trained with lookback {attack.lookback} on "
-                         f"taxonomy {attack.taxonomy}", field="lookback")
+    if mech.tax.size != attack.topics:
+        # the sets' taxonomy, not the lookback, is what differs: name the model that misfits
+        raise InputError(f"the learned attack was trained on taxonomy {attack.taxonomy}, the "
+                         f"sets hold taxonomy {mech.tax.version}: train one on sets of "
+                         f"{mech.tax.version} (topicslab attack-train)", field="attack_model")
+    if mech.lookback != attack.lookback:
+        raise InputError(f"the learned attack was trained with lookback {attack.lookback}, "
+                         f"not {mech.lookback}", field="lookback")
     c = r + mech.lookback - 1
     if sets.n_weeks < c:
         raise InputError(f"observing {r} call-week(s) with lookback {mech.lookback} needs {c} "

@@ -39,6 +39,9 @@ def _attack_names(text: str) -> list[str]:
     from topicslab.attacks import available_attacks
 
     names = [t.strip() for t in text.split(",") if t.strip()]
+    if "learned" in names and names.count("learned") > 1:
+        # the hand-made attacks' repeats are refused by the library; learned never reaches it
+        raise InputError(f"attack learned given twice in {text!r}", field="--attack")
     if names == ["all"]:
         return available_attacks()
     unknown = [n for n in names if n not in available_attacks() and n != "learned"]
@@ -162,9 +165,10 @@ def _matching_options(matching: str, candidates: int, objective: str, setting: s
     except ParameterError as exc:
         raise InputError(exc.message, field=f"--{exc.field}") from None
     if opts.matching == "per-item":
-        for name, given, default in (("--candidates", candidates, DEFAULT_CANDIDATES),
+        # typed at its default value is still typed: refused too, not silently ignored
+        for name, value, default in (("--candidates", candidates, DEFAULT_CANDIDATES),
                                      ("--objective", objective, "loglik")):
-            if given != default:
+            if value != default or given(name[2:]):
                 raise InputError(f"{name} applies to the one-to-one attack: add --setting "
                                  "matching --matching assignment", field=name)
         return None
@@ -266,16 +270,16 @@ def reid(
     if traces_path is not None and k != API_K:
         raise InputError("--k bounds the weeks of --sets; traces hold one answer per call "
                          "(drop --k)", field="--k")
+    # the learned attack's model directory is an input too (--json model/model.json wrote over it)
+    inputs = [("--sets", sets_path), ("--traces", traces_path), ("--attack-model", attack_model)]
     if json_path is not None:
         check_output_file(json_path, "--json", (".json",), "JSON")
-        refuse_overwriting_inputs([("--json", json_path)],
-                                  [("--sets", sets_path), ("--traces", traces_path)])
+        refuse_overwriting_inputs([("--json", json_path)], inputs)
     if figure_path is not None:
         if not bounds:
             raise InputError("--figure draws the bounds: add --bounds", field="--figure")
         check_output_file(figure_path, "--figure", (".png",), "PNG")
-        refuse_overwriting_inputs([("--figure", figure_path), ("--json", json_path)],
-                                  [("--sets", sets_path), ("--traces", traces_path)])
+        refuse_overwriting_inputs([("--figure", figure_path), ("--json", json_path)], inputs)
     names = _attack_names(attack)
     learned = None
     if "learned" in names:
