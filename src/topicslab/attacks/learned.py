@@ -80,7 +80,7 @@ from topicslab._progress import task
 from topicslab.api import Mechanism, observe
 from topicslab.attacks.outcomes import TargetOutcomes
 from topicslab.datamodel import TopicSets
-from topicslab.errors import InputError
+from topicslab.errors import FileFieldError, InputError
 
 WEIGHTS = "model.safetensors"
 META = "model.json"
@@ -725,9 +725,10 @@ def save_attack(directory: str | Path, attack: LearnedAttack) -> Path:
 
 
 def _positive(meta: dict[str, Any], name: str, file: str) -> int:
+    # FileFieldError: model.json's 'weeks' is not the command's --weeks
     v = meta.get(name)
     if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise InputError(f"must be a positive integer, got {v!r}", file=file, field=name)
+        raise FileFieldError(f"must be a positive integer, got {v!r}", file=file, field=name)
     return v
 
 
@@ -754,30 +755,30 @@ def load_attack(directory: str | Path, *, device: str = "cpu") -> LearnedAttack:
     except (ValueError, UnicodeDecodeError) as exc:
         raise InputError(f"invalid JSON: {' '.join(str(exc).split())}", file=mf) from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise InputError(f"not a {FORMAT} file", file=mf, field="format")
+        raise FileFieldError(f"not a {FORMAT} file", file=mf, field="format")
     if meta.get("format_version") != FORMAT_VERSION:
-        raise InputError(f"unsupported format_version {meta.get('format_version')!r} (this "
+        raise FileFieldError(f"unsupported format_version {meta.get('format_version')!r} (this "
                          f"topicslab reads version {FORMAT_VERSION}: retrain with topicslab "
                          f"attack-train)", file=mf, field="format_version")
     version = meta.get("taxonomy")
     if version not in VERSIONS:
-        raise InputError(f"unknown taxonomy {version!r}", file=mf, field="taxonomy")
+        raise FileFieldError(f"unknown taxonomy {version!r}", file=mf, field="taxonomy")
     topics = _positive(meta, "topics", mf)
     if topics != resolve(version).size:
-        raise InputError(f"taxonomy {version} has {resolve(version).size} topics, not "
+        raise FileFieldError(f"taxonomy {version} has {resolve(version).size} topics, not "
                          f"{topics}", file=mf, field="topics")
     weeks = _positive(meta, "weeks", mf)
     lookback = _positive(meta, "lookback", mf)
     raw = meta.get("config")
     if not isinstance(raw, dict):
-        raise InputError("missing or not an object", file=mf, field="config")
+        raise FileFieldError("missing or not an object", file=mf, field="config")
     known = set(LearnedAttackConfig.__dataclass_fields__)
     try:
         cfg = LearnedAttackConfig(**{k: v for k, v in raw.items() if k in known})
     except InputError as exc:
-        raise InputError(exc.message, file=mf, field=f"config.{exc.field}") from None
+        raise FileFieldError(exc.message, file=mf, field=f"config.{exc.field}") from None
     except TypeError as exc:
-        raise InputError(str(exc), file=mf, field="config") from None
+        raise FileFieldError(str(exc), file=mf, field="config") from None
     dev = resolve_device(device)
     att = _new_attack(topics, version, weeks, lookback, cfg, "cpu")
     try:
@@ -790,12 +791,12 @@ def load_attack(directory: str | Path, *, device: str = "cpu") -> LearnedAttack:
         name = "scorer." + key
         t = state.get(name)
         if t is None:
-            raise InputError(f"no tensor named {name!r}", file=str(weights_file), field=name)
+            raise FileFieldError(f"no tensor named {name!r}", file=str(weights_file), field=name)
         if tuple(t.shape) != tuple(ref.shape):
-            raise InputError(f"shape {tuple(t.shape)}, model.json implies {tuple(ref.shape)}",
+            raise FileFieldError(f"shape {tuple(t.shape)}, model.json implies {tuple(ref.shape)}",
                              file=str(weights_file), field=name)
         if not torch.isfinite(t).all():
-            raise InputError("holds non-finite values", file=str(weights_file), field=name)
+            raise FileFieldError("holds non-finite values", file=str(weights_file), field=name)
     att.scorer.load_state_dict({k: state["scorer." + k].to(v.dtype)
                                 for k, v in expected.items()})
     att.scorer.to(dev).eval()
