@@ -310,9 +310,12 @@ def reid(
                              "attack-train)", field="--attack-model")
         if sets_path is None:
             raise InputError("the learned attack runs with --sets", field="--attack")
-        if setting != "random-user" or engine != "exact":
+        if setting != "random-user":
             raise InputError("the learned attack runs in the random-user setting",
                              field="--setting")
+        if engine != "exact":  # named as typed (it said --setting for --engine brute)
+            raise InputError("the learned attack scores with its own engine: drop --engine",
+                             field="--engine")
         learned = load_attack(attack_model, device=device)
         names = [n for n in names if n != "learned"]
     elif attack_model is not None:
