@@ -120,6 +120,12 @@ def check_output_dir(path: str | os.PathLike[str], option: str) -> Path:
     if not name.strip():
         raise InputError("an output directory name is needed", file="''", field=option)
     _check_name(p, option)
+    if p.is_symlink() and not p.exists():
+        # a link to a missing directory: the directory's atomic rename failed only after the
+        # work (attack-train trained, then exit 1); a link to an existing directory is written
+        # through
+        raise InputError(f"is a symbolic link to a missing directory ({os.readlink(p)}); create "
+                         "it, or name another directory", file=name, field=option)
     if p.exists() and not p.is_dir():
         raise InputError("is an existing file, and a directory is written here; choose "
                          "another name", file=name, field=option)

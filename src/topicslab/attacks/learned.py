@@ -80,7 +80,7 @@ from topicslab._progress import task
 from topicslab.api import Mechanism, observe
 from topicslab.attacks.outcomes import TargetOutcomes
 from topicslab.datamodel import TopicSets
-from topicslab.errors import InputError
+from topicslab.errors import FileFieldError, InputError
 
 WEIGHTS = "model.safetensors"
 META = "model.json"
@@ -90,6 +90,9 @@ FORMAT = "topicslab-learned-attack"
 FORMAT_VERSION = 2
 #: the most negative pairs per positive: training time grows linearly with them
 MAX_NEGATIVES = 1000
+#: Most training passes: early stopping keeps the best pass, and each pass is a full round of
+#: fresh answers; a count past this is a typo that would run for days, not a plan.
+MAX_EPOCHS = 1000
 
 
 @dataclass(frozen=True)
@@ -138,6 +141,10 @@ class LearnedAttackConfig:
             raise InputError(f"must be at most {MAX_NEGATIVES:,} (Carey et al. use 10; every "
                              f"negative is one more pair per user and step), got "
                              f"{self.negatives:,}", field="negatives")
+        if self.epochs > MAX_EPOCHS:
+            raise InputError(f"must be at most {MAX_EPOCHS:,} (the best pass on validation "
+                             f"is kept; a larger count is a typo), got {self.epochs:,}",
+                             field="epochs")
         if not 0.0 <= self.hard_fraction <= 1.0:
             raise InputError(f"must lie in [0, 1], got {self.hard_fraction!r}",
                              field="hard_fraction")
@@ -718,9 +725,10 @@ def save_attack(directory: str | Path, attack: LearnedAttack) -> Path:
 
 
 def _positive(meta: dict[str, Any], name: str, file: str) -> int:
+    # FileFieldError: model.json's 'weeks' is not the command's --weeks
     v = meta.get(name)
     if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise InputError(f"must be a positive integer, got {v!r}", file=file, field=name)
+        raise FileFieldError(f"must be a positive integer, got {v!r}", file=file, field=name)
     return v
 
 
@@ -747,30 +755,30 @@ def load_attack(directory: str | Path, *, device: str = "cpu") -> LearnedAttack:
     except (ValueError, UnicodeDecodeError) as exc:
         raise InputError(f"invalid JSON: {' '.join(str(exc).split())}", file=mf) from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise InputError(f"not a {FORMAT} file", file=mf, field="format")
+        raise FileFieldError(f"not a {FORMAT} file", file=mf, field="format")
     if meta.get("format_version") != FORMAT_VERSION:
-        raise InputError(f"unsupported format_version {meta.get('format_version')!r} (this "
+        raise FileFieldError(f"unsupported format_version {meta.get('format_version')!r} (this "
                          f"topicslab reads version {FORMAT_VERSION}: retrain with topicslab "
                          f"attack-train)", file=mf, field="format_version")
     version = meta.get("taxonomy")
     if version not in VERSIONS:
-        raise InputError(f"unknown taxonomy {version!r}", file=mf, field="taxonomy")
+        raise FileFieldError(f"unknown taxonomy {version!r}", file=mf, field="taxonomy")
     topics = _positive(meta, "topics", mf)
     if topics != resolve(version).size:
-        raise InputError(f"taxonomy {version} has {resolve(version).size} topics, not "
+        raise FileFieldError(f"taxonomy {version} has {resolve(version).size} topics, not "
                          f"{topics}", file=mf, field="topics")
     weeks = _positive(meta, "weeks", mf)
     lookback = _positive(meta, "lookback", mf)
     raw = meta.get("config")
     if not isinstance(raw, dict):
-        raise InputError("missing or not an object", file=mf, field="config")
+        raise FileFieldError("missing or not an object", file=mf, field="config")
     known = set(LearnedAttackConfig.__dataclass_fields__)
     try:
         cfg = LearnedAttackConfig(**{k: v for k, v in raw.items() if k in known})
     except InputError as exc:
-        raise InputError(exc.message, file=mf, field=f"config.{exc.field}") from None
+        raise FileFieldError(exc.message, file=mf, field=f"config.{exc.field}") from None
     except TypeError as exc:
-        raise InputError(str(exc), file=mf, field="config") from None
+        raise FileFieldError(str(exc), file=mf, field="config") from None
     dev = resolve_device(device)
     att = _new_attack(topics, version, weeks, lookback, cfg, "cpu")
     try:
@@ -783,12 +791,12 @@ def load_attack(directory: str | Path, *, device: str = "cpu") -> LearnedAttack:
         name = "scorer." + key
         t = state.get(name)
         if t is None:
-            raise InputError(f"no tensor named {name!r}", file=str(weights_file), field=name)
+            raise FileFieldError(f"no tensor named {name!r}", file=str(weights_file), field=name)
         if tuple(t.shape) != tuple(ref.shape):
-            raise InputError(f"shape {tuple(t.shape)}, model.json implies {tuple(ref.shape)}",
+            raise FileFieldError(f"shape {tuple(t.shape)}, model.json implies {tuple(ref.shape)}",
                              file=str(weights_file), field=name)
         if not torch.isfinite(t).all():
-            raise InputError("holds non-finite values", file=str(weights_file), field=name)
+            raise FileFieldError("holds non-finite values", file=str(weights_file), field=name)
     att.scorer.load_state_dict({k: state["scorer." + k].to(v.dtype)
                                 for k, v in expected.items()})
     att.scorer.to(dev).eval()
@@ -878,9 +886,14 @@ def measure_risk_learned(
                          f"not {r}", field="weeks")
     protocol = ReidProtocol(targets=targets, trials=trials)
     mech = _mechanism_for(sets, mechanism)
-    if mech.lookback != attack.lookback or mech.tax.size != attack.topics:
-        raise InputError(f"the learned attack was trained with lookback {attack.lookback} on "
-                         f"taxonomy {attack.taxonomy}", field="lookback")
+    if mech.tax.size != attack.topics:
+        # the sets' taxonomy, not the lookback, is what differs: name the model that misfits
+        raise InputError(f"the learned attack was trained on taxonomy {attack.taxonomy}, the "
+                         f"sets hold taxonomy {mech.tax.version}: train one on sets of "
+                         f"{mech.tax.version} (topicslab attack-train)", field="attack_model")
+    if mech.lookback != attack.lookback:
+        raise InputError(f"the learned attack was trained with lookback {attack.lookback}, "
+                         f"not {mech.lookback}", field="lookback")
     c = r + mech.lookback - 1
     if sets.n_weeks < c:
         raise InputError(f"observing {r} call-week(s) with lookback {mech.lookback} needs {c} "

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from topicslab.cli._app import MAX_SEED, app, err, out
+from topicslab.cli._app import MAX_SEED, app, err, given, out
 from topicslab.errors import InputError
 
 
@@ -64,10 +64,17 @@ def attack_train(
 
     data = read_sets(sets_path)
     mech = dataclasses.replace(mech, k=data.k, taxonomy=data.taxonomy)
+    # typed counts past the population are used as every user: said, not silently clamped
+    for option, value in (("queries", queries), ("validation", validation)):
+        if given(option) and value > data.n_users:
+            err.print(f"[yellow]note[/]: --{option} {value:,} but only {data.n_users:,} users: "
+                      "every user is used")
     try:
         att = train_attack(data, weeks=r, mechanism=mech, config=cfg, seed=seed,
                            progress=progress, device=device)
     except InputError as exc:
+        if exc.field == "sets":  # the library's argument is this command's --sets
+            exc = InputError(exc.message, file=exc.file, field="--sets")
         raise exc.located(file=str(sets_path)) from None
     att.metadata["train_file"] = str(sets_path)
     save_attack(out_dir, att)

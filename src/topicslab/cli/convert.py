@@ -93,6 +93,10 @@ def convert(
         options["user_ids"] = user_ids
     outputs = [("TARGET", target)]
     if fmt == "tfrecord":
+        from topicslab.cli.model import MAX_SHARDS, _check_shards
+
+        # before the shard names are listed: --shards 1000000000 listed them for minutes
+        _check_shards(shards, MAX_SHARDS + 1, fmt)  # the names alone: users are not read yet
         options["shards"] = shards or 1
         outputs += [("TARGET", Path(p)) for p in
                     {*shard_names(target, shards or 1), *shard_set_on_disk(target)}]
@@ -105,6 +109,9 @@ def convert(
         # --lenient merges repeated topics; a repeated user would be written as two users
         # that every other command then refuses
         check_unique_users(sets.user_ids, file=str(source))
+    if fmt == "tfrecord":
+        # as sample: a shard holds at least one user (more shards wrote empty files)
+        _check_shards(shards, sets.n_users, fmt)
     tio.write_sets(target, sets, format=target_format, **options)
     out.print(f"wrote {sets.n_users:,} users × {sets.n_weeks} weeks (k = {sets.k}, taxonomy "
               f"{sets.taxonomy.version}) to {target} ({fmt})", highlight=False)

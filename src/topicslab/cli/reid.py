@@ -39,6 +39,9 @@ def _attack_names(text: str) -> list[str]:
     from topicslab.attacks import available_attacks
 
     names = [t.strip() for t in text.split(",") if t.strip()]
+    if "learned" in names and names.count("learned") > 1:
+        # the hand-made attacks' repeats are refused by the library; learned never reaches it
+        raise InputError(f"attack learned given twice in {text!r}", field="--attack")
     if names == ["all"]:
         return available_attacks()
     unknown = [n for n in names if n not in available_attacks() and n != "learned"]
@@ -95,6 +98,26 @@ def _check_size(protocol: Any, users: int, weeks: int, attacks: int) -> None:
     require_memory(work + trials, f"re-identification of {targets}{protocol.trials:,} trials",
                    field="--trials" if trials >= work else "--targets",
                    hint="use fewer --trials" if trials >= work else "use fewer --targets")
+
+
+#: Bytes per edge of the one-to-one matching's candidate graph (rows, users, weights, tags and
+#: each attack's copies, then the solver's sparse matrix): ~78 measured at 3,000 users.
+_EDGE_BYTES = 80
+
+
+def _check_matching_size(opts: Any, users: int, attacks: int) -> None:
+    """The candidate graph holds users x min(--candidates, users) edges per attack: refused
+    before any trace is drawn when it cannot fit (--candidates 100000 at 100K users asked
+    for terabytes after minutes of work)."""
+    from topicslab._resources import require_memory
+
+    if opts is None:
+        return
+    keep = min(opts.candidates, users)
+    require_memory(_EDGE_BYTES * users * keep * max(1, attacks),
+                   f"the one-to-one matching's candidate graph of {users:,} traces x {keep:,} "
+                   f"candidates x {attacks} attack(s)", field="--candidates",
+                   hint="use fewer --candidates")
 
 
 def _fmt_bound(x: Any) -> str:
@@ -162,9 +185,10 @@ def _matching_options(matching: str, candidates: int, objective: str, setting: s
     except ParameterError as exc:
         raise InputError(exc.message, field=f"--{exc.field}") from None
     if opts.matching == "per-item":
-        for name, given, default in (("--candidates", candidates, DEFAULT_CANDIDATES),
+        # typed at its default value is still typed: refused too, not silently ignored
+        for name, value, default in (("--candidates", candidates, DEFAULT_CANDIDATES),
                                      ("--objective", objective, "loglik")):
-            if given != default:
+            if value != default or given(name[2:]):
                 raise InputError(f"{name} applies to the one-to-one attack: add --setting "
                                  "matching --matching assignment", field=name)
         return None
@@ -266,16 +290,16 @@ def reid(
     if traces_path is not None and k != API_K:
         raise InputError("--k bounds the weeks of --sets; traces hold one answer per call "
                          "(drop --k)", field="--k")
+    # the learned attack's model directory is an input too (--json model/model.json wrote over it)
+    inputs = [("--sets", sets_path), ("--traces", traces_path), ("--attack-model", attack_model)]
     if json_path is not None:
         check_output_file(json_path, "--json", (".json",), "JSON")
-        refuse_overwriting_inputs([("--json", json_path)],
-                                  [("--sets", sets_path), ("--traces", traces_path)])
+        refuse_overwriting_inputs([("--json", json_path)], inputs)
     if figure_path is not None:
         if not bounds:
             raise InputError("--figure draws the bounds: add --bounds", field="--figure")
         check_output_file(figure_path, "--figure", (".png",), "PNG")
-        refuse_overwriting_inputs([("--figure", figure_path), ("--json", json_path)],
-                                  [("--sets", sets_path), ("--traces", traces_path)])
+        refuse_overwriting_inputs([("--figure", figure_path), ("--json", json_path)], inputs)
     names = _attack_names(attack)
     learned = None
     if "learned" in names:
@@ -286,9 +310,12 @@ def reid(
                              "attack-train)", field="--attack-model")
         if sets_path is None:
             raise InputError("the learned attack runs with --sets", field="--attack")
-        if setting != "random-user" or engine != "exact":
+        if setting != "random-user":
             raise InputError("the learned attack runs in the random-user setting",
                              field="--setting")
+        if engine != "exact":  # named as typed (it said --setting for --engine brute)
+            raise InputError("the learned attack scores with its own engine: drop --engine",
+                             field="--engine")
         learned = load_attack(attack_model, device=device)
         names = [n for n in names if n != "learned"]
     elif attack_model is not None:
@@ -328,6 +355,7 @@ def reid(
             r_list = (_check_weeks_of(r_list, lookback, data.n_weeks, sets_path) if r_list
                       else [atk.check_call_weeks(4, lookback)])
             _check_size(protocol, data.n_users, max(r_list) + lookback - 1, len(names))
+            _check_matching_size(match_opts, data.n_users, len(names))
             if learned is not None:
                 from topicslab.attacks.learned import measure_risk_learned
 
@@ -378,6 +406,7 @@ def reid(
                 raise InputError(f"the traces have {site1.shape[1]} weeks, {use} requested",
                                  field="--weeks")
             _check_size(protocol, site1.shape[0], use, len(names))
+            _check_matching_size(match_opts, site1.shape[0], len(names))
             res = atk.measure_risk_traces(site1[:, -use:], site2[:, -use:], mechanism=mech,
                                           **opts)
             results = [res]
