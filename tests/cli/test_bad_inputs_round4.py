@@ -109,6 +109,10 @@ CASES: list[tuple[str, list[str], str]] = [
                                        "--shards", "1000000000"], "field '--shards'"),
     ("convert-shards-past-the-users", ["convert", "{in}/pop.parquet", "{out}.tfrecord",
                                        "--shards", "301"], "field '--shards'"),
+    # an epsilon whose per-query share underflows to 0: refused before the data is read,
+    # showing the value typed (it said "got 0", naming the sets file)
+    ("stats-epsilon-subnormal", ["stats", "--sets", "{in}/pop.parquet", "--out", "{out}",
+                                 "--epsilon", "5e-324"], "field '--epsilon'"),
 ]
 
 

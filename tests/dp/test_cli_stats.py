@@ -52,9 +52,9 @@ def test_warns_when_delta_at_least_one_over_n(tmp_path, fake_io):
 
 
 @pytest.mark.parametrize(("args", "msg"), [
-    (["--epsilon", "0"], "epsilon must be in (0, 1e6]"),
-    (["--epsilon", "-1"], "epsilon must be in (0, 1e6]"),
-    (["--epsilon", "1e300"], "epsilon must be in (0, 1e6]"),
+    (["--epsilon", "0"], "epsilon must be in [1e-6, 1e6]"),
+    (["--epsilon", "-1"], "epsilon must be in [1e-6, 1e6]"),
+    (["--epsilon", "1e300"], "epsilon must be in [1e-6, 1e6]"),
     (["--delta", "0"], "delta must be in (0, 1)"),
     (["--delta", "1.5"], "delta must be in (0, 1)"),
 ])

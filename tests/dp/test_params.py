@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from topicslab.datamodel import TopicSets
 from topicslab.dp import ContributionBound, PrivacyBudget, compute_statistics, plan_queries
-from topicslab.dp.params import MAX_EPSILON, budget_of, contribution_of, default_split
+from topicslab.dp.params import MAX_EPSILON, MIN_EPSILON, budget_of, contribution_of, default_split
 from topicslab.errors import InputError, ParameterError
 from topicslab.taxonomy import Taxonomy
 
@@ -27,7 +27,7 @@ def _refused(info: pytest.ExceptionInfo[InputError], field: str) -> None:
 
 
 @_FAST
-@given(epsilon=st.floats(min_value=0.0, max_value=MAX_EPSILON, exclude_min=True),
+@given(epsilon=st.floats(min_value=MIN_EPSILON, max_value=MAX_EPSILON),
        delta=st.floats(min_value=0.0, max_value=1.0, exclude_min=True, exclude_max=True))
 def test_every_valid_budget_is_accepted(epsilon: float, delta: float) -> None:
     b = PrivacyBudget(epsilon, delta)
@@ -35,7 +35,8 @@ def test_every_valid_budget_is_accepted(epsilon: float, delta: float) -> None:
 
 
 @_FAST
-@given(epsilon=st.one_of(st.floats(max_value=0.0), st.floats(min_value=MAX_EPSILON,
+@given(epsilon=st.one_of(st.floats(max_value=MIN_EPSILON, exclude_max=True),
+                         st.floats(min_value=MAX_EPSILON,
                                                              exclude_min=True),
                          st.just(math.nan)))
 def test_every_bad_epsilon_names_epsilon(epsilon: float) -> None:

@@ -36,6 +36,9 @@ PAPER_DELTA = 1e-15
 #: releases that want near-exact statistics (σ ≈ 0.005 counts, e.g. tests), larger ones only
 #: break the calibration's numerics (the analytic Gaussian fails near ε = 1e300)
 MAX_EPSILON = 1e6
+#: below this the noise is over a million times the sensitivity (nothing of the counts
+#: survives) and a query's share of it can underflow to 0 (``5e-324 / 2``)
+MIN_EPSILON = 1e-6
 #: how far from 1 the shares of a split may sum (they are then normalised)
 SPLIT_TOLERANCE = 1e-9
 
@@ -57,7 +60,8 @@ class PrivacyBudget:
     """The (ε, δ) of a whole release, its accounting and its split over the queries.
 
     Attributes:
-        epsilon: total ε in (0, ``MAX_EPSILON``]. ε = 0 would need infinite noise, and the
+        epsilon: total ε in [``MIN_EPSILON``, ``MAX_EPSILON``]. ε = 0 would need infinite
+            noise (and below 1e-6 the noise drowns every count), and the
             Gaussian calibration (Prop. 4) is defined for 0 < ε < ∞ only; past
             ``MAX_EPSILON`` (1e6) there is no privacy left to account and the calibration's
             numerics break.
@@ -79,8 +83,9 @@ class PrivacyBudget:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", number(
-            self.epsilon, "epsilon", lo=0.0, hi=MAX_EPSILON, lo_open=True,
-            why="epsilon = 0 needs infinite noise, and past 1e6 nothing is private"))
+            self.epsilon, "epsilon", lo=MIN_EPSILON, hi=MAX_EPSILON,
+            why="below 1e-6 the noise drowns every count (and epsilon = 0 needs infinite "
+                "noise); past 1e6 nothing is private"))
         object.__setattr__(self, "delta", number(
             self.delta, "delta", lo=0.0, hi=1.0, lo_open=True, hi_open=True,
             why="Gaussian noise needs delta > 0, and delta >= 1 promises nothing"))
