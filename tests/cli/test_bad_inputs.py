@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from refusal import check_refused
 from typer.testing import CliRunner
 
 from topicslab import _paths
@@ -195,15 +196,6 @@ def _stamps(root: Path) -> dict[str, tuple[bool, int, int]]:
     return {str(p.relative_to(root)): (p.is_dir(), p.stat().st_size, p.stat().st_mtime_ns)
             for p in root.rglob("*") if not p.is_dir()}
 
-
-def _check_refused(output: str, exit_code: int, named: str) -> str:
-    assert exit_code == 2, output
-    lines = [ln for ln in output.splitlines() if ln.strip()]
-    assert len(lines) == 1, output
-    assert lines[0].startswith("error: "), output
-    assert named in lines[0], (named, output)
-    assert "Traceback" not in output
-    return lines[0]
 
 
 @pytest.fixture
@@ -680,7 +672,7 @@ def test_bad_input_is_refused(inputs: dict[str, Path], work: Path, name: str,
     if not name.endswith("-twice"):  # a case's own value replaces the base command's
         args = _last_wins(args)
     res = runner.invoke(app, _fill(args, inputs, work))
-    _check_refused(res.output, res.exit_code, named)
+    check_refused(res.output, res.exit_code, named)
     assert _tree(work) == before, "a refused command wrote into its output location"
     assert _stamps(inputs["dir"]) == inputs_before, "a refused command changed an input"
 
@@ -699,7 +691,7 @@ def test_reid_refuses_targets_past_the_memory(inputs: dict[str, Path], work: Pat
     for targets in ("all", "299"):
         res = runner.invoke(app, _last_wins([*_fill(REID, inputs, work), "--targets",
                                              targets, "--json", "r.json"]))
-        line = _check_refused(res.output, res.exit_code, "--targets")
+        line = check_refused(res.output, res.exit_code, "--targets")
         assert "memory" in line and "use fewer --targets" in line
     assert not (work / "r.json").exists()
     monkeypatch.setattr(_resources, "available_memory", lambda: 10**9)
@@ -722,7 +714,7 @@ def test_outputs_past_the_free_disk_are_refused(inputs: dict[str, Path], work: P
                  [*_fill(SAMPLE, inputs, work)[:3], "--users", "1000", "--seed", "1",
                   "--out", "s.parquet"]):
         res = runner.invoke(app, args)
-        line = _check_refused(res.output, res.exit_code, "--users")
+        line = check_refused(res.output, res.exit_code, "--users")
         assert "disk" in line and "use fewer --users" in line
     assert not (work / "p.parquet").exists() and not (work / "s.parquet").exists()
     monkeypatch.setattr(_resources, "available_disk", lambda path: 8_000)
@@ -738,7 +730,7 @@ def test_population_chunk_past_the_memory_is_refused(work: Path,
 
     monkeypatch.setattr(_resources, "available_memory", lambda: 1000 * 4 * 80 - 1)
     res = runner.invoke(app, [*POP, "--out", "p.parquet"])
-    line = _check_refused(res.output, res.exit_code, "--chunk-users")
+    line = check_refused(res.output, res.exit_code, "--chunk-users")
     assert "memory" in line
     assert not (work / "p.parquet").exists()
 
@@ -755,7 +747,7 @@ def test_model_json_fields_are_named_as_the_files(inputs: dict[str, Path], work:
     (model / "model.json").write_text(json.dumps({**meta, "weeks": weeks}))
     res = runner.invoke(app, ["sample", "--model", str(model), "--users", "5", "--seed", "0",
                               "--out", "s.parquet"])
-    line = _check_refused(res.output, res.exit_code, "mw/model.json, field 'weeks'")
+    line = check_refused(res.output, res.exit_code, "mw/model.json, field 'weeks'")
     assert says in line and "--weeks" not in line
     assert not (work / "s.parquet").exists()
 
@@ -827,7 +819,7 @@ def test_fit_refuses_every_lr_outside_its_range(inputs: dict[str, Path], lr: flo
     out = inputs["dir"] / "never-model"
     res = runner.invoke(app, ["fit", "--stats", str(inputs["stats"]), "--out", str(out),
                               "--lr", repr(lr)])
-    _check_refused(res.output, res.exit_code, "--lr")
+    check_refused(res.output, res.exit_code, "--lr")
     assert not out.exists()
 
 
@@ -835,7 +827,7 @@ def test_fit_refuses_every_lr_outside_its_range(inputs: dict[str, Path], lr: flo
 @given(epochs=st.one_of(st.integers(max_value=0), st.integers(min_value=41)))
 def test_qif_refuses_epochs_out_of_range(epochs: int) -> None:
     res = runner.invoke(app, ["qif", "--epochs", str(epochs)])
-    _check_refused(res.output, res.exit_code, "--epochs")
+    check_refused(res.output, res.exit_code, "--epochs")
 
 
 @_FAST
@@ -845,7 +837,7 @@ def test_observe_refuses_weeks_past_the_data(inputs: dict[str, Path], weeks: int
     out = inputs["dir"] / "never.parquet"
     res = runner.invoke(app, ["observe", "--sets", str(inputs["pop"]), "--weeks", str(weeks),
                               "--lookback", str(lookback), "--out", str(out)])
-    _check_refused(res.output, res.exit_code, "--weeks")
+    check_refused(res.output, res.exit_code, "--weeks")
     assert not out.exists()
 
 
@@ -951,7 +943,7 @@ def test_odd_environment_is_one_line(tmp_path: Path, env: dict[str, str], named:
     proc = subprocess.run([sys.executable, "-c", "from topicslab._main import main; main()",
                            "qif"], capture_output=True, text=True, env=full, check=False,
                           cwd=tmp_path)
-    _check_refused(proc.stderr, proc.returncode, named)
+    check_refused(proc.stderr, proc.returncode, named)
     assert not list(tmp_path.iterdir())
 
 

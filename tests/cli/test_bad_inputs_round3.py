@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from refusal import check_refused, tree
 from typer.testing import CliRunner
 
 from topicslab import io as tio
@@ -77,20 +78,6 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def _tree(root: Path) -> dict[str, tuple[bool, int, int]]:
-    return {str(p.relative_to(root)): (p.is_dir(), *((0, 0) if p.is_dir() or p.is_fifo()
-                                                    else (p.stat().st_size,
-                                                          p.stat().st_mtime_ns)))
-            for p in root.rglob("*")}
-
-
-def _check_refused(output: str, exit_code: int, named: str) -> None:
-    assert exit_code == 2, output
-    lines = [ln for ln in output.splitlines() if ln.strip()]
-    assert len(lines) == 1, output
-    assert lines[0].startswith("error: "), output
-    assert named in lines[0], (named, output)
-    assert "Traceback" not in output
 
 
 REID = ["reid", "--sets", "{in}/pop.parquet", "--no-progress", "--trials", "1"]
@@ -150,12 +137,12 @@ CASES: list[tuple[str, list[str], str]] = [
 @pytest.mark.parametrize(("name", "args", "named"), CASES, ids=[c[0] for c in CASES])
 def test_bad_input_is_refused(inputs: dict[str, Path], work: Path, name: str,
                               args: list[str], named: str) -> None:
-    before, inputs_before = _tree(work), _tree(inputs["dir"])
+    before, inputs_before = tree(work), tree(inputs["dir"])
     filled = [a.format(**{"in": inputs["dir"], "out": work / "out"}) for a in args]
     res = runner.invoke(app, filled)
-    _check_refused(res.output, res.exit_code, named)
-    assert _tree(work) == before, "a refused command wrote into its output location"
-    assert _tree(inputs["dir"]) == inputs_before, "a refused command changed an input"
+    check_refused(res.output, res.exit_code, named)
+    assert tree(work) == before, "a refused command wrote into its output location"
+    assert tree(inputs["dir"]) == inputs_before, "a refused command changed an input"
 
 
 def test_python_readers_refuse_a_pipe(inputs: dict[str, Path]) -> None:
@@ -179,7 +166,7 @@ def test_ingest_span_past_the_memory_is_refused(inputs: dict[str, Path], work: P
     d = inputs["dir"]
     res = runner.invoke(app, ["ingest", "--visits", str(d / "visits.csv"), "--domains",
                               str(d / "domains.csv"), "--out", str(work / "o.parquet"), "-q"])
-    _check_refused(res.output, res.exit_code, "visits.csv, field 'timestamp'")
+    check_refused(res.output, res.exit_code, "visits.csv, field 'timestamp'")
     assert not list(work.iterdir())
 
 
@@ -194,7 +181,7 @@ def _console(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Comp
 @pytest.mark.parametrize("env", [{"NUMBA_DISABLE_JIT": "abc"}, {"NUMBA_BOUNDSCHECK": "yes"}])
 def test_numba_flags_numba_cannot_read_are_one_line(tmp_path: Path, env: dict[str, str]) -> None:
     proc = _console(["qif"], env, tmp_path)
-    _check_refused(proc.stderr, proc.returncode, next(iter(env)))
+    check_refused(proc.stderr, proc.returncode, next(iter(env)))
     assert not list(tmp_path.iterdir())
 
 
@@ -214,7 +201,7 @@ def test_output_through_a_symlink_is_refused(inputs: dict[str, Path], work: Path
     (work / "elsewhere.parquet").write_text("kept\n")
     (work / "link.parquet").symlink_to(work / target)
     res = runner.invoke(app, ["observe", "--sets", str(inputs["pop"]), "--out", "link.parquet"])
-    _check_refused(res.output, res.exit_code, "field '--out': is a symbolic link")
+    check_refused(res.output, res.exit_code, "field '--out': is a symbolic link")
     assert (work / "link.parquet").is_symlink()
     assert (work / "elsewhere.parquet").read_text() == "kept\n"
     assert sorted(p.name for p in work.iterdir()) == ["elsewhere.parquet", "link.parquet"]

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from refusal import check_refused, tree
 from typer.testing import CliRunner
 
 from topicslab import io as tio
@@ -57,20 +58,6 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def _tree(root: Path) -> dict[str, tuple[bool, int, int]]:
-    return {str(p.relative_to(root)): (p.is_dir(), *((0, 0) if p.is_dir() or p.is_symlink()
-                                                    else (p.stat().st_size,
-                                                          p.stat().st_mtime_ns)))
-            for p in root.rglob("*")}
-
-
-def _check_refused(output: str, exit_code: int, named: str) -> None:
-    assert exit_code == 2, output
-    lines = [ln for ln in output.splitlines() if ln.strip()]
-    assert len(lines) == 1, output
-    assert lines[0].startswith("error: "), output
-    assert named in lines[0], (named, output)
-    assert "Traceback" not in output
 
 
 REID = ["reid", "--sets", "{in}/pop.parquet", "--no-progress", "--trials", "1"]
@@ -119,12 +106,12 @@ CASES: list[tuple[str, list[str], str]] = [
 @pytest.mark.parametrize(("name", "args", "named"), CASES, ids=[c[0] for c in CASES])
 def test_bad_input_is_refused(inputs: dict[str, Path], work: Path, name: str,
                               args: list[str], named: str) -> None:
-    before, inputs_before = _tree(work), _tree(inputs["dir"])
+    before, inputs_before = tree(work), tree(inputs["dir"])
     filled = [a.format(**{"in": inputs["dir"], "out": work / "out"}) for a in args]
     res = runner.invoke(app, filled)
-    _check_refused(res.output, res.exit_code, named)
-    assert _tree(work) == before, "a refused command wrote into its output location"
-    assert _tree(inputs["dir"]) == inputs_before, "a refused command changed an input"
+    check_refused(res.output, res.exit_code, named)
+    assert tree(work) == before, "a refused command wrote into its output location"
+    assert tree(inputs["dir"]) == inputs_before, "a refused command changed an input"
 
 
 def test_matching_graph_past_the_memory_is_refused(inputs: dict[str, Path], work: Path,
@@ -137,5 +124,5 @@ def test_matching_graph_past_the_memory_is_refused(inputs: dict[str, Path], work
     res = runner.invoke(app, [*[a.format(**{"in": inputs["dir"]}) for a in REID],
                               "--setting", "matching", "--matching", "assignment",
                               "--candidates", "300"])
-    _check_refused(res.output, res.exit_code, "field '--candidates'")
+    check_refused(res.output, res.exit_code, "field '--candidates'")
     assert not list(work.iterdir())
