@@ -1,4 +1,6 @@
-"""``topicslab convert``: topic sets between formats (``topicslab.io.convert_sets``)."""
+"""``topicslab convert``: topic sets between formats (``topicslab.io.read_sets``, then
+``write_sets``; in between, the checks that need the sets: repeated users under ``--lenient``,
+shards past the users)."""
 
 from __future__ import annotations
 
