@@ -178,6 +178,35 @@ def test_outcomes_and_candidate_recall_match_a_reference(small_attack) -> None:
     assert not got2[0] and not out2.in_argmax[0]
 
 
+def test_sixteen_weeks_and_every_term_match_the_reference() -> None:
+    """The longest traces the engines take (16 weeks: the kernel's per-trace count of weeks
+    showing a query topic fills its 5 low bits without carry) and ties between different
+    week orders of the same contributions: the fixed-point sums tie exactly where the
+    reference's sorted float sums do."""
+    weeks = 16
+    sets = persistent_sets(150, weeks=weeks, seed=9)
+    att = _new_attack(M, "v2", weeks, 1, LearnedAttackConfig(**TINY), "cpu")
+    g = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for p in (att.scorer.exact, att.scorer.cross, att.scorer.count, att.scorer.pair):
+            p.add_(torch.randn(p.shape, generator=g))
+    mech = Mechanism()
+    tr = observe(sets.sets, [0, 1], weeks=weeks, seed=13)
+    site1, site2 = tr[0].copy(), tr[1]
+    site1[7] = site1[3][::-1]  # the same answers in reverse week order
+    rows = np.arange(0, 150, 2, dtype=np.int64)
+    queries = site2[rows].copy()
+    queries[1] = site1[3]  # every week of the query matched by trace 3, none in order by 7
+    out, got = attack_outcomes(att, site1, queries, rows, mechanism=mech)
+    sc = brute_scores(att, site1, queries, theorem1_gains(site1, mech))
+    best = sc.max(1)
+    members = sc == best[:, None]
+    np.testing.assert_array_equal(out.argmax_size, members.sum(1))
+    np.testing.assert_array_equal(out.in_argmax, members[np.arange(len(rows)), rows])
+    np.testing.assert_array_equal(out.best_score, best)
+    assert got.mean() > 0.5
+
+
 def test_model_files_round_trip(small_attack, tmp_path) -> None:
     sets, att = small_attack
     d = save_attack(tmp_path / "m", att)

@@ -18,12 +18,12 @@ query week ``s`` with topic ``t = o^s`` (present):
 
 ``Δ`` is the asymmetric attack's gain (Theorem 1 with Lemma 11), estimated from the attacked
 website 1 exactly as ``AsymmetricAttack`` does (Lemma 10). With ``a``, ``pair``, ``b`` and
-``g`` zero the model *is* the asymmetric attack, bit for bit (same gains, same canonical
-summation order, so the same ties). ``pair`` is the evidence Theorem 1 leaves out: under its
-parametric family (Appendix D) every mismatch costs the same, but for the same user both
-sites' answers of one week come from one weekly profile, whose topics go together. It starts
-from a count on simulated pairs (``cooccurrence_llr``, a plug-in estimate in the manner of
-Lemma 10); the cross-week term ``b`` (profiles persist across weeks) and ``g`` start at zero.
+``g`` zero the model *is* the asymmetric attack (same gains, ties and best scores).
+``pair`` is the evidence Theorem 1 leaves out: under its parametric family (Appendix D) every
+mismatch costs the same, but for the same user both sites' answers of one week come from one weekly
+profile, whose topics go together. It starts from a count on simulated pairs (``cooccurrence_llr``,
+a plug-in estimate in the manner of Lemma 10); the cross-week term ``b`` (profiles persist across
+weeks) and ``g`` start at zero.
 
 Training (``train_attack``): the co-occurrence count is validated first (epoch 0); then every
 epoch the mechanism simulates two sites' traces of the training population
@@ -37,16 +37,16 @@ it beats the asymmetric start by more than ``gate`` standard errors of the paire
 difference (and the states kept before), otherwise the attack stays the asymmetric one: more
 epochs never make the validation risk worse.
 
-Inference (``attack_outcomes``): exact over every website-1 user. Traces sharing a topic with
-the query (in any week) are found through an inverted index topic -> distinct traces holding it
-and scored in numba; without co-occurrence term all other users form one group of score
-``g[0]``. The attacker names a uniform user among the best-scoring ones (expected success
-``1/|argmax|`` when the true user is in it, as for the other attacks); the contributions of a
-pair are summed in ascending order (as ``scoring.subset_scores``) so equal feature multisets
-tie exactly. With a co-occurrence term, the other traces score ``g[0] + Σ_s pair[x^s, o^s]``;
-they are all scanned, only for queries where the bound ``g[0] + Σ_s max(0, max_x pair[x,
-o^s])`` reaches the best candidate. The *candidate recall* (share of targets whose true user
-shares at least one topic with the query) is reported.
+Inference (``attack_outcomes``): exact over every website-1 user. Each query scans website
+1's distinct traces once (numba, queries in parallel): per query week a table gives the
+contribution of every website-1 topic, so most traces cost ``c`` table reads; the few that
+show one of the query's topics also get the cross-week and count terms. Contributions are
+summed in fixed point (multiples of 2^-32, int64), which is exact and order-free, so equal
+multisets of contributions tie exactly; the best score reported is the float sum in
+ascending order, as ``scoring.subset_scores`` forms it. The attacker names a uniform user
+among the best-scoring ones (expected success ``1/|argmax|`` when the true user is in it, as
+for the other attacks). The *candidate recall* (share of targets whose true user shares at
+least one topic with the query) is reported.
 
 Public names:
     LearnedAttackConfig                     training options
@@ -302,24 +302,30 @@ def _distinct_traces(site1: npt.NDArray[np.integer]
     return uniq, inverse.reshape(-1).astype(np.int64), counts.astype(np.int64)
 
 
-def _postings(uniq: npt.NDArray[np.int16], topics: int
-              ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """Inverted index: ``ids[ptr[t]:ptr[t + 1]]`` = distinct traces showing topic t in some
-    week (each once)."""
-    n_u, c = uniq.shape
-    t = uniq.astype(np.int64).reshape(-1)
-    u = np.repeat(np.arange(n_u, dtype=np.int64), c)
-    keep = t >= 0
-    key = np.unique(t[keep] * n_u + u[keep])
-    ptr = np.searchsorted(key // max(n_u, 1), np.arange(topics + 1)).astype(np.int64)
-    return ptr, (key % max(n_u, 1)).astype(np.int64)
+#: Scores are summed in fixed point: each contribution rounded to a multiple of 2^-32, as
+#: int64. Integer addition is exact and order-free, so equal multisets of contributions tie
+#: exactly without sorting each pair's contributions (the float path needed a canonical
+#: order); the kernel keeps 5 low bits free for its candidate count.
+FIXED_SCALE = float(2**32)
+#: Largest magnitude of one contribution: c of them (c <= 31) shifted by 5 bits stay far
+#: inside int64.
+MAX_TERM = 2.0**20
+
+
+def _fixed(values: npt.NDArray[np.floating]) -> npt.NDArray[np.int64]:
+    v = np.asarray(values, dtype=np.float64)
+    if v.size and not (np.isfinite(v).all() and float(np.abs(v).max()) <= MAX_TERM):
+        raise InputError(f"the attack's weights must be finite and within ±{MAX_TERM:g}; "
+                         "retrain the model (topicslab attack-train)", field="attack_model")
+    return np.round(v * FIXED_SCALE).astype(np.int64)
 
 
 @njit(cache=True, inline="always")
 def _pair_score(uniq, u, queries, q, ew, cw, gw, pw, buf):
-    """Score of distinct trace ``u`` against query ``q``: the contributions, summed in
-    ascending order (canonical: equal multisets of contributions give identical floats, as
-    ``scoring.subset_scores``)."""
+    """Float score of distinct trace ``u`` against query ``q`` (the module docstring's
+    formula), the contributions summed in ascending order as ``scoring.subset_scores`` does:
+    the best score reported is this float, the asymmetric attack's own figure when every
+    learned term is zero."""
     c = queries.shape[1]
     m = 0
     hits = 0
@@ -359,61 +365,76 @@ def _pair_score(uniq, u, queries, q, ew, cw, gw, pw, buf):
     return total
 
 
-@njit(cache=True, inline="always")
-def _offer(sc, count, is_true, state):
-    """Fold one trace into (best score, argmax size, true inside) held in ``state``."""
-    if sc > state[0]:
-        state[0] = sc
-        state[1] = count
-        state[2] = 1.0 if is_true else 0.0
-    elif sc == state[0]:
-        state[1] += count
-        if is_true:
-            state[2] = 1.0
-
-
 @njit(cache=True, parallel=True)
-def _score_queries(uniq, counts, ptr, ids, queries, true_u, ew, cw, gw, pw, pw_max, n_blocks,
-                   size, inside, best, found, pool_ids):
-    """Per query: argmax size / true user inside / best score over every website-1 user,
-    whether the true trace is a candidate (shares a topic), and the ``pool`` best-scoring
-    wrong candidates (for hard negatives; ties in arbitrary order).
+def _scan_queries(uniq, counts, queries, true_u, ewf, cwf, gwf, pwf, ew, cw, gw, pw,
+                  n_blocks, size, inside, best, found, pool_ids):
+    """Per query, over every distinct website-1 trace: argmax size, true user inside, best
+    score; whether the true trace is a candidate (shares a topic with the query); and the
+    ``pool`` best-scoring wrong candidates (hard negatives; ties in arbitrary order).
 
-    Candidates (traces sharing a topic with the query) are scored through the inverted index.
-    Any other trace scores ``g[0] + Σ_s pw[x^s, o^s]``, at most ``g[0] + Σ_s max(0,
-    pw_max[o^s])``; only when that bound reaches the best candidate are they all scanned."""
+    One sequential pass per query (cache-friendly: no index). Per query week ``s`` a table
+    ``T[s, x + 1]`` holds the fixed-point contribution of website-1 topic ``x`` in that week
+    (exact weight, co-occurrence or 0), shifted left 5 bits, plus 1 when ``x`` is one of the
+    query's topics. A trace's sum of its ``c`` table entries is therefore its additive score
+    in the high bits and, in the low 5 bits (c < 32, no carry), how many of its weeks show a
+    query topic: 0 for most traces, which need nothing else; the others get the cross-week
+    and count terms from per-topic bitmasks of the query's weeks."""
     n_q, c = queries.shape
     n_u = uniq.shape[0]
+    m = pwf.shape[0]
     pool = pool_ids.shape[1]
     per = (n_q + n_blocks - 1) // n_blocks
     for b in prange(n_blocks):
-        mark = np.full(n_u, -1, dtype=np.int64)
+        table = np.zeros((c, m + 1), dtype=np.int64)
+        weeks_of = np.zeros(m + 1, dtype=np.int64)
+        psc = np.empty(max(pool, 1), dtype=np.int64)
         buf = np.empty(2 * c + 1, dtype=np.float64)
-        psc = np.empty(max(pool, 1), dtype=np.float64)
-        state = np.empty(3, dtype=np.float64)
         for q in range(b * per, min(n_q, (b + 1) * per)):
-            tu = true_u[q]
-            state[0] = -np.inf
-            state[1] = 0.0
-            state[2] = 0.0
-            cand_true = False
-            pn = 0
-            pmin = 0
+            for x in range(m + 1):
+                weeks_of[x] = 0
             for s in range(c):
                 t = queries[q, s]
-                if t < 0:
-                    continue
-                for j in range(ptr[t], ptr[t + 1]):
-                    u = ids[j]
-                    if mark[u] == q:
-                        continue
-                    mark[u] = q
-                    sc = _pair_score(uniq, u, queries, q, ew, cw, gw, pw, buf)
-                    is_true = u == tu
-                    if is_true:
-                        cand_true = True
-                    _offer(sc, counts[u], is_true, state)
-                    if pool > 0 and not is_true:
+                if t >= 0:
+                    weeks_of[t + 1] |= 1 << s
+            for s in range(c):
+                t = queries[q, s]
+                table[s, 0] = 0
+                for x in range(m):
+                    table[s, x + 1] = (pwf[x, t] << 5) if t >= 0 else 0
+                if t >= 0:
+                    table[s, t + 1] = ewf[q, s] << 5
+                for x in range(1, m + 1):
+                    if weeks_of[x] != 0:
+                        table[s, x] += 1
+            tu = true_u[q]
+            g0 = gwf[0]
+            top = np.iinfo(np.int64).min
+            top_u = -1
+            n_top = 0
+            has_true = False
+            pn = 0
+            pmin = 0
+            for u in range(n_u):
+                raw = np.int64(0)
+                for w in range(c):
+                    raw += table[w, uniq[u, w] + 1]
+                if raw & 31:  # a candidate: shares a topic with the query
+                    exact = 0
+                    cross = 0
+                    for w in range(c):
+                        mw = weeks_of[uniq[u, w] + 1]
+                        exact |= mw & (1 << w)
+                        cross |= mw & ~(1 << w)
+                    hit = exact | cross
+                    n_hit = 0
+                    sc = raw >> 5
+                    for s in range(c):
+                        if hit >> s & 1:
+                            n_hit += 1
+                        if cross >> s & 1:
+                            sc += cwf[q, s]
+                    sc += gwf[n_hit]
+                    if pool > 0 and u != tu:
                         if pn < pool:
                             pool_ids[q, pn] = u
                             psc[pn] = sc
@@ -430,29 +451,36 @@ def _score_queries(uniq, counts, ptr, ids, queries, true_u, ew, cw, gw, pw, pw_m
                             for i in range(1, pool):
                                 if psc[i] < psc[pmin]:
                                     pmin = i
-            bound = gw[0]
-            for s in range(c):
-                t = queries[q, s]
-                if t >= 0 and pw_max[t] > 0:
-                    bound += pw_max[t]
-            if bound >= state[0]:  # a non-candidate may reach the best: score them all
-                for u in range(n_u):
-                    if mark[u] != q:
-                        sc = _pair_score(uniq, u, queries, q, ew, cw, gw, pw, buf)
-                        _offer(sc, counts[u], u == tu, state)
-            size[q] = np.int64(state[1])
-            inside[q] = state[2] > 0 and tu >= 0
-            best[q] = state[0]
+                else:
+                    sc = (raw >> 5) + g0
+                if sc > top:
+                    top = sc
+                    top_u = u
+                    n_top = counts[u]
+                    has_true = u == tu
+                elif sc == top:
+                    n_top += counts[u]
+                    if u == tu:
+                        has_true = True
+            cand_true = False
+            if tu >= 0:
+                for w in range(c):
+                    if weeks_of[uniq[tu, w] + 1] != 0:
+                        cand_true = True
+            size[q] = n_top
+            inside[q] = has_true and tu >= 0
+            best[q] = _pair_score(uniq, top_u, queries, q, ew, cw, gw, pw, buf) if top_u >= 0 \
+                else -np.inf
             found[q] = cand_true
 
 
 class _Site1:
-    """Website 1 prepared once: distinct traces, their counts, the inverted index."""
+    """Website 1 prepared once: its distinct traces and how many users hold each."""
 
     def __init__(self, site1: npt.NDArray[np.integer], topics: int) -> None:
         self.n_users = int(site1.shape[0])
+        self.topics = topics
         self.uniq, self.inverse, self.counts = _distinct_traces(site1)
-        self.ptr, self.ids = _postings(self.uniq, topics)
 
     def run(self, queries: npt.NDArray[np.integer], true_rows: npt.NDArray[np.int64],
             ew: npt.NDArray[np.float64], cw: npt.NDArray[np.float64],
@@ -460,6 +488,9 @@ class _Site1:
             ) -> tuple[TargetOutcomes, npt.NDArray[np.bool_], npt.NDArray[np.int64]]:
         q = np.ascontiguousarray(queries, dtype=np.int16)
         n_q = q.shape[0]
+        if q.shape[1] >= 32:
+            raise InputError(f"the learned attack reads at most 31 trace weeks, got "
+                             f"{q.shape[1]}", field="weeks")
         rows = np.asarray(true_rows, dtype=np.int64)
         true_u = np.where(rows >= 0, self.inverse[np.maximum(rows, 0)], -1) if n_q else rows
         size = np.zeros(n_q, dtype=np.int64)
@@ -468,14 +499,14 @@ class _Site1:
         found = np.zeros(n_q, dtype=np.bool_)
         pool_ids = np.full((n_q, pool), -1, dtype=np.int64)
         if n_q:
+            pw_ = np.array(pw, dtype=np.float64)
+            np.fill_diagonal(pw_, 0.0)  # never read as a match: a match is scored by ``a``
+            ew_, cw_, gw_ = (np.ascontiguousarray(v, dtype=np.float64) for v in (ew, cw, gw))
             blocks = max(1, min(n_q, 4 * numba.get_num_threads()))
-            _score_queries(self.uniq, self.counts, self.ptr, self.ids, q,
-                           np.ascontiguousarray(true_u, dtype=np.int64),
-                           np.ascontiguousarray(ew, dtype=np.float64),
-                           np.ascontiguousarray(cw, dtype=np.float64),
-                           np.ascontiguousarray(gw, dtype=np.float64),
-                           np.ascontiguousarray(pw, dtype=np.float64), pw.max(0), blocks,
-                           size, inside, best, found, pool_ids)
+            _scan_queries(self.uniq, self.counts, q,
+                          np.ascontiguousarray(true_u, dtype=np.int64),
+                          _fixed(ew_), _fixed(cw_), _fixed(gw_), _fixed(pw_),
+                          ew_, cw_, gw_, pw_, blocks, size, inside, best, found, pool_ids)
         return TargetOutcomes(size, inside, best), found, pool_ids
 
 
