@@ -131,6 +131,18 @@ def test_training_never_keeps_a_worse_model() -> None:
         assert kept[-1]["validation_gain"] > kept[-1]["validation_gain_se"]
 
 
+def test_zero_epochs_is_the_counted_cooccurrence_only() -> None:
+    """``epochs = 0``: the counted co-occurrence (epoch 0) is validated and kept or not, no
+    gradient step is taken (the residual, cross-week and count terms stay zero)."""
+    train = clique_sets(1500, seed=1)
+    att = train_attack(train, weeks=4, config=LearnedAttackConfig(epochs=0, **TINY), seed=3)
+    a, b, g, pw = att.terms()
+    assert not a.any() and not b.any() and not g.any()
+    assert [h["epoch"] for h in att.metadata["history"]] == [-1, 0]
+    assert att.metadata["best_epoch"] in (-1, 0)
+    assert pw.any() == (att.metadata["best_epoch"] == 0)
+
+
 @pytest.fixture(scope="module")
 def small_attack():
     sets = persistent_sets(300, seed=4)
@@ -321,7 +333,7 @@ def test_cli_cuda_refused_without_gpu(tmp_path) -> None:
 
 
 @pytest.mark.parametrize(("field", "value"), [("negatives", 1001), ("negatives", 0),
-                                              ("epochs", 0), ("hard_fraction", 1.5),
+                                              ("epochs", -1), ("hard_fraction", 1.5),
                                               ("l2", -1.0), ("validation", 0)])
 def test_config_refuses_out_of_range(field: str, value: object) -> None:
     with pytest.raises(InputError) as exc:

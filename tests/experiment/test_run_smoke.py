@@ -228,3 +228,36 @@ def test_theory_section_adds_only_its_stage(smoke: tuple[Path, dict]) -> None:
     section = html.split('<section id="theory">')[1].split("</section>")[0]
     assert "data:image/png;base64," in section and "Bayes attacker" in section
     validate_results(res)
+
+
+def test_learned_section_adds_only_its_stage(smoke: tuple[Path, dict]) -> None:
+    """``--learned``: the learned attack trained on the synthetic sample and on the population,
+    attacking the population for r = 1..4 beside the hand-made attacks, in results.json and
+    the report; every other stage is reused."""
+    out, first = smoke
+    assert first["learned_attack"] is None
+    res = run("smoke", out, seed=1, overrides={"learned": True})
+    assert "learned_attack" in res["stage_seconds"]
+    assert "learned_attack" not in res["cached_stages"]
+    assert {"population", "dp_statistics", "fit", "sample"} <= set(res["cached_stages"])
+    la = res["learned_attack"]
+    assert la["users"] == res["population"]["users"] and la["trials"] == 2
+    assert la["epochs"] == 0 and la["synthetic_users"] == res["sample"]["users"]
+    assert [row["weeks"] for row in la["rows"]] == [1, 2, 3, 4]
+    for row in la["rows"]:
+        for key in ("learned_synthetic", "learned_population"):
+            # a learned attack that kept nothing is the asymmetric attack, target by target
+            if row[key]["training"]["best_epoch"] < 0:
+                assert row[key]["risk"] == pytest.approx(row["asymmetric"]["risk"], abs=1e-12)
+            assert 0.0 <= row[key]["candidate_recall"] <= 1.0
+        g = row["gaps"]["synthetic_vs_asymmetric"]
+        assert g["mean"] == pytest.approx(row["learned_synthetic"]["risk"]
+                                          - row["asymmetric"]["risk"], abs=1e-12)
+        assert g["ci95"][0] <= g["mean"] <= g["ci95"][1]
+    html = (out / "report.html").read_text(encoding="utf-8")
+    section = html.split('<section id="learned-attack">')[1].split("</section>")[0]
+    assert "data:image/png;base64," in section and "trained on the synthetic" in section
+    validate_results(res)
+    again = run("smoke", out, seed=1, overrides={"learned": True})
+    assert "learned_attack" in again["cached_stages"]
+    assert again["learned_attack"] == la

@@ -105,7 +105,8 @@ class LearnedAttackConfig:
             ``hard_pool`` wrong candidates of the query (the rest: uniform users).
         hard_pool: candidates per query the hard negatives are drawn from.
         epochs: passes (fresh API answers each); the best epoch on the validation trial is
-            kept, the untrained start (the asymmetric attack) included.
+            kept, the untrained start (the asymmetric attack) included. 0: only the counted
+            co-occurrence term (epoch 0), gated like any epoch.
         queries_per_epoch: training queries (users) per epoch.
         batch_users: queries per optimiser step (each with 1 + ``negatives`` pairs).
         lr: Adam learning rate.
@@ -135,8 +136,10 @@ class LearnedAttackConfig:
         for name in ("negatives", "hard_pool", "epochs", "queries_per_epoch",
                      "batch_users", "validation"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise InputError(f"must be a positive integer, got {v!r}", field=name)
+            least = 0 if name == "epochs" else 1  # 0 epochs: the counted co-occurrence only
+            if isinstance(v, bool) or not isinstance(v, int) or v < least:
+                kind = "a non-negative" if least == 0 else "a positive"
+                raise InputError(f"must be {kind} integer, got {v!r}", field=name)
         if self.negatives > MAX_NEGATIVES:
             raise InputError(f"must be at most {MAX_NEGATIVES:,} (Carey et al. use 10; every "
                              f"negative is one more pair per user and step), got "

@@ -22,7 +22,8 @@ def attack_train(
     out_dir: Path = typer.Option(..., "--out", "-o", help="Model directory to write."),
     weeks: int = typer.Option(4, "--weeks", "-w", help="Call-weeks r of the traces."),
     epochs: int = typer.Option(2, "--epochs", help="Training passes (fresh API answers "
-                                                    "each; the best on validation is kept)."),
+                                                    "each; the best on validation is kept; 0: "
+                                                    "the counted co-occurrence only)."),
     batch_users: int = typer.Option(2048, "--batch-users", help="Queries per step."),
     negatives: int = typer.Option(10, "--negatives", help="Non-matching pairs per query."),
     hard_fraction: float = typer.Option(1.0, "--hard-fraction",

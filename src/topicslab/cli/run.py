@@ -154,6 +154,17 @@ def run(
         False, "--theory",
         help="Add the population's risk against r with the Bayes attacker and the bounds "
              "(Carey et al. Fig. 2; exact sums up to 3 weeks, a sampled Bayes attacker beyond)."),
+    learned: bool = typer.Option(
+        False, "--learned",
+        help="Add the learned attack (Carey et al. App. E.1.3) trained on the synthetic sample "
+             "and on the population, attacking the population for r = 1..weeks (about 6 min "
+             "at 1M users on 2 cores; see docs/learned_attack.md)."),
+    learned_epochs: int | None = typer.Option(
+        None, "--learned-epochs",
+        help="Its gradient epochs after the counted co-occurrence (default 0: nearly all of "
+             "the measured gain; each epoch adds ~3 min per r at 1M users)."),
+    learned_trials: int | None = typer.Option(
+        None, "--learned-trials", help="Its trials of --targets targets per r (default 2)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Recompute every stage."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
 ) -> None:
@@ -182,7 +193,14 @@ def run(
                  "refit_per_trial": True if refit_per_trial else None,
                  "fidelity_trials": fidelity_trials,
                  "disclosure": False if no_disclosure else None,
-                 "theory": True if theory else None}
+                 "theory": True if theory else None,
+                 "learned": True if learned else None, "learned_epochs": learned_epochs,
+                 "learned_trials": learned_trials}
+    for option, value in (("--learned-epochs", learned_epochs),
+                          ("--learned-trials", learned_trials)):
+        if value is not None and not learned:
+            raise InputError(f"{option} sizes the learned-attack section: add --learned (or "
+                             f"drop {option})", field=option)
     if fidelity_trials is not None and sets is None and stats is not None:
         raise InputError("--fidelity-trials sizes the release-fidelity check, which compares "
                          "with the population: a run from --stats has none (drop "
@@ -191,6 +209,9 @@ def run(
     if theory and sets is None and stats is not None:
         raise InputError("--theory measures the population: a run from --stats has none "
                          "(drop --theory, or give --sets)", field="--theory")
+    if learned and sets is None and stats is not None:
+        raise InputError("--learned attacks the population: a run from --stats has none "
+                         "(drop --learned, or give --sets)", field="--learned")
     _check_size(preset, users, overrides, users_known=sets is None and stats is None,
                 out_dir=out_dir)
     # every stage's artefacts are all-or-nothing and recorded once complete, so Ctrl-C keeps

@@ -516,6 +516,26 @@ def run(
             "theory", {"weeks": cfg.weeks, "targets": cfg.targets, "seed": seed},
             [pop_key or ""], [], _theory)
 
+    # ---- the learned attack: trained on the release, attacking the population ----------------
+    results["learned_attack"] = None
+    if cfg.learned and results["population"] is not None:
+        def _learned() -> dict[str, Any]:
+            from topicslab.attacks.learned import LearnedAttackConfig
+            from topicslab.attacks.learned_curve import learned_curve
+
+            curve = learned_curve(population_sets(), synthetic_sets(),
+                                  weeks=range(1, cfg.weeks + 1),
+                                  config=LearnedAttackConfig(epochs=cfg.learned_epochs),
+                                  targets=cfg.targets, trials=cfg.learned_trials,
+                                  seed=seed + 50, progress=progress)
+            return curve.to_dict()
+
+        _, results["learned_attack"] = runner.stage(
+            "learned_attack", {"weeks": cfg.weeks, "targets": cfg.targets,
+                               "trials": cfg.learned_trials, "epochs": cfg.learned_epochs,
+                               "seed": seed},
+            [pop_key or "", sample_key], [], _learned)
+
     # ---- QIF and disclosure sections ---------------------------------------------------------
     def _qif() -> dict[str, Any]:
         from topicslab import qif

@@ -48,6 +48,12 @@ class Preset:
     theory: bool = False             # the population's risk against r with the Bayes attacker
                                      # and the framework's bounds (Carey et al. Fig. 2): exact
                                      # sums up to 3 weeks, sampled Bayes attacker beyond
+    learned: bool = False            # the learned attack (Carey et al. App. E.1.3) trained on
+                                     # the synthetic sample and on the population, attacking
+                                     # the population, r = 1..weeks
+    learned_epochs: int = 0          # its training passes (0: the counted co-occurrence,
+                                     # gated on validation: nearly all of the gain measured)
+    learned_trials: int = 2          # its trials of ``targets`` targets per r
 
     def __post_init__(self) -> None:
         from topicslab.errors import InputError
@@ -59,13 +65,21 @@ class Preset:
         if self.fit_target not in (None, "bar"):
             raise InputError(f"fit_target must be None or 'bar', got {self.fit_target!r}",
                              field="fit_target")
-        for name in ("fit_steps", "fidelity_trials", "types", "users", "weeks"):
+        for name in ("fit_steps", "fidelity_trials", "types", "users", "weeks",
+                     "learned_trials"):
             v = getattr(self, name)
             if v is None and name == "types":
                 continue
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise InputError(f"{name} must be a positive integer, got {v!r}",
                                  field="--" + name.replace("_", "-"))
+        if self.learned:  # (imports torch: only when the stage runs)
+            from topicslab.attacks.learned import LearnedAttackConfig
+
+            try:
+                LearnedAttackConfig(epochs=self.learned_epochs)
+            except InputError as exc:
+                raise InputError(exc.message, field="--learned-epochs") from None
         m = self.fit_minutes
         if isinstance(m, bool) or not isinstance(m, int | float) or not 0 < m < float("inf"):
             # checked here, before the population and the statistics are computed: the fit

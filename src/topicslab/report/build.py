@@ -6,7 +6,8 @@ population calibration, DP statistics and privacy ledger, top topics (Fig. 1) an
 (Fig. 8 / App. C), release fidelity (risk against weeks observed, Carey et al. Fig. 2 style,
 and the gap table: the verdict), the paper's re-identification protocol (Fig. 6), the
 population's risk against r with the Bayes attacker and the bounds (Carey et al. Fig. 2,
-``--theory``), QIF, disclosure, timings and environment.
+``--theory``), the learned attack trained on the synthetic sample against the population
+(Carey et al. Fig. 5, ``--learned``), QIF, disclosure, timings and environment.
 
 Public names:
     build_report(results, *, statistics, synthetic, population, errors_path) -> str
@@ -26,7 +27,8 @@ from topicslab.report.html import Section, figure, fmt, paragraph, render, table
 
 SECTION_IDS = ("summary", "input", "population", "ledger", "top-topics", "top-pairs", "fit",
                "fit-quality", "distinct-topics", "stationarity", "fidelity",
-               "reidentification", "theory", "qif", "disclosure", "timings")
+               "reidentification", "theory", "learned-attack", "qif", "disclosure",
+               "timings")
 
 
 def _pct(x: Any) -> str:
@@ -379,6 +381,51 @@ def _theory(r: dict[str, Any]) -> Section:
     return Section("theory", title, body)
 
 
+def _learned_attack(r: dict[str, Any]) -> Section:
+    """The learned attack trained on the release vs on the population (Carey et al. Fig. 5)."""
+    la = r.get("learned_attack")
+    title = "Learned attack trained on the synthetic release (Carey et al. App. E.1.3)"
+    if not la:
+        return Section("learned-attack", title, paragraph(
+            "Not computed for this run (topicslab run --learned adds it).", "note"))
+    rows = la["rows"]
+
+    def gap(g: dict[str, Any]) -> str:
+        return (f"{100 * g['mean']:+.3f} pp [{100 * g['ci95'][0]:+.3f}, "
+                f"{100 * g['ci95'][1]:+.3f}]")
+
+    def kept(row: dict[str, Any], key: str) -> str:
+        epoch = row[key]["training"]["best_epoch"]
+        return "asymmetric (nothing beat it)" if epoch is None or epoch < 0 else (
+            "counted co-occurrence" if epoch == 0 else f"epoch {epoch}")
+
+    header = ["r", "Hamming", "asymmetric", "learned (population)", "learned (synthetic)",
+              "synthetic − asymmetric", "synthetic − population", "kept (synthetic)",
+              "candidate recall"]
+    body = figure(fg.learned_attack_curve(rows, la["users"]),
+                  "Risk against r: the learned attack by its training data")
+    body += table(f"Expected risk on the population ({la['users']:,} users, "
+                  f"{la['targets']:,} targets × {la['trials']} trials per r), with the paired "
+                  "gaps and their 95% intervals", header,
+                  [[row["weeks"], _pct(row["hamming"]["risk"]), _pct(row["asymmetric"]["risk"]),
+                    _pct(row["learned_population"]["risk"]),
+                    _pct(row["learned_synthetic"]["risk"]),
+                    gap(row["gaps"]["synthetic_vs_asymmetric"]),
+                    gap(row["gaps"]["synthetic_vs_population"]),
+                    kept(row, "learned_synthetic"),
+                    _pct(row["learned_synthetic"]["candidate_recall"])]
+                   for row in rows])
+    body += paragraph(
+        "Two learned attacks per r: one trained on the synthetic sample (what a researcher "
+        "holding only the public release can do), one on the population (possible only with "
+        "the private data). Both start from the asymmetric attack and keep a learned term only "
+        f"where it beats it on a validation trial of their own training data "
+        f"({la['epochs']} gradient epoch(s) after the counted co-occurrence). All four attacks "
+        "attack the same targets of the population in the same trials, so the gaps are paired "
+        "per target; the intervals are normal 95% intervals over all targets.", "note")
+    return Section("learned-attack", title, body)
+
+
 def _external(section_id: str, title: str, block: Any, missing: str) -> Section:
     if not block:
         return Section(section_id, title, paragraph(missing, "note"))
@@ -415,6 +462,7 @@ def build_report(results: dict[str, Any], *, statistics: Any, synthetic: Any,
         _top_topics(statistics, syn_stats, pop_stats),
         _top_pairs(statistics, syn_stats, pop_stats), _fit(r), _fit_quality(r, errors_path),
         _distinct(r), _stationarity(r), _fidelity(r), _reid(r), _theory(r),
+        _learned_attack(r),
         _external("qif", "Privacy–utility trade-off (QIF)", r.get("qif"),
                   "QIF section not computed."),
         _external("disclosure", "Sensitive-interest disclosure", r.get("disclosure"),

@@ -12,6 +12,8 @@ backend (no display) and returns PNG bytes; :func:`data_uri` embeds them in the 
   the relative gaps below it.
 * :func:`risk_and_bounds` — Carey et al. Fig. 2 with the theory: the attacks, the Bayes-optimal
   attacker (Corollary 1) and the bounds against the weeks observed.
+* :func:`learned_attack_curve` — Carey et al. Fig. 5 style: the learned attack trained on the
+  synthetic sample and on the population against the hand-made attacks, risk against r.
 * :func:`top_pairs` — Dick et al. Fig. 7: the top within-week and across-week pairs, DP
   statistics vs synthetic vs population.
 """
@@ -267,6 +269,34 @@ def risk_and_bounds(rows: Sequence[Mapping[str, Any]], users: int) -> bytes:
     ax.set_xticks(r)
     ax.set_title(f"Risk, the Bayes attacker and bounds, {users:,} users (Carey et al. Fig. 2)")
     ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return _png(fig)
+
+
+#: the lines of ``learned_attack_curve``: (row key, label, line style)
+LEARNED_LINES = (("hamming", "Hamming attack", "-o"),
+                 ("asymmetric", "asymmetric attack", "-s"),
+                 ("learned_population", "learned attack, trained on the population", "--^"),
+                 ("learned_synthetic", "learned attack, trained on the synthetic sample", "-^"))
+
+
+def learned_attack_curve(rows: Sequence[Mapping[str, Any]], users: int) -> bytes:
+    """Expected risk (%) on the population against r with 95% intervals: the hand-made attacks
+    and the learned attack by its training data (``LearnedCurve.rows``)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.4))
+    r = np.array([row["weeks"] for row in rows], dtype=float)
+    for i, (key, label, style) in enumerate(LEARNED_LINES):
+        y = np.array([100 * row[key]["risk"] for row in rows])
+        lo = np.array([100 * row[key]["ci95"][0] for row in rows])
+        hi = np.array([100 * row[key]["ci95"][1] for row in rows])
+        ax.errorbar(r, y, yerr=[np.maximum(y - lo, 0), np.maximum(hi - y, 0)], fmt=style,
+                    ms=4, capsize=3, color=_COLOURS[i % len(_COLOURS)], label=label)
+    ax.set_xlabel("weeks observed r")
+    ax.set_ylabel("re-identification accuracy (%)")
+    ax.set_xticks(r)
+    ax.set_title(f"Learned attack on the population, {users:,} users (Carey et al. Fig. 5)")
+    ax.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
     return _png(fig)
 
