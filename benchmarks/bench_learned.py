@@ -4,6 +4,11 @@ hand-made ones, r = 4.
     python benchmarks/bench_learned.py [--sets POP.parquet | --users N] [--synthetic SYN.parquet]
                                        [--epochs 2] [--targets 10240] [--trials 3]
                                        [--weeks 4] [--skip-population]
+    python benchmarks/bench_learned.py --sets POP.parquet --model ATTACKDIR [--trials 1]
+
+With ``--model`` (a directory of ``topicslab attack-train``) nothing is trained: the saved
+attack runs on the population (the inference benchmark, e.g. 10M users × 10,240 targets);
+the peak resident memory is printed at the end.
 
 Trains the learned attack on the population itself (fresh API answers: the attacker's
 training pairs are not the attacked traces) and, with ``--synthetic``, on a synthetic
@@ -94,10 +99,16 @@ def main() -> None:
     ap.add_argument("--json")
     ap.add_argument("--skip-population", action="store_true",
                     help="train on --synthetic only")
+    ap.add_argument("--model", help="attack directory: no training, inference only")
     args = ap.parse_args()
+    t0 = time.perf_counter()
     pop = _load(args.sets, args.users, 1)
     report: dict = {"users": pop.n_users, "weeks": args.weeks, "targets": args.targets,
-                    "trials": args.trials, "epochs": args.epochs}
+                    "trials": args.trials, "epochs": args.epochs,
+                    "read_seconds": time.perf_counter() - t0}
+    if args.model:
+        _inference_only(pop, args, report)
+        return
     sources = [] if args.skip_population else [("population", pop)]
     if args.synthetic:
         sources.append(("synthetic", _load(args.synthetic, 0, 0)))
@@ -121,6 +132,30 @@ def main() -> None:
                          "expected_ci95": list(a.expected_ci95), "risk": a.risk_mean}
         report[f"trained_on_{label}"] = row
         print(json.dumps({label: row}, indent=1), flush=True)
+    if args.json:
+        from topicslab._atomic import write_text_atomic
+
+        write_text_atomic(args.json, json.dumps(report, indent=2))
+
+
+def _inference_only(pop, args, report: dict) -> None:
+    import resource
+
+    from topicslab.attacks.learned import load_attack
+
+    att = load_attack(args.model)
+    res = measure_risk_learned(pop, att, weeks=att.weeks, compare=("asymmetric",),
+                               targets=args.targets, trials=args.trials, seed=0, progress=True)
+    report.update({
+        "model": args.model, "weeks": att.weeks,
+        "learned_expected_risk": res.attacks["learned"].expected_risk_mean,
+        "asymmetric_expected_risk": res.attacks["asymmetric"].expected_risk_mean,
+        "candidate_recall": res.attacks["learned"].description["candidate_recall"],
+        "learned_seconds": [t["learned_seconds"] for t in res.per_trial],
+        "learned_stages": [t["learned_stages"] for t in res.per_trial],
+        "trial_seconds": [t["seconds"] for t in res.per_trial],
+        "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20})
+    print(json.dumps(report, indent=1), flush=True)
     if args.json:
         from topicslab._atomic import write_text_atomic
 

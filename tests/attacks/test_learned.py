@@ -307,6 +307,14 @@ def test_cli_train_then_reid(tmp_path) -> None:
                               "--attack-model", str(tmp_path / "att"), "--weeks", "3",
                               "--no-progress"])
     assert res.exit_code == 2 and "trained on r = 2" in res.output
+    # an attacker trained at another p is a legitimate experiment, but it is said
+    res = runner.invoke(app, ["reid", "--sets", str(pop), "--attack", "learned",
+                              "--attack-model", str(tmp_path / "att"), "--weeks", "2",
+                              "--targets", "20", "--trials", "1", "--p", "0.1",
+                              "--no-progress"])
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.output.split())
+    assert "trained at p = 0.05" in said and "simulated at p = 0.1" in said
 
 
 def test_hand_made_figures_equal_measure_risk(small_attack) -> None:

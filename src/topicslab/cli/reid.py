@@ -317,6 +317,12 @@ def reid(
             raise InputError("the learned attack scores with its own engine: drop --engine",
                              field="--engine")
         learned = load_attack(attack_model, device=device)
+        trained_p = learned.metadata.get("p")
+        if isinstance(trained_p, int | float) and not math.isclose(trained_p, p):
+            # a legitimate experiment (an attacker trained on another mechanism), but said
+            err.print(f"[yellow]note[/]: the learned attack was trained at p = {trained_p:g}; "
+                      f"these traces are simulated at p = {p:g} (its gains Δ are estimated "
+                      "from website 1 as usual, its learned terms come from the training p)")
         names = [n for n in names if n != "learned"]
     elif attack_model is not None:
         raise InputError("--attack-model goes with --attack learned", field="--attack-model")
