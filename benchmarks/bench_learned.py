@@ -148,6 +148,8 @@ def _inference_only(pop, args, report: dict) -> None:
                                targets=args.targets, trials=args.trials, seed=0, progress=True)
     report.update({
         "model": args.model, "weeks": att.weeks,
+        "epochs": att.metadata.get("epochs"), "best_epoch": att.metadata.get("best_epoch"),
+        "train_users": att.metadata.get("users"),
         "learned_expected_risk": res.attacks["learned"].expected_risk_mean,
         "asymmetric_expected_risk": res.attacks["asymmetric"].expected_risk_mean,
         "candidate_recall": res.attacks["learned"].description["candidate_recall"],
