@@ -249,3 +249,16 @@ def test_ldp_delta_explicit_pairs():
     expect = max(sum(max(0.0, p[i, o] - math.exp(0.5) * p[j, o]) for o in range(2))
                  for i, j in itertools.product(range(2), repeat=2))
     assert ldp_delta(p, 0.5) == pytest.approx(expect)
+
+
+def test_topics_bounds_corollary1_past_the_cell_limit_at_four_weeks():
+    """Past ``max_cells`` at four trace weeks Corollary 1 is still exact (qif.coverage) and
+    equals the explicit matrix; the other sums are marked as out of reach."""
+    n, m = 12, 8
+    sets = _toy_population(n, 4, m, seed=21)
+    mech = Mechanism(k=5, taxonomy=sets.taxonomy)
+    b = reid_bounds(sets, weeks=4, seed=3, max_cells=10)
+    p = _explicit_p(sets.sets, mech.q_in, mech.q_out, m)
+    assert b.full_information_bound == pytest.approx(full_information_bound(p), rel=1e-9)
+    assert b.matching_bound is None and b.partial_information_bound is None
+    assert b.mutual_information is None and "best cover" in b.notes[0]

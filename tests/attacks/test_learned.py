@@ -16,8 +16,10 @@ from topicslab.api import Mechanism, observe
 from topicslab.attacks import measure_risk
 from topicslab.attacks.learned import (
     FORMAT_VERSION,
+    MAX_TERM,
     LearnedAttackConfig,
     _new_attack,
+    _Site1,
     attack_outcomes,
     load_attack,
     measure_risk_learned,
@@ -51,10 +53,9 @@ def clique_sets(n: int, weeks: int = 4, seed: int = 0) -> TopicSets:
     return TopicSets(np.repeat(prof[:, None, :], weeks, axis=1).astype(np.int16), "v2")
 
 
-def brute_scores(att, site1, queries, delta):
-    """Reference score of every (query, site-1 row), straight from the module docstring's
-    formula (numpy, no index), contributions summed in ascending order."""
-    a, b, g, pw = att.terms()
+def _reference(site1, queries, ew, cw, gw, pw):
+    """The module docstring's score from explicit per-query weights (``_Site1.run``'s
+    inputs), contributions summed in ascending order."""
     out = np.empty((len(queries), len(site1)))
     for qi, o in enumerate(queries):
         for u, x in enumerate(site1):
@@ -64,20 +65,26 @@ def brute_scores(att, site1, queries, delta):
                     continue
                 hit = False
                 if x[s] == t:
-                    parts.append(delta[t] + a[t])
+                    parts.append(ew[qi, s])
                     hit = True
                 elif x[s] >= 0:
                     parts.append(pw[x[s], t])
                 if any(x[w] == t for w in range(len(o)) if w != s):
-                    parts.append(b[t])
+                    parts.append(cw[qi, s])
                     hit = True
                 hits += hit
-            parts.append(g[hits])
-            total = 0.0
-            for v in sorted(parts):
-                total += v
-            out[qi, u] = total
+            parts.append(gw[hits])
+            out[qi, u] = sum(sorted(parts), 0.0)
     return out
+
+
+def brute_scores(att, site1, queries, delta):
+    """Reference score of every (query, site-1 row), straight from the module docstring's
+    formula (numpy, no index), contributions summed in ascending order."""
+    a, b, g, pw = att.terms()
+    q = np.asarray(queries)
+    idx = np.where(q >= 0, q, 0)
+    return _reference(site1, q, delta[idx] + a[idx], b[idx], g, pw)
 
 
 def test_untrained_is_the_asymmetric_attack_bit_for_bit() -> None:
@@ -191,10 +198,9 @@ def test_outcomes_and_candidate_recall_match_a_reference(small_attack) -> None:
 
 
 def test_sixteen_weeks_and_every_term_match_the_reference() -> None:
-    """The longest traces the engines take (16 weeks: the kernel's per-trace count of weeks
-    showing a query topic fills its 5 low bits without carry) and ties between different
-    week orders of the same contributions: the fixed-point sums tie exactly where the
-    reference's sorted float sums do."""
+    """The longest traces the engines take (16 weeks) with every learned term non-zero:
+    argmax sets, the true user in them and the best score equal the reference's (ties
+    between different week orders are tested below, on the kernel itself)."""
     weeks = 16
     sets = persistent_sets(150, weeks=weeks, seed=9)
     att = _new_attack(M, "v2", weeks, 1, LearnedAttackConfig(**TINY), "cpu")
@@ -217,6 +223,55 @@ def test_sixteen_weeks_and_every_term_match_the_reference() -> None:
     np.testing.assert_array_equal(out.in_argmax, members[np.arange(len(rows)), rows])
     np.testing.assert_array_equal(out.best_score, best)
     assert got.mean() > 0.5
+
+
+def test_kernel_ties_across_week_orders_at_31_weeks() -> None:
+    """The kernel's limit (31 trace weeks: its per-trace count of weeks showing a query topic
+    fills 5 low bits without carry), weights that are not multiples of 2^-32, and ties
+    between traces that hold the same contributions in different weeks: a query showing t in
+    two weeks, one trace with t in the first and z in the second, another the reverse, both
+    get {exact(t), pair(z, t), cross(t), count(2)}."""
+    rng = np.random.default_rng(5)
+    c, m, n = 31, 12, 40
+    site1 = rng.integers(-1, m, size=(n, c)).astype(np.int16)
+    queries = rng.integers(-1, m, size=(6, c)).astype(np.int16)
+    queries[0] = -1
+    queries[0, [4, 20]] = 3  # topic 3 in weeks 4 and 20, nothing else
+    site1[10] = -1
+    site1[10, [4, 20]] = (3, 7)
+    site1[11] = -1
+    site1[11, [4, 20]] = (7, 3)
+    queries[1] = site1[12]  # every week matched by one trace
+    ew = np.repeat(rng.normal(3.0, 1.0, size=(1, c)), 6, axis=0) + rng.normal(size=(6, 1)) / 3
+    ew[0, :] = 2.0 / 3.0  # one exact weight for topic 3 in both of its weeks
+    cw = np.abs(rng.normal(size=(6, c))) / 7
+    cw[0, :] = 1.0 / 7.0
+    gw = rng.normal(size=c + 1) / 11
+    pw = rng.normal(size=(m, m)) / 13
+    pw[7, 3] = 5.0  # z = 7 with t = 3 outranks every other trace for query 0
+    rows = np.array([10, 12, 0, 1, 2, 3], dtype=np.int64)
+    out, found, _ = _Site1(site1, m).run(queries, rows, ew, cw, gw, pw)
+    sc = _reference(site1, queries, ew, cw, gw, pw)
+    best = sc.max(1)
+    members = sc == best[:, None]
+    np.testing.assert_array_equal(out.argmax_size, members.sum(1))
+    np.testing.assert_array_equal(out.in_argmax, members[np.arange(len(rows)), rows])
+    np.testing.assert_allclose(out.best_score, best, rtol=0, atol=1e-12)
+    assert out.argmax_size[0] == 2 and out.in_argmax[0]  # traces 10 and 11 tie
+    assert found[0] and found[1]
+
+
+def test_kernel_refusals() -> None:
+    site1 = np.zeros((3, 32), dtype=np.int16)
+    w = np.zeros((1, 32))
+    with pytest.raises(InputError, match="31 trace weeks"):
+        _Site1(site1, 4).run(site1[:1], np.zeros(1, dtype=np.int64), w, w, np.zeros(33),
+                             np.zeros((4, 4)))
+    site1 = np.zeros((3, 2), dtype=np.int16)
+    w = np.zeros((1, 2))
+    with pytest.raises(InputError, match="within"):
+        _Site1(site1, 4).run(site1[:1], np.zeros(1, dtype=np.int64), w + 2 * MAX_TERM, w,
+                             np.zeros(3), np.zeros((4, 4)))
 
 
 def test_model_files_round_trip(small_attack, tmp_path) -> None:
@@ -265,6 +320,16 @@ def test_bad_model_directories(small_attack, tmp_path) -> None:
         assert e.value.field == field, (change, str(e.value))
         _one_line(e.value)
     (d / "model.json").write_text(json.dumps(meta))
+    from safetensors.torch import load_file, save_file
+
+    good = load_file(str(d / "model.safetensors"))
+    huge = dict(good)
+    huge["scorer.pair"] = huge["scorer.pair"].clone()
+    huge["scorer.pair"][0, 1] = 1e9  # finite, but past what fixed-point scores hold
+    save_file(huge, str(d / "model.safetensors"))
+    with pytest.raises(InputError, match="beyond") as e:
+        load_attack(d)
+    assert e.value.field == "scorer.pair" and e.value.file.endswith("model.safetensors")
     (d / "model.safetensors").write_bytes(b"garbage")
     with pytest.raises(InputError, match="cannot read safetensors"):
         load_attack(d)

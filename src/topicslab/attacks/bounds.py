@@ -18,7 +18,9 @@ figures are exact sums over all ``|T|^r`` traces computed without materialising 
 (``topicslab.qif.product_channel``: slices of the trace space, users grouped by the topics
 they hold; time ∝ ``|T'|^r`` for the |T'| topics that occur, memory ∝ ``|T'|^2``): three weeks
 of the full taxonomy take seconds at 1M users, four weeks ~500× longer, so by default they are
-computed up to ``max_cells`` (three weeks) and reported as ``None`` beyond. The partial-
+computed up to ``max_cells`` (three weeks) and reported as ``None`` beyond, except
+Corollary 1 at four weeks, which depends on a trace only through how many weeks its best user
+covers (``topicslab.qif.coverage``: |T|^3 prefixes, seconds at 1M users). The partial-
 information bound uses the parametric model of Theorem 1 (the optimal attacker is then the
 asymmetric attack).
 
@@ -47,6 +49,7 @@ from topicslab.attacks.asymmetric import asymmetric_weights
 from topicslab.attacks.popularity import estimate_popularity
 from topicslab.datamodel import TopicSets
 from topicslab.errors import InputError
+from topicslab.qif.coverage import corollary1_four_weeks
 from topicslab.qif.product_channel import ProductChannel, topics_channel
 
 #: Default limit on the trace cells an exact bound visits (``ProductChannel.cells``).
@@ -334,6 +337,8 @@ def reid_bounds(
         max_cells: the sums over all ``|T|^r`` traces (Corollary 1, Lemmas 2, 4, 9) are exact
             and computed when they visit at most this many cells (``ProductChannel``: 1e8
             for three weeks of the v2 taxonomy, seconds at 1M users; 4.8e10 for four, hours).
+            Corollary 1 alone is exact at four trace weeks whatever ``max_cells``
+            (``qif.coverage``: |T|^3 prefixes, about 10 s at 1M users).
     """
     mech = mechanism or Mechanism(k=sets.k, taxonomy=sets.taxonomy)
     if mech.k != sets.k or mech.tax.size != sets.taxonomy.size:
@@ -387,11 +392,18 @@ def reid_bounds(
         else:
             out.notes.append(f"the partial-information bound sums over {partial.cells:.3g} "
                              f"trace cells (> max_cells {max_cells:.3g})")
+    elif trace_weeks == 4:
+        # Corollary 1 depends on a trace only through how many weeks its best user covers:
+        # |T|^3 prefixes instead of |T|^4 cells (qif.coverage)
+        out.full_information_bound = corollary1_four_weeks(profiles, m, mech.q_in, mech.q_out)
+        out.notes.append(f"Corollary 1 exact by the best cover of each 3-week prefix; the "
+                         f"matching, partial-information and mutual-information bounds sum "
+                         f"over {channel.cells:.3g} trace cells (> max_cells {max_cells:.3g})")
     else:
         out.notes.append(f"full-information, matching, partial-information and mutual-"
                          f"information bounds sum over {channel.cells:.3g} trace cells "
-                         f"(> max_cells {max_cells:.3g}; exact up to 3 weeks of the full "
-                         f"taxonomy by default)")
+                         f"(> max_cells {max_cells:.3g}; Corollary 1 is exact up to 4 weeks, "
+                         f"the others up to 3 weeks of the full taxonomy by default)")
     if ldp >= 1:
         out.notes.append("the LDP bound exceeds 1 (vacuous): the per-answer epsilon is large")
     return out

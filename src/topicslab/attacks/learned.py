@@ -37,16 +37,18 @@ it beats the asymmetric start by more than ``gate`` standard errors of the paire
 difference (and the states kept before), otherwise the attack stays the asymmetric one: more
 epochs never make the validation risk worse.
 
-Inference (``attack_outcomes``): exact over every website-1 user. Each query scans website
-1's distinct traces once (numba, queries in parallel): per query week a table gives the
-contribution of every website-1 topic, so most traces cost ``c`` table reads; the few that
-show one of the query's topics also get the cross-week and count terms. Contributions are
-summed in fixed point (multiples of 2^-32, int64), which is exact and order-free, so equal
-multisets of contributions tie exactly; the best score reported is the float sum in
-ascending order, as ``scoring.subset_scores`` forms it. The attacker names a uniform user
-among the best-scoring ones (expected success ``1/|argmax|`` when the true user is in it, as
-for the other attacks). The *candidate recall* (share of targets whose true user shares at
-least one topic with the query) is reported.
+Inference (``attack_outcomes``): exact over every website-1 user. Each query scans website 1's
+distinct traces once (numba, queries in parallel): per query week a table gives the
+contribution of every website-1 topic, so most traces cost ``c`` table reads; the few that show
+one of the query's topics also get the cross-week and count terms. Contributions are summed in
+fixed point (multiples of 2^-32, int64), which is exact and order-free, so equal multisets of
+contributions tie exactly; ties are decided at that resolution (sums closer than about c·2^-33
+may tie, float-equal sums of different contributions may not: neither was seen with real
+gains). The best score reported is the float sum, in ascending order as
+``scoring.subset_scores`` forms it, of the first trace of the argmax set. The attacker names a
+uniform user among the best-scoring ones (expected success ``1/|argmax|`` when the true user is
+in it, as for the other attacks). The *candidate recall* (share of targets whose true user
+shares at least one topic with the query) is reported.
 
 Public names:
     LearnedAttackConfig                     training options
@@ -308,7 +310,8 @@ def _distinct_traces(site1: npt.NDArray[np.integer]
 #: Scores are summed in fixed point: each contribution rounded to a multiple of 2^-32, as
 #: int64. Integer addition is exact and order-free, so equal multisets of contributions tie
 #: exactly without sorting each pair's contributions (the float path needed a canonical
-#: order); the kernel keeps 5 low bits free for its candidate count.
+#: order); ties are thus decided at 2^-32 resolution. The kernel keeps 5 low bits free for
+#: its candidate count.
 FIXED_SCALE = float(2**32)
 #: Largest magnitude of one contribution: c of them (c <= 31) shifted by 5 bits stay far
 #: inside int64.
@@ -831,6 +834,10 @@ def load_attack(directory: str | Path, *, device: str = "cpu") -> LearnedAttack:
                              file=str(weights_file), field=name)
         if not torch.isfinite(t).all():
             raise FileFieldError("holds non-finite values", file=str(weights_file), field=name)
+        if t.numel() and float(t.abs().max()) > MAX_TERM / 2:  # room for Δ in the sum
+            raise FileFieldError(f"holds a value beyond ±{MAX_TERM / 2:g}, outside what the "
+                                 "attack's fixed-point scores hold", file=str(weights_file),
+                                 field=name)
     att.scorer.load_state_dict({k: state["scorer." + k].to(v.dtype)
                                 for k, v in expected.items()})
     att.scorer.to(dev).eval()

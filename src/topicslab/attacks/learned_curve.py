@@ -58,13 +58,17 @@ GAPS = (("synthetic_vs_asymmetric", "learned_synthetic", "asymmetric"),
         ("synthetic_vs_population", "learned_synthetic", "learned_population"))
 
 
-def _mean_ci(x: npt.NDArray[np.float64]) -> dict[str, Any]:
-    """Mean and normal 95% interval of per-target values (expected successes or paired
-    differences of them)."""
+def _mean_ci(x: npt.NDArray[np.float64], *, floor: float | None = None) -> dict[str, Any]:
+    """Mean and normal 95% interval of per-target values (expected successes, ``floor`` 0:
+    a risk is never negative, or paired differences of them). The interval is over targets
+    and API answers, for the trained models at hand: it leaves out how another training run
+    would differ."""
     n = len(x)
     mean = float(x.mean()) if n else 0.0
     se = float(x.std(ddof=1) / np.sqrt(n)) if n > 1 else 0.0
-    return {"mean": mean, "se": se, "ci95": [mean - 1.96 * se, mean + 1.96 * se]}
+    lo = mean - 1.96 * se
+    return {"mean": mean, "se": se,
+            "ci95": [lo if floor is None else max(floor, lo), mean + 1.96 * se]}
 
 
 def _training_record(att: LearnedAttack) -> dict[str, Any]:
@@ -162,7 +166,7 @@ def learned_curve(
             per = {k: np.concatenate(v) for k, v in success.items()}
             row: dict[str, Any] = {"weeks": r}
             for k, v in per.items():
-                m = _mean_ci(v)
+                m = _mean_ci(v, floor=0.0)
                 row[k] = {"risk": m["mean"], "ci95": m["ci95"]}
             for k in LEARNED_SOURCES:
                 row[k]["candidate_recall"] = float(np.mean(recall[k]))

@@ -317,12 +317,6 @@ def reid(
             raise InputError("the learned attack scores with its own engine: drop --engine",
                              field="--engine")
         learned = load_attack(attack_model, device=device)
-        trained_p = learned.metadata.get("p")
-        if isinstance(trained_p, int | float) and not math.isclose(trained_p, p):
-            # a legitimate experiment (an attacker trained on another mechanism), but said
-            err.print(f"[yellow]note[/]: the learned attack was trained at p = {trained_p:g}; "
-                      f"these traces are simulated at p = {p:g} (its gains Δ are estimated "
-                      "from website 1 as usual, its learned terms come from the training p)")
         names = [n for n in names if n != "learned"]
     elif attack_model is not None:
         raise InputError("--attack-model goes with --attack learned", field="--attack-model")
@@ -368,6 +362,14 @@ def reid(
                 if len(r_list) != 1:
                     raise InputError("the learned attack takes one --weeks (its r)",
                                      field="--weeks")
+                trained_p = learned.metadata.get("p")
+                if isinstance(trained_p, int | float) and not math.isclose(trained_p, p):
+                    # a legitimate experiment (an attacker trained on another mechanism),
+                    # but said; only once every option and input is known to be good
+                    err.print(f"[yellow]note[/]: the learned attack was trained at p = "
+                              f"{trained_p:g}; these traces are simulated at p = {p:g} (its "
+                              "gains Δ are estimated from website 1 as usual, its learned "
+                              "terms come from the training p)")
                 results = [measure_risk_learned(
                     data, learned, weeks=r_list[0], compare=names,
                     targets=protocol.targets, trials=protocol.trials, seed=seed,

@@ -153,16 +153,17 @@ def run(
     theory: bool = typer.Option(
         False, "--theory",
         help="Add the population's risk against r with the Bayes attacker and the bounds "
-             "(Carey et al. Fig. 2; exact sums up to 3 weeks, a sampled Bayes attacker beyond)."),
+             "(Carey et al. Fig. 2; the Bayes attacker exact up to 4 weeks, sampled beyond; the "
+             "other bounds exact up to 3 weeks)."),
     learned: bool = typer.Option(
         False, "--learned",
         help="Add the learned attack (Carey et al. App. E.1.3) trained on the synthetic sample "
-             "and on the population, attacking the population for r = 1..weeks (about 6 min "
-             "at 1M users on 2 cores; see docs/learned_attack.md)."),
+             "and on the population, attacking the population for r = 1..weeks (about 9 min "
+             "at 1M users and 4 weeks on 2 cores; see docs/learned_attack.md)."),
     learned_epochs: int | None = typer.Option(
         None, "--learned-epochs",
         help="Its gradient epochs after the counted co-occurrence (default 0: nearly all of "
-             "the measured gain; each epoch adds ~3 min per r at 1M users)."),
+             "the measured gain; each epoch adds ~5 min per r at 1M users: two models)."),
     learned_trials: int | None = typer.Option(
         None, "--learned-trials", help="Its trials of --targets targets per r (default 2)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Recompute every stage."),

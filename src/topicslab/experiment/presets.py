@@ -47,7 +47,7 @@ class Preset:
     qif_weeks: int = 3
     theory: bool = False             # the population's risk against r with the Bayes attacker
                                      # and the framework's bounds (Carey et al. Fig. 2): exact
-                                     # sums up to 3 weeks, sampled Bayes attacker beyond
+                                     # sums up to 3 weeks (Corollary 1: 4), sampled beyond
     learned: bool = False            # the learned attack (Carey et al. App. E.1.3) trained on
                                      # the synthetic sample and on the population, attacking
                                      # the population, r = 1..weeks
