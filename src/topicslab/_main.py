@@ -129,7 +129,7 @@ def main() -> None:
             sys.stderr.write(f"error: {problem}\n")
             raise SystemExit(2)
         for w in caught:  # the import's other warnings, as Python would have shown them
-            if _unparsed_environment([w]) is None:
+            if _debugging() or _unparsed_environment([w]) is None:
                 warnings.showwarning(w.message, w.category, w.filename, w.lineno)
         cli_main()
     except SystemExit as done:  # the command's end: a Ctrl-C while Python shuts down
