@@ -128,9 +128,9 @@ def main() -> None:
         if problem is not None and not _debugging():
             sys.stderr.write(f"error: {problem}\n")
             raise SystemExit(2)
-        for w in caught:  # the import's other warnings, as Python would have shown them
+        for w in caught:  # the import's other warnings, through the filters as before
             if _debugging() or _unparsed_environment([w]) is None:
-                warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         cli_main()
     except SystemExit as done:  # the command's end: a Ctrl-C while Python shuts down
         _late_interrupts(done.code)
