@@ -10,7 +10,9 @@ can catch that ``KeyboardInterrupt`` and end as every interrupted command does: 
 from __future__ import annotations
 
 import os
+import re
 import sys
+import warnings
 
 EXIT_INTERRUPTED = 130
 
@@ -19,12 +21,35 @@ def _debugging() -> bool:
     return "--debug" in sys.argv[1:] or os.environ.get("TOPICSLAB_DEBUG", "") not in ("", "0")
 
 
+#: the values numba's NUMBA_THREADING_LAYER takes
+_THREADING_LAYERS = ("default", "safe", "forksafe", "threadsafe", "tbb", "omp", "workqueue")
+
+
+def _unparsed_environment(caught: list[warnings.WarningMessage]) -> str | None:
+    """numba reads its NUMBA_* variables when it is imported and, failing to parse one,
+    warns with the parser's traceback (NUMBA_OPT=abc, NUMBA_DISABLE_JIT=' '): that
+    variable, as the one line; ``None`` when every variable was read."""
+    for w in caught:
+        m = re.match(r"Environment variable '(\w+)' is defined but its associated value "
+                     r"'(.*)' could not be parsed", str(w.message), re.S)
+        if m:
+            why = str(w.message).strip().splitlines()[-1]
+            return (f"environment variable {m.group(1)}={m.group(2)!r} cannot be read "
+                    f"({why}); unset it or fix it")
+    return None
+
+
 def _environment_error() -> str | None:
     """Environment variables the libraries would fail on half-way, with a traceback."""
     threads = os.environ.get("NUMBA_NUM_THREADS")
     if threads is not None and not (threads.strip().isdigit() and int(threads) > 0):
         return (f"environment variable NUMBA_NUM_THREADS={threads!r} must be a positive "
                 "integer; unset it or fix it")
+    layer = os.environ.get("NUMBA_THREADING_LAYER")
+    if layer is not None and layer not in _THREADING_LAYERS:
+        # numba refuses it only at the first parallel kernel, as an unexpected failure
+        return (f"environment variable NUMBA_THREADING_LAYER={layer!r} must be one of "
+                f"{', '.join(_THREADING_LAYERS)}; unset it or fix it")
     for name in ("NUMBA_DISABLE_JIT", "NUMBA_BOUNDSCHECK"):
         # numba reads these as integers and, failing, prints a warning with a traceback
         value = os.environ.get(name)
@@ -96,8 +121,16 @@ def main() -> None:
         sys.stderr.write(f"error: {problem}\n")
         raise SystemExit(2)
     try:
-        from topicslab.cli import main as cli_main
-
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            from topicslab.cli import main as cli_main
+        problem = _unparsed_environment(caught)
+        if problem is not None and not _debugging():
+            sys.stderr.write(f"error: {problem}\n")
+            raise SystemExit(2)
+        for w in caught:  # the import's other warnings, through the filters as before
+            if _debugging() or _unparsed_environment([w]) is None:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         cli_main()
     except SystemExit as done:  # the command's end: a Ctrl-C while Python shuts down
         _late_interrupts(done.code)

@@ -60,6 +60,15 @@ def attack_train(
     except InputError as exc:
         flag = {"queries_per_epoch": "queries"}.get(exc.field or "", exc.field or "")
         raise InputError(exc.message, field=f"--{flag.replace('_', '-')}") from None
+    if epochs == 0:
+        # the counted co-occurrence alone: no gradient pass reads these, so typing one is a
+        # mistake (a training run meant), not something to ignore
+        for option in ("batch_users", "negatives", "hard_fraction", "queries"):
+            if given(option):
+                flag = f"--{option.replace('_', '-')}"
+                raise InputError(f"{flag} sizes the training passes, and --epochs 0 runs none "
+                                 f"(the counted co-occurrence only): drop {flag}, or give "
+                                 "--epochs", field=flag)
     mech = Mechanism(p=p, lookback=lookback)
     from topicslab.io import read_sets
 

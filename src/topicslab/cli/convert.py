@@ -41,6 +41,24 @@ def _check_to_agrees(target: Path, target_format: str) -> None:
                          field="--to")
 
 
+def check_target_name(target: Path, fmt: str, option: str = "TARGET") -> None:
+    """Refuse a TARGET name the file written would contradict: one shard of a set
+    (``x.tfrecord-00000-of-00002`` was written alone, a set with its other shard missing;
+    ``--shards`` names the shards), or ``.gz`` on Parquet (written uncompressed: Parquet
+    compresses its own pages)."""
+    import re
+
+    name = target.name.lower()
+    if fmt == "tfrecord" and re.search(r"[-_][0-9]{5}-of-[0-9]{5}", name):
+        raise InputError("names one shard of a set, which would be written alone (its other "
+                         "shards missing); name the set (e.g. x.tfrecord) and give --shards N",
+                         file=str(target), field=option)
+    if name.endswith(".gz") and fmt not in ("csv", "tsv", "tfrecord") and (
+            name.removesuffix(".gz").endswith((".parquet", ".pq"))):
+        raise InputError("a Parquet file is not gzipped (it compresses its own pages); drop "
+                         ".gz from the name", file=str(target), field=option)
+
+
 @app.command()
 def convert(
     source: Path = typer.Argument(..., help="Topic sets to read (any supported format)."),
@@ -83,6 +101,7 @@ def convert(
                          field="TARGET") from None
     if target_format is not None:
         _check_to_agrees(target, target_format)
+    check_target_name(target, fmt)
     options: dict[str, object] = {}
     for option, value in (("--shards", shards), ("--user-ids", user_ids)):
         if value is not None and fmt != "tfrecord":
@@ -107,6 +126,11 @@ def convert(
         refuse_overwriting_inputs([("TARGET", written)], [("SOURCE", source)])
     sets = tio.read_sets(source, taxonomy=taxonomy, format=source_format, k=k,
                          strict=not lenient)
+    if sets.n_users == 0:
+        # a file with no users converts to one every reader refuses (an empty TFRecord,
+        # a header-only CSV)
+        raise InputError("holds no users: there is nothing to convert", file=str(source),
+                         field="SOURCE")
     if lenient:
         # --lenient merges repeated topics; a repeated user would be written as two users
         # that every other command then refuses

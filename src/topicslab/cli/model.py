@@ -137,6 +137,21 @@ def _fit_memory(variant: Any, k: int, m: int) -> float:
     return 8.0 * (_FIT_COPIES * slot_params + 2 * variant.weeks * m * m)
 
 
+def check_week_pair(ledger: Any, weeks: int, stats_dir: Path, option: str,
+                    fix: str = "fit --weeks 1, or ") -> None:
+    """Refuse a model of several weeks from a release of one week: it has no across-week
+    query, its q_across is all zeros, and a fit to it silently learns that no topic ever
+    persists from one week to the next."""
+    if ledger is None or weeks < 2 or any(
+            isinstance(mech, dict) and str(mech.get("name", "")).startswith("across")
+            for mech in ledger.mechanisms):
+        return
+    raise InputError(f"a model of {weeks} weeks needs statistics of a week pair, but the "
+                     f"release has one week ({stats_dir / 'privacy_ledger.json'} lists no "
+                     f"across-week query); {fix}rerun topicslab stats with two --weeks",
+                     file=str(stats_dir), field=option)
+
+
 def _check_fit_size(stats: Any, stats_dir: Path, variant: Any, device: str) -> None:
     from topicslab import model as tm
     from topicslab._resources import require_memory
@@ -148,6 +163,7 @@ def _check_fit_size(stats: Any, stats_dir: Path, variant: Any, device: str) -> N
                          "not statistics of the Topics API's top-5 sets; add the "
                          "privacy_ledger.json that topicslab stats writes",
                          file=str(stats_dir))
+    check_week_pair(stats.ledger, variant.weeks, stats_dir, "--weeks")
     if stats.ledger is None:
         err.print(f"[yellow]note[/]: k = {stats.k} inferred from the statistics (the directory "
                   "has no privacy_ledger.json)", highlight=False)
@@ -422,6 +438,9 @@ def sample_command(
     if fmt not in SAMPLE_SUFFIXES:
         raise InputError(f"--format must be parquet or tfrecord, got {fmt!r}", field="--format")
     check_output_file(out_path, "--out", SAMPLE_SUFFIXES[fmt], fmt)
+    from topicslab.cli.convert import check_target_name
+
+    check_target_name(out_path, fmt, "--out")
     refuse_overwriting_inputs([("--out", out_path)], [("--model", model_path)])
     if taxonomy is not None:
         taxonomy_size(taxonomy)
@@ -547,6 +566,8 @@ def validate_command(
         raise InputError(f"the model has k={mdl.k} topics a week, the statistics in "
                          f"{stats_dir} k={stats.k}: validate a model against the statistics it "
                          "was fitted to", file=str(model_path), field="--model")
+    check_week_pair(stats.ledger, mdl.weeks, stats_dir, "--stats",
+                    fix="validate a one-week model, or ")
     pop = syn = None
     if population is not None:
         pop = _read_in_taxonomy(population, stats.taxonomy.version)

@@ -184,6 +184,11 @@ def _matching_options(matching: str, candidates: int, objective: str, setting: s
         opts = MatchingOptions(matching, candidates, objective)
     except ParameterError as exc:
         raise InputError(exc.message, field=f"--{exc.field}") from None
+    if setting != "matching" and (opts.matching != "per-item" or given("matching")):
+        # the random-user setting has no matching to choose (the assignment needs every
+        # user's website-2 trace); typed at its default too, it is a mistake
+        raise InputError("--matching chooses the attack of the matching setting: add "
+                         "--setting matching (or drop --matching)", field="--matching")
     if opts.matching == "per-item":
         # typed at its default value is still typed: refused too, not silently ignored
         for name, value, default in (("--candidates", candidates, DEFAULT_CANDIDATES),
@@ -192,9 +197,6 @@ def _matching_options(matching: str, candidates: int, objective: str, setting: s
                 raise InputError(f"{name} applies to the one-to-one attack: add --setting "
                                  "matching --matching assignment", field=name)
         return None
-    if setting != "matching":
-        raise InputError("--matching assignment needs every user's website-2 trace: add "
-                         "--setting matching", field="--matching")
     return opts
 
 
@@ -323,6 +325,11 @@ def reid(
     else:
         if given("device"):  # the exact attacks run on the CPU
             raise InputError("--device applies to --attack learned only", field="--device")
+    if traces_path is not None and given("lookback"):
+        # given traces are already observed: the lookback they were observed with is in
+        # their answers, and no computation reads this one (it was only recorded)
+        raise InputError("--lookback sets how --sets are observed; --traces are observed "
+                         "already (drop --lookback)", field="--lookback")
     if setting == "matching" and given("targets"):
         raise InputError("the matching setting makes every user a target (Lemma 5); drop "
                          "--targets", field="--targets")

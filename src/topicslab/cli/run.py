@@ -36,8 +36,13 @@ def _stages_kept(out_dir: Path) -> str:
             "continues from them")
 
 
+#: bytes the learned section keeps per target and trial: the success of its four attacks
+#: (float64) and the paired gaps made of them
+_LEARNED_BYTES_PER_TARGET = 64
+
+
 def _check_size(preset: str, users: int | None, overrides: dict[str, Any],
-                users_known: bool, out_dir: Path) -> None:
+                users_known: bool, out_dir: Path, stats_dir: Path | None = None) -> None:
     """Refuse, before any stage, a run whose stages surely cannot fit: the reference
     population and its synthetic twin (memory and disk, naming --users), the fit (the
     estimate ``topicslab fit`` makes, naming --types) and the re-identification protocol
@@ -52,6 +57,19 @@ def _check_size(preset: str, users: int | None, overrides: dict[str, Any],
     if users_known:
         _check_population_size(cfg.users, cfg.weeks, out_dir)
     _check_fit_size(cfg.model, cfg.types, cfg.weeks)
+    if stats_dir is not None and (stats_dir / "privacy_ledger.json").is_file():
+        from topicslab.cli.model import check_week_pair
+        from topicslab.dp.ledger import load_ledger
+
+        check_week_pair(load_ledger(stats_dir), cfg.weeks, stats_dir, "--stats", fix="")
+    if cfg.learned:
+        # the learned section keeps every target's success of its four attacks in every
+        # trial (float64, and as much again for the paired gaps): --learned-trials 10^8 ran
+        # for hours before failing
+        targets = cfg.targets if isinstance(cfg.targets, int) else cfg.users
+        require_memory(float(targets) * cfg.learned_trials * _LEARNED_BYTES_PER_TARGET,
+                       f"the learned attack's {cfg.learned_trials:,} trials of {targets:,} "
+                       "targets", field="--learned-trials", hint="use fewer --learned-trials")
     work, trials = ReidProtocol(cfg.targets, cfg.trials).memory(
         cfg.users if users_known else 0, cfg.weeks, 2)
     option = "--trials" if trials >= work else "--targets"
@@ -183,6 +201,9 @@ def run(
         if given is not None and not given.exists():
             raise InputError(f"{'directory' if is_dir else 'file'} not found", file=str(given),
                              field=option)
+        if given is not None and is_dir and not given.is_dir():
+            raise InputError("is a file; give the directory of DP statistics that topicslab "
+                             "stats writes", file=str(given), field=option)
     if users is not None and (sets is not None or stats is not None):
         raise InputError("--users sizes the reference population only; with "
                          f"{'--sets' if sets is not None else '--stats'} there is none (drop "
@@ -214,7 +235,7 @@ def run(
         raise InputError("--learned attacks the population: a run from --stats has none "
                          "(drop --learned, or give --sets)", field="--learned")
     _check_size(preset, users, overrides, users_known=sets is None and stats is None,
-                out_dir=out_dir)
+                out_dir=out_dir, stats_dir=stats)
     # every stage's artefacts are all-or-nothing and recorded once complete, so Ctrl-C keeps
     # the finished stages and the same command carries on from them
     on_interrupt(lambda: _stages_kept(out_dir))

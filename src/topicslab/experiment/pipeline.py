@@ -80,13 +80,17 @@ class _Runner:
         self.redone: dict[str, str] = {}
 
     def stage(self, name: str, params: dict[str, Any], upstream: list[str],
-              artefacts: list[str], fn: Callable[[], dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+              artefacts: list[str], fn: Callable[[], dict[str, Any]],
+              announce: bool = True) -> tuple[str, dict[str, Any]]:
+        """Run ``fn`` as stage ``name`` (or reuse it); ``announce=False``: no "running" line
+        first (a stage that only reads the user's file: bad input there is one line)."""
         key = self.cache.key(name, params, upstream)
         found = self._reusable(name, key, upstream, artefacts)
         if found.summary is not None:
             return key, self._reuse(name, found.summary)
-        self.log(f"{name}: recomputing ({found.reason})" if found.reason
-                 else f"{name}: running")
+        if announce or found.reason:
+            self.log(f"{name}: recomputing ({found.reason})" if found.reason
+                     else f"{name}: running")
         self.redone[key] = name
         t0 = time.perf_counter()
         summary = fn()
@@ -248,17 +252,21 @@ def run(
         def _load_user_sets() -> dict[str, Any]:
             s = tio.read_sets(sets_path, taxonomy=sets_taxonomy)
             sets_cache["pop"] = s
+            if s.n_users == 0:  # found only by the validation stage, after the fit
+                raise InputError("holds no users: there is nothing to run on",
+                                 file=str(sets_path), field="--sets")
             if s.n_weeks < cfg.weeks:
                 one = (" (a profile table without a week column holds one week per user: "
                        "add user_id and week columns, one row per user and week)"
                        if s.n_weeks == 1 else "")
                 raise InputError(f"the run needs {cfg.weeks} weeks, the file has "
-                                 f"{s.n_weeks}{one}", file=str(sets_path))
+                                 f"{s.n_weeks}{one}", file=str(sets_path), field="--sets")
             return {"users": s.n_users, "weeks": s.n_weeks, "taxonomy": s.taxonomy.version,
                     "calibration": None}
 
         pop_key, results["population"] = runner.stage(
-            "population", {"input": fp, "taxonomy": sets_taxonomy}, [], [], _load_user_sets)
+            "population", {"input": fp, "taxonomy": sets_taxonomy}, [], [], _load_user_sets,
+            announce=False)
         pop_path: Path = Path(sets_path)
     else:
         results["input"] = {"kind": "reference", "path": None, "fingerprint": None}
@@ -299,7 +307,8 @@ def run(
                     "ledger": None if st.ledger is None else st.ledger.public().to_dict()}
 
         dp_key, results["dp_statistics"] = runner.stage(
-            "dp_statistics", {"input": results["input"]["fingerprint"]}, [], [], _load_stats)
+            "dp_statistics", {"input": results["input"]["fingerprint"]}, [], [], _load_stats,
+            announce=False)
     else:
         def _dp() -> dict[str, Any]:
             st = dp.compute_statistics(population_sets(), weeks=cfg.stats_weeks,

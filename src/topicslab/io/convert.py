@@ -26,7 +26,17 @@ __all__ = ["convert_sets"]
 def convert_sets(source: PathLike, target: PathLike, *, source_format: str | None = None,
                  target_format: str | None = None, taxonomy: Taxonomy | str | None = None,
                  k: int | None = None, strict: bool = True, **options: Any) -> TopicSets:
-    """Convert ``source`` to ``target``; returns the sets written."""
+    """Convert ``source`` to ``target``; returns the sets written. A ``target`` that is
+    ``source`` (or lies inside a source directory of shards), and a source with no users (its
+    conversion is a file every reader refuses), are ``InputError``."""
+    import os
+
+    from topicslab._paths import refuse_overwriting_inputs
+    from topicslab.errors import InputError
+
+    refuse_overwriting_inputs([("target", target)], [("source", source)])
     sets = read_sets(source, taxonomy=taxonomy, format=source_format, k=k, strict=strict)
+    if sets.n_users == 0:
+        raise InputError("holds no users: there is nothing to convert", file=os.fspath(source))
     write_sets(target, sets, format=target_format, **options)
     return sets

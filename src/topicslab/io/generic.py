@@ -26,6 +26,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+from topicslab._checks import integer
 from topicslab.datamodel import SiteTraces, TopicSets
 from topicslab.errors import InputError, ParameterError
 from topicslab.io._common import PathLike, check_exists
@@ -76,6 +77,8 @@ def read_sets(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
               strict: bool = True) -> TopicSets:
     """Read topic-set sequences from any supported format (see the module docstring)."""
     _check_k(k, taxonomy)
+    if weeks is not None:  # weeks="4" was compared with the file's 4: "has 4, expected 4"
+        integer(weeks, "weeks", at_least=1, why="the weeks the file must hold")
     fmt = _format(path, format)
     try:
         return _read_sets(path, fmt, format, taxonomy=taxonomy, k=k, weeks=weeks, strict=strict)
@@ -157,6 +160,8 @@ def write_sets(path: PathLike, sets: TopicSets, *, format: str | None = None,
                **options: Any) -> None:
     """Write topic-set sequences; ``options`` go to the format's writer (``delimiter`` for
     text, ``shards`` for TFRecord, ``row_group_size`` for Parquet)."""
+    if not isinstance(sets, TopicSets):  # (an array failed inside the writer)
+        raise TypeError(f"write_sets takes TopicSets, got {type(sets).__name__}")
     fmt = _format(path, format)
     _check_write_options(path, options)
     if fmt == "parquet":
@@ -204,6 +209,8 @@ def read_traces(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
 
 def write_traces(path: PathLike, traces: SiteTraces, *, format: str | None = None) -> None:
     """Write site traces (Parquet, atomic)."""
+    if not isinstance(traces, SiteTraces):
+        raise TypeError(f"write_traces takes SiteTraces, got {type(traces).__name__}")
     fmt = _format(path, format)
     if fmt != "parquet":
         raise InputError(f"site traces are stored as Parquet, not {fmt}", file=os.fspath(path))

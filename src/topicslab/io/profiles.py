@@ -285,6 +285,7 @@ def read_sets_profiles(path: PathLike, *, taxonomy: Taxonomy | str | None = None
             raise InputError(f"count must be a positive integer (the users the row stands "
                              f"for), got {int(c.count[i])}", file=file, row=i + 1,
                              field=c.layout.count)
+        _check_expanded_size(c.count, k, file, c.layout.count)
         dense = np.repeat(dense, c.count, axis=0)
     if c.user is not None:
         user_ids = c.user
@@ -293,6 +294,20 @@ def read_sets_profiles(path: PathLike, *, taxonomy: Taxonomy | str | None = None
     else:
         user_ids = np.arange(dense.shape[0], dtype=np.int64)
     return TopicSets(np.ascontiguousarray(dense[:, None, :]), tax, user_ids, {})
+
+
+def _check_expanded_size(count: npt.NDArray[np.int64], k: int, file: str, field: str) -> None:
+    """Refuse counts that stand for more users than fit in memory (a stray 10^12 failed as
+    "out of memory" once the repeat was tried), naming the file and the count column; the
+    row is the largest count's."""
+    from topicslab._resources import require_memory
+
+    users = float(count.sum(dtype=np.float64))
+    try:
+        require_memory(users * k * 2, f"expanding the counts to {users:,.0f} users",
+                       field=field, hint="check the largest count")
+    except InputError as exc:
+        raise exc.located(file=file, row=int(np.argmax(count)) + 1) from None
 
 
 def _by_week(dense: npt.NDArray[np.int16], user: npt.NDArray[np.int64],
