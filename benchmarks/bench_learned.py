@@ -123,9 +123,10 @@ def main() -> None:
         row = {"train_users": train.n_users, "train_seconds": t_train,
                "history": att.metadata["history"], "best_epoch": att.metadata["best_epoch"],
                "candidate_recall": res.attacks["learned"].description["candidate_recall"],
-               "learned_seconds": [t["learned_seconds"] for t in res.per_trial],
-               "learned_stages": [t["learned_stages"] for t in res.per_trial],
-               "hand_made_seconds": [t["hand_made_seconds"] for t in res.per_trial],
+               "learned_seconds": [t["attack_seconds"]["learned"] for t in res.per_trial],
+               "learned_stages": res.attacks["learned"].description["stages"],
+               "hand_made_seconds": [t["attack_seconds"]["match-set attacks"]
+                                     for t in res.per_trial],
                **_gap(res), **_target_gap(pop, att, args)}
         for name, a in res.attacks.items():
             row[name] = {"expected_risk": a.expected_risk_mean,
@@ -153,8 +154,8 @@ def _inference_only(pop, args, report: dict) -> None:
         "learned_expected_risk": res.attacks["learned"].expected_risk_mean,
         "asymmetric_expected_risk": res.attacks["asymmetric"].expected_risk_mean,
         "candidate_recall": res.attacks["learned"].description["candidate_recall"],
-        "learned_seconds": [t["learned_seconds"] for t in res.per_trial],
-        "learned_stages": [t["learned_stages"] for t in res.per_trial],
+        "learned_seconds": [t["attack_seconds"]["learned"] for t in res.per_trial],
+        "learned_stages": res.attacks["learned"].description["stages"],
         "trial_seconds": [t["seconds"] for t in res.per_trial],
         "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20})
     print(json.dumps(report, indent=1), flush=True)

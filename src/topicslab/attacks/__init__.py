@@ -17,8 +17,8 @@ Protocol (``protocol``):
     AttackRisk, RiskCurve, evaluate_attacks, evaluate_suffixes, split_sites, trial_api_seed,
     wilson_interval, student_interval
 
-Attacks (pluggable match-set attacks, ``attack``):
-    MatchSetAttack, register_attack, make_attack, available_attacks
+Attacks (pluggable match-set attacks and whole-trace attacks, ``attack``):
+    MatchSetAttack, TraceAttack, register_attack, make_attack, available_attacks
     HammingAttack ("hamming"), AsymmetricAttack ("asymmetric"), asymmetric_weights
     estimate_popularity, lemma10_radius (Lemma 10)
 
@@ -48,6 +48,7 @@ Bounds (``bounds``):
 from topicslab.attacks.asymmetric import AsymmetricAttack, asymmetric_weights
 from topicslab.attacks.attack import (
     MatchSetAttack,
+    TraceAttack,
     available_attacks,
     make_attack,
     register_attack,
@@ -116,6 +117,7 @@ __all__ = [
     "RiskCurve",
     "RiskResult",
     "TargetOutcomes",
+    "TraceAttack",
     "answer_epsilon",
     "argmax_members",
     "asymmetric_weights",

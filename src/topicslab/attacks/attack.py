@@ -12,9 +12,18 @@ The Hamming attack (gain 1) and the asymmetric weighted Hamming attack of Theore
 distance is a sum over weeks of a match term and a mismatch term that depend on the query only:
 such attacks run on the exact engine unchanged. Register new ones with ``register_attack``.
 
+A scorer that compares whole sequences (the learned attack: topics of one week against
+another week's, co-occurring topics) is not a sum of per-week match gains. It is a
+``TraceAttack``: fitted on website 1 like the others, it decides its own argmax sets
+(``outcomes``: argmax size, whether the true user is in it, best score), and the protocol
+runs it in the same trials, on the same targets and tie-break streams, as the match-set
+attacks, which keep the exact engine to themselves.
+
 Public names:
     MatchSetAttack                 base class: name, fit(site1, mechanism), gains(queries),
                                    describe()
+    TraceAttack                    base class: name, fit(site1, mechanism),
+                                   outcomes(queries, true_rows), describe()
     register_attack(name, factory) add an attack under a name (factory takes keyword options)
     make_attack(name, **options)   a fresh attack instance
     available_attacks()            registered names (hamming, asymmetric, then others)
@@ -30,6 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from topicslab.api import Mechanism
+from topicslab.attacks.outcomes import TargetOutcomes
 from topicslab.errors import InputError
 
 
@@ -49,6 +59,28 @@ class MatchSetAttack(abc.ABC):
 
     def describe(self) -> dict[str, Any]:
         """JSON-able description of the fitted attack (parameters, weights summary)."""
+        return {"name": self.name}
+
+
+class TraceAttack(abc.ABC):
+    """A re-identification attack that scores whole traces and decides its own argmax sets."""
+
+    #: name in results and on the command line
+    name: str = "attack"
+
+    @abc.abstractmethod
+    def fit(self, site1: npt.NDArray[np.integer], mechanism: Mechanism | None = None) -> None:
+        """Learn from website 1's table of traces ``[n, c]`` only (never from profiles)."""
+
+    @abc.abstractmethod
+    def outcomes(self, queries: npt.NDArray[np.integer],
+                 true_rows: npt.NDArray[np.int64]) -> TargetOutcomes:
+        """Each query's argmax set over the fitted website 1 (size, whether ``true_rows[q]``
+        is in it, best score), every website-1 user compared: the expected success is then
+        ``1/|argmax|``, as for the match-set attacks."""
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-able description of the attack (and what it recorded over the trials)."""
         return {"name": self.name}
 
 
@@ -82,4 +114,5 @@ def make_attack(name: str, **options: Any) -> MatchSetAttack:
     return factory(**options)
 
 
-__all__ = ["MatchSetAttack", "available_attacks", "make_attack", "register_attack"]
+__all__ = ["MatchSetAttack", "TraceAttack", "available_attacks", "make_attack",
+           "register_attack"]

@@ -57,13 +57,15 @@ Public names:
     LearnedAttack                           scorer + metadata; .terms() (a, b, g, pair)
     train_attack(sets, *, weeks, mechanism, config, seed, progress, device) -> LearnedAttack
     save_attack(directory, attack) / load_attack(directory, *, device)
+    LearnedTraceAttack(attack)              the protocol's whole-trace attack (TraceAttack):
+                                            measure_risk(sets, attacks=["asymmetric",
+                                            LearnedTraceAttack(att)], weeks=att.weeks)
     attack_outcomes(attack, site1, queries, true_rows, *, mechanism) -> (TargetOutcomes, recall)
     measure_risk_learned(sets, attack, *, weeks, compare, ...) -> RiskResult
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import time
 from collections.abc import Sequence
@@ -80,6 +82,7 @@ from torch import nn
 
 from topicslab._progress import task
 from topicslab.api import Mechanism, observe
+from topicslab.attacks.attack import TraceAttack
 from topicslab.attacks.outcomes import TargetOutcomes
 from topicslab.datamodel import TopicSets
 from topicslab.errors import FileFieldError, InputError
@@ -850,6 +853,80 @@ def load_attack(directory: str | Path, *, device: str = "cpu") -> LearnedAttack:
 # -------------------------------------------------------------------------------- inference
 
 
+class LearnedTraceAttack(TraceAttack):
+    """A trained ``LearnedAttack`` as a whole-trace attack of the protocol (``measure_risk``,
+    ``risk_curve`` and ``measure_risk_traces`` run it beside the match-set attacks).
+
+    ``fit`` prepares website 1 (its distinct traces) and Theorem 1's gains Δ estimated from
+    it as the asymmetric attack does; ``outcomes`` scans it once per query, exact over every
+    website-1 user. Each call records the candidate recall (the share of queries whose true
+    user shares a topic with the query) and the seconds of its stages; ``describe`` reports
+    them (``candidate_recall``: one entry per call, i.e. per trial).
+    """
+
+    name = "learned"
+
+    def __init__(self, attack: LearnedAttack) -> None:
+        self.attack = attack
+        self.recall: list[float] = []
+        self.stages: list[dict[str, float]] = []
+        self._site: _Site1 | None = None
+        self._delta: npt.NDArray[np.float64] | None = None
+        self._index_seconds = 0.0
+
+    def fit(self, site1: npt.NDArray[np.integer], mechanism: Mechanism | None = None) -> None:
+        att = self.attack
+        mech = mechanism or Mechanism(taxonomy=att.taxonomy, lookback=att.lookback)
+        if mech.tax.size != att.topics:
+            # the data's taxonomy, not the lookback, is what differs: name the model
+            raise InputError(f"the learned attack was trained on taxonomy {att.taxonomy}, "
+                             f"the traces are of taxonomy {mech.tax.version}: train one on "
+                             f"sets of {mech.tax.version} (topicslab attack-train)",
+                             field="attack_model")
+        if mech.lookback != att.lookback:
+            raise InputError(f"the learned attack was trained with lookback {att.lookback}, "
+                             f"not {mech.lookback}", field="lookback")
+        s1 = np.asarray(site1)
+        if s1.ndim == 2 and s1.shape[1] != att.trace_weeks:
+            raise InputError(f"the learned attack was trained on r = {att.weeks} call-weeks, "
+                             f"not {s1.shape[1] - att.lookback + 1}", field="weeks")
+        att._check(s1, "website 1's traces")
+        t0 = time.perf_counter()
+        self._site = _Site1(s1, att.topics)
+        self._delta = theorem1_gains(s1, mech)
+        self._index_seconds = time.perf_counter() - t0
+
+    def outcomes(self, queries: npt.NDArray[np.integer],
+                 true_rows: npt.NDArray[np.int64]) -> TargetOutcomes:
+        out, _ = self.outcomes_and_candidates(queries, true_rows)
+        return out
+
+    def outcomes_and_candidates(self, queries: npt.NDArray[np.integer],
+                                true_rows: npt.NDArray[np.int64]
+                                ) -> tuple[TargetOutcomes, npt.NDArray[np.bool_]]:
+        """``outcomes`` and ``bool[Q]``: whether each query's true user shares a topic with
+        the query (a true row of -1 counts as not found)."""
+        if self._site is None or self._delta is None:
+            raise RuntimeError("fit the attack on website 1 first")
+        q = np.asarray(queries)
+        self.attack._check(q, "queries")
+        rows = np.asarray(true_rows, dtype=np.int64)
+        if rows.shape != (q.shape[0],):
+            raise ValueError("one true row per query")
+        t0 = time.perf_counter()
+        a, b, g, pw = self.attack.terms()
+        ew, cw = _query_weights(q, self._delta, a, b)
+        out, found, _ = self._site.run(q, rows, ew, cw, g, pw)
+        self.recall.append(float(found.mean()) if len(found) else 0.0)
+        self.stages.append({"index": self._index_seconds, "score": time.perf_counter() - t0})
+        return out, found
+
+    def describe(self) -> dict[str, Any]:
+        return {**self.attack.describe(), "candidate_recall": list(self.recall),
+                "candidate_recall_mean": float(np.mean(self.recall)) if self.recall else None,
+                "stages": list(self.stages)}
+
+
 def attack_outcomes(
     attack: LearnedAttack,
     site1: npt.NDArray[np.integer],
@@ -859,7 +936,8 @@ def attack_outcomes(
     mechanism: Mechanism | None = None,
     timings: dict[str, float] | None = None,
 ) -> tuple[TargetOutcomes, npt.NDArray[np.bool_]]:
-    """The learned attack on each query, exact over every website-1 user.
+    """The learned attack on each query, exact over every website-1 user (one
+    ``LearnedTraceAttack`` fitted on ``site1``).
 
     ``mechanism`` (default: ``p = 0.05``, the model's taxonomy and lookback, k = 5) gives
     Theorem 1's gains, estimated from ``site1`` as the asymmetric attack does. Returns the
@@ -868,24 +946,11 @@ def attack_outcomes(
     query (the candidate recall is its mean; a true row of -1 counts as not found).
     ``timings`` (optional) receives the seconds of each stage (``index``, ``score``).
     """
-    s1, q = np.asarray(site1), np.asarray(queries)
-    attack._check(s1, "website 1's traces")
-    attack._check(q, "queries")
-    rows = np.asarray(true_rows, dtype=np.int64)
-    if rows.shape != (q.shape[0],):
-        raise ValueError("one true row per query")
-    mech = mechanism or Mechanism(taxonomy=attack.taxonomy, lookback=attack.lookback)
-    clock = {"start": time.perf_counter()}
-    site = _Site1(s1, attack.topics)
-    delta = theorem1_gains(s1, mech)
-    clock["index"] = time.perf_counter()
-    a, b, g, pw = attack.terms()
-    ew, cw = _query_weights(q, delta, a, b)
-    out, found, _ = site.run(q, rows, ew, cw, g, pw)
-    clock["score"] = time.perf_counter()
+    trace_attack = LearnedTraceAttack(attack)
+    trace_attack.fit(site1, mechanism)
+    out, found = trace_attack.outcomes_and_candidates(queries, true_rows)
     if timings is not None:
-        for x, y in itertools.pairwise(list(clock)):
-            timings[y] = clock[y] - clock[x]
+        timings.update(trace_attack.stages[-1])
     return out, found
 
 
@@ -901,99 +966,30 @@ def measure_risk_learned(
     mechanism: Mechanism | None = None,
     progress: bool = True,
 ) -> Any:
-    """``measure_risk`` with the learned attack beside the hand-made ``compare`` attacks.
-
-    The trials are those of ``measure_risk`` (same API secrets, targets and tie-break streams
-    for the same ``seed``), so the hand-made attacks' figures equal ``measure_risk``'s. The
-    learned attack's description gains ``candidate_recall`` (per trial: the share of targets
-    whose true user shares a topic with the query). Returns a ``RiskResult``.
+    """``measure_risk`` with the learned attack (a ``LearnedTraceAttack``) beside the
+    hand-made ``compare`` attacks, in the same trials: the hand-made attacks' figures are
+    ``measure_risk``'s. The learned attack's description gains ``candidate_recall`` (per
+    trial: the share of targets whose true user shares a topic with the query) and the
+    seconds of its stages. Returns a ``RiskResult``.
     """
-    from topicslab.attacks.protocol import (
-        AttackRisk,
-        ReidProtocol,
-        RiskResult,
-        _attack_instances,
-        _mech_dict,
-        _mechanism_for,
-        _pick_targets,
-        _tie_rng,
-        evaluate_attacks,
-        trial_api_seed,
-    )
+    from topicslab.attacks.protocol import ReidProtocol, measure_risk
 
     r = attack.weeks if weeks is None else weeks
     if r != attack.weeks:
         raise InputError(f"the learned attack was trained on r = {attack.weeks} call-weeks, "
                          f"not {r}", field="weeks")
-    protocol = ReidProtocol(targets=targets, trials=trials)
-    mech = _mechanism_for(sets, mechanism)
-    if mech.tax.size != attack.topics:
-        # the sets' taxonomy, not the lookback, is what differs: name the model that misfits
-        raise InputError(f"the learned attack was trained on taxonomy {attack.taxonomy}, the "
-                         f"sets hold taxonomy {mech.tax.version}: train one on sets of "
-                         f"{mech.tax.version} (topicslab attack-train)", field="attack_model")
-    if mech.lookback != attack.lookback:
-        raise InputError(f"the learned attack was trained with lookback {attack.lookback}, "
-                         f"not {mech.lookback}", field="lookback")
-    c = r + mech.lookback - 1
-    if sets.n_weeks < c:
-        raise InputError(f"observing {r} call-week(s) with lookback {mech.lookback} needs {c} "
-                         f"weeks of profiles; the sets have {sets.n_weeks}", field="weeks")
-    others = _attack_instances(list(compare)) if compare else []
-    results = {a.name: AttackRisk(a.name) for a in others}
-    if "learned" in results:
+    if "learned" in compare:
         raise InputError("compare lists the hand-made attacks only", field="attack")
-    learned = AttackRisk("learned")
-    recall: list[float] = []
-    notes: list[str] = []
-    per_trial: list[dict[str, Any]] = []
-    t_start = time.perf_counter()
-    n_targets = 0
-    with task("re-identification trials", protocol.trials, enabled=progress) as advance:
-        for trial in range(protocol.trials):
-            t0 = time.perf_counter()
-            rng = np.random.default_rng([seed, trial])
-            count = protocol.target_count(sets.n_users, notes if trial == 0 else None)
-            chosen = _pick_targets(rng, sets.n_users, count)
-            api_seed = trial_api_seed(seed, trial)
-            site1 = observe(sets.sets, [0], weeks=r, seed=api_seed, mechanism=mech,
-                            user_ids=sets.user_ids)[0]
-            site2 = observe(sets.sets[chosen], [1], weeks=r, seed=api_seed, mechanism=mech,
-                            user_ids=sets.user_ids[chosen])[0]
-            for a in others:
-                a.fit(site1, mech)
-            t_hand = time.perf_counter()
-            outs = evaluate_attacks(site1, site2, chosen, others) if others else []
-            for a, o in zip(others, outs, strict=True):
-                results[a.name].add(o, o.sample(_tie_rng(seed, trial, a.name)))
-            t_learn = time.perf_counter()
-            stages: dict[str, float] = {}
-            o, got = attack_outcomes(attack, site1, site2, chosen, mechanism=mech,
-                                     timings=stages)
-            learned.add(o, o.sample(_tie_rng(seed, trial, "learned")))
-            recall.append(float(got.mean()) if len(got) else 0.0)
-            n_targets = len(chosen)
-            per_trial.append({"trial": trial, "users": sets.n_users, "targets": n_targets,
-                              "api_seed": api_seed, "candidate_recall": recall[-1],
-                              "hand_made_seconds": t_learn - t_hand,
-                              "learned_seconds": time.perf_counter() - t_learn,
-                              "learned_stages": stages,
-                              "seconds": time.perf_counter() - t0})
-            advance(1)
-    for a in others:
-        results[a.name].description = a.describe()
-    learned.description = {**attack.describe(), "candidate_recall": recall,
-                           "candidate_recall_mean": float(np.mean(recall))}
-    results["learned"] = learned
-    return RiskResult(results, sets.n_users, n_targets, protocol.trials, r, c,
-                      time.perf_counter() - t_start, "random-user", "exact", seed,
-                      _mech_dict(mech), per_trial, notes)
+    return measure_risk(sets, attacks=[*compare, LearnedTraceAttack(attack)], weeks=r,
+                        protocol=ReidProtocol(targets=targets, trials=trials), seed=seed,
+                        mechanism=mechanism, progress=progress)
 
 
 __all__ = [
     "FORMAT_VERSION",
     "LearnedAttack",
     "LearnedAttackConfig",
+    "LearnedTraceAttack",
     "MatchScorer",
     "attack_outcomes",
     "cooccurrence_llr",

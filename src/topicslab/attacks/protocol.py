@@ -49,7 +49,7 @@ import numpy.typing as npt
 from topicslab._checks import choice, integer, object_or_keywords, refuse
 from topicslab._progress import task
 from topicslab.api import Mechanism, observe
-from topicslab.attacks.attack import MatchSetAttack, make_attack
+from topicslab.attacks.attack import MatchSetAttack, TraceAttack, make_attack
 from topicslab.attacks.bruteforce import brute_force_outcomes
 from topicslab.attacks.engine import MatchSetCounter
 from topicslab.attacks.matching import MatchingOptions
@@ -62,7 +62,8 @@ _Z95 = 1.959963984540054
 ENGINES = ("exact", "brute")
 SETTINGS = ("random-user", "matching")
 
-AttackSpec = str | MatchSetAttack
+AnyAttack = MatchSetAttack | TraceAttack
+AttackSpec = str | AnyAttack
 Populations = Sequence[TopicSets] | Callable[[int], TopicSets]
 
 #: bytes one trial keeps whatever the data: its figures per attack and its ``per_trial``
@@ -434,15 +435,16 @@ class RiskCurve:
                 "seconds": sum(r.seconds for r in self.results)}
 
 
-def _attack_instances(attacks: Sequence[AttackSpec] | AttackSpec) -> list[MatchSetAttack]:
-    specs: Sequence[AttackSpec] = ([attacks] if isinstance(attacks, str | MatchSetAttack)
+def _attack_instances(attacks: Sequence[AttackSpec] | AttackSpec) -> list[AnyAttack]:
+    specs: Sequence[AttackSpec] = ([attacks] if isinstance(attacks, str | MatchSetAttack
+                                                           | TraceAttack)
                                    else list(attacks))
     if not specs:
         raise InputError("no attack chosen", field="attack")
-    out: list[MatchSetAttack] = []
+    out: list[AnyAttack] = []
     for spec in specs:
         att = make_attack(spec) if isinstance(spec, str) else spec
-        if not isinstance(att, MatchSetAttack):
+        if not isinstance(att, MatchSetAttack | TraceAttack):
             raise InputError(f"not an attack: {spec!r}", field="attack")
         out.append(att)
     names = [a.name for a in out]
@@ -455,14 +457,15 @@ def evaluate_attacks(
     site1: npt.NDArray[np.integer],
     queries: npt.NDArray[np.integer],
     true_rows: npt.NDArray[np.int64],
-    attacks: Sequence[MatchSetAttack],
+    attacks: Sequence[AnyAttack],
     *,
     engine: str = "exact",
     progress: bool = False,
 ) -> list[TargetOutcomes]:
     """One trial: the outcome of each (already fitted) attack on each query.
 
-    The exact engine counts match sets once and every attack is decided from the same counts.
+    The exact engine counts match sets once and every match-set attack is decided from the
+    same counts; a ``TraceAttack`` decides its own.
 
     Args:
         site1: ``[n, r]`` website-1 table.
@@ -479,11 +482,12 @@ def evaluate_suffixes(
     site1: npt.NDArray[np.integer],
     queries: npt.NDArray[np.integer],
     true_rows: npt.NDArray[np.int64],
-    attacks: Sequence[Sequence[MatchSetAttack]],
+    attacks: Sequence[Sequence[AnyAttack]],
     columns: Sequence[int],
     *,
     engine: str = "exact",
     progress: bool = False,
+    seconds: dict[str, float] | None = None,
 ) -> list[list[TargetOutcomes]]:
     """``evaluate_attacks`` on the last ``columns[j]`` weeks of the traces, for every j, from
     one count of the full traces.
@@ -493,15 +497,55 @@ def evaluate_suffixes(
     summed over the earlier weeks' bits (a marginal of ``N``): one scan of website 1 serves
     every r of a risk-vs-r curve (Carey et al. Fig. 2), instead of one scan per r.
 
+    Whole-trace attacks (``TraceAttack``) are asked for their outcomes on the suffix; the
+    match-set attacks share the engine's count.
+
     Args:
         attacks: per suffix, attacks already fitted on ``site1[:, -columns[j]:]``.
         columns: suffix lengths (1..r).
+        seconds: if given, receives the seconds of the engine (``"match-set attacks"``) and
+            of each whole-trace attack (by name, summed over the suffixes).
     """
     engine = ReidProtocol(engine=engine).engine
     rows = np.asarray(true_rows, dtype=np.int64)
     width = site1.shape[1]
     if len(attacks) != len(columns) or any(not 1 <= c <= width for c in columns):
         raise ValueError(f"need one attack list per suffix length in 1..{width}")
+    timing = seconds if seconds is not None else {}
+    t0 = time.perf_counter()
+    match_sets = [[a for a in att if isinstance(a, MatchSetAttack)] for att in attacks]
+    found = iter(_evaluate_match_sets(site1, queries, rows, match_sets, columns, engine,
+                                      progress)) if any(match_sets) else None
+    timing["match-set attacks"] = time.perf_counter() - t0
+    out: list[list[TargetOutcomes]] = []
+    for att, c in zip(attacks, columns, strict=True):
+        per_r = next(found) if found is not None else []
+        by_kind = iter(per_r)
+        row: list[TargetOutcomes] = []
+        for a in att:
+            if isinstance(a, MatchSetAttack):
+                row.append(next(by_kind))
+                continue
+            t1 = time.perf_counter()
+            row.append(a.outcomes(np.ascontiguousarray(queries[:, width - int(c):]), rows))
+            timing[a.name] = timing.get(a.name, 0.0) + time.perf_counter() - t1
+        out.append(row)
+    return out
+
+
+def _evaluate_match_sets(
+    site1: npt.NDArray[np.integer],
+    queries: npt.NDArray[np.integer],
+    rows: npt.NDArray[np.int64],
+    attacks: Sequence[Sequence[MatchSetAttack]],
+    columns: Sequence[int],
+    engine: str,
+    progress: bool,
+) -> list[list[TargetOutcomes]]:
+    """``evaluate_suffixes`` for match-set attacks: the exact engine's one count (or the
+    brute-force reference)."""
+    engine = ReidProtocol(engine=engine).engine
+    width = site1.shape[1]
     safe = np.where(rows >= 0, rows, 0)
     true_masks = np.where(rows >= 0, match_masks(site1[safe], queries), -1)
     # suffix of c weeks = the high c bits of a match set over all weeks
@@ -625,7 +669,7 @@ def measure_risk(
 
 
 def _per_r_attacks(attacks: Sequence[AttackSpec] | AttackSpec, n: int,
-                   ) -> list[list[MatchSetAttack]]:
+                   ) -> list[list[AnyAttack]]:
     """One list of attack instances per r (an attack is fitted on the r-week table)."""
     att = _attack_instances(attacks)
     return [att] + [[copy.deepcopy(a) for a in att] for _ in range(n - 1)]
@@ -660,6 +704,7 @@ def _risk_trials(
                          f"{trace_weeks} weeks of profiles; the sets have {sets.n_weeks}",
                          field="weeks")
     att = _per_r_attacks(attacks, len(rs))
+    _assignment_of(matching, setting, att[0])
     columns = [r + mech.lookback - 1 for r in rs]
     results = [{a.name: AttackRisk(a.name) for a in att[0]} for _ in rs]
     notes: list[str] = []
@@ -690,20 +735,23 @@ def _risk_trials(
             for att_r, c in zip(att, columns, strict=True):
                 for a in att_r:
                     a.fit(np.ascontiguousarray(site1[:, site1.shape[1] - c:]), mech)
-            outs = evaluate_suffixes(site1, site2, chosen, att, columns, engine=engine)
+            attack_seconds: dict[str, float] = {}
+            outs = evaluate_suffixes(site1, site2, chosen, att, columns, engine=engine,
+                                     seconds=attack_seconds)
             for res, att_r, outs_r in zip(results, att, outs, strict=True):
                 for a, o in zip(att_r, outs_r, strict=True):
                     res[a.name].add(o, o.sample(_tie_rng(seed, trial, a.name)))
             if assign is not None:
                 for res, att_r, c in zip(results, att, columns, strict=True):
                     _add_matching(res, site1[:, site1.shape[1] - c:],
-                                  site2[:, site2.shape[1] - c:], chosen, att_r, assign, seed,
-                                  trial)
+                                  site2[:, site2.shape[1] - c:], chosen, _match_set(att_r),
+                                  assign, seed, trial)
             n_targets = len(chosen)
             if trial == 0:
                 users = pop.n_users
             per_trial.append({"trial": trial, "users": pop.n_users, "targets": len(chosen),
                               "api_seed": api_seed, "simulate_seconds": t_sim,
+                              "attack_seconds": attack_seconds,
                               "seconds": time.perf_counter() - t0})
             advance(1)
     seconds = time.perf_counter() - t_start
@@ -719,14 +767,25 @@ def _risk_trials(
             for res, r, c in zip(results, rs, columns, strict=True)]
 
 
-def _assignment_of(matching: MatchingOptions | None, setting: str) -> MatchingOptions | None:
+def _assignment_of(matching: MatchingOptions | None, setting: str,
+                   attacks: Sequence[AnyAttack] = ()) -> MatchingOptions | None:
     """The options of the one-to-one matching attack to run, or ``None`` (per-item only)."""
     if matching is None or matching.matching == "per-item":
         return None
     if setting != "matching":
         raise InputError("the one-to-one matching attack needs every user's website-2 trace: "
                          "add --setting matching", field="matching")
+    whole = [a.name for a in attacks if not isinstance(a, MatchSetAttack)]
+    if whole:
+        raise InputError(f"the one-to-one matching attack assigns on per-week match gains; "
+                         f"{', '.join(whole)} scores whole traces: use --matching per-item",
+                         field="matching")
     return matching
+
+
+def _match_set(attacks: Sequence[AnyAttack]) -> list[MatchSetAttack]:
+    """The attacks of a one-to-one matching run (``_assignment_of`` refused the others)."""
+    return [a for a in attacks if isinstance(a, MatchSetAttack)]
 
 
 def _add_matching(res: dict[str, AttackRisk], site1: npt.NDArray[np.integer],
@@ -817,6 +876,7 @@ def measure_risk_traces(
     if n == 0:
         raise InputError("no users in the traces", field="traces")
     att = _attack_instances(attacks)
+    _assignment_of(matching, setting, att)
     for a in att:
         a.fit(a1, mech)
     results = {a.name: AttackRisk(a.name, description=a.describe()) for a in att}
@@ -833,10 +893,13 @@ def measure_risk_traces(
             for a, o in zip(att, outs, strict=True):
                 results[a.name].add(o, o.sample(_tie_rng(seed, trial, a.name)))
             if assign is not None:
-                _add_matching(results, a1, a2[chosen], chosen, att, assign, seed, trial)
+                _add_matching(results, a1, a2[chosen], chosen, _match_set(att), assign, seed,
+                              trial)
             per_trial.append({"trial": trial, "users": n, "targets": len(chosen),
                               "seconds": time.perf_counter() - t0})
             advance(1)
+    for a in att:  # what whole-trace attacks recorded over the trials
+        results[a.name].description = a.describe()
     return RiskResult(results, n, len(chosen), trials, r, r, time.perf_counter() - t_start,
                       setting, engine, seed, _mech_dict(mech) if mech else None, per_trial,
                       notes)
