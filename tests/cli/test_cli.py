@@ -102,24 +102,26 @@ def test_run_cli_smoke(tmp_path):
 
 
 def test_reid_bounds_table_json_and_figure(tmp_path):
-    """--bounds: exact Corollary 1 up to 3 weeks, the Bayes attacker measured beyond, one
+    """--bounds: exact Corollary 1 up to 4 weeks, the Bayes attacker measured beyond, one
     JSON row per r and the figure; --figure without --bounds is refused."""
     pop = tmp_path / "pop.parquet"
     assert runner.invoke(app, ["population", "-n", "3000", "--weeks", "5", "--seed", "2",
                                "-o", str(pop)]).exit_code == 0
     fig, out = tmp_path / "theory.png", tmp_path / "theory.json"
-    res = runner.invoke(app, ["reid", "--sets", str(pop), "--weeks", "1,3,4", "--bounds",
+    res = runner.invoke(app, ["reid", "--sets", str(pop), "--weeks", "1,3,4,5", "--bounds",
                               "--trials", "1", "--targets", "all", "--figure", str(fig),
                               "--json", str(out), "--no-progress"])
     assert res.exit_code == 0, res.output
     assert fig.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     rows = json.loads(out.read_text())["theory"]
-    assert [r["weeks"] for r in rows] == [1, 3, 4]
-    assert rows[0]["bayes_exact"] is not None and rows[1]["bayes_exact"] is not None
-    assert rows[2]["bayes_exact"] is None and rows[2]["bayes_sampled"]["targets"] == 3000
+    assert [r["weeks"] for r in rows] == [1, 3, 4, 5]
+    assert all(r["bayes_exact"] is not None and r["bayes_sampled"] is None for r in rows[:3])
+    assert rows[3]["bayes_exact"] is None and rows[3]["bayes_sampled"]["targets"] == 3000
+    assert rows[2]["matching_bound"] is None  # at 4 weeks only Corollary 1 is exact
     # more weeks never hurt the Bayes attacker, and no attack beats it beyond the noise of
     # the attacks' sampled traces (4 binomial standard errors over the 3,000 targets)
-    assert rows[0]["bayes_exact"] < rows[1]["bayes_exact"] < rows[2]["bayes_sampled"]["risk"]
+    assert rows[0]["bayes_exact"] < rows[1]["bayes_exact"] < rows[2]["bayes_exact"] \
+        < rows[3]["bayes_sampled"]["ci95"][1]
     for r in rows:
         best = r["bayes_exact"] or r["bayes_sampled"]["ci95"][1]
         margin = 4 * (best * (1 - best) / 3000) ** 0.5
