@@ -48,12 +48,29 @@ def _name_max(directory: Path) -> int:
         return 255
 
 
+#: the longest path the operating system takes (Linux's PATH_MAX, with its final NUL)
+_PATH_MAX = 4096
+
+
 def _check_name(path: Path, option: str) -> None:
     """A name the error line and the file system can take (no line break, not too long)."""
     name = os.fspath(path)
     if any(c in name for c in "\n\r"):
         raise InputError("the name holds a line break; choose another name",
                          file=repr(name), field=option)
+    if name.startswith("-"):
+        # "--out -" (standard output) or "--out --no-progress" (the option after a missing
+        # value) made a directory of that name, silently
+        raise InputError("the name begins with '-': it reads as an option, or as standard "
+                         "output, which this option cannot write; give the name (for a name "
+                         f"that does begin with '-', give its full path, "
+                         f"{os.path.abspath(name)})", file=name, field=option)
+    whole = len(os.fsencode(os.path.abspath(name))) + len(".XXXXXXXX.tmp")
+    if whole >= _PATH_MAX:
+        # the file system refuses the whole path (ENAMETOOLONG): an OSError, exit code 1
+        raise InputError(f"the path is {whole - len('.XXXXXXXX.tmp'):,} bytes long, past the "
+                         f"file system's limit of {_PATH_MAX:,} (less room for a temporary "
+                         "name); choose a shorter path", file=name[:40] + "...", field=option)
     limit = _name_max(path.parent) - len(".." + ".XXXXXXXX.tmp")  # room for the temporary
     if len(os.fsencode(path.name)) > limit:
         raise InputError(f"the file name is {len(os.fsencode(path.name))} bytes long, more "

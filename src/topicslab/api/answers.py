@@ -174,7 +174,9 @@ def answers(
     if arr.size and (arr.max() >= tax.size or arr.min() < EMPTY):
         raise ValueError(f"sets must hold dense topic indices in 0..{tax.size - 1} or -1")
     n_users, n_weeks, k = arr.shape
-    site_ids = np.arange(int(sites)) if np.isscalar(sites) else np.asarray(sites)  # type: ignore[arg-type]
+    # sites="2" was read as 2 and sites=0 gave no trace at all, silently
+    site_ids = (np.arange(integer(sites, "sites", at_least=1)) if np.isscalar(sites)
+                else np.asarray(sites))
     site_keys = np.ascontiguousarray(site_ids, dtype=np.uint64)
     user_keys = (np.arange(n_users, dtype=np.uint64) if user_ids is None
                  else np.ascontiguousarray(user_ids, dtype=np.uint64))
@@ -220,8 +222,13 @@ def observe(
     Returns ``int16[n_sites, n_users, r + L - 1]``.
     """
     mech = mechanism or Mechanism()
+    if hasattr(sets, "sets") and hasattr(sets, "taxonomy"):  # a TopicSets ("sets have 0 weeks")
+        raise TypeError(f"observe takes the array of topic sets: pass {type(sets).__name__}.sets")
     arr = np.asarray(sets)
-    n_weeks = arr.shape[1] if arr.ndim == 3 else 0
+    if arr.ndim != 3 or not np.issubdtype(arr.dtype, np.integer):
+        raise refuse(f"sets must be an integer array [users, weeks, k], got {arr.dtype} of "
+                     f"shape {arr.shape}", "sets")
+    n_weeks = arr.shape[1]
     r = n_weeks - mech.lookback + 1 if weeks is None else weeks
     need = r + mech.lookback - 1
     if r < 1 or need > n_weeks:

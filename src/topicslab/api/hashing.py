@@ -16,6 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from topicslab._checks import integer
+
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -85,8 +87,8 @@ def derive_key(seed: int, stream: int) -> np.uint64:
         z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
         return z ^ (z >> 31)
 
-    if seed < 0:
-        raise ValueError("seed must be a non-negative integer")
+    # (a float seed failed on '&': "unsupported operand type(s)")
+    seed = integer(seed, "seed", at_least=0)
     return np.uint64(_mix(_mix(seed & mask) ^ ((stream * 0x9E3779B97F4A7C15) & mask)))
 
 

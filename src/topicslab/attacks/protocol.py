@@ -603,6 +603,8 @@ def trial_api_seed(seed: int, trial: int) -> int:
 
 
 def _mechanism_for(sets: TopicSets, mechanism: Mechanism | None) -> Mechanism:
+    if not isinstance(sets, TopicSets):  # (an array failed on a missing attribute)
+        raise TypeError(f"the attacks take TopicSets, got {type(sets).__name__}")
     mech = mechanism or Mechanism(k=sets.k, taxonomy=sets.taxonomy)
     if mech.k != sets.k:
         raise InputError(f"mechanism k = {mech.k} but the topic sets hold k = {sets.k}",

@@ -16,6 +16,7 @@ stages ``run`` keeps). The handling lives in the application's group class so th
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import sys
@@ -283,6 +284,14 @@ class OneLineErrors(TyperGroup):
         except Exception as exc:
             if _debugging():
                 raise
+            if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
+                # a path the user gave that no file system takes (an input directory of
+                # 5,000 bytes was "OSError: File name too long", exit code 1); output paths
+                # are refused before any work by topicslab._paths
+                name = os.fsdecode(exc.filename or "")
+                print_error(f"{name[:40]}...: the path is {len(os.fsencode(name)):,} bytes "
+                            "long, longer than the file system takes; choose a shorter path")
+                return EXIT_BAD_INPUT
             print_error(f"{type(exc).__name__}: {' '.join(str(exc).split())} "
                         "(rerun with topicslab --debug for the traceback)")
             return EXIT_FAILURE

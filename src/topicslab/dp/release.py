@@ -63,6 +63,8 @@ def save_statistics(directory: str | Path, stats: DPStatistics, *,
     files of an older write that this one lacks (the other schema's, an old ledger) are
     removed, so the directory never mixes two releases. Other files there are kept.
     """
+    if not isinstance(stats, DPStatistics):  # (a TopicSets failed on a missing attribute)
+        raise TypeError(f"save_statistics takes DPStatistics, got {type(stats).__name__}")
     with atomic_dir(directory, owned=RELEASE_FILES) as tmp:
         _write_release_files(tmp, stats, schema)
     return Path(directory)

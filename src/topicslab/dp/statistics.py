@@ -154,6 +154,8 @@ def compute_statistics(
         seed: reproducible padding and noise; the noise is then NOT cryptographically secure
             (recorded in the ledger). ``None``: OS CSPRNG.
     """
+    if not isinstance(data, TopicSets):  # (an array failed on a missing attribute)
+        raise TypeError(f"compute_statistics takes TopicSets, got {type(data).__name__}")
     budget = budget_of(budget, epsilon=epsilon, delta=delta, split=split,
                        accounting=accounting)
     contribution = contribution_of(contribution, k=k, bound=bound, weeks=weeks)

@@ -49,6 +49,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
+from topicslab._checks import integer
 from topicslab._progress import task
 from topicslab.api.hashing import below, derive_key, hash3, next_word
 from topicslab.datamodel import TopicSets
@@ -241,10 +242,12 @@ def _sample_kernel(prob: npt.NDArray[np.float64], alias: npt.NDArray[np.int16],
 
 def _check(model: TypeMixture, n_users: int, seed: int, weeks: int | None,
            chunk_users: int) -> int:
-    if isinstance(n_users, bool) or int(n_users) < 0:
-        raise InputError(f"number of users must be >= 0, got {n_users}", field="users")
-    if isinstance(seed, bool) or int(seed) < 0:
-        raise InputError(f"seed must be a non-negative integer, got {seed}", field="seed")
+    if not isinstance(model, TypeMixture):  # (statistics failed on a missing attribute)
+        raise TypeError(f"sample takes a TypeMixture (a fitted model), got "
+                        f"{type(model).__name__}")
+    # n_users="5" was read as 5
+    integer(n_users, "users", at_least=0)
+    integer(seed, "seed", at_least=0)
     if int(chunk_users) < 1:
         raise InputError(f"chunk_users must be >= 1, got {chunk_users}", field="chunk_users")
     w = model.weeks if weeks is None else int(weeks)

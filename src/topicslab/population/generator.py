@@ -288,8 +288,7 @@ def _generate_block(user_ids: npt.NDArray[np.int64], n_weeks: int, seed: int,
 
 
 def _check(n_users: int, n_weeks: int, k: int, first_user: int, tax: Taxonomy) -> None:
-    if n_users < 0:
-        raise ValueError("n_users must be non-negative")
+    integer(n_users, "n_users", at_least=0)  # "10" and 10.7 failed inside the generator
     integer(n_weeks, "weeks", at_least=1, at_most=ROW_STRIDE - 1,
             why=f"the top-k randomness is keyed by user * {ROW_STRIDE} + week")
     Mechanism(k=k, taxonomy=tax)  # the profile size k, checked where it is defined
