@@ -54,6 +54,10 @@ from topicslab.qif.product_channel import ProductChannel, topics_channel
 
 #: Default limit on the trace cells an exact bound visits (``ProductChannel.cells``).
 MAX_CELLS = 500_000_000
+#: Corollary 1 at four weeks enumerates |T|^3 prefixes (``qif.coverage``): up to 2e8 (a
+#: taxonomy of 584 topics; v2's 469 give 1.0e8, about 10 s at 1M users, and three |T|^2 bitset
+#: tables of 42 MB), not for taxonomies so large that it would take hours.
+MAX_PREFIXES = 200_000_000
 
 # ---------------------------------------------------------------- explicit matrices
 
@@ -392,7 +396,7 @@ def reid_bounds(
         else:
             out.notes.append(f"the partial-information bound sums over {partial.cells:.3g} "
                              f"trace cells (> max_cells {max_cells:.3g})")
-    elif trace_weeks == 4:
+    elif trace_weeks == 4 and m**3 <= MAX_PREFIXES:
         # Corollary 1 depends on a trace only through how many weeks its best user covers:
         # |T|^3 prefixes instead of |T|^4 cells (qif.coverage)
         out.full_information_bound = corollary1_four_weeks(profiles, m, mech.q_in, mech.q_out)
@@ -402,8 +406,9 @@ def reid_bounds(
     else:
         out.notes.append(f"full-information, matching, partial-information and mutual-"
                          f"information bounds sum over {channel.cells:.3g} trace cells "
-                         f"(> max_cells {max_cells:.3g}; Corollary 1 is exact up to 4 weeks, "
-                         f"the others up to 3 weeks of the full taxonomy by default)")
+                         f"(> max_cells {max_cells:.3g}; Corollary 1 is exact up to 4 weeks of "
+                         f"a taxonomy of up to 584 topics, the others up to 3 weeks of the "
+                         f"full taxonomy by default)")
     if ldp >= 1:
         out.notes.append("the LDP bound exceeds 1 (vacuous): the per-answer epsilon is large")
     return out
