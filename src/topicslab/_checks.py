@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from topicslab.errors import ParameterError
 
-__all__ = ["choice", "integer", "number", "refuse"]
+__all__ = ["choice", "comma_items", "integer", "integer_array", "number", "refuse"]
 
 
 Error = type[ParameterError]
@@ -85,6 +85,38 @@ def choice(value: object, field: str, options: Iterable[str],
         raise refuse(f"{field} must be one of {', '.join(opts)}, got {value!r}", field,
                      error=error)
     return value
+
+
+def comma_items(text: str) -> list[str]:
+    """The items of a comma list, stripped. An empty item between or after others (``1,,2``,
+    ``1,``) is a ``ValueError``: a value was left out, and dropping it would run on fewer
+    values than the user meant. A text of no item at all (``""``, ``","``) gives ``[]``, for
+    the caller's own "nothing given" message."""
+    items = [t.strip() for t in text.split(",")]
+    if not any(items):
+        return []
+    if not all(items):
+        raise ValueError(f"a value is missing between the commas of {text!r}")
+    return items
+
+
+def integer_array(value: object, field: str, *, error: Error = ParameterError) -> Any:
+    """``value`` as a NumPy array of integers: an integer dtype, or floats that are whole
+    numbers. A NaN, an infinity or a fraction is refused, not cast (a cast makes NaN a topic
+    id), and so is any other dtype (bool, text, objects)."""
+    import numpy as np
+
+    arr = np.asarray(value)
+    if np.issubdtype(arr.dtype, np.integer):
+        return arr
+    if not np.issubdtype(arr.dtype, np.floating):
+        raise refuse(f"{field} must be an integer array, got dtype {arr.dtype}", field,
+                     error=error)
+    bad = ~np.isfinite(arr) | (arr != np.trunc(arr))
+    if bad.any():
+        raise refuse(f"{field} must hold whole numbers, got {float(arr[bad].flat[0])!r}", field,
+                     error=error)
+    return arr
 
 
 P = TypeVar("P")

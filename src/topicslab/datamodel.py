@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from topicslab._checks import integer_array
 from topicslab.errors import InputError
 from topicslab.taxonomy import Taxonomy, resolve
 
@@ -52,9 +53,15 @@ class TopicSets:
 
     def __post_init__(self) -> None:
         self.taxonomy = resolve(self.taxonomy)
-        self.sets = np.asarray(self.sets)
+        # a NaN or a fraction was cast to a topic id, and an id past the taxonomy kept
+        self.sets = integer_array(self.sets, "sets")
         if self.sets.ndim != 3:
             raise InputError(f"topic sets must be [n_users, n_weeks, k], got {self.sets.shape}")
+        if self.sets.size and (self.sets.min() < EMPTY
+                               or self.sets.max() >= self.taxonomy.size):
+            raise InputError(f"topic sets must hold topic indices 0..{self.taxonomy.size - 1}"
+                             f" of taxonomy {self.taxonomy.version} or {EMPTY} (empty), got "
+                             f"{int(self.sets.min())}..{int(self.sets.max())}", field="sets")
         if self.sets.dtype != np.int16:
             self.sets = self.sets.astype(np.int16)
         if self.user_ids is None:

@@ -175,8 +175,14 @@ def answers(
         raise ValueError(f"sets must hold dense topic indices in 0..{tax.size - 1} or -1")
     n_users, n_weeks, k = arr.shape
     # sites="2" was read as 2 and sites=0 gave no trace at all, silently
-    site_ids = (np.arange(integer(sites, "sites", at_least=1)) if np.isscalar(sites)
-                else np.asarray(sites))
+    n_sites = (integer(sites, "sites", at_least=1) if np.isscalar(sites)
+               else int(np.size(sites)))
+    from topicslab._resources import require_memory  # (sites=10**9 was a MemoryError)
+
+    # the site ids (8 bytes) and the answers (int16) of every site and user
+    require_memory(8.0 * n_sites + 2.0 * n_sites * n_users * n_weeks,
+                   f"the answers of {n_sites:,} sites x {n_users:,} users", field="sites")
+    site_ids = np.arange(n_sites) if np.isscalar(sites) else np.asarray(sites)
     site_keys = np.ascontiguousarray(site_ids, dtype=np.uint64)
     user_keys = (np.arange(n_users, dtype=np.uint64) if user_ids is None
                  else np.ascontiguousarray(user_ids, dtype=np.uint64))

@@ -695,6 +695,7 @@ def _risk_trials(
     longest traces serves every r (``evaluate_suffixes``). Each r's result is the one
     ``measure_risk(weeks=r)`` gives."""
     trials, setting, engine = protocol.trials, protocol.setting, protocol.engine
+    seed = integer(seed, "seed", at_least=0)  # seed="1" was taken as it came
     assign = _assignment_of(matching, setting)
     mech = _mechanism_for(sets, mechanism)
     for r in rs:
@@ -917,7 +918,12 @@ def risk_curve(
     traces serves every r (each result equals ``measure_risk(sets, weeks=r, **options)``)."""
     if not weeks:
         raise InputError("no weeks given for the curve", field="weeks")
-    rs = [int(r) for r in weeks]
+    if isinstance(weeks, (str, bytes)) or not hasattr(weeks, "__iter__"):
+        # "12" was read as the weeks [1, 2], and 2.5 as 2
+        raise TypeError(f"risk_curve weeks must be a sequence of ints, got {weeks!r}")
+    rs = list(weeks)
+    if len(set(rs)) != len(rs):  # the same r twice measures one point twice
+        raise refuse(f"weeks must be distinct, got {rs}", "weeks")
     known = {"attacks", "targets", "trials", "seed", "mechanism", "progress", "populations",
              "setting", "engine", "protocol", "matching"}
     unknown = set(options) - known

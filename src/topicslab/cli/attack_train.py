@@ -75,10 +75,12 @@ def attack_train(
     data = read_sets(sets_path)
     mech = dataclasses.replace(mech, k=data.k, taxonomy=data.taxonomy)
     # typed counts past the population are used as every user: said, not silently clamped
-    for option, value in (("queries", queries), ("validation", validation)):
+    # (--batch-users 10^12 was clamped without a word)
+    for option, value in (("queries", queries), ("validation", validation),
+                          ("batch_users", batch_users)):
         if given(option) and value > data.n_users:
-            err.print(f"[yellow]note[/]: --{option} {value:,} but only {data.n_users:,} users: "
-                      "every user is used")
+            err.print(f"[yellow]note[/]: --{option.replace('_', '-')} {value:,} but only "
+                      f"{data.n_users:,} users: every user is used")
     try:
         att = train_attack(data, weeks=r, mechanism=mech, config=cfg, seed=seed,
                            progress=progress, device=device)

@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from topicslab._atomic import atomic_dir, write_text_atomic
+from topicslab._checks import comma_items
 from topicslab.cli._app import MAX_SEED, app, err, given, out, parse_epsilon
 from topicslab.errors import InputError
 
@@ -33,14 +34,12 @@ def _table(title: str, header: list[str], rows: list[list[str]]) -> Table:
 def _parse_rhos(values: list[str] | None) -> list[float] | None:
     if not values:
         return None
-    rhos = []
+    rhos: list[float] = []
     for v in values:
-        for part in v.split(","):
-            if part.strip():
-                try:
-                    rhos.append(float(part))
-                except ValueError:
-                    raise InputError(f"cannot read rho {part!r}", field="--rho") from None
+        try:
+            rhos.extend(float(part) for part in comma_items(v))
+        except ValueError as exc:
+            raise InputError(f"cannot read rho: {exc}", field="--rho") from None
     return rhos
 
 

@@ -17,6 +17,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from topicslab._checks import comma_items
 from topicslab.cli._app import SETS_TAXONOMY_HELP, app, err, out, sets_taxonomy
 from topicslab.errors import InputError
 from topicslab.qif.errors import QIFError
@@ -67,7 +68,7 @@ def parse_int_range(text: str, *, what: str = "epochs") -> list[int]:
                 raise QIFError(f"{what} range {text!r} lists {hi - lo + 1:,} values, more "
                                f"than {MAX_RANGE_VALUES:,}")
             return list(range(lo, hi + 1))
-        return [int(part) for part in t.split(",") if part.strip()]
+        return [int(part) for part in comma_items(t)]
     except ValueError:
         raise QIFError(f"cannot read {what} {text!r}: use N, A..B or A,B,C") from None
 

@@ -19,6 +19,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from topicslab._checks import comma_items
 from topicslab.cli._app import (
     MAX_SEED,
     SETS_TAXONOMY_HELP,
@@ -38,7 +39,10 @@ _ATTACK_HELP = ("hamming | asymmetric | learned (with --attack-model) | all (or 
 def _attack_names(text: str) -> list[str]:
     from topicslab.attacks import available_attacks
 
-    names = [t.strip() for t in text.split(",") if t.strip()]
+    try:
+        names = comma_items(text)
+    except ValueError as exc:
+        raise InputError(str(exc), field="--attack") from None
     if "learned" in names and names.count("learned") > 1:
         # the hand-made attacks' repeats are refused by the library; learned never reaches it
         raise InputError(f"attack learned given twice in {text!r}", field="--attack")

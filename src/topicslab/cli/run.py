@@ -75,6 +75,11 @@ def _check_size(preset: str, users: int | None, overrides: dict[str, Any],
     option = "--trials" if trials >= work else "--targets"
     require_memory(work + trials, f"the re-identification protocol's {cfg.trials:,} trials",
                    field=option, hint=f"use fewer {option}")
+    typed = overrides.get("targets")
+    if users_known and isinstance(typed, int) and typed > cfg.users:
+        # clamped to the users, as reid does, but said (it was silent)
+        err.print(f"[yellow]note[/]: --targets {typed:,} but only {cfg.users:,} users: every "
+                  "user is a target")
 
 
 #: users ``topicslab.population.generate`` simulates at a time (its default chunk)

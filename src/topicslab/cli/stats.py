@@ -18,6 +18,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from topicslab._checks import comma_items
 from topicslab.cli._app import (
     MAX_SEED,
     SETS_TAXONOMY_HELP,
@@ -37,7 +38,7 @@ def _floats(text: str | None, what: str) -> tuple[float, ...] | None:
     if text is None:
         return None
     try:
-        return tuple(float(x) for x in text.split(",") if x.strip())
+        return tuple(float(x) for x in comma_items(text))
     except ValueError:
         raise InputError(f"cannot read {what} {text!r}: use comma-separated numbers",
                          field=f"--{what}") from None
@@ -62,7 +63,7 @@ def _ints(text: str | None, what: str) -> tuple[int, ...] | None:
     if text is None:
         return None
     try:
-        return tuple(int(x) for x in text.split(",") if x.strip())
+        return tuple(int(x) for x in comma_items(text))
     except ValueError:
         raise InputError(f"cannot read {what} {text!r}: use comma-separated integers",
                          field=f"--{what}") from None

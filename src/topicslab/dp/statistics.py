@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 import topicslab
+from topicslab._checks import integer
 from topicslab.datamodel import TopicSets
 from topicslab.dp import accounting as acc
 from topicslab.dp.bounding import BoundingReport, bound_contributions
@@ -38,6 +39,7 @@ from topicslab.dp.params import (
     contribution_of,
 )
 from topicslab.dp.postprocess import term_sigmas, to_probabilities
+from topicslab.errors import InputError
 from topicslab.io._common import check_unique_users
 from topicslab.taxonomy import Taxonomy
 
@@ -156,6 +158,10 @@ def compute_statistics(
     """
     if not isinstance(data, TopicSets):  # (an array failed on a missing attribute)
         raise TypeError(f"compute_statistics takes TopicSets, got {type(data).__name__}")
+    if seed is not None:  # seed="0" was taken as it came
+        seed = integer(seed, "seed", at_least=0)
+    if data.n_users == 0:  # a release of no one is noise only
+        raise InputError("the topic sets hold no users", field="data")
     budget = budget_of(budget, epsilon=epsilon, delta=delta, split=split,
                        accounting=accounting)
     contribution = contribution_of(contribution, k=k, bound=bound, weeks=weeks)

@@ -4,8 +4,9 @@ Each stage has a *key*: the sha256 of its name, its parameters, the keys of the 
 (so a change propagates downstream), the package version and, for user-supplied inputs, a
 fingerprint of the input's bytes. ``OUT/stages.json`` records, per stage, the key and the
 stage's JSON summary once the stage has *finished* and its artefacts are on disk, with the
-sha256 of each artefact's bytes. A stage is reused only if its recorded key equals the new one
-and every artefact still has the recorded content (a truncated or edited file, e.g. a copy cut
+sha256 of each artefact's bytes and of the summary. A stage is reused only if its recorded key
+equals the new one, its summary is the one it recorded (not edited by hand) and every artefact
+still has the recorded content (a truncated or edited file, e.g. a copy cut
 short, is not a finished stage); otherwise it runs again and ``lookup`` says why. Artefacts are
 written atomically and the record is written last, so an interrupted run leaves at worst an
 unrecorded stage, which the next run recomputes. Each artefact is hashed once per run: when the
@@ -110,6 +111,14 @@ class StageCache:
         summary = rec.get("summary")
         if not isinstance(summary, dict):
             return Lookup(None, "its record is unreadable")
+        # a summary edited by hand (a key deleted, a number made text) ended the run in a
+        # KeyError or TypeError, or went into the report as it was
+        digest = rec.get("summary_sha256")
+        if not isinstance(digest, str):
+            return Lookup(None, "no hash of its summary was recorded")
+        if _summary_digest(summary) != digest:
+            return Lookup(None, "its summary in stages.json was changed after the stage "
+                                "wrote it")
         changed = _changed_artefact(self.out, rec.get("artefacts"), artefacts)
         if changed is not None:
             return Lookup(None, changed)
@@ -125,10 +134,18 @@ class StageCache:
                seconds: float | None = None, artefacts: Sequence[str] = ()) -> None:
         """Mark ``stage`` finished (after its artefacts were written) and remember the
         content of its ``artefacts`` (paths relative to the output directory)."""
-        self._record[stage] = {"key": key, "summary": summary, "seconds": seconds,
+        self._record[stage] = {"key": key, "summary": summary,
+                               "summary_sha256": _summary_digest(summary),
+                               "seconds": seconds,
                                "artefacts": _artefact_digests(self.out, artefacts)}
         write_text_atomic(self.out / _RECORD,
                           json.dumps(self._record, indent=1, default=_json_default))
+
+
+def _summary_digest(summary: dict[str, Any]) -> str:
+    """sha256 of a stage summary's JSON (keys sorted: the same after a JSON round trip)."""
+    blob = json.dumps(summary, sort_keys=True, default=_json_default)
+    return "sha256:" + hashlib.sha256(blob.encode()).hexdigest()
 
 
 def _json_default(x: Any) -> Any:

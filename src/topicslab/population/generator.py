@@ -382,6 +382,10 @@ def generate(
     """
     tax = resolve(taxonomy)
     _check(n_users, n_weeks, k, first_user, tax)
+    from topicslab._resources import require_memory  # (generate(10**13) was a MemoryError)
+
+    require_memory(float(n_users) * n_weeks * k * 2, f"the topic sets of {n_users:,} users",
+                   field="n_users", hint="generate_chunks makes them a chunk at a time")
     out = np.empty((n_users, n_weeks, k), dtype=np.int16)
     padded = 0
     meta: dict[str, object] = {}

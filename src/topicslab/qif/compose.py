@@ -92,6 +92,10 @@ def kron_power(a: npt.ArrayLike, n: int) -> Array:
     if n < 1:
         raise QIFError("a Kronecker power needs n >= 1")
     base = as_channel(a)
+    from topicslab._resources import require_memory  # (n = 60 was a MemoryError)
+
+    require_memory(8.0 * float(base.size) ** min(n, 64), f"the {n}-fold Kronecker power of a "
+                   f"{base.shape[0]} x {base.shape[1]} channel", field="n")
     out = base
     for _ in range(n - 1):
         out = np.asarray(np.kron(out, base), dtype=np.float64)

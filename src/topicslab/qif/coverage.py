@@ -35,7 +35,8 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
-from topicslab.qif.errors import QIFError
+from topicslab._checks import integer, integer_array, number
+from topicslab.qif.errors import QIFError, QIFParameterError
 
 __all__ = ["corollary1_four_weeks"]
 
@@ -178,7 +179,12 @@ def corollary1_four_weeks(profiles: npt.ArrayLike, m: int, q_in: float, q_out: f
         q_in, q_out: the answer's probability for a topic in / outside the week's set
             (``q_in ≥ q_out ≥ 0``).
     """
-    arr = np.asarray(profiles)
+    # m=469.5 failed inside numba, m=10**12 on the allocation; q_in=5 and NaN/fractional
+    # topic ids (cast) were taken
+    m = integer(m, "m", at_least=1, error=QIFParameterError)
+    q_in = number(q_in, "q_in", lo=0, hi=1, error=QIFParameterError)
+    q_out = number(q_out, "q_out", lo=0, hi=1, error=QIFParameterError)
+    arr = integer_array(profiles, "profiles", error=QIFParameterError)
     if arr.ndim != 3 or arr.shape[1] != 4 or arr.shape[0] < 1 or arr.shape[2] < 1:
         raise QIFError(f"profiles must be a non-empty [users, 4, slots] array, got shape "
                        f"{arr.shape}")
@@ -189,6 +195,10 @@ def corollary1_four_weeks(profiles: npt.ArrayLike, m: int, q_in: float, q_out: f
     if not q_in >= q_out >= 0:
         raise QIFError(f"need q_in >= q_out >= 0, got q_in {q_in}, q_out {q_out}")
     words = (m + 63) // 64
+    from topicslab._resources import require_memory
+
+    require_memory(3.0 * m * m * (8 * words + 9) + 8.0 * arr.shape[0] * words,
+                   f"Corollary 1's pair tables over m = {m:,} topics", field="m")
     count, covered = _levels(np.ascontiguousarray(arr, dtype=np.int32), int(m), words)
     total = 0.0
     for c in range(4):

@@ -30,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from topicslab._checks import integer_array
 from topicslab.datamodel import TopicSets, canonicalize_sets
 from topicslab.qif.errors import QIFError, QIFParameterError
 from topicslab.qif.product_channel import ProductChannel, max_sums, topics_channel
@@ -99,7 +100,7 @@ def _as_array(sets: TopicSets | npt.ArrayLike, m: int | None) -> tuple[I16, int]
                                     f"data's taxonomy {sets.taxonomy.version}, got {m}",
                                     field="m")
         return sets.sets, int(sets.taxonomy.size if m is None else m)
-    arr = np.asarray(sets)
+    arr = integer_array(sets, "sets", error=QIFParameterError)  # (NaN was cast to a topic)
     if arr.ndim == 2:  # one epoch given as [n_users, k]
         arr = arr[:, None, :]
     if arr.ndim != 3:
