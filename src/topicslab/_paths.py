@@ -9,7 +9,9 @@ option. A location is good when
   typo), and nothing on the way is a regular file;
 * a file is expected and the name is not an existing directory (nor a device or pipe: the
   atomic rename would replace it), and its extension matches the format written;
-* a directory is expected and the name is not an existing file.
+* a directory is expected and the name is not an existing file, nor a directory holding
+  another command's output (a fitted model, a learned attack, a DP release, a run): writing
+  there would leave the two mixed (a learned attack's model.json beside a fit's checkpoints).
 
 ``no_new_empty_dirs`` removes the output directories a failed command created if nothing was
 written into them (directories holding anything, e.g. fit checkpoints for ``--resume``, stay).
@@ -18,6 +20,7 @@ written into them (directories holding anything, e.g. fit checkpoints for ``--re
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -130,8 +133,38 @@ def check_output_file(path: str | os.PathLike[str], option: str,
     return p
 
 
-def check_output_dir(path: str | os.PathLike[str], option: str) -> Path:
-    """Refuse a bad location for the output directory ``path`` given by ``option``."""
+#: output kinds of the commands that write a directory, as the refusal names them
+OUTPUT_KINDS = {"model": "a fitted model (topicslab fit)",
+                "attack": "a learned attack (topicslab attack-train)",
+                "stats": "DP statistics (topicslab stats)",
+                "run": "a run's output (topicslab run)"}
+
+
+def _output_kinds(directory: Path) -> dict[str, str]:
+    """The kinds of topicslab output ``directory`` holds, each with the file that shows it."""
+    found: dict[str, str] = {}
+    if (directory / "stages.json").is_file():
+        found["run"] = "stages.json"
+    for name in ("q_within.json", "privacy_ledger.json"):
+        if (directory / name).is_file():
+            found.setdefault("stats", name)
+    meta = directory / "model.json"
+    if meta.is_file():
+        try:
+            fmt = json.loads(meta.read_text(encoding="utf-8")).get("format")
+        except (OSError, ValueError, AttributeError):
+            fmt = None
+        if fmt == "topicslab-type-mixture":
+            found["model"] = "model.json"
+        elif fmt == "topicslab-learned-attack":
+            found["attack"] = "model.json"
+    return found
+
+
+def check_output_dir(path: str | os.PathLike[str], option: str,
+                     kind: str | None = None) -> Path:
+    """Refuse a bad location for the output directory ``path`` given by ``option``; with
+    ``kind`` (a key of ``OUTPUT_KINDS``), also a directory holding another kind of output."""
     p = Path(path)
     name = os.fspath(p)
     if not name.strip():
@@ -150,6 +183,13 @@ def check_output_dir(path: str | os.PathLike[str], option: str) -> Path:
         if not _writable(p):
             raise InputError("directory is not writable; choose another location", file=name,
                              field=option)
+        if kind is not None:
+            for other, shown_by in _output_kinds(p).items():
+                if other != kind:
+                    raise InputError(
+                        f"holds {OUTPUT_KINDS[other]} ({shown_by}); writing "
+                        f"{OUTPUT_KINDS[kind]} there would mix the two: choose another "
+                        "directory", file=name, field=option)
         return p
     _check_parent(p, option)
     return p

@@ -50,7 +50,7 @@ def attack_train(
     )
     from topicslab.attacks.protocol import check_call_weeks
 
-    check_output_dir(out_dir, "--out")
+    check_output_dir(out_dir, "--out", "attack")
     device = resolve_device(device)  # before reading the data
     r = check_call_weeks(weeks, lookback)
     try:

@@ -153,6 +153,16 @@ def disclosure(
     if not whitebox and given("mc_samples"):
         raise InputError("--mc-samples sizes the white-box check, which --no-whitebox turns "
                          "off (drop one of them)", field="--mc-samples")
+    # the band options, checked before the simulation starts (they were only checked when
+    # the bands were drawn, after the progress bar and the training probes)
+    from topicslab.disclosure.bands import SIDES
+    if sides not in SIDES:
+        raise InputError(f"sides must be one of {', '.join(SIDES)}, got {sides!r}",
+                         field="--sides")
+    for option, value in (("--n-sigma", n_sigma), ("--smoothing", smoothing)):
+        if not math.isfinite(value) or value < 0:
+            raise InputError(f"{option} must be a non-negative number, got {value}",
+                             field=option)
     # the experiment's design, checked once, and its memory, before any simulation
     design = d.DisclosureDesign(
         rhos=tuple(d.DEFAULT_RHOS if (parsed := _parse_rhos(rho)) is None else parsed),

@@ -197,7 +197,7 @@ def run(
     from topicslab._paths import check_output_dir, no_new_empty_dirs, refuse_overwriting_inputs
     from topicslab.experiment import run as run_experiment
 
-    check_output_dir(out_dir, "--out")
+    check_output_dir(out_dir, "--out", "run")
     sets_taxonomy(taxonomy)
     if taxonomy is not None and sets is None:
         raise InputError("--taxonomy tells the taxonomy of --sets: give --sets (the reference "

@@ -146,7 +146,7 @@ def stats(
                          f"{engine}", field="--chunk-users")
     from topicslab._paths import check_output_dir, no_new_empty_dirs, refuse_overwriting_inputs
 
-    check_output_dir(out_dir, "--out")
+    check_output_dir(out_dir, "--out", "stats")
     refuse_overwriting_inputs([("--out", out_dir)], [("--sets", sets_path)])
     engine = _pick_engine(engine, sets_path)
     opts: dict[str, Any] = {"budget": budget, "contribution": contribution, "seed": seed}
