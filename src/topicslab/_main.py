@@ -9,6 +9,7 @@ can catch that ``KeyboardInterrupt`` and end as every interrupted command does: 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
@@ -81,7 +82,7 @@ def _late_interrupts(code: object) -> None:
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
-            except (OSError, ValueError):
+            except (OSError, ValueError, AttributeError):  # None: closed at start
                 pass
         os.write(2, f"interrupted: {line}\n".encode(errors="replace"))
         os._exit(EXIT_INTERRUPTED)
@@ -109,7 +110,7 @@ def _exit_now(code: object) -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):
+        except (OSError, ValueError, AttributeError):  # None: started with it closed (>&-)
             pass
     os._exit(0 if code is None else code)
 
@@ -131,6 +132,12 @@ def main() -> None:
         for w in caught:  # the import's other warnings, through the filters as before
             if _debugging() or _unparsed_environment([w]) is None:
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        import signal
+
+        # kill (SIGTERM) ended the process on the spot, leaving the atomic writes' hidden
+        # temporaries behind and saying nothing: it now ends like Ctrl-C (cleaned up, one line)
+        with contextlib.suppress(ValueError, AttributeError):  # not the main thread
+            signal.signal(signal.SIGTERM, signal.default_int_handler)
         cli_main()
     except SystemExit as done:  # the command's end: a Ctrl-C while Python shuts down
         _late_interrupts(done.code)

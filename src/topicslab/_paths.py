@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -32,8 +33,19 @@ __all__ = ["check_output_dir", "check_output_file", "no_new_empty_dirs",
 
 
 def _writable(directory: Path) -> bool:
-    # access() also reports EROFS (read-only file systems), even for root
-    return os.access(directory, os.W_OK | os.X_OK)
+    # access() also reports EROFS (read-only file systems), even for root; but root passes
+    # it on pseudo file systems that create no files (/proc, /sys), where the write failed
+    # only after the work (exit code 1): so a probe file is created and removed at once
+    if not os.access(directory, os.W_OK | os.X_OK):
+        return False
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".topicslab-probe.", dir=directory)
+    except OSError:
+        return False
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(probe)
+    return True
 
 
 def _regular_file_above(path: Path) -> Path | None:
@@ -145,9 +157,16 @@ def _output_kinds(directory: Path) -> dict[str, str]:
     found: dict[str, str] = {}
     if (directory / "stages.json").is_file():
         found["run"] = "stages.json"
-    for name in ("q_within.json", "privacy_ledger.json"):
+    # every file of a release (the older schema's names too; taxonomy.json alone is too
+    # common a name to tell)
+    for name in ("q_within.json", "privacy_ledger.json", "q_single.json", "q_across.json",
+                 "qwithin.json", "qacross.json"):
         if (directory / name).is_file():
             found.setdefault("stats", name)
+    # an interrupted fit leaves its checkpoints (for --resume) and no model.json yet
+    for name in ("checkpoints/checkpoint.pt", "fit_history.json"):
+        if (directory / name).is_file():
+            found.setdefault("model", name)
     meta = directory / "model.json"
     if meta.is_file():
         try:

@@ -126,7 +126,9 @@ def disclosure(
             ("--mc-samples", mc_samples, 500), ("--n-sigma", n_sigma, 3.0),
             ("--sides", sides, "two"), ("--smoothing", smoothing, 0.0),
             ("--whitebox/--no-whitebox", whitebox, True), ("--figures", figures, None))
-            if v != default]
+            # typed, even at its default value ("--sides two"), it is still an option that
+            # does not apply
+            if v != default or given(o.split("/")[0][2:].replace("-", "_"))]
         if experiment:
             raise InputError(f"{experiment[0]} belongs to the disclosure experiment, which "
                              f"{mode} does not run (drop {experiment[0]} or {mode})",

@@ -22,7 +22,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from topicslab.cli._app import MAX_SEED, app, err, on_interrupt, out
+from topicslab.cli._app import MAX_SEED, app, err, given, on_interrupt, out
 from topicslab.errors import InputError
 
 #: the longest model fitted: the statistics cover one week and one week pair, so more weeks
@@ -541,20 +541,21 @@ def validate_command(
                               [("--stats", stats_dir), ("--model", model_path),
                                ("--population", population), ("--synthetic", synthetic)])
     if population is None:
-        for option, given in (("--risk", risk), ("--synthetic", synthetic is not None),
+        for option, typed in (("--risk", risk), ("--synthetic", synthetic is not None),
                               ("--weeks", weeks is not None), ("--users", users is not None)):
-            if given:
+            if typed:
                 raise InputError(f"{option} compares with the population: give --population",
                                  field=option)
     if not risk:
-        for option, given in (("--risk-trials", risk_trials != 2),
-                              ("--tolerance", tolerance != 0.02)):
-            if given:
+        for option, typed in (("--risk-trials", risk_trials != 2 or given("risk_trials")),
+                              ("--tolerance", tolerance != 0.02 or given("tolerance"))):
+            if typed:
                 raise InputError(f"{option} belongs to --risk: add --risk (or drop {option})",
                                  field=option)
     if synthetic is not None:
-        for option, given in (("--seed", seed != 0), ("--users", users is not None)):
-            if given:
+        for option, typed in (("--seed", seed != 0 or given("seed")),
+                              ("--users", users is not None)):
+            if typed:
                 raise InputError(f"{option} sizes or seeds the synthetic draw, and --synthetic "
                                  f"gives the synthetic sets (drop {option})", field=option)
     for option, path in (("--population", population), ("--synthetic", synthetic)):

@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from topicslab._checks import comma_items
-from topicslab.cli._app import SETS_TAXONOMY_HELP, app, err, out, sets_taxonomy
+from topicslab.cli._app import SETS_TAXONOMY_HELP, app, err, given, out, sets_taxonomy
 from topicslab.errors import InputError
 from topicslab.qif.errors import QIFError
 from topicslab.qif.topics import MAX_TOPICS
@@ -157,7 +157,7 @@ def qif(
     else:
         from topicslab.io import read_sets
 
-        if epochs != "1":
+        if epochs != "1" or given("epochs"):
             raise InputError("--epochs applies to the parameter tables, without --sets "
                              "(with --sets use --week or --weeks)", field="--epochs")
         week_list = _week_list(weeks) if weeks is not None else None

@@ -24,6 +24,7 @@ from topicslab.cli._app import (
     SETS_TAXONOMY_HELP,
     app,
     err,
+    given,
     out,
     parse_epsilon,
     sets_taxonomy,
@@ -103,18 +104,18 @@ def stats(
     from topicslab import dp
 
     if explain is not None:
-        given = [o for o, v in (("--sets", sets_path), ("--out", out_dir),
+        typed = [o for o, v in (("--sets", sets_path), ("--out", out_dir),
                                 ("--split", split), ("--master", master), ("--seed", seed))
                  if v is not None]
-        given += [o for o, v, default in (
+        typed += [o for o, v, default in (
             ("--weeks", weeks, "0,1"), ("--epsilon", epsilon, "ln3"), ("--delta", delta, 1e-15),
             ("--accounting", accounting, "paper"), ("--bound", bound, "reject"), ("--k", k, 5),
             ("--engine", engine, "local"), ("--chunk-users", chunk_users, 1 << 20))
-            if v != default]
-        if given:
-            raise InputError(f"--explain only prints a ledger; {given[0]} does not apply to it "
+            if v != default or given(o[2:].replace("-", "_"))]
+        if typed:
+            raise InputError(f"--explain only prints a ledger; {typed[0]} does not apply to it "
                              "(drop it, or drop --explain to compute statistics)",
-                             field=given[0])
+                             field=typed[0])
         ledger = dp.load_ledger(explain)
         try:
             tables = dp.ledger_tables(ledger)
@@ -141,7 +142,7 @@ def stats(
             ("local[", "spark://", "k8s://", "mesos://"))):
         raise InputError(f"not a Spark master URL: {master!r}; use local, local[N], yarn, "
                          "spark://HOST:PORT, k8s://... or mesos://...", field="--master")
-    if chunk_users != 1 << 20 and engine in ("local", "spark"):
+    if (chunk_users != 1 << 20 or given("chunk_users")) and engine in ("local", "spark"):
         raise InputError(f"--chunk-users applies to --engine stream (or auto) only, not "
                          f"{engine}", field="--chunk-users")
     from topicslab._paths import check_output_dir, no_new_empty_dirs, refuse_overwriting_inputs
