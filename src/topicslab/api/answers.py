@@ -249,5 +249,10 @@ def observe(
 
 def answer_probability(in_profile: bool, mechanism: Mechanism | None = None) -> float:
     """P(answer = o | o in profile) or P(answer = o | o not in profile) (Dick et al. §3)."""
+    # a string ("no") was read as True, and a non-Mechanism failed on .q_in
+    if not isinstance(in_profile, (bool, np.bool_)):
+        raise TypeError(f"in_profile must be True or False, got {in_profile!r}")
+    if mechanism is not None and not isinstance(mechanism, Mechanism):
+        raise TypeError(f"mechanism takes a Mechanism, got {type(mechanism).__name__}")
     mech = mechanism or Mechanism()
     return mech.q_in if in_profile else mech.q_out

@@ -584,6 +584,11 @@ def validate_command(
             syn = _read_in_taxonomy(synthetic, stats.taxonomy.version)
             _check_comparable(syn, synthetic, "--synthetic", pop.taxonomy.version,
                               f"the population {population}")
+            if syn.k != pop.k:  # compared week by week: sets of another k were accepted
+                raise InputError(f"holds {syn.k} topics per week, the population {population} "
+                                 f"{pop.k}: the two are compared week by week; give synthetic "
+                                 f"sets of the population's k", file=str(synthetic),
+                                 field="--synthetic")
             if weeks > syn.n_weeks:
                 raise InputError(f"--weeks {weeks} is more than the {syn.n_weeks} weeks of the "
                                  "synthetic sets", file=str(synthetic), field="--weeks")

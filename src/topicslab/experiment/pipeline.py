@@ -48,6 +48,7 @@ import numpy as np
 
 import topicslab
 from topicslab._atomic import atomic_paths
+from topicslab._checks import integer
 from topicslab.errors import InputError
 from topicslab.experiment.cache import Lookup, StageCache, file_fingerprint
 from topicslab.experiment.presets import PRESETS, Preset
@@ -156,6 +157,10 @@ def _risk_summary(res: dict[str, Any]) -> dict[str, Any]:
 def verdict(reid: dict[str, Any], fidelity: dict[str, Any] | None = None) -> dict[str, Any]:
     """The release verdict: the fidelity gaps (every r, every attack, within the tolerance;
     ``validate.fidelity``) when available, with the paper's one-std rule as its second line."""
+    for name, value in (("reid", reid), ("fidelity", fidelity)):
+        if not isinstance(value, dict) and not (name == "fidelity" and value is None):
+            raise TypeError(f"verdict takes a dict as {name} (results.json's section), got "
+                            f"{type(value).__name__}")
     one = one_std_rule(reid)
     if fidelity is None or fidelity.get("pass") is None:
         return {**one, "one_std_rule": one, "fidelity": None}
@@ -224,6 +229,7 @@ def run(
     """
     from topicslab import dp
     from topicslab import io as tio
+    from topicslab.dp import ContributionBound
 
     if preset not in PRESETS:
         raise InputError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}",
@@ -231,6 +237,11 @@ def run(
     if sets_path is not None and stats_dir is not None:
         raise InputError("give --sets or --stats, not both")
     cfg: Preset = PRESETS[preset].with_overrides(users=users, **(overrides or {}))
+    # checked before OUT is created: a bad seed or a missing input left an empty OUT behind
+    integer(seed, "seed", at_least=0)
+    for field, given in (("--sets", sets_path), ("--stats", stats_dir)):
+        if given is not None and not Path(given).exists():
+            raise InputError("not found", file=str(given), field=field)
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     say: Log = log or (lambda _msg: None)
@@ -261,6 +272,21 @@ def run(
                        if s.n_weeks == 1 else "")
                 raise InputError(f"the run needs {cfg.weeks} weeks, the file has "
                                  f"{s.n_weeks}{one}", file=str(sets_path), field="--sets")
+            # a week of more than k distinct topics (sets of another k) failed only at the DP
+            # stage, after OUT/stages.json was written, and without naming the file
+            k = ContributionBound().k
+            w = np.sort(s.sets[:, list(cfg.stats_weeks)], axis=-1)
+            first = np.ones((*w.shape[:-1], 1), dtype=bool)
+            distinct = ((w >= 0) & np.concatenate([first, w[..., 1:] != w[..., :-1]],
+                                                  axis=-1)).sum(axis=-1)
+            if (distinct > k).any():
+                u, i = np.argwhere(distinct > k)[0]
+                week = cfg.stats_weeks[int(i)]
+                raise InputError(f"user {int(s.user_ids[u])} has {int(distinct[u, i])} "
+                                 f"distinct topics in week {week}, more than the k={k} that "
+                                 f"the run's DP statistics take (the Topics API's top {k}); "
+                                 f"keep at most {k} topics per week in the file",
+                                 file=str(sets_path), row=int(u) + 1, field="--sets")
             return {"users": s.n_users, "weeks": s.n_weeks, "taxonomy": s.taxonomy.version,
                     "calibration": None}
 
@@ -301,7 +327,10 @@ def run(
         stats_path = Path(stats_dir)
 
         def _load_stats() -> dict[str, Any]:
-            st = dp.load_statistics(stats_path)
+            try:
+                st = dp.load_statistics(stats_path)
+            except InputError as exc:  # named the directory, not the option
+                raise exc.located(field="--stats") from None
             return {"source": str(stats_path), "n_estimate": _num(st.n_estimate),
                     "topics": st.taxonomy.size, "k": st.k,
                     "ledger": None if st.ledger is None else st.ledger.public().to_dict()}

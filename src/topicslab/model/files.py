@@ -62,6 +62,9 @@ def save_model(directory: str | Path, model: TypeMixture) -> Path:
     together (``atomic_dir``): a failure or Ctrl-C never leaves new weights beside old
     metadata. Other files in ``directory`` (fit checkpoints, history) are kept.
     """
+    if not isinstance(model, TypeMixture):  # None failed inside the write (AttributeError)
+        raise TypeError(f"save_model takes a TypeMixture (a fitted model), got "
+                        f"{type(model).__name__}")
     with atomic_dir(directory, owned=(WEIGHTS, META)) as tmp:
         _write_model_files(tmp, model)
     return Path(directory)

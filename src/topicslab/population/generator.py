@@ -287,13 +287,18 @@ def _generate_block(user_ids: npt.NDArray[np.int64], n_weeks: int, seed: int,
     return out, padded
 
 
-def _check(n_users: int, n_weeks: int, k: int, first_user: int, tax: Taxonomy) -> None:
+def _check(n_users: int, n_weeks: int, k: int, first_user: int, tax: Taxonomy,
+           params: object = None) -> None:
     integer(n_users, "n_users", at_least=0)  # "10" and 10.7 failed inside the generator
     integer(n_weeks, "weeks", at_least=1, at_most=ROW_STRIDE - 1,
             why=f"the top-k randomness is keyed by user * {ROW_STRIDE} + week")
     Mechanism(k=k, taxonomy=tax)  # the profile size k, checked where it is defined
     if first_user < 0:
         raise ValueError("first_user must be non-negative")
+    if params is not None and not isinstance(params, PopulationParams):
+        # a dict failed deep in the generator ('dict' object has no attribute 'compile')
+        raise TypeError(f"params takes PopulationParams (population.load_reference or "
+                        f"PopulationParams.load), got {type(params).__name__}")
 
 
 def _metadata(seed: int, params: PopulationParams, k: int, n_weeks: int, padded: int,
@@ -332,7 +337,7 @@ def generate_chunks(
     from topicslab.population.params import load_reference
 
     tax = resolve(taxonomy)
-    _check(n_users, n_weeks, k, first_user, tax)
+    _check(n_users, n_weeks, k, first_user, tax, params)
     if chunk_users < 1:
         raise ValueError("chunk_users must be positive")
     par = params if params is not None else load_reference(tax.version)
@@ -381,7 +386,7 @@ def generate(
         ``padded_share`` (share of user-weeks with fewer than k distinct topics seen).
     """
     tax = resolve(taxonomy)
-    _check(n_users, n_weeks, k, first_user, tax)
+    _check(n_users, n_weeks, k, first_user, tax, params)
     from topicslab._resources import require_memory  # (generate(10**13) was a MemoryError)
 
     require_memory(float(n_users) * n_weeks * k * 2, f"the topic sets of {n_users:,} users",

@@ -32,6 +32,8 @@ _BLOCK = 1 << 18
 
 def distinct_topics(sets: TopicSets, weeks: int = 4) -> npt.NDArray[np.int16]:
     """Number of distinct topics in each user's first ``weeks`` weekly sets."""
+    if not isinstance(sets, TopicSets):  # an array failed on .n_weeks (AttributeError)
+        raise TypeError(f"distinct_topics takes TopicSets, got {type(sets).__name__}")
     if weeks < 1 or weeks > sets.n_weeks:
         raise InputError(f"weeks must be in 1..{sets.n_weeks}, got {weeks}", field="weeks")
     n = sets.n_users

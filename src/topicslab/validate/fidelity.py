@@ -190,6 +190,9 @@ def fidelity(population: TopicSets, synthetic: Synthetic, *,
     """
     # targets and trials: the re-identification protocol's checks
     ReidProtocol("all" if targets is None else targets, trials)
+    if isinstance(attacks, str):  # "hamming" was read letter by letter ("unknown attack 'h'")
+        raise TypeError(f"attacks takes a sequence of attack names, e.g. ({attacks!r},), got "
+                        f"the string {attacks!r}")
     if not (math.isfinite(tolerance) and tolerance > 0):
         raise InputError(f"tolerance must be a positive number, got {tolerance!r}",
                          field="tolerance")

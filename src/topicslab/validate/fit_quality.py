@@ -166,6 +166,9 @@ def fit_quality(stats: Any, model: TypeMixture, *, bar: QualityBar | None = None
     ``week_pairs`` replaces the model's fitted week pairs for the across terms (e.g.
     ``[(r - 1, 0)]``: how well the unfitted wrap-around transition of the stationarity
     rule matches q_across)."""
+    if not isinstance(model, TypeMixture):  # None failed on .taxonomy (AttributeError)
+        raise TypeError(f"fit_quality takes a TypeMixture (a fitted model) as model, got "
+                        f"{type(model).__name__}")
     bar = bar or QualityBar()
     targets = Targets.from_statistics(stats)
     if targets.taxonomy.version != model.taxonomy.version:
