@@ -6,7 +6,12 @@ Shared by the rounds of bad inputs (tests/cli/test_bad_inputs*.py); imported as 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 
 def check_refused(output: str, exit_code: int, named: str) -> str:
@@ -27,3 +32,46 @@ def tree(root: Path) -> dict[str, tuple[bool, int, int]]:
         (0, 0) if p.is_dir() or p.is_fifo() or p.is_symlink()
         else (p.stat().st_size, p.stat().st_mtime_ns)))
             for p in root.rglob("*")}
+
+
+def random_profiles(users: int = 300, weeks: int = 4, seed: int = 0) -> npt.NDArray[np.int16]:
+    """``int16[users, weeks, 5]``: sorted profiles of 5 of the first 40 topics, the small
+    population every round of bad inputs builds its inputs from."""
+    rng = np.random.default_rng(seed)
+    return np.sort(np.stack([np.stack([rng.choice(40, 5, replace=False) for _ in range(weeks)])
+                             for _ in range(users)]), axis=-1).astype(np.int16)
+
+
+def invoke_refused(invoke: Callable[[list[str]], Any], args: list[str], inputs: Path,
+                   work: Path, named: str) -> None:
+    """Run ``args`` (``{in}``: the inputs directory, ``{out}``: ``work/out``) through
+    ``invoke`` (a CliRunner's, returning its result) and check the refusal: one line naming
+    ``named``, exit 2, nothing written into ``work`` and no input changed."""
+    before, inputs_before = tree(work), tree(inputs)
+    res = invoke([a.format(**{"in": inputs, "out": work / "out"}) for a in args])
+    check_refused(res.output, res.exit_code, named)
+    assert tree(work) == before, "a refused command wrote into its output location"
+    assert tree(inputs) == inputs_before, "a refused command changed an input"
+
+
+def population_and_stats(directory: Path) -> tuple[Any, Path]:
+    """``random_profiles()`` as a v2 population (ids 0..299) written to
+    ``directory/pop.parquet``, and its DP statistics (ε = 1000) to ``directory/stats``:
+    (the sets, the Parquet path)."""
+    from topicslab import dp
+    from topicslab import io as tio
+    from topicslab.datamodel import TopicSets
+
+    data = TopicSets(random_profiles(300, 4, seed=0), "v2", np.arange(300, dtype=np.int64))
+    pop = directory / "pop.parquet"
+    tio.write_sets(pop, data)
+    dp.save_statistics(directory / "stats", dp.compute_statistics(data, epsilon=1e3,
+                                                                  delta=1e-6, seed=0))
+    return data, pop
+
+
+def fit_small_model(invoke: Callable[[list[str]], Any], directory: Path) -> None:
+    """``topicslab fit`` of ``directory/stats`` into ``directory/model`` (2 types, 1 step)."""
+    res = invoke(["fit", "--stats", str(directory / "stats"), "--out", str(directory / "model"),
+                  "--types", "2", "--modes", "1", "--steps", "1", "--no-progress"])
+    assert res.exit_code == 0, res.output

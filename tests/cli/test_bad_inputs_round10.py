@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from refusal import check_refused, tree
+from refusal import check_refused, fit_small_model, random_profiles, tree
 from typer.testing import CliRunner
 
 from topicslab import io as tio
@@ -34,27 +34,17 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     from topicslab.datamodel import TopicSets
 
     d = tmp_path_factory.mktemp("round10")
-    rng = np.random.default_rng(0)
-    sets = np.sort(np.stack([np.stack([rng.choice(40, 5, replace=False) for _ in range(4)])
-                             for _ in range(300)]), axis=-1).astype(np.int16)
+    sets = random_profiles(300, 4, seed=0)
     data = TopicSets(sets, "v2", np.arange(300, dtype=np.int64))
     tio.write_sets(d / "pop.parquet", data)
     tio.write_sets(d / "k8.parquet", population.generate(300, 4, k=8, seed=1))
     dp.save_statistics(d / "stats", dp.compute_statistics(data, epsilon=1e3, delta=1e-6,
                                                           seed=0))
-    res = runner.invoke(app, ["fit", "--stats", str(d / "stats"), "--out", str(d / "model"),
-                              "--types", "2", "--modes", "1", "--steps", "1", "--no-progress"])
-    assert res.exit_code == 0, res.output
+    fit_small_model(lambda a: runner.invoke(app, a), d)
     res = runner.invoke(app, ["observe", "--sets", str(d / "pop.parquet"), "--out",
                               str(d / "traces.parquet")])
     assert res.exit_code == 0, res.output
     return {"dir": d}
-
-
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 P = "{in}/pop.parquet"

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
-from refusal import check_refused, tree
+from refusal import fit_small_model, invoke_refused, population_and_stats
 from typer.testing import CliRunner
 
 from topicslab import io as tio
@@ -33,21 +32,10 @@ DEEP = "/".join(["d" * 200] * 25)
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """A 4-week population of 300 users (taxonomy v2), its DP statistics, a one-step model,
     an attack model (epochs 0), visits and a domain table."""
-    from topicslab import dp
-    from topicslab.datamodel import TopicSets
 
     d = tmp_path_factory.mktemp("round6")
-    rng = np.random.default_rng(0)
-    sets = np.sort(np.stack([np.stack([rng.choice(40, 5, replace=False) for _ in range(4)])
-                             for _ in range(300)]), axis=-1).astype(np.int16)
-    data = TopicSets(sets, "v2", np.arange(300, dtype=np.int64))
-    pop = d / "pop.parquet"
-    tio.write_sets(pop, data)
-    dp.save_statistics(d / "stats", dp.compute_statistics(data, epsilon=1e3, delta=1e-6,
-                                                          seed=0))
-    res = runner.invoke(app, ["fit", "--stats", str(d / "stats"), "--out", str(d / "model"),
-                              "--types", "2", "--modes", "1", "--steps", "1", "--no-progress"])
-    assert res.exit_code == 0, res.output
+    _data, pop = population_and_stats(d)
+    fit_small_model(lambda a: runner.invoke(app, a), d)
     res = runner.invoke(app, ["attack-train", "--sets", str(pop), "--out", str(d / "attack"),
                               "--epochs", "0", "--validation", "50", "--no-progress"])
     assert res.exit_code == 0, res.output
@@ -59,12 +47,6 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
                                   "https://news.com/c\n")
     (d / "domains.csv").write_text("domain,topics\nexample.com,1;4\nnews.com,9\n")
     return {"pop": pop, "dir": d}
-
-
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 OBS = ["observe", "--sets", "{in}/pop.parquet"]
@@ -169,12 +151,7 @@ CASES: list[tuple[str, list[str], str]] = [
 @pytest.mark.parametrize(("name", "args", "named"), CASES, ids=[c[0] for c in CASES])
 def test_bad_input_is_refused(inputs: dict[str, Path], work: Path, name: str,
                               args: list[str], named: str) -> None:
-    before, inputs_before = tree(work), tree(inputs["dir"])
-    filled = [a.format(**{"in": inputs["dir"], "out": work / "out"}) for a in args]
-    res = runner.invoke(app, filled)
-    check_refused(res.output, res.exit_code, named)
-    assert tree(work) == before, "a refused command wrote into its output location"
-    assert tree(inputs["dir"]) == inputs_before, "a refused command changed an input"
+    invoke_refused(lambda a: runner.invoke(app, a), args, inputs["dir"], work, named)
 
 
 def test_a_name_beginning_with_a_dash_works_as_a_full_path(inputs: dict[str, Path],

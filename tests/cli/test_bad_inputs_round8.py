@@ -15,12 +15,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
-from refusal import check_refused, tree
+from refusal import check_refused, population_and_stats, tree
 from typer.testing import CliRunner
 
-from topicslab import io as tio
 from topicslab.cli import app
 
 runner = CliRunner()
@@ -30,18 +28,9 @@ runner = CliRunner()
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """300 users (taxonomy v2), their site traces, DP statistics, a one-step model, a learned
     attack (epochs 0) and a directory standing for a run's output (its stages.json)."""
-    from topicslab import dp
-    from topicslab.datamodel import TopicSets
 
     d = tmp_path_factory.mktemp("round8")
-    rng = np.random.default_rng(0)
-    sets = np.sort(np.stack([np.stack([rng.choice(40, 5, replace=False) for _ in range(4)])
-                             for _ in range(300)]), axis=-1).astype(np.int16)
-    data = TopicSets(sets, "v2", np.arange(300, dtype=np.int64))
-    pop = d / "pop.parquet"
-    tio.write_sets(pop, data)
-    dp.save_statistics(d / "stats", dp.compute_statistics(data, epsilon=1e3, delta=1e-6,
-                                                          seed=0))
+    _data, pop = population_and_stats(d)
     for args in (["fit", "--stats", str(d / "stats"), "--out", str(d / "model"), "--types",
                   "2", "--modes", "1", "--steps", "1", "--no-progress"],
                  ["attack-train", "--sets", str(pop), "--out", str(d / "attack"), "--epochs",
@@ -53,12 +42,6 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     (d / "run" / "stages.json").write_text("{}")
     (d / "reid.json").write_text("{}")
     return {"pop": pop, "dir": d}
-
-
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 P = "{in}/pop.parquet"

@@ -19,12 +19,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
-from refusal import check_refused, tree
+from refusal import check_refused, fit_small_model, population_and_stats, tree
 from typer.testing import CliRunner
 
-from topicslab import io as tio
 from topicslab.cli import app
 
 runner = CliRunner()
@@ -34,21 +32,10 @@ runner = CliRunner()
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """300 users (taxonomy v2), DP statistics, a one-step model; copies of the statistics and
     the model cut down to what the output-kind check must still recognise."""
-    from topicslab import dp
-    from topicslab.datamodel import TopicSets
 
     d = tmp_path_factory.mktemp("round9")
-    rng = np.random.default_rng(0)
-    sets = np.sort(np.stack([np.stack([rng.choice(40, 5, replace=False) for _ in range(4)])
-                             for _ in range(300)]), axis=-1).astype(np.int16)
-    data = TopicSets(sets, "v2", np.arange(300, dtype=np.int64))
-    pop = d / "pop.parquet"
-    tio.write_sets(pop, data)
-    dp.save_statistics(d / "stats", dp.compute_statistics(data, epsilon=1e3, delta=1e-6,
-                                                          seed=0))
-    res = runner.invoke(app, ["fit", "--stats", str(d / "stats"), "--out", str(d / "model"),
-                              "--types", "2", "--modes", "1", "--steps", "1", "--no-progress"])
-    assert res.exit_code == 0, res.output
+    _data, pop = population_and_stats(d)
+    fit_small_model(lambda a: runner.invoke(app, a), d)
     # a release under the older names, without its ledger
     shutil.copytree(d / "stats", d / "legacy")
     (d / "legacy" / "q_within.json").rename(d / "legacy" / "qwithin.json")
@@ -60,12 +47,6 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     for name in ("model.json", "model.safetensors", "fit_history.json"):
         (d / "interrupted" / name).unlink()
     return {"pop": pop, "dir": d}
-
-
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 P = "{in}/pop.parquet"
