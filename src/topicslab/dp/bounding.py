@@ -38,7 +38,7 @@ from topicslab.dp.params import BoundMode, ContributionBound, contribution_of
 from topicslab.errors import InputError
 
 EMPTY = -1
-__all__ = ["EMPTY", "BoundMode", "BoundingReport", "bound_contributions"]
+__all__ = ["EMPTY", "BoundMode", "BoundingReport", "bound_contributions", "distinct_per_week"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,25 @@ def _pad_rows(flat: np.ndarray, rows: np.ndarray, filled: np.ndarray, row_keys: 
         row.sort()
         for s in range(k):
             flat[r, s] = row[s]
+
+
+def _distinct_rows(a: npt.NDArray[np.int16]) -> tuple[npt.NDArray[np.int16], int]:
+    """Each row sorted with its repeats made empty (empties last), and how many repeats."""
+    a = _sort_rows(a)
+    dup = (a[..., 1:] == a[..., :-1]) & (a[..., 1:] >= 0)
+    n_dup = int(dup.sum())
+    if n_dup:
+        a = a.copy()
+        a[..., 1:][dup] = EMPTY
+        a = _sort_rows(a)
+    return a, n_dup
+
+
+def distinct_per_week(sets: npt.ArrayLike) -> npt.NDArray[np.int64]:
+    """``[n_users, n_weeks]``: the distinct topics of each user-week (empties and repeats not
+    counted), what contribution bounding compares with k."""
+    a, _ = _distinct_rows(np.asarray(sets).astype(np.int16, copy=False))
+    return (a >= 0).sum(axis=-1)
 
 
 def _sort_rows(a: npt.NDArray[np.int16]) -> npt.NDArray[np.int16]:
@@ -112,13 +131,7 @@ def bound_contributions(
         u, w, s = np.argwhere(bad)[0]
         raise InputError(f"topic index {int(a[u, w, s])} out of range 0..{m - 1}",
                          row=int(u) + 1, field=f"epoch_{w}_topics")
-    a = _sort_rows(a)
-    dup = (a[..., 1:] == a[..., :-1]) & (a[..., 1:] >= 0)
-    n_dup = int(dup.sum())
-    if n_dup:
-        a = a.copy()
-        a[..., 1:][dup] = EMPTY
-        a = _sort_rows(a)
+    a, n_dup = _distinct_rows(a)
     count = (a >= 0).sum(axis=-1)
     over = count > k
     n_over = int(over.sum())

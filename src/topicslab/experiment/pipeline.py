@@ -230,6 +230,7 @@ def run(
     from topicslab import dp
     from topicslab import io as tio
     from topicslab.dp import ContributionBound
+    from topicslab.dp.bounding import distinct_per_week
 
     if preset not in PRESETS:
         raise InputError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}",
@@ -275,10 +276,7 @@ def run(
             # a week of more than k distinct topics (sets of another k) failed only at the DP
             # stage, after OUT/stages.json was written, and without naming the file
             k = ContributionBound().k
-            w = np.sort(s.sets[:, list(cfg.stats_weeks)], axis=-1)
-            first = np.ones((*w.shape[:-1], 1), dtype=bool)
-            distinct = ((w >= 0) & np.concatenate([first, w[..., 1:] != w[..., :-1]],
-                                                  axis=-1)).sum(axis=-1)
+            distinct = distinct_per_week(s.sets[:, list(cfg.stats_weeks)])
             if (distinct > k).any():
                 u, i = np.argwhere(distinct > k)[0]
                 week = cfg.stats_weeks[int(i)]
