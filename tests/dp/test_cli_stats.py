@@ -63,3 +63,21 @@ def test_bad_budget_is_one_line_error(tmp_path, fake_io, args, msg):
     assert res.exit_code == 2
     assert msg in res.output
     assert f"field '{args[0]}'" in res.output
+
+
+def test_overlap_lags_option(tmp_path, fake_io):
+    """--overlap-lags writes the persistence statistic; past the input's weeks, with an
+    out-of-core engine or with --explain it is refused in one line naming the option."""
+    out = tmp_path / "st"
+    res = runner.invoke(app, ["stats", "--sets", "pop.parquet", "--out", str(out),
+                              "--seed", "3", "--overlap-lags", "1"])
+    assert res.exit_code == 0, res.output
+    assert "overlap" in res.output and (out / "q_overlap.json").exists()
+    for extra in (["--overlap-lags", "2"], ["--overlap-lags", "-1"],
+                  ["--overlap-lags", "1", "--engine", "stream"]):
+        bad = tmp_path / "bad"
+        res = runner.invoke(app, ["stats", "--sets", "pop.parquet", "--out", str(bad), *extra])
+        assert res.exit_code == 2, res.output
+        assert "--overlap-lags" in res.output and not bad.exists()
+    res = runner.invoke(app, ["stats", "--explain", str(out), "--overlap-lags", "1"])
+    assert res.exit_code == 2 and "--overlap-lags" in res.output

@@ -283,6 +283,10 @@ def fit_command(
              "(the statistics' own noise, from the ledger; further steps fit the noise)."),
     steps: int | None = typer.Option(None, "--steps", min=1,
                                      help="Full-objective steps (default optimiser; 300)."),
+    persistence: float | None = typer.Option(
+        None, "--persistence",
+        help="Default optimiser, persistent types: weight of the release's persistence "
+             "statistic (q_overlap.json) when it has one; 0 ignores it (docs/fidelity.md §4c)."),
     epochs: int | None = typer.Option(None, "--epochs", min=1,
                                       help="Epochs (paper optimiser; 8000)."),
     lr: float | None = typer.Option(None, "--lr", help="Learning rate (default 0.5 / 1.0)."),
@@ -338,6 +342,9 @@ def fit_command(
         if steps is not None:
             raise InputError("--steps belongs to the default optimiser; the paper's counts "
                              "--epochs", field="--steps")
+        if persistence is not None:
+            raise InputError("--persistence belongs to the default optimiser",
+                             field="--persistence")
         d = tm.PaperAdam()
         opt = tm.PaperAdam(epochs=d.epochs if epochs is None else epochs,
                            lr=d.lr if lr is None else lr,
@@ -348,8 +355,15 @@ def fit_command(
                 raise InputError(f"{flag} belongs to the paper's optimiser (--optimizer paper)",
                                  field=flag)
         f = tm.FullObjective()
-        opt = tm.FullObjective(steps=f.steps if steps is None else steps,
-                               lr=f.lr if lr is None else lr, stop_at_noise=not no_noise_stop)
+        try:
+            opt = tm.FullObjective(steps=f.steps if steps is None else steps,
+                                   lr=f.lr if lr is None else lr, stop_at_noise=not no_noise_stop,
+                                   persistence=f.persistence if persistence is None
+                                   else persistence)
+        except InputError as exc:
+            if exc.field != "persistence":
+                raise
+            raise InputError(exc.message, field="--persistence") from None
     else:
         raise InputError(f"--optimizer must be default or paper, got {optimizer!r}",
                          field="--optimizer")

@@ -171,6 +171,10 @@ def run(
     fidelity_trials: int | None = typer.Option(
         None, "--fidelity-trials", min=1,
         help="Trials of the release-fidelity check (every user a target; default 2)."),
+    overlap_lags: int | None = typer.Option(
+        None, "--overlap-lags", min=0,
+        help="Add the persistence statistic with this many lags to the DP release (default "
+             "0: the paper's release, pair statistics only; docs/fidelity.md §4c)."),
     no_disclosure: bool = typer.Option(False, "--no-disclosure",
                                        help="Skip the disclosure section."),
     theory: bool = typer.Option(
@@ -218,7 +222,7 @@ def run(
     overrides = {"model": model, "types": types, "fit_steps": fit_steps,
                  "fit_minutes": fit_minutes, "targets": targets, "trials": trials,
                  "refit_per_trial": True if refit_per_trial else None,
-                 "fidelity_trials": fidelity_trials,
+                 "fidelity_trials": fidelity_trials, "overlap_lags": overlap_lags,
                  "disclosure": False if no_disclosure else None,
                  "theory": True if theory else None,
                  "learned": True if learned else None, "learned_epochs": learned_epochs,
@@ -228,6 +232,9 @@ def run(
         if value is not None and not learned:
             raise InputError(f"{option} sizes the learned-attack section: add --learned (or "
                              f"drop {option})", field=option)
+    if overlap_lags is not None and stats is not None:
+        raise InputError("--overlap-lags sizes the DP release that the run computes: a run "
+                         "from --stats reads one (drop --overlap-lags)", field="--overlap-lags")
     if fidelity_trials is not None and sets is None and stats is not None:
         raise InputError("--fidelity-trials sizes the release-fidelity check, which compares "
                          "with the population: a run from --stats has none (drop "

@@ -86,6 +86,11 @@ def stats(
     accounting: str = typer.Option("paper", "--accounting", help="paper | tight."),
     bound: str = typer.Option("reject", "--bound", help="Over-long weeks: reject | truncate."),
     k: int = typer.Option(5, "--k", help="Topics per week after bounding (at least 2)."),
+    overlap_lags: int = typer.Option(
+        0, "--overlap-lags",
+        help="Also release the persistence statistic: how many topics users keep from the "
+             "first week to each of the next N weeks (not in the paper; 5% of the budget; "
+             "the persistent model fits it, docs/fidelity.md). 0: the paper's release."),
     seed: int | None = typer.Option(
         None, "--seed", min=0, max=MAX_SEED,
         help="Reproducible run: the noise is NOT cryptographically secure."),
@@ -110,6 +115,7 @@ def stats(
         typed += [o for o, v, default in (
             ("--weeks", weeks, "0,1"), ("--epsilon", epsilon, "ln3"), ("--delta", delta, 1e-15),
             ("--accounting", accounting, "paper"), ("--bound", bound, "reject"), ("--k", k, 5),
+            ("--overlap-lags", overlap_lags, 0),
             ("--engine", engine, "local"), ("--chunk-users", chunk_users, 1 << 20))
             if v != default or given(o[2:].replace("-", "_"))]
         if typed:
@@ -132,7 +138,15 @@ def stats(
     # the release's parameters, checked once, before any data is read
     budget = dp.PrivacyBudget(parse_epsilon(epsilon), delta, cast("Accounting", accounting),
                               _floats(split, "split"))
-    contribution = dp.ContributionBound(k, cast("BoundMode", bound), _ints(weeks, "weeks"))
+    try:
+        contribution = dp.ContributionBound(k, cast("BoundMode", bound), _ints(weeks, "weeks"),
+                                            overlap_lags)
+    except InputError as exc:
+        raise InputError(exc.message, field="--overlap-lags") if exc.field == "overlap_lags" \
+            else exc from None
+    if overlap_lags and engine in ("stream", "spark"):
+        raise InputError(f"--overlap-lags is computed by --engine local only, not {engine}",
+                         field="--overlap-lags")
     if engine not in ENGINES:
         raise InputError(f"--engine must be one of {', '.join(ENGINES)}, got {engine!r}",
                          field="--engine")

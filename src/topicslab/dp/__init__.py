@@ -18,6 +18,7 @@ Public names:
     PrivacyLedger, load_ledger, ledger_tables      ``privacy_ledger.json`` (``ledger``)
     bound_contributions(sets, m, ...)              contribution bounding (``bounding``)
     pair_counts(bounded, m) -> PairCounts          within / across pair counts (``counts``)
+    overlap_counts(bounded) -> int64[L, k+1]       the persistence statistic's counts
     plan_queries(...), calibrate_sigma(...)        Gaussian calibration (``mechanism``)
     compose(queries, delta)                        composed guarantees (``accounting``)
     discrete_gaussian(n, sigma, RandomWords(seed)) exact discrete Gaussian noise (``noise``)
@@ -25,17 +26,18 @@ Public names:
 
 from topicslab.dp.accounting import compose
 from topicslab.dp.bounding import BoundingReport, bound_contributions
-from topicslab.dp.counts import PairCounts, pair_counts
+from topicslab.dp.counts import PairCounts, overlap_counts, pair_counts
 from topicslab.dp.ledger import PrivacyLedger, ledger_tables, load_ledger
 from topicslab.dp.mechanism import GaussianQuery, calibrate_sigma, default_split, plan_queries
 from topicslab.dp.noise import RandomWords, discrete_gaussian
-from topicslab.dp.params import ContributionBound, PrivacyBudget
+from topicslab.dp.params import OVERLAP_SHARE, ContributionBound, PrivacyBudget
 from topicslab.dp.release import load_statistics, save_statistics
 from topicslab.dp.spark import spark_statistics
 from topicslab.dp.statistics import DPStatistics, compute_statistics, release_counts
 from topicslab.dp.stream import stream_statistics
 
 __all__ = [
+    "OVERLAP_SHARE",
     "BoundingReport",
     "ContributionBound",
     "DPStatistics",
@@ -53,6 +55,7 @@ __all__ = [
     "ledger_tables",
     "load_ledger",
     "load_statistics",
+    "overlap_counts",
     "pair_counts",
     "plan_queries",
     "release_counts",

@@ -5,7 +5,9 @@ For bounded data (exactly k distinct sorted topics per user-week, see ``bounding
 * ``within[w][i, j]`` (i < j, upper triangle only) = number of users with both topics i and j in
   week w — the paper's f11, f22 for weeks 0 and 1; C(m,2) values per week;
 * ``across[w][i, j]`` = number of users with topic i in week w and topic j in week w+1 — the
-  paper's f12 for weeks (0, 1); m² ordered values per consecutive week pair.
+  paper's f12 for weeks (0, 1); m² ordered values per consecutive week pair;
+* ``overlap[ℓ−1, j]`` (optional, ``overlap_counts``) = number of users sharing exactly j topics
+  between the first week and the week ℓ later (the persistence statistic, not in the paper).
 
 One pass over the users in a numba kernel: each thread owns a block of users and its own
 histograms (pair code ``o1 * m + o2``), so there are no temporaries proportional to n and no
@@ -25,10 +27,12 @@ from numba import njit, prange
 @dataclass(frozen=True)
 class PairCounts:
     """Exact (private) counts: ``within int64[W, m, m]`` (upper triangle), ``across
-    int64[W-1, m, m]``."""
+    int64[W-1, m, m]``, and ``overlap int64[L, k+1]`` when the release has the persistence
+    statistic (``None`` otherwise)."""
 
     within: npt.NDArray[np.int64]
     across: npt.NDArray[np.int64]
+    overlap: npt.NDArray[np.int64] | None = None
 
     @property
     def m(self) -> int:
@@ -80,3 +84,46 @@ def pair_counts(bounded: npt.NDArray[np.int16], m: int) -> PairCounts:
         _count_kernel(s, m, hist)
     total = hist.sum(axis=0).reshape(n_queries, m, m)
     return PairCounts(within=total[:n_weeks], across=total[n_weeks:])
+
+
+@njit(cache=True, parallel=True)
+def _shared_kernel(s: np.ndarray, shared: np.ndarray) -> None:
+    n, n_cols, k = s.shape
+    for u in prange(n):
+        for lag in range(1, n_cols):
+            # both rows are sorted and distinct: a merge counts the shared topics
+            a = 0
+            b = 0
+            count = 0
+            while a < k and b < k:
+                x = s[u, 0, a]
+                y = s[u, lag, b]
+                if x == y:
+                    count += 1
+                    a += 1
+                    b += 1
+                elif x < y:
+                    a += 1
+                else:
+                    b += 1
+            shared[u, lag - 1] = count
+
+
+def overlap_counts(bounded: npt.NDArray[np.int16]) -> npt.NDArray[np.int64]:
+    """``int64[L, k+1]``: how many users share exactly j topics between week 0 of
+    ``bounded`` (``[n, 1 + L, k]``, from ``bound_contributions``) and week ℓ, ℓ = 1..L.
+
+    Each user adds exactly one unit to one bin of every lag, whatever their topics: the L2
+    sensitivity of the whole histogram is √L under add/remove-one-user.
+    """
+    s = np.ascontiguousarray(bounded, dtype=np.int16)
+    if s.ndim != 3 or s.shape[1] < 2:
+        raise ValueError("overlap_counts needs bounded sets [n_users, 1 + lags, k]")
+    n, n_cols, k = s.shape
+    if n and ((s < 0).any() or (np.diff(s, axis=-1) <= 0).any()):
+        raise ValueError("overlap_counts needs bounded sets (k distinct sorted topics per week)")
+    shared = np.zeros((n, n_cols - 1), dtype=np.int8)
+    if n:
+        _shared_kernel(s, shared)
+    return np.stack([np.bincount(shared[:, lag], minlength=k + 1)[:k + 1]
+                     for lag in range(n_cols - 1)]).astype(np.int64)

@@ -8,9 +8,15 @@ not a hand-written formula. The library works at sensitivity 1; σ scales linear
 Queries (for ``W`` weeks): ``W`` within-week queries, Δ2 = sqrt(C(k,2)), each a 0/1 change in
 exactly C(k,2) coordinates; ``W-1`` across-week queries, Δ2 = k, k² unit changes (Dick et al. §4.2).
 
-Budget split (``split``): one share per query, within weeks first, then consecutive pairs.
-Default: half the budget to the within-week queries (equally over weeks) and half to the
-across-week queries (equally over pairs), which for two weeks is the paper's 25% / 25% / 50%.
+With the persistence statistic (``overlap_lags`` L > 0, not in the paper): one more query,
+the L histograms of week-w0-to-week-w0+ℓ overlaps, (k+1)·L coordinates of which exactly L
+change by 1 when one user is added: Δ2 = √L.
+
+Budget split (``split``): one share per query, within weeks first, then consecutive pairs,
+then the persistence query. Default: half the budget to the within-week queries (equally over
+weeks) and half to the across-week queries (equally over pairs), which for two weeks is the
+paper's 25% / 25% / 50%; with the persistence query it takes ``OVERLAP_SHARE`` (5%) and the
+others 95% of those shares.
 
 Two accounting modes:
 
@@ -143,18 +149,21 @@ def plan_queries(
     split: Sequence[float] | None = None,
     accounting: Accounting | None = None,
     budget: PrivacyBudget | None = None,
+    overlap_lags: int = 0,
 ) -> list[GaussianQuery]:
     """The Gaussian mechanisms of a release, calibrated (see module docstring).
 
     The budget is ``budget`` or, for the keyword form, ``PrivacyBudget(epsilon, delta,
-    accounting, split)`` (epsilon and delta then required).
+    accounting, split)`` (epsilon and delta then required). ``overlap_lags`` > 0 adds the
+    persistence query last (its ``weeks`` are (0, n_weeks, ..., n_weeks + L − 1): the first
+    released week, then the L overlap weeks after the released ones).
     """
     if budget is None and (epsilon is None or delta is None):
         raise TypeError("plan_queries needs budget= or epsilon= and delta=")
     budget = budget_of(budget, epsilon=epsilon, delta=delta, split=split,
                        accounting=accounting)
     epsilon, delta, accounting = budget.epsilon, budget.delta, budget.accounting
-    shares = budget.shares(n_weeks)
+    shares = budget.shares(n_weeks, overlap=overlap_lags > 0)
     pairs = k * (k - 1) // 2
     layout: list[tuple[str, str, tuple[int, ...], int, float, int]] = []
     for w in range(n_weeks):
@@ -164,6 +173,12 @@ def plan_queries(
         layout.append((f"across_w{w}_w{w + 1}",
                        f"users with topic o1 in week {w} and o2 in week {w + 1} (ordered pairs)",
                        (w, w + 1), m * m, float(k), k * k))
+    if overlap_lags > 0:
+        lags = int(overlap_lags)
+        layout.append(("overlap", f"users sharing j = 0..{k} topics between week 0 and "
+                                  f"week l, l = 1..{lags} (persistence)",
+                       (0, *range(n_weeks, n_weeks + lags)), lags * (k + 1),
+                       math.sqrt(lags), lags))
     out = []
     rho_total = zcdp_rho(epsilon, delta) if accounting == "tight" else 0.0
     for (name, query, weeks, dims, sens, units), share in zip(layout, shares, strict=True):

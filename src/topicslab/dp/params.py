@@ -41,18 +41,27 @@ MAX_EPSILON = 1e6
 MIN_EPSILON = 1e-6
 #: how far from 1 the shares of a split may sum (they are then normalised)
 SPLIT_TOLERANCE = 1e-9
+#: the default share of the persistence query (``ContributionBound.overlap_lags``): a
+#: histogram of k + 1 bins per lag, one unit per user and lag, against C(m, 2) and m² pair
+#: counts; 5% of the budget leaves its bins at ~1e-3 of n at 1M users and ε = ln 3 and
+#: raises the pair queries' σ by ~5% (docs/fidelity.md §4c)
+OVERLAP_SHARE = 0.05
 
-__all__ = ["ACCOUNTINGS", "BOUND_MODES", "LN3", "MAX_EPSILON", "PAPER_DELTA", "Accounting",
+__all__ = ["ACCOUNTINGS", "BOUND_MODES", "LN3", "MAX_EPSILON", "OVERLAP_SHARE", "PAPER_DELTA",
+           "Accounting",
            "BoundMode", "ContributionBound", "PrivacyBudget", "budget_of", "contribution_of",
-           "default_split"]
+           "default_split", "refuse_overlap"]
 
 
-def default_split(n_weeks: int) -> list[float]:
-    """Half to within-week queries, half to across-week queries (paper: 25/25/50 for 2 weeks)."""
+def default_split(n_weeks: int, overlap: bool = False) -> list[float]:
+    """Half to within-week queries, half to across-week queries (paper: 25/25/50 for 2 weeks);
+    with the persistence query (``overlap``), ``OVERLAP_SHARE`` to it (last) and the rest
+    split so."""
     n = integer(n_weeks, "weeks", at_least=1, why="a release needs at least one week")
-    if n == 1:
-        return [1.0]
-    return [0.5 / n] * n + [0.5 / (n - 1)] * (n - 1)
+    pairs = [1.0] if n == 1 else [0.5 / n] * n + [0.5 / (n - 1)] * (n - 1)
+    if not overlap:
+        return pairs
+    return [x * (1 - OVERLAP_SHARE) for x in pairs] + [OVERLAP_SHARE]
 
 
 @dataclass(frozen=True)
@@ -101,16 +110,18 @@ class PrivacyBudget:
                 raise refuse(f"split shares must sum to 1, got {total:g}", "split")
             object.__setattr__(self, "split", shares)
 
-    def shares(self, n_weeks: int) -> list[float]:
+    def shares(self, n_weeks: int, overlap: bool = False) -> list[float]:
         """The share of each of the ``2 n_weeks - 1`` queries of a release of ``n_weeks``
-        weeks (``n_weeks`` within-week queries, then ``n_weeks - 1`` across-week pairs)."""
+        weeks (``n_weeks`` within-week queries, then ``n_weeks - 1`` across-week pairs), and
+        of the persistence query last when the release has one (``overlap``)."""
         if self.split is None:
-            return default_split(n_weeks)
-        n_q = 2 * n_weeks - 1
+            return default_split(n_weeks, overlap)
+        n_q = 2 * n_weeks - 1 + int(overlap)
         if len(self.split) != n_q:
+            extra = ", 1 persistence" if overlap else ""
             raise refuse(f"split needs {n_q} shares for {n_weeks} weeks ({n_weeks} "
-                         f"within-week, {n_weeks - 1} across-week), got {len(self.split)}",
-                         "split")
+                         f"within-week, {n_weeks - 1} across-week{extra}), got "
+                         f"{len(self.split)}", "split")
         total = math.fsum(self.split)
         return [x / total for x in self.split]
 
@@ -132,11 +143,18 @@ class ContributionBound:
         weeks: the input's weeks to release (distinct week indices, 0 = the first week);
             ``None``: the paper's first two (one if the input has one). Checked against the
             input by ``select_weeks``.
+        overlap_lags: L ≥ 0. With L > 0 the release also holds the *persistence* statistic
+            (not in Dick et al.; docs/fidelity.md §4c): for ℓ = 1..L, how many users share
+            0, 1, ..., k topics between the first released week w0 and week w0 + ℓ. Pair
+            statistics fix only the mean of that overlap, and the synthetic data's risk
+            depends on its spread. Each user adds one unit to one bin per lag: L2
+            sensitivity √L. Weeks w0 + ℓ are bounded like the released weeks.
     """
 
     k: int = 5
     bound: BoundMode = "reject"
     weeks: tuple[int, ...] | None = None
+    overlap_lags: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "k", integer(
@@ -153,6 +171,21 @@ class ContributionBound:
                 raise refuse(f"weeks must be distinct week indices, got {list(weeks)}",
                              "weeks")
             object.__setattr__(self, "weeks", weeks)
+        object.__setattr__(self, "overlap_lags", integer(
+            self.overlap_lags, "overlap_lags", at_least=0,
+            why="the number of week distances of the persistence statistic (0: none)"))
+
+    def overlap_weeks(self, n_weeks: int) -> list[int]:
+        """The weeks w0 + 1 .. w0 + L of the persistence statistic (w0: the first released
+        week), checked against an input of ``n_weeks`` weeks."""
+        if not self.overlap_lags:
+            return []
+        w0 = self.select_weeks(n_weeks)[0]
+        last = w0 + self.overlap_lags
+        if last >= n_weeks:
+            raise refuse(f"overlap_lags {self.overlap_lags} needs weeks {w0}..{last}",
+                         "overlap_lags", f"the input has {n_weeks} weeks")
+        return list(range(w0 + 1, last + 1))
 
     def check_topics(self, m: int) -> None:
         """Refuse a ``k`` above the taxonomy's ``m`` topics (a week cannot hold more
@@ -174,6 +207,15 @@ class ContributionBound:
         return list(self.weeks)
 
 
+def refuse_overlap(contribution: ContributionBound, engine: str) -> None:
+    """The out-of-core and Spark engines count pairs only: refuse the persistence statistic
+    there rather than release without it."""
+    if contribution.overlap_lags:
+        raise refuse(f"the persistence statistic (overlap_lags = {contribution.overlap_lags})"
+                     f" is computed by the local engine only, not {engine}; use --engine "
+                     "local or --overlap-lags 0", "overlap_lags")
+
+
 def budget_of(budget: PrivacyBudget | None = None, *, epsilon: float | None = None,
               delta: float | None = None, accounting: Accounting | None = None,
               split: Sequence[float] | None = None) -> PrivacyBudget:
@@ -186,9 +228,9 @@ def budget_of(budget: PrivacyBudget | None = None, *, epsilon: float | None = No
 
 
 def contribution_of(contribution: ContributionBound | None = None, *, k: int | None = None,
-                    bound: BoundMode | None = None,
-                    weeks: Sequence[int] | None = None) -> ContributionBound:
+                    bound: BoundMode | None = None, weeks: Sequence[int] | None = None,
+                    overlap_lags: int | None = None) -> ContributionBound:
     """``contribution``, or the one the engines' keyword form describes (``None``: the
     default); giving both is a ``TypeError``."""
     return object_or_keywords(ContributionBound, contribution, "contribution", k=k,
-                              bound=bound, weeks=weeks)
+                              bound=bound, weeks=weeks, overlap_lags=overlap_lags)

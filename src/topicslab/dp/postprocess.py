@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from topicslab.dp.mechanism import GaussianQuery
+from topicslab.errors import InputError
 
 F64 = npt.NDArray[np.float64]
 
@@ -91,3 +92,16 @@ def term_sigmas(within_sigma: Sequence[float], across_sigma: Sequence[float], n_
     sa = (math.sqrt(sum(s * s for s in across_sigma)) / (len(across_sigma) * n_hat)
           if across_sigma else math.nan)
     return {"single": sw * math.sqrt(m - 1) / (k - 1), "within": sw, "across": sa}
+
+
+def overlap_probabilities(noisy: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """The persistence statistic's noisy histograms ``[L, k+1]`` as distributions: clipped at
+    0 and each lag normalised to sum 1 (post-processing: no privacy cost). Dividing by a
+    lag's own noisy total rather than by n̂ keeps every row a distribution; the two differ by
+    the noise of one total (~σ√(k+1)/n)."""
+    h = np.clip(np.asarray(noisy, dtype=np.float64), 0.0, None)
+    tot = h.sum(axis=1, keepdims=True)
+    if (tot <= 0).any():
+        raise InputError("the persistence statistic is all noise (a lag's histogram sums to "
+                         "0 after clipping): too few users for the budget", field="overlap")
+    return h / tot

@@ -7,6 +7,9 @@ Current schema (written by ``save_statistics``):
 * ``q_across.json``: records ``week_1_topic_id, week_1_topic_label, week_2_topic_id,
   week_2_topic_label, frequency`` — ordered pairs, sum k²;
 * ``taxonomy.json``: records ``topic_id, topic_label`` (``topics_id`` is also accepted);
+* ``q_overlap.json`` (this package's addition, releases with the persistence statistic):
+  records ``lag, overlap, frequency`` = Pr(|S_J ∩ S_{J+lag}| = overlap), every overlap 0..k of
+  every lag 1..L listed once, each lag's frequencies summing to 1;
 * ``q_single.json`` (this package's addition): records ``topic_id, topic_label, frequency``.
   q_single is derived from the *unclipped* noisy q_within (``postprocess``), which the release
   files do not hold, so it is stored; without the file (the public release) it is derived
@@ -42,6 +45,7 @@ Schema = Literal["current", "legacy"]
 
 WITHIN, ACROSS, TAXONOMY = "q_within.json", "q_across.json", "taxonomy.json"
 SINGLE = "q_single.json"
+OVERLAP = "q_overlap.json"
 LEGACY_WITHIN, LEGACY_ACROSS = "qwithin.json", "qacross.json"
 
 
@@ -51,7 +55,8 @@ def _records(items: list[dict[str, Any]]) -> str:
 
 
 #: every file a release directory may hold: a new write removes those it does not rewrite
-RELEASE_FILES = (WITHIN, ACROSS, TAXONOMY, SINGLE, LEGACY_WITHIN, LEGACY_ACROSS, LEDGER_FILE)
+RELEASE_FILES = (WITHIN, ACROSS, TAXONOMY, SINGLE, OVERLAP, LEGACY_WITHIN, LEGACY_ACROSS,
+                 LEDGER_FILE)
 
 
 def save_statistics(directory: str | Path, stats: DPStatistics, *,
@@ -100,6 +105,10 @@ def _write_release_files(d: Path, stats: DPStatistics, schema: Schema) -> None:
         write_text_atomic(d / SINGLE, _records(
             [{"topic_id": ids[i], "topic_label": labels[i], "frequency": float(f)}
              for i, f in enumerate(stats.q_single.tolist())]))
+    if stats.q_overlap is not None:
+        write_text_atomic(d / OVERLAP, _records(
+            [{"lag": lag + 1, "overlap": j, "frequency": float(f)}
+             for lag, row in enumerate(stats.q_overlap.tolist()) for j, f in enumerate(row)]))
     write_text_atomic(d / names[0], _records(within))
     write_text_atomic(d / names[1], _records(across))
     write_text_atomic(d / TAXONOMY, _records(
@@ -314,6 +323,42 @@ def _check_ledger_k(ledger: PrivacyLedger, k: int, total: float, n: float, m: in
                          "stats)", file=file, field="contribution_bounding.k")
 
 
+def _read_overlap(path: Path, k: int) -> np.ndarray:
+    """``q_overlap[L, k+1]`` from ``q_overlap.json`` (module docstring), every fault named by
+    row and field."""
+    rows = _read_list(path)
+    if not rows:
+        raise InputError("no records: the statistics are incomplete; restore the file (or "
+                         "rerun topicslab stats)", file=str(path))
+    cells: dict[tuple[int, int], float] = {}
+    for r, rec in enumerate(rows, start=1):
+        ints = []
+        for name, lo, hi in (("lag", 1, 1024), ("overlap", 0, k)):
+            v = _field(rec, (name,), path, r)
+            if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+                raise InputError(f"{name} must be an integer in {lo}..{hi}, got {v!r}",
+                                 file=str(path), row=r, field=name)
+            ints.append(v)
+        key = (ints[0], ints[1])
+        if key in cells:
+            raise InputError(f"lag {key[0]}, overlap {key[1]} listed twice", file=str(path),
+                             row=r, field="overlap")
+        cells[key] = _frequency(rec, path, r)
+    lags = max(lag for lag, _ in cells)
+    out = np.zeros((lags, k + 1))
+    for (lag, j), f in cells.items():
+        out[lag - 1, j] = f
+    if len(cells) != out.size:
+        raise InputError(f"lists {len(cells)} of the {out.size} cells of lags 1..{lags} × "
+                         f"overlaps 0..{k}: the statistic is incomplete; restore the file (or "
+                         "rerun topicslab stats)", file=str(path))
+    bad = np.flatnonzero(np.abs(out.sum(axis=1) - 1) > 1e-6)
+    if bad.size:
+        raise InputError(f"the frequencies of lag {int(bad[0]) + 1} sum to "
+                         f"{out[bad[0]].sum():.6g}, not 1", file=str(path), field="frequency")
+    return out
+
+
 def _ledger_n(ledger: PrivacyLedger, file: str) -> float:
     extra = ledger.extra if isinstance(ledger.extra, dict) else {}
     n = extra.get("n_estimate", float("nan"))
@@ -459,4 +504,12 @@ def load_statistics(directory: str | Path, *, taxonomy: Taxonomy | str | None = 
             raise InputError(f"lists {int(seen.sum())} of the {m} topics of taxonomy "
                              f"{tax.version}: the statistics are incomplete; restore the file "
                              "(or rerun topicslab stats)", file=str(s_path))
-    return DPStatistics(q_single, q_within, qa, n_est, tax, int(k), ledger)
+    q_overlap = None
+    has_overlap = ledger is not None and any(
+        isinstance(mech, dict) and mech.get("name") == "overlap" for mech in ledger.mechanisms)
+    if has_overlap and not (d / OVERLAP).exists():
+        raise InputError(f"file missing: the ledger lists the persistence statistic; restore "
+                         f"{OVERLAP} (or rerun topicslab stats)", file=str(d / OVERLAP))
+    if not legacy and (d / OVERLAP).exists():
+        q_overlap = _read_overlap(d / OVERLAP, int(k))
+    return DPStatistics(q_single, q_within, qa, n_est, tax, int(k), ledger, q_overlap)

@@ -49,6 +49,7 @@ from topicslab.dp.params import (
     PrivacyBudget,
     budget_of,
     contribution_of,
+    refuse_overlap,
 )
 from topicslab.dp.statistics import DPStatistics
 from topicslab.dp.stream import (
@@ -259,6 +260,7 @@ def spark_counts(
     if batch_users < 1:
         raise ValueError(f"batch_users must be positive, got {batch_users}")
     contribution = contribution_of(contribution, k=k, bound=bound, weeks=weeks)
+    refuse_overlap(contribution, "spark")
     name = os.fspath(path)
     pad_seed = secrets.randbits(63) if seed is None else int(seed)
     with spark_session(master, spark) as session:
@@ -377,6 +379,7 @@ def spark_statistics(
     budget = budget_of(budget, epsilon=epsilon, delta=delta, split=split,
                        accounting=accounting)
     contribution = contribution_of(contribution, k=k, bound=bound, weeks=weeks)
+    refuse_overlap(contribution, "spark")
     check_split_early(budget, contribution, _file_weeks(name) if "://" not in name else None)
     bc = spark_counts(name, seed=seed, taxonomy=taxonomy, strict=strict, master=master,
                       spark=spark, batch_users=batch_users, contribution=contribution)

@@ -25,7 +25,7 @@ from topicslab._checks import integer
 from topicslab.datamodel import TopicSets
 from topicslab.dp import accounting as acc
 from topicslab.dp.bounding import BoundingReport, bound_contributions
-from topicslab.dp.counts import PairCounts, pair_counts
+from topicslab.dp.counts import PairCounts, overlap_counts, pair_counts
 from topicslab.dp.ledger import PrivacyLedger
 from topicslab.dp.mechanism import plan_queries
 from topicslab.dp.noise import RandomWords, discrete_gaussian, sampled_sigma
@@ -38,7 +38,7 @@ from topicslab.dp.params import (
     budget_of,
     contribution_of,
 )
-from topicslab.dp.postprocess import term_sigmas, to_probabilities
+from topicslab.dp.postprocess import overlap_probabilities, term_sigmas, to_probabilities
 from topicslab.errors import InputError
 from topicslab.io._common import check_unique_users
 from topicslab.taxonomy import Taxonomy
@@ -58,6 +58,9 @@ class DPStatistics:
         taxonomy: taxonomy of the dense indices.
         k: topics per weekly set.
         ledger: the privacy ledger (``None`` for statistics read without one).
+        q_overlap: ``float64[L, k+1]`` Pr(|S_J ∩ S_{J+ℓ}| = j) for ℓ = 1..L, the persistence
+            statistic (``ContributionBound.overlap_lags``; each row sums to 1); ``None`` for
+            releases without it (the paper's).
     """
 
     q_single: npt.NDArray[np.float64]
@@ -67,6 +70,7 @@ class DPStatistics:
     taxonomy: Taxonomy
     k: int
     ledger: PrivacyLedger | None = None
+    q_overlap: npt.NDArray[np.float64] | None = None
 
     def noise_sigmas(self) -> dict[str, float] | None:
         """Standard deviation of the DP noise on one term of each statistic (``single``,
@@ -82,7 +86,12 @@ class DPStatistics:
                   if str(q["name"]).startswith("within")]
         across = [float(q.get("sigma_sampled", q["sigma"])) for q in mech
                   if str(q["name"]).startswith("across")]
-        return term_sigmas(within, across, n, self.k, self.taxonomy.size)
+        out = term_sigmas(within, across, n, self.k, self.taxonomy.size)
+        overlap = [float(q.get("sigma_sampled", q["sigma"])) for q in mech
+                   if q["name"] == "overlap"]
+        if overlap:
+            out["overlap"] = overlap[0] / n
+        return out
 
 
 def fingerprint(bounded: npt.NDArray[np.int16], user_ids: npt.NDArray[np.int64]) -> str:
@@ -134,6 +143,7 @@ def compute_statistics(
     seed: int | None = None,
     budget: PrivacyBudget | None = None,
     contribution: ContributionBound | None = None,
+    overlap_lags: int | None = None,
 ) -> DPStatistics:
     """DP q_single / q_within / q_across of ``data`` with an exact privacy ledger.
 
@@ -153,6 +163,8 @@ def compute_statistics(
             has only one).
         k: topics per week after contribution bounding (paper: 5).
         bound: ``"reject"`` (default) or ``"truncate"`` weeks with more than ``k`` topics.
+        overlap_lags: L > 0 adds the persistence statistic over weeks w0 + 1..w0 + L
+            (``ContributionBound``; default 0: the paper's release).
         seed: reproducible padding and noise; the noise is then NOT cryptographically secure
             (recorded in the ledger). ``None``: OS CSPRNG.
     """
@@ -164,22 +176,31 @@ def compute_statistics(
         raise InputError("the topic sets hold no users", field="data")
     budget = budget_of(budget, epsilon=epsilon, delta=delta, split=split,
                        accounting=accounting)
-    contribution = contribution_of(contribution, k=k, bound=bound, weeks=weeks)
+    contribution = contribution_of(contribution, k=k, bound=bound, weeks=weeks,
+                                   overlap_lags=overlap_lags)
     w_sel = contribution.select_weeks(data.n_weeks)
-    budget.shares(len(w_sel))  # a split of the wrong length fails before the private part
+    w_over = contribution.overlap_weeks(data.n_weeks)
+    # a split of the wrong length fails before the private part
+    budget.shares(len(w_sel), overlap=bool(w_over))
     # One row per user is what makes the sensitivities true under add/remove-one-user: a user
     # listed twice would contribute twice.
     check_unique_users(np.asarray(data.user_ids, dtype=np.int64), file="(input)")
     # ---- private part: bounding and exact counts ------------------------------------
-    bounded, report = bound_contributions(data.sets[:, w_sel, :], data.taxonomy.size,
+    # the overlap weeks after the released ones: the released weeks keep their positions
+    # (and so their padding draws)
+    extra = [w for w in w_over if w not in w_sel]
+    bounded, report = bound_contributions(data.sets[:, w_sel + extra, :], data.taxonomy.size,
                                           contribution=contribution, seed=seed,
                                           user_ids=data.user_ids)
-    counts = pair_counts(bounded, data.taxonomy.size)
+    counts = pair_counts(bounded[:, :len(w_sel)], data.taxonomy.size)
+    if w_over:
+        cols = [0] + [(w_sel + extra).index(w) for w in w_over]
+        counts = dataclasses.replace(counts, overlap=overlap_counts(bounded[:, cols]))
     fp = fingerprint(bounded, data.user_ids)
     del bounded
     return release_counts(counts, data.taxonomy, k=contribution.k, weeks=w_sel, budget=budget,
                           bound=contribution.bound, seed=seed, bounding=report,
-                          input_fingerprint=fp)
+                          input_fingerprint=fp, overlap_weeks=w_over)
 
 
 def release_counts(
@@ -198,6 +219,7 @@ def release_counts(
     input_fingerprint: str = "",
     engine: str = "local",
     budget: PrivacyBudget | None = None,
+    overlap_weeks: Sequence[int] = (),
 ) -> DPStatistics:
     """The Gaussian mechanisms, post-processing and ledger, from exact bounded counts.
 
@@ -214,6 +236,8 @@ def release_counts(
         bounding: what bounding changed (audit part of the ledger).
         input_fingerprint: identifies the private input (audit part of the ledger).
         engine: which backend computed the counts (ledger).
+        overlap_weeks: the weeks w0 + 1..w0 + L of ``counts.overlap`` (ledger labels); empty
+            when the counts have no persistence statistic.
         Other args: as ``compute_statistics`` (``k`` and ``bound`` are those the counts were
         bounded with: recorded, not checked again).
     """
@@ -225,7 +249,14 @@ def release_counts(
     if counts.m != m or counts.n_weeks != len(w_sel) or counts.across.shape[0] != len(w_sel) - 1:
         raise ValueError(f"counts of shape within {counts.within.shape}, across "
                          f"{counts.across.shape} do not match {len(w_sel)} weeks of {m} topics")
-    queries = plan_queries(len(w_sel), k, m, budget=budget)
+    w_over = [int(w) for w in overlap_weeks]
+    lags = 0 if counts.overlap is None else int(counts.overlap.shape[0])
+    if lags != len(w_over) or (counts.overlap is not None
+                               and counts.overlap.shape != (lags, k + 1)):
+        shape = None if counts.overlap is None else counts.overlap.shape
+        raise ValueError(f"overlap counts {shape} do not match {len(w_over)} overlap weeks and "
+                         f"k = {k}")
+    queries = plan_queries(len(w_sel), k, m, budget=budget, overlap_lags=lags)
     # ---- private part: noise on the exact counts --------------------------------------
     rw = RandomWords(seed)
     iu = np.triu_indices(m, 1)
@@ -239,22 +270,31 @@ def release_counts(
         q = queries[len(w_sel) + i]
         noise = discrete_gaussian(q.dims, q.sigma, rw).reshape(m, m)
         noisy_across.append((counts.across[i] + noise).astype(np.float64))
+    noisy_overlap = None
+    if counts.overlap is not None:
+        q = queries[-1]
+        noisy_overlap = (counts.overlap + discrete_gaussian(q.dims, q.sigma, rw)
+                         .reshape(counts.overlap.shape)).astype(np.float64)
     del counts
     # ---- post-processing: only noisy counts from here on -------------------------------
     q_single, q_within, q_across, n_hat = to_probabilities(noisy_within, noisy_across,
-                                                           queries, k)
+                                                           queries[:2 * len(w_sel) - 1], k)
+    q_overlap = None if noisy_overlap is None else overlap_probabilities(noisy_overlap)
     sampled = [sampled_sigma(q.sigma) for q in queries]
     composition = acc.compose(queries, delta, sampled)
     mechs = []
+    week_of = w_sel + [w for w in w_over if w not in w_sel]
     for q, s in zip(queries, sampled, strict=True):
         d = q.to_dict()
-        d["weeks"] = [w_sel[j] for j in q.weeks]
+        d["weeks"] = ([w_sel[0], *w_over] if q.name == "overlap"
+                      else [week_of[j] for j in q.weeks])
         d["sigma_sampled"] = s
         mechs.append(d)
     noise_vs_paper = None
     if accounting == "tight":
         paper = plan_queries(len(w_sel), k, m,
-                             budget=dataclasses.replace(budget, accounting="paper"))
+                             budget=dataclasses.replace(budget, accounting="paper"),
+                             overlap_lags=lags)
         noise_vs_paper = [{"name": q.name, "sigma_paper": p.sigma, "sigma": q.sigma,
                            "sigma_ratio": q.sigma / p.sigma,
                            "variance_saved": 1 - (q.sigma / p.sigma) ** 2}
@@ -265,7 +305,7 @@ def release_counts(
         split=[q.share for q in queries],
         neighbouring_relation=acc.NEIGHBOURING,
         contribution_bounding={
-            "k": k, "weeks": w_sel, "over_long": bound,
+            "k": k, "weeks": w_sel, "overlap_weeks": w_over, "over_long": bound,
             "rule": "exactly k distinct topics per user and week: duplicates removed, short "
                     "and missing weeks padded with distinct uniform random topics (as the "
                     "Topics API pads), over-long weeks rejected or truncated to the k lowest "
@@ -286,7 +326,9 @@ def release_counts(
         post_processing="n estimated from the noisy totals (inverse-variance weighted "
                         "sum f_ww / C(k,2) and sum f_w,w+1 / k^2); weeks averaged; "
                         "normalised by n; clipped to [0, 1]; q_single = row sums of the "
-                        "unclipped q_within / (k - 1), then clipped",
+                        "unclipped q_within / (k - 1), then clipped"
+                        + ("; q_overlap: each lag's noisy histogram clipped at 0 and "
+                           "normalised to sum 1" if w_over else ""),
         package={"name": "topicslab", "version": topicslab.__version__},
         created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         noise_vs_paper=noise_vs_paper,
@@ -300,4 +342,4 @@ def release_counts(
                "note": "derived from the private input; NOT differentially private; "
                        "drop before publishing"},
     )
-    return DPStatistics(q_single, q_within, q_across, n_hat, taxonomy, k, ledger)
+    return DPStatistics(q_single, q_within, q_across, n_hat, taxonomy, k, ledger, q_overlap)

@@ -71,6 +71,7 @@ from topicslab.dp.params import (
     PrivacyBudget,
     budget_of,
     contribution_of,
+    refuse_overlap,
 )
 from topicslab.dp.statistics import DPStatistics, release_counts
 from topicslab.errors import InputError
@@ -373,6 +374,7 @@ def stream_counts(
     if chunk_users < 1:
         raise ValueError(f"chunk_users must be positive, got {chunk_users}")
     contribution = contribution_of(contribution, k=k, bound=bound, weeks=weeks)
+    refuse_overlap(contribution, "stream")
     name = os.fspath(path)
     pad_seed = secrets.randbits(63) if seed is None else int(seed)
     if not _is_wide_parquet(name):
@@ -461,6 +463,7 @@ def stream_statistics(
     budget = budget_of(budget, epsilon=epsilon, delta=delta, split=split,
                        accounting=accounting)
     contribution = contribution_of(contribution, k=k, bound=bound, weeks=weeks)
+    refuse_overlap(contribution, "stream")
     check_split_early(budget, contribution, _file_weeks(os.fspath(path)))
     bc = stream_counts(path, seed=seed, chunk_users=chunk_users, taxonomy=taxonomy,
                        strict=strict, progress=progress, contribution=contribution)

@@ -337,11 +337,13 @@ def run(
             "dp_statistics", {"input": results["input"]["fingerprint"]}, [], [], _load_stats,
             announce=False)
     else:
+        lags = cfg.overlap_lags
+
         def _dp() -> dict[str, Any]:
             st = dp.compute_statistics(population_sets(), weeks=cfg.stats_weeks,
                                        epsilon=cfg.epsilon, delta=cfg.delta,
                                        accounting=cfg.accounting,  # type: ignore[arg-type]
-                                       seed=None)
+                                       overlap_lags=lags, seed=None)
             dp.save_statistics(stats_path, st)
             assert st.ledger is not None
             return {"source": str(stats_path), "n_estimate": float(st.n_estimate),
@@ -350,12 +352,14 @@ def run(
 
         dp_key, results["dp_statistics"] = runner.stage(
             "dp_statistics", {"weeks": list(cfg.stats_weeks), "epsilon": cfg.epsilon,
-                              "delta": cfg.delta, "accounting": cfg.accounting},
+                              "delta": cfg.delta, "accounting": cfg.accounting,
+                              "overlap_lags": lags},
             # every file of the release: one missing is no finished stage (it was reused,
             # and the run failed later reading the directory)
             [pop_key or ""], ["stats/q_single.json", "stats/q_within.json",
                               "stats/q_across.json", "stats/privacy_ledger.json",
-                              "stats/taxonomy.json"], _dp)
+                              "stats/taxonomy.json"]
+            + (["stats/q_overlap.json"] if lags else []), _dp)
     stats_memo: dict[str, Any] = {}
 
     def statistics() -> Any:

@@ -22,6 +22,8 @@ class Preset:
     users: int
     weeks: int = 4                   # weeks of population, fitted model and attacks
     stats_weeks: tuple[int, ...] = (0, 1)   # the DP statistics use weeks 1-2 (paper §4)
+    overlap_lags: int = 0            # lags of the persistence statistic (not in the paper;
+                                     # docs/fidelity.md §4c); 0: the paper's release
     epsilon: float = 1.0986122886681098     # ln 3
     delta: float = 1e-15
     accounting: str = "paper"
@@ -86,6 +88,11 @@ class Preset:
             # itself would refuse it only after them
             raise InputError(f"fit_minutes must be a finite number > 0, got {m!r}",
                              field="--fit-minutes")
+        room = self.weeks - 1 - self.stats_weeks[0]
+        if self.overlap_lags > room:
+            raise InputError(f"overlap_lags must be at most {room} (weeks {self.weeks}, first "
+                             f"released week {self.stats_weeks[0]}), got {self.overlap_lags}",
+                             field="--overlap-lags")
         if not 0 < self.fidelity_tolerance < 1:
             raise InputError(f"fidelity_tolerance must be in (0, 1), got "
                              f"{self.fidelity_tolerance}", field="fidelity_tolerance")
@@ -101,7 +108,7 @@ class Preset:
         from topicslab.errors import ParameterError
 
         PrivacyBudget(self.epsilon, self.delta, self.accounting)  # type: ignore[arg-type]
-        ContributionBound(weeks=self.stats_weeks)
+        ContributionBound(weeks=self.stats_weeks, overlap_lags=self.overlap_lags)
         ReidProtocol(self.targets, self.trials)
         try:
             ReidProtocol("all" if self.fidelity_targets is None else self.fidelity_targets)

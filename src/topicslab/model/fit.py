@@ -57,9 +57,10 @@ from topicslab._atomic import atomic_path
 from topicslab._progress import task
 from topicslab.errors import InputError
 from topicslab.model.objective import Objective, QualityBar
+from topicslab.model.persistence import PersistenceTerm
 from topicslab.model.targets import Targets
 from topicslab.model.typemixture import TypeMixture
-from topicslab.model.variants import ModelVariant, PaperTypes, make_variant
+from topicslab.model.variants import ModelVariant, PaperTypes, PersistentTypes, make_variant
 
 __all__ = ["OPTIMIZERS", "FitResult", "FullObjective", "PaperAdam", "fit", "resolve_device"]
 
@@ -100,10 +101,18 @@ class FullObjective:
     eval_every: int = 5
     single_weight: str = "uniform"
     stop_at_noise: bool = True
+    #: weight of the persistence statistic's term (``persistence.PersistenceTerm``) when the
+    #: release has one and the model is persistent types, in units of J's noise floor per
+    #: squared relative moment error; 0 ignores the statistic (docs/fidelity.md §4c)
+    persistence: float = 0.03
     name: str = "default"
 
     def __post_init__(self) -> None:
         _positive("steps", self.steps, integer=True)
+        p = self.persistence
+        if isinstance(p, bool) or not isinstance(p, int | float) or not 0 <= p < math.inf:
+            raise InputError(f"persistence must be a finite number >= 0, got {p!r}",
+                             field="persistence")
         if not isinstance(self.stop_at_noise, bool):
             raise InputError(f"stop_at_noise must be true or false, got {self.stop_at_noise!r}",
                              field="stop_at_noise")
@@ -298,6 +307,12 @@ def fit(stats: Any, model: ModelVariant | str = "persistent",
                     rows=variant.rows())
     floor = (obj.noise_floor() if isinstance(opt, FullObjective) and opt.stop_at_noise
              else None)
+    persistence = None
+    if (targets.q_overlap is not None and isinstance(variant, PersistentTypes)
+            and isinstance(opt, FullObjective) and opt.persistence > 0):
+        noise = (targets.noise_sigma or {}).get("overlap", 0.0)
+        persistence = PersistenceTerm(targets.q_overlap, noise_sigma=noise,
+                                      weight=float(opt.persistence), seed=int(seed) + 7919)
     config = {**variant.config(), "k": targets.k, "m": targets.m,
               "fingerprint": targets.fingerprint, "seed": int(seed),
               "optimizer": opt.config()}
@@ -317,7 +332,7 @@ def fit(stats: Any, model: ModelVariant | str = "persistent",
                config=config, checkpoint_every=int(checkpoint_every), bar=bar,
                loss_target=loss_target, stop_at_bar=stop_at_bar, noise_floor=floor,
                budget=None if max_minutes is None else 60.0 * max_minutes,
-               callback=callback, tuner=tuner)
+               callback=callback, tuner=tuner, persistence=persistence)
     try:
         if isinstance(opt, PaperAdam):
             stopped = run.paper(opt, seed, progress)
@@ -401,6 +416,7 @@ class _Run:
     budget: float | None
     callback: Callable[[dict[str, float]], None] | None
     tuner: _Threads
+    persistence: PersistenceTerm | None = None
     history: list[dict[str, float]] = field(default_factory=list)
     step: int = 0
     elapsed0: float = 0.0
@@ -408,6 +424,7 @@ class _Run:
     last_loss: float = math.nan
     last_quality: tuple[float, float] | None = None
     optimizer_state: torch.optim.Optimizer | None = None
+    _unit: float | None = None
 
     def __post_init__(self) -> None:
         if self.state is not None:
@@ -440,7 +457,30 @@ class _Run:
         return bool(self.stop_at_bar and quality is not None and self.bar.met(*quality))
 
     def at_noise_floor(self, loss: float) -> bool:
-        return self.noise_floor is not None and loss <= self.noise_floor
+        # with the persistence statistic, J at its floor is not enough: its moments must be
+        # matched too (measured on the sampled model)
+        return (self.noise_floor is not None and loss <= self.noise_floor
+                and (self.persistence is None or self.persistence.met()))
+
+    def persistence_sse(self, sse: torch.Tensor) -> torch.Tensor | None:
+        """The persistence term scaled to N·J's noise floor (its weight's unit), or ``None``
+        without one. Without a known floor (statistics without a ledger) the unit is the
+        starting N·J / 25 (a fit takes J to its floor in about that ratio or more)."""
+        term = self.persistence
+        if term is None:
+            return None
+        if self.noise_floor is not None:
+            unit = self.noise_floor * self.obj.n_terms
+        else:
+            if self._unit is None:
+                self._unit = float(sse.detach()) / 25.0
+            unit = self._unit
+        variant = self.variant
+        assert isinstance(variant, PersistentTypes)
+        tax = self.obj.targets.taxonomy
+        raw = term.sse(self.params, variant.laws,
+                       lambda: variant.build(self.params, tax, {}), self.step)
+        return (term.weight * unit) * raw.to(sse.dtype)
 
     def info(self) -> str:
         q = self.last_quality
@@ -484,6 +524,9 @@ class _Run:
                 opt.zero_grad(set_to_none=True)
                 qs, qw, qa = self.variant.statistics(self.params)
                 objective, sse = self.obj.fit_sse_of(qs, qw, qa)
+                extra = self.persistence_sse(objective)
+                if extra is not None:
+                    objective = objective + extra
                 objective.backward()
                 loss = float(sse) / self.obj.n_terms
                 if not math.isfinite(loss):
@@ -570,6 +613,17 @@ class _Run:
         return self.log(loss, float(opt.param_groups[0]["lr"]), self.obj.quality(qs, qw, qa))
 
     # ----------------------------------------------------------------- end
+    def _persistence_summary(self) -> dict[str, Any] | None:
+        term = self.persistence
+        if term is None:
+            return None
+        err = term.relative_errors()
+        return {"lags": len(term.lags), "weight": term.weight,
+                "moments_released": term.target.tolist(),
+                "moments_sampled": None if term.last_sampled is None
+                else term.last_sampled.tolist(),
+                "max_relative_error": None if err is None else float(abs(err).max())}
+
     def finish(self, stopped: str, targets: Targets, opt: Optimizer, seed: int) -> FitResult:
         with torch.no_grad():
             qs, qw, qa = self.variant.statistics(self.params)
@@ -592,6 +646,7 @@ class _Run:
             "noise_floor": self.noise_floor,
             "week_pairs": [list(p) for p in self.variant.week_pairs()],
             "share_abs_within_0_1pp": quality[0], "share_rel_within_20pct": quality[1],
+            "persistence": self._persistence_summary(),
             "package": {"name": "topicslab", "version": topicslab.__version__},
             "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         }

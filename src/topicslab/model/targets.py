@@ -93,13 +93,35 @@ def _topics(tax: Taxonomy, idx: tuple[int, ...]) -> str:
     return "topic " + " -> ".join(str(i) for i in ids)
 
 
+def check_overlap(q_overlap: Any, k: int) -> npt.NDArray[np.float64] | None:
+    """The persistence statistic ``[L, k+1]`` checked (finite, in [0, 1], rows summing to 1),
+    or ``None``."""
+    if q_overlap is None:
+        return None
+    arr = np.asarray(q_overlap, dtype=np.float64)
+    if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] != k + 1:
+        raise InputError(f"shape {arr.shape} is not [lags, k + 1 = {k + 1}]", field="q_overlap")
+    if not np.isfinite(arr).all() or (arr < 0).any() or (arr > 1).any():
+        raise InputError("values must be probabilities in [0, 1]", field="q_overlap")
+    bad = np.flatnonzero(np.abs(arr.sum(axis=1) - 1) > 1e-6)
+    if bad.size:
+        raise InputError(f"lag {int(bad[0]) + 1} sums to {arr[bad[0]].sum():.6g}, not 1",
+                         field="q_overlap")
+    return arr.copy()
+
+
 def statistics_fingerprint(stats: Any) -> str:
-    """``sha256:`` of taxonomy version, k and the three target arrays (float64 bytes)."""
+    """``sha256:`` of taxonomy version, k and the target arrays (float64 bytes; the
+    persistence statistic too when the release has one)."""
     h = hashlib.sha256()
     tax = resolve(stats.taxonomy)
     h.update(repr((tax.version, int(stats.k))).encode())
     for name in _FIELDS:
         h.update(np.ascontiguousarray(getattr(stats, name), dtype=np.float64).tobytes())
+    overlap = getattr(stats, "q_overlap", None)
+    if overlap is not None:
+        h.update(b"q_overlap")
+        h.update(np.ascontiguousarray(overlap, dtype=np.float64).tobytes())
     return "sha256:" + h.hexdigest()
 
 
@@ -116,6 +138,9 @@ class Targets:
     #: standard deviation of the DP noise on one term of each family (``single``,
     #: ``within``, ``across``), from the privacy ledger; ``None`` when unknown
     noise_sigma: dict[str, float] | None = None
+    #: the persistence statistic ``[L, k+1]`` (overlap of week J and J + ℓ), ``None`` when the
+    #: release has none
+    q_overlap: npt.NDArray[np.float64] | None = None
 
     @classmethod
     def from_statistics(cls, stats: Any) -> Targets:
@@ -127,11 +152,15 @@ class Targets:
         if noise is not None and not all(math.isfinite(float(noise.get(f, math.nan))) and
                                          float(noise[f]) >= 0 for f in _FAMILIES):
             noise = None
+        overlap = check_overlap(getattr(stats, "q_overlap", None), int(stats.k))
+        families = _FAMILIES + (("overlap",) if noise is not None and "overlap" in noise
+                                else ())
         return cls(np.asarray(stats.q_single, dtype=np.float64).copy(),
                    np.asarray(stats.q_within, dtype=np.float64).copy(),
                    np.asarray(stats.q_across, dtype=np.float64).copy(),
                    resolve(stats.taxonomy), int(stats.k), statistics_fingerprint(stats),
-                   None if noise is None else {f: float(noise[f]) for f in _FAMILIES})
+                   None if noise is None else {f: float(noise[f]) for f in families},
+                   overlap)
 
     @property
     def m(self) -> int:

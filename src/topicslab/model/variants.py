@@ -203,20 +203,21 @@ class PersistentTypes:
                                               dtype=torch.float64)}
 
     @staticmethod
-    def _laws(params: Params) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def laws(params: Params) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(mode weights, mode stays, log slot stays) of the fitted logits."""
         return (torch.softmax(params["mode_logit"], dim=-1),
                 torch.sigmoid(params["mode_stay_logit"]),
                 torch.nn.functional.logsigmoid(params["slot_stay_logit"]))
 
     def statistics(self, params: Params) -> Stats:
-        weights, mode_stay, log_slot_stay = self._laws(params)
+        weights, mode_stay, log_slot_stay = self.laws(params)
         qs, qw, qa = persistent_forms(params["theta"], weights, mode_stay, log_slot_stay,
                                       (1,) if self.weeks > 1 else ())
         return qs.unsqueeze(0), qw.unsqueeze(0), qa
 
     def build(self, params: Params, taxonomy: Any, metadata: dict[str, Any]) -> TypeMixture:
         cpu = {n: p.detach().to("cpu", torch.float64) for n, p in params.items()}
-        weights, mode_stay, log_slot_stay = self._laws(cpu)
+        weights, mode_stay, log_slot_stay = self.laws(cpu)
         return TypeMixture(cpu["theta"].float().numpy(), taxonomy,
                            {**metadata, "model": self.name, "weeks": self.weeks},
                            stay=torch.exp(log_slot_stay).numpy().astype(np.float32),
