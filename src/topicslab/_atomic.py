@@ -21,6 +21,7 @@ Public names:
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import signal
@@ -158,6 +159,31 @@ def _remove(path: Path) -> None:
             path.unlink()
 
 
+#: free bytes below which a failed write is taken for a full disk: the writers' own errors
+#: may not say so (torch: "unexpected pos 2688 vs 2582"; safetensors: "I/O error ..."), and
+#: none names the file
+_FULL_DISK_BYTES = 1 << 20
+
+
+def _full_disk(exc: BaseException, final: Path) -> OSError | None:
+    """The failure of a write to ``final`` as an ``OSError`` (ENOSPC or EDQUOT) naming
+    ``final`` when the disk holding it is full; ``None`` for any other failure (Ctrl-C, a
+    refusal of the data). Asked before the temporary is removed, while it holds the space."""
+    from topicslab.errors import TopicsLabError
+
+    if not isinstance(exc, Exception) or isinstance(exc, TopicsLabError):
+        return None
+    code = exc.errno if isinstance(exc, OSError) else None
+    if code not in (errno.ENOSPC, errno.EDQUOT):
+        try:
+            if shutil.disk_usage(final.parent).free >= _FULL_DISK_BYTES:
+                return None
+        except OSError:
+            return None
+        code = errno.ENOSPC
+    return OSError(code, os.strerror(code), os.fspath(final))
+
+
 def _temporary_file(final: Path) -> Path:
     fd, tmp_name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
     os.close(fd)
@@ -185,8 +211,11 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         raise_if_interrupted()
         _give_usual_mode(tmp, 0o666)
         os.replace(tmp, final)
-    except BaseException:
+    except BaseException as exc:
+        full = _full_disk(exc, final)
         _remove(tmp)
+        if full is not None:
+            raise full from exc
         raise
     _completed.append(final.absolute())
 
@@ -216,9 +245,12 @@ def atomic_paths(paths: Sequence[str | os.PathLike[str]],
             for old in stale:
                 if Path(old).absolute() not in new:
                     _remove(Path(old))
-    except BaseException:
+    except BaseException as exc:
+        full = _full_disk(exc, finals[0]) if finals else None
         for tmp in tmps:
             _remove(tmp)
+        if full is not None:
+            raise full from exc
         raise
     _completed.extend(f.absolute() for f in finals)
 
@@ -261,8 +293,11 @@ def atomic_dir(path: str | os.PathLike[str], owned: Sequence[str] = ()) -> Itera
             else:
                 _give_usual_mode(tmp, 0o777)
                 os.rename(tmp, final)
-    except BaseException:
+    except BaseException as exc:
+        full = _full_disk(exc, final)
         _remove(tmp)
+        if full is not None:
+            raise full from exc
         raise
     _completed.append(final.absolute())
 

@@ -1,5 +1,6 @@
 """Plain JSON values of metadata that may hold numpy scalars and arrays (shared by the model
-and learned-attack files): keys become strings, non-finite floats ``null``."""
+and learned-attack files): keys become strings, non-finite floats ``null``; and the reading
+of JSON a person writes by hand, where a key given twice is an error."""
 
 from __future__ import annotations
 
@@ -22,4 +23,25 @@ def jsonable(obj: Any) -> Any:
         return jsonable(obj.tolist())
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
+    return obj
+
+
+class DuplicateKeyError(ValueError):
+    """A JSON object gives one key twice (``key``)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"{key!r} is given twice in one JSON object")
+        self.key = key
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` for JSON written by hand (a domain table, population
+    parameters): ``json`` keeps the last value of a key given twice without a word, so a
+    domain listed twice, or a parameter set at the top and again further down, silently lost
+    one of its values; here it is a ``DuplicateKeyError``."""
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise DuplicateKeyError(key)
+        obj[key] = value
     return obj

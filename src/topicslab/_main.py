@@ -14,12 +14,24 @@ import os
 import re
 import sys
 import warnings
+from typing import Any
 
 EXIT_INTERRUPTED = 130
 
 
+#: TOPICSLAB_DEBUG values, case and surrounding spaces ignored (any value but "" and "0" used
+#: to turn tracebacks on, so TOPICSLAB_DEBUG=false did); others are refused
+_DEBUG_OFF = ("", "0", "false", "no", "off")
+_DEBUG_ON = ("1", "true", "yes", "on")
+
+
+def debug_environment() -> bool:
+    """Whether TOPICSLAB_DEBUG asks for tracebacks (the CLI's --debug does too)."""
+    return os.environ.get("TOPICSLAB_DEBUG", "").strip().lower() not in _DEBUG_OFF
+
+
 def _debugging() -> bool:
-    return "--debug" in sys.argv[1:] or os.environ.get("TOPICSLAB_DEBUG", "") not in ("", "0")
+    return "--debug" in sys.argv[1:] or debug_environment()
 
 
 #: the values numba's NUMBA_THREADING_LAYER takes
@@ -41,7 +53,12 @@ def _unparsed_environment(caught: list[warnings.WarningMessage]) -> str | None:
 
 
 def _environment_error() -> str | None:
-    """Environment variables the libraries would fail on half-way, with a traceback."""
+    """Environment variables the libraries would fail on half-way, with a traceback (or
+    read the wrong way round)."""
+    debug = os.environ.get("TOPICSLAB_DEBUG")
+    if debug is not None and debug.strip().lower() not in _DEBUG_OFF + _DEBUG_ON:
+        return (f"environment variable TOPICSLAB_DEBUG={debug!r} must be 1 (show tracebacks) "
+                "or 0; unset it or fix it")
     threads = os.environ.get("NUMBA_NUM_THREADS")
     if threads is not None and not (threads.strip().isdigit() and int(threads) > 0):
         return (f"environment variable NUMBA_NUM_THREADS={threads!r} must be a positive "
@@ -58,6 +75,38 @@ def _environment_error() -> str | None:
             return (f"environment variable {name}={value!r} must be 0 or 1; unset it or fix "
                     "it")
     return None
+
+
+def _numba_cache_error(exc: RuntimeError) -> str | None:
+    """numba compiles the package's kernels when it is imported and keeps the machine code in
+    a cache: beside the sources, else in the user's cache directory (or NUMBA_CACHE_DIR).
+    When none is writable -- the package installed read-only and a read-only or missing
+    HOME, as in a container run as another user -- the import raised a RuntimeError with a
+    traceback: that, as the one line; ``None`` for any other error."""
+    m = re.match(r"cannot cache function '.*': no locator available for file '(.*)'",
+                 str(exc))
+    if m is None:
+        return None
+    where = os.environ.get("NUMBA_CACHE_DIR")
+    tried = f", NUMBA_CACHE_DIR={where!r}" if where else ""
+    return (f"numba has nowhere to keep its compiled code: no writable directory among the "
+            f"package's ({os.path.dirname(m.group(1))}), the user cache (~/.cache){tried}; "
+            "set NUMBA_CACHE_DIR to a writable directory (e.g. NUMBA_CACHE_DIR=/tmp/numba)")
+
+
+def _import_cli() -> tuple[Any, list[warnings.WarningMessage]]:
+    """``topicslab.cli.main`` and the warnings of its import (numba's among them)."""
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            from topicslab.cli import main as cli_main
+    except RuntimeError as exc:
+        problem = _numba_cache_error(exc)
+        if problem is None or _debugging():
+            raise
+        sys.stderr.write(f"error: {problem}\n")
+        raise SystemExit(2) from None
+    return cli_main, caught
 
 
 def _late_interrupts(code: object) -> None:
@@ -122,9 +171,7 @@ def main() -> None:
         sys.stderr.write(f"error: {problem}\n")
         raise SystemExit(2)
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            from topicslab.cli import main as cli_main
+        cli_main, caught = _import_cli()
         problem = _unparsed_environment(caught)
         if problem is not None and not _debugging():
             sys.stderr.write(f"error: {problem}\n")
@@ -135,9 +182,14 @@ def main() -> None:
         import signal
 
         # kill (SIGTERM) ended the process on the spot, leaving the atomic writes' hidden
-        # temporaries behind and saying nothing: it now ends like Ctrl-C (cleaned up, one line)
-        with contextlib.suppress(ValueError, AttributeError):  # not the main thread
-            signal.signal(signal.SIGTERM, signal.default_int_handler)
+        # temporaries behind and saying nothing, and so did closing the terminal or a dropped
+        # ssh connection (SIGHUP): both now end like Ctrl-C (cleaned up, one line). A signal
+        # the caller ignores stays ignored (``nohup topicslab run ...`` runs on after logout)
+        for name in ("SIGTERM", "SIGHUP"):
+            number = getattr(signal, name, None)
+            with contextlib.suppress(ValueError, AttributeError):  # not the main thread
+                if number is not None and signal.getsignal(number) == signal.SIG_DFL:
+                    signal.signal(number, signal.default_int_handler)
         cli_main()
     except SystemExit as done:  # the command's end: a Ctrl-C while Python shuts down
         _late_interrupts(done.code)

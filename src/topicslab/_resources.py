@@ -14,7 +14,16 @@ from pathlib import Path
 
 from topicslab.errors import InputError
 
-__all__ = ["available_disk", "available_memory", "require_disk", "require_memory"]
+__all__ = ["available_disk", "available_memory", "require_disk", "require_memory", "size_text"]
+
+
+def size_text(n: float) -> str:
+    """Bytes for a message, in the unit that shows them: "0.0 GiB of disk, 0.0 GiB free" was
+    the whole refusal of a 20,000-user population on a nearly full small disk."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:,.1f} {unit}"
+    return f"{n:,.0f} bytes"
 
 
 def available_memory() -> int | None:
@@ -39,8 +48,8 @@ def require_memory(estimate: float, what: str, *, field: str | None = None,
     if available is None or estimate <= available:
         return
     advice = f"; {hint}" if hint else ""
-    raise InputError(f"{what} needs about {estimate / 2**30:.1f} GiB of memory, "
-                     f"{available / 2**30:.1f} GiB available{advice}", field=field)
+    raise InputError(f"{what} needs about {size_text(estimate)} of memory, "
+                     f"{size_text(available)} available{advice}", field=field)
 
 
 def available_disk(path: str | os.PathLike[str]) -> int | None:
@@ -62,5 +71,5 @@ def require_disk(estimate: float, what: str, path: str | os.PathLike[str], *,
     if free is None or estimate <= free:
         return
     advice = f"; {hint}" if hint else ""
-    raise InputError(f"{what} needs at least {estimate / 2**30:.1f} GiB of disk, "
-                     f"{free / 2**30:.1f} GiB free there{advice}", field=field)
+    raise InputError(f"{what} needs at least {size_text(estimate)} of disk, "
+                     f"{size_text(free)} free there{advice}", field=field)

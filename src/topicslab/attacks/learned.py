@@ -822,8 +822,15 @@ def load_attack(directory: str | Path, *, device: str = "cpu") -> LearnedAttack:
     dev = resolve_device(device)
     att = _new_attack(topics, version, weeks, lookback, cfg, "cpu")
     try:
+        # safetensors reports every failure to open as "No such file or directory" (a file
+        # this user may not read too): open it first, for the real reason
+        with open(weights_file, "rb"):
+            pass
         state = load_file(str(weights_file))
-    except (SafetensorError, OSError, ValueError) as exc:
+    except OSError as exc:
+        raise InputError(f"cannot read safetensors ({exc.strerror or exc})",
+                         file=str(weights_file)) from None
+    except (SafetensorError, ValueError) as exc:
         raise InputError(f"cannot read safetensors ({' '.join(str(exc).split())})",
                          file=str(weights_file)) from None
     expected = att.scorer.state_dict()

@@ -102,7 +102,9 @@ def _interruption() -> str:
 
 
 def _debugging() -> bool:
-    return bool(_state["debug"]) or os.environ.get("TOPICSLAB_DEBUG", "") not in ("", "0")
+    from topicslab._main import debug_environment
+
+    return bool(_state["debug"]) or debug_environment()
 
 
 def print_error(message: str) -> None:
@@ -194,6 +196,29 @@ def _is_special_file(name: str) -> bool:
     except (OSError, ValueError):
         return False
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _file_system_problem(exc: Exception) -> str | None:
+    """The line for an ``OSError`` that the user's files or disk caused, not the program: a
+    file or directory this user may not read (a release directory without search
+    permission, an unreadable ``q_within.json``: "PermissionError", exit code 1), and a full
+    disk or quota (the writers named no file; ``topicslab._atomic`` names the output it was
+    writing). ``None`` for any other error."""
+    if not isinstance(exc, OSError):
+        return None
+    name = os.fsdecode(exc.filename) if exc.filename is not None else None
+    if exc.errno in (errno.EACCES, errno.EPERM) and name is not None:
+        return (f"{name}: permission denied: this user may not read (or write) it; change "
+                "its permissions (a directory needs read and search, r-x) or choose another "
+                "location")
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        full = ("no space left on the device" if exc.errno == errno.ENOSPC
+                else "disk quota exceeded")
+        if name is None:  # the standard output (every file goes through _atomic)
+            return f"{full}; free some space or send the output elsewhere"
+        return (f"{name}: {full}, so it was not written (nothing half-written is left); free "
+                "some space or choose another location")
+    return None
 
 
 class OneLineErrors(TyperGroup):
@@ -291,6 +316,10 @@ class OneLineErrors(TyperGroup):
                 name = os.fsdecode(exc.filename or "")
                 print_error(f"{name[:40]}...: the path is {len(os.fsencode(name)):,} bytes "
                             "long, longer than the file system takes; choose a shorter path")
+                return EXIT_BAD_INPUT
+            problem = _file_system_problem(exc)
+            if problem is not None:
+                print_error(problem)
                 return EXIT_BAD_INPUT
             print_error(f"{type(exc).__name__}: {' '.join(str(exc).split())} "
                         "(rerun with topicslab --debug for the traceback)")

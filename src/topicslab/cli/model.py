@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -575,6 +576,13 @@ def validate_command(
     for option, path in (("--population", population), ("--synthetic", synthetic)):
         if path is not None and not path.exists():
             raise InputError("file not found", file=str(path), field=option)
+    if population is not None and synthetic is not None and os.path.samefile(population,
+                                                                             synthetic):
+        # the population was compared with itself: every gap 0 and a PASS, silently
+        raise InputError(f"is the population file itself ({population}): validation compares "
+                         "synthetic sets with the population; give the sets sampled from the "
+                         "model (or drop --synthetic to sample them)", file=str(synthetic),
+                         field="--synthetic")
     stats = dp.load_statistics(stats_dir)
     mdl = _load_any_model(model_path, stats.taxonomy.version)
     if mdl.k != stats.k:

@@ -110,7 +110,7 @@ def _check_fit_size(model: str, types: int | None, weeks: int) -> None:
     """The fit's memory, estimated as ``topicslab fit`` does (top-5 sets of the largest
     taxonomy), against the memory of the device the run fits on."""
     from topicslab import model as tm
-    from topicslab._resources import require_memory
+    from topicslab._resources import require_memory, size_text
     from topicslab.cli.model import _fit_memory
     from topicslab.cli.population import API_K, taxonomy_size
 
@@ -125,8 +125,8 @@ def _check_fit_size(model: str, types: int | None, weeks: int) -> None:
 
     free, _ = torch.cuda.mem_get_info(device)
     if need > free:
-        raise InputError(f"{what} needs about {need / 2**30:.1f} GiB of GPU memory, "
-                         f"{free / 2**30:.1f} GiB free; use fewer --types", field="--types")
+        raise InputError(f"{what} needs about {size_text(need)} of GPU memory, "
+                         f"{size_text(free)} free; use fewer --types", field="--types")
 
 
 def _check_not_foreign(out_dir: Path) -> None:

@@ -285,6 +285,18 @@ def run(
                                  f"the run's DP statistics take (the Topics API's top {k}); "
                                  f"keep at most {k} topics per week in the file",
                                  file=str(sets_path), row=int(u) + 1, field="--sets")
+            if cfg.theory:
+                # the bounds and the Bayes attacker take full profiles over the last r weeks:
+                # sets with empty slots (as sampled ones have) were refused only at the theory
+                # stage, after every other stage had run and OUT/stages.json was written
+                empty = (s.sets[:, s.n_weeks - cfg.weeks:] < 0).any(axis=(1, 2))
+                if empty.any():
+                    u = int(np.argmax(empty))
+                    raise InputError(f"user {int(s.user_ids[u])} has fewer than {s.k} topics "
+                                     f"in a week, and --theory (the bounds and the Bayes "
+                                     "attacker) needs full profiles: drop --theory, or give "
+                                     "sets with k topics every week", file=str(sets_path),
+                                     row=u + 1, field="--sets")
             return {"users": s.n_users, "weeks": s.n_weeks, "taxonomy": s.taxonomy.version,
                     "calibration": None}
 

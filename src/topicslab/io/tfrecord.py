@@ -409,6 +409,27 @@ def encode_example(features: Mapping[str, Feature | Sequence[Any] | npt.NDArray[
 
 # ----------------------------------------------------------------------------- files
 
+def _one_file(file: str) -> str:
+    """``file``, unless it is one shard of a set whose other shards lie beside it: named
+    alone (tab completion offers the first shard), it was read as if it were the whole data
+    set, half or a tenth of the users, without a word. A shard with no sibling (downloaded or
+    copied alone) is read on its own."""
+    m = _SHARD_RE.match(os.path.basename(file))
+    if m is None or int(m.group("n")) < 2:
+        return file
+    folder = os.path.dirname(file)
+    stem, total, ext = m.group("stem"), m.group("n"), m.group("ext")
+    others = [j for j in range(int(total)) if j != int(m.group("i"))
+              and os.path.isfile(os.path.join(folder, f"{stem}{j:05d}-of-{total}{ext}"))]
+    if not others:
+        return file
+    pattern = os.path.join(folder, f"{stem}*-of-{total}{ext}")
+    raise InputError(f"is one shard of a set of {int(total)} whose other shards lie beside it: "
+                     f"alone it holds only part of the users; give the set as "
+                     f"'{pattern}' (or its directory), or copy the shard elsewhere to read it "
+                     "alone", file=file)
+
+
 def tfrecord_files(path: PathLike) -> list[str]:
     """The files behind ``path``: itself, every ``*.tfrecord*`` in a directory, or a glob's
     matches; sorted. Names of the form ``stem-NNNNN-of-MMMMM`` must form a complete set."""
@@ -425,7 +446,7 @@ def tfrecord_files(path: PathLike) -> list[str]:
         if not files:
             raise InputError("no files match the pattern", file=name)
     else:
-        return [check_exists(name)]
+        return [_one_file(check_exists(name))]
     matches = [_SHARD_RE.match(os.path.basename(f)) for f in files]
     if all(matches):
         groups = {(m.group("stem"), m.group("n"), m.group("ext")) for m in matches if m}

@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -40,6 +40,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from topicslab._json import DuplicateKeyError, unique_keys
 from topicslab.errors import InputError
 from topicslab.io._common import (
     PathLike,
@@ -75,6 +76,9 @@ TOPIC_COLUMNS = ("topic_id", "topic")
 #: rows per batch of a visits log (a Parquet file is read this many rows at a time)
 BATCH_ROWS = 1 << 21
 _US_PER_S = 1_000_000
+#: the visit times a report can show (Python's datetime: 0001-01-01 .. 9999-12-31 UTC), in
+#: Unix seconds
+_FIRST_S, _LAST_S = -62_135_596_800, 253_402_300_799
 
 # scheme://user@HOST:port/path -> HOST (IPv6 literals keep their brackets)
 _HOST_RE = r"^\s*(?:[A-Za-z][A-Za-z0-9+.\-]*://)?(?:[^@/?#]*@)?(?P<host>\[[^\]/]*\]|[^:/?#\s]*)"
@@ -318,10 +322,13 @@ def _read_domain_csv(file: str, tax: Taxonomy) -> DomainTable:
 def _read_domain_json(file: str, tax: Taxonomy) -> DomainTable:
     with wrap_errors(file, "JSON"), open(file, encoding="utf-8-sig") as fh:
         try:
-            data = json.load(fh)
+            data = json.load(fh, object_pairs_hook=unique_keys)
         except json.JSONDecodeError as exc:
             raise InputError(f"not valid JSON ({exc.msg} at line {exc.lineno}, column "
                              f"{exc.colno})", file=file) from None
+        except DuplicateKeyError as exc:  # {"a.com": [1], "a.com": [9]} kept [9] silently
+            raise InputError(f"{exc.key!r} is given twice in one object; give each domain "
+                             "(and each key) once", file=file, field=exc.key) from None
     rows: list[tuple[str, list[int]]] = []
 
     def ids_of(value: Any, row: int, field: str) -> list[int]:
@@ -426,10 +433,15 @@ def _layout(file: str, names: list[str], week_column: str | None,
         if given is not None and given not in names:
             raise InputError(f"no column {given!r} (the columns are {', '.join(names)})",
                              file=file, field=what)
-    if week_column is not None:
-        time, is_week = week_column, True
-    elif timestamp_column is not None:
-        time, is_week = timestamp_column, False
+    if week_column is not None or timestamp_column is not None:
+        time, is_week = ((week_column, True) if week_column is not None
+                         else (timestamp_column or "", False))
+        if time == user:
+            # the ids were read as times as well (Unix seconds 1, 2, ...: every visit in
+            # week 0), silently
+            raise InputError(f"column {time!r} holds the user ids; name the column of the "
+                             "visit times", file=file,
+                             field="week_column" if is_week else "timestamp_column")
     else:
         week = _pick(names, WEEK_COLUMNS)
         ts = _pick(names, TIME_COLUMNS)
@@ -469,9 +481,9 @@ def _parse_text_times(arr: pa.Array, *, file: str, field: str, first_row: int,
         try:
             if kind == "seconds":
                 secs = np.asarray(pc.cast(part, pa.int64()).to_numpy(), dtype=np.int64)
-                if np.abs(secs).max() > 2**62 // _US_PER_S:
-                    raise pa.ArrowInvalid("out of range")
-                out[mask] = secs * _US_PER_S
+                row_numbers: list[int] = (first_row + np.flatnonzero(mask)).tolist()
+                out[mask] = _checked_us(secs, _US_PER_S, file=file, field=field,
+                                        row_of=row_numbers.__getitem__)
             else:
                 ts = pc.cast(part, pa.timestamp("us", tz=kind))
                 out[mask] = np.asarray(ts.cast(pa.int64()).to_numpy(), dtype=np.int64)
@@ -489,6 +501,28 @@ def _parse_text_times(arr: pa.Array, *, file: str, field: str, first_row: int,
                                      row=first_row + int(rows[j]), field=field) from None
             raise
     return out
+
+
+def _checked_us(values: npt.NDArray[np.int64], to_us: int, *, file: str, field: str,
+                row_of: Callable[[int], int]) -> npt.NDArray[np.int64]:
+    """Times (seconds for ``to_us`` = 10^6, microseconds for 1) as microseconds, refusing a
+    time outside the years 1..9999: Unix times in milliseconds (1704103200000) passed for
+    seconds were read as the year 55973 and failed only at the report ("OverflowError: date
+    value out of range", exit code 1), and microseconds wrapped around int64 silently."""
+    per_s = _US_PER_S // to_us
+    bad = (values < _FIRST_S * per_s) | (values > _LAST_S * per_s)
+    if bad.any():
+        i = int(np.argmax(bad))
+        late = bool(values[i] > _LAST_S * per_s)
+        when = "after the year 9999" if late else "before the year 1"
+        if to_us == _US_PER_S:
+            fix = (": milliseconds or microseconds? give Unix seconds (divide by 1,000 or "
+                   "1,000,000)") if late else "; give Unix seconds"
+            raise InputError(f"{int(values[i])} is not a time in Unix seconds: it lies {when}"
+                             f"{fix}", file=file, row=row_of(i), field=field)
+        raise InputError(f"the visit time lies {when}; check the column's unit", file=file,
+                         row=row_of(i), field=field)
+    return values * to_us
 
 
 def _times(arr: pa.Array, *, file: str, field: str, first_row: int, is_week: bool,
@@ -518,10 +552,11 @@ def _times(arr: pa.Array, *, file: str, field: str, first_row: int, is_week: boo
             i = int(np.argmax(np.asarray(arr.is_null().to_numpy(zero_copy_only=False))))
             raise InputError("missing value", file=file, row=row_of(i), field=field)
         us = arr.cast(pa.timestamp("us", tz=t.tz if pa.types.is_timestamp(t) else None))
-        return np.asarray(us.cast(pa.int64()).to_numpy(), dtype=np.int64)
+        return _checked_us(np.asarray(us.cast(pa.int64()).to_numpy(), dtype=np.int64), 1,
+                           file=file, field=field, row_of=row_of)
     if pa.types.is_integer(t):
         secs = integer_values(arr, file=file, field=field, row_of=row_of)
-        return secs * _US_PER_S
+        return _checked_us(secs, _US_PER_S, file=file, field=field, row_of=row_of)
     if pa.types.is_string(t) or pa.types.is_large_string(t):
         return _parse_text_times(arr, file=file, field=field, first_row=first_row)
     raise InputError(f"expected timestamps, got column type {t}", file=file, row=first_row,
@@ -633,8 +668,11 @@ def visits_time_range(path: PathLike, *, week_column: str | None = None,
                 st = meta.row_group(g).column(leaf[0]).statistics
                 if st is None or not st.has_min_max or st.null_count:
                     break
-                lo.append(st.min)
-                hi.append(st.max)
+                try:
+                    lo.append(st.min)
+                    hi.append(st.max)
+                except (OverflowError, ValueError):
+                    break  # a time past datetime's years: the full read below names its row
             else:
                 arr = pa.array([min(lo), max(hi)], type=t)
                 us = arr.cast(pa.timestamp("us", tz=t.tz)).cast(pa.int64()).to_pylist()

@@ -147,8 +147,15 @@ def load_model(directory: str | Path, *, taxonomy: Taxonomy | str | None = None,
     if variant == "persistent":
         shape = (shape[0], _meta_int(meta, "modes", str(meta_file)), shape[2], shape[3])
     try:
+        # safetensors reports every failure to open as "No such file or directory" (a file
+        # this user may not read too): open it first, for the real reason
+        with open(weights_file, "rb"):
+            pass
         tensors = load_file(str(weights_file))
-    except (SafetensorError, OSError, ValueError) as exc:
+    except OSError as exc:
+        raise FileFieldError(f"cannot read safetensors ({exc.strerror or exc})",
+                             file=str(weights_file)) from None
+    except (SafetensorError, ValueError) as exc:
         raise FileFieldError(f"cannot read safetensors ({exc})", file=str(weights_file)) from None
     if "theta" not in tensors:
         raise FileFieldError("no tensor named 'theta'", file=str(weights_file), field="theta")

@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from topicslab._atomic import write_text_atomic
+from topicslab._json import DuplicateKeyError, unique_keys
 from topicslab.errors import FileFieldError, InputError
 from topicslab.taxonomy import VERSIONS, Taxonomy, resolve
 
@@ -230,10 +231,14 @@ class PopulationParams:
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"cannot read the file ({exc})", file=name) from None
         try:
-            doc = json.loads(text)
+            doc = json.loads(text, object_pairs_hook=unique_keys)
         except json.JSONDecodeError as exc:
             raise InputError(f"not valid JSON ({exc.msg}, line {exc.lineno} column "
                              f"{exc.colno}); is the file complete?", file=name) from None
+        except DuplicateKeyError as exc:  # the last value won silently
+            raise InputError(f"{exc.key!r} is given twice in one object; give each parameter "
+                             "(and each topic of a table) once", file=name,
+                             field=exc.key) from None
         if not isinstance(doc, dict):
             raise InputError("population parameters are a JSON object, got "
                              f"{type(doc).__name__}", file=name)
