@@ -154,7 +154,8 @@ def test_options_refused_in_one_line(tmp_path: Any) -> None:
     stats = tmp_path / "stats"
     stats.mkdir()
     for extra in (["--persistence", "-1"], ["--persistence", "nan"],
-                  ["--optimizer", "paper", "--model", "paper", "--persistence", "0.1"]):
+                  ["--optimizer", "paper", "--model", "paper", "--persistence", "0.1"],
+                  ["--model", "paper", "--persistence", "0.1"]):
         res = runner.invoke(app, ["fit", "--stats", str(stats), "--out", str(tmp_path / "m"),
                                   *extra])
         assert res.exit_code == 2, res.output

@@ -334,6 +334,10 @@ def fit_command(
                          "weeks (stationarity)", field="--weeks")
     lr = _lr(lr)
     variant = tm.make_variant(model, types, weeks, cyclic=cyclic, modes=modes)
+    if persistence is not None and variant.name != "persistent":
+        raise InputError("--persistence weighs the persistence statistic for persistent types; "
+                         "the paper's types do not fit it (drop --persistence)",
+                         field="--persistence")
     opt: tm.FullObjective | tm.PaperAdam
     _check_iterations(steps, epochs)
     if optimizer == "paper":

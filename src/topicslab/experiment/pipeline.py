@@ -412,6 +412,7 @@ def run(
                 "seconds": float(res.seconds), "steps": int(res.steps),
                 "stopped": res.stopped,
                 "final_loss": float(hist[-1]["loss"]) if hist else None,
+                "persistence": mdl.metadata.get("persistence"),
                 "stay_quantiles": quantiles(mdl.stay),
                 "mode_stay_quantiles": quantiles(mdl.mode_stay),
                 "history": hist[:: max(1, len(hist) // 200)]}
