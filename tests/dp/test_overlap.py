@@ -48,8 +48,7 @@ def test_overlap_counts_match_brute_force(tax12: Taxonomy) -> None:
     assert np.array_equal(got, _brute(data.sets, 3, 3))
     # every user adds one unit per lag: the sensitivity the query is calibrated for
     assert (got.sum(axis=1) == 300).all()
-    one_more = overlap_counts(data.sets[:301] if False else np.concatenate(
-        [data.sets, data.sets[:1]]))
+    one_more = overlap_counts(np.concatenate([data.sets, data.sets[:1]]))
     assert int(np.abs(one_more - got).sum()) == 3
     assert math.isclose(float(np.sqrt(((one_more - got) ** 2).sum())), math.sqrt(3))
 
@@ -84,14 +83,34 @@ def test_release_holds_the_statistic_and_spends_its_share(tax12: Taxonomy) -> No
 
 
 def test_the_pairs_do_not_change_with_the_statistic(tax12: Taxonomy) -> None:
-    """The released weeks keep their bounding (padding) draws: the exact pair counts are the
-    same with and without the persistence statistic."""
+    """The released weeks keep their bounding (padding) draws: the pair statistics are the
+    same with and without the persistence statistic, on weeks that need padding; the ledger
+    of a release without it is the paper's (no overlap key)."""
     data = _random_sets(tax12, 500, 4, seed=3)
+    short = data.sets.copy()
+    short[::3, :, 2] = -1  # a third of the users show two topics a week: padded
+    data = TopicSets(short, tax12)
     a = dp.compute_statistics(data, k=3, epsilon=1e6, delta=1e-9, seed=4)
     b = dp.compute_statistics(data, k=3, epsilon=1e6, delta=1e-9, seed=4, overlap_lags=2)
-    assert a.q_overlap is None
-    assert np.abs(a.q_across - b.q_across).max() < 1e-3
-    assert np.abs(a.q_within - b.q_within).max() < 1e-3
+    assert a.q_overlap is None and b.q_overlap is not None
+    # ε = 1e6: the noise is ~1e-5 users, far below one user's 1/500
+    assert np.abs(a.q_across - b.q_across).max() < 1e-4
+    assert np.abs(a.q_within - b.q_within).max() < 1e-4
+    assert a.ledger is not None and "overlap_weeks" not in a.ledger.contribution_bounding
+    assert [q["name"] for q in a.ledger.mechanisms] == ["within_w0", "within_w1",
+                                                        "across_w0_w1"]
+
+
+def test_ledger_labels_from_a_later_first_week(tax12: Taxonomy) -> None:
+    data = _random_sets(tax12, 300, 5, seed=7)
+    st = dp.compute_statistics(data, k=3, weeks=(1, 2), seed=0, overlap_lags=3,
+                               accounting="tight")
+    assert st.ledger is not None
+    ov = st.ledger.mechanisms[-1]
+    assert ov["name"] == "overlap" and ov["weeks"] == [1, 2, 3, 4]
+    assert "first released week" in ov["query"]
+    assert st.ledger.claimed["proven"] and st.ledger.claimed["epsilon"] == pytest.approx(
+        math.log(3))
 
 
 def test_overlap_lags_are_checked_before_the_private_part(tax12: Taxonomy) -> None:
@@ -143,6 +162,25 @@ def test_release_files_round_trip_and_refuse_bad_records(tax12: Taxonomy,
             assert exc.value.row == int(row.split()[1])
         if fld is not None:
             assert exc.value.field == fld
+    path.write_text(json.dumps(good[:4]))  # lag 1 only; the ledger says 2 lags
+    with pytest.raises(InputError, match=r"the ledger.s statistic 2 lags") as exc:
+        dp.load_statistics(d, taxonomy=tax12)
+    assert exc.value.file == str(path)
     path.unlink()  # the ledger lists the query: its file is required
     with pytest.raises(InputError, match="file missing"):
         dp.load_statistics(d, taxonomy=tax12)
+    # a statistic the ledger does not account for is refused
+    plain = dp.save_statistics(tmp_path / "plain", dp.compute_statistics(
+        data, k=3, epsilon=1e6, delta=1e-9, seed=0))
+    (plain / "q_overlap.json").write_text(json.dumps(good))
+    with pytest.raises(InputError, match="does not account") as exc:
+        dp.load_statistics(plain, taxonomy=tax12)
+    assert exc.value.file == str(plain / "q_overlap.json")
+
+
+def test_legacy_schema_keeps_the_statistic(tax12: Taxonomy, tmp_path: Path) -> None:
+    data = _random_sets(tax12, 300, 3, seed=8)
+    st = dp.compute_statistics(data, k=3, seed=0, overlap_lags=2)
+    back = dp.load_statistics(dp.save_statistics(tmp_path / "old", st, schema="legacy"),
+                              taxonomy=tax12)
+    assert back.q_overlap is not None and np.array_equal(back.q_overlap, st.q_overlap)

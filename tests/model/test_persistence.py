@@ -141,7 +141,7 @@ def test_fit_with_the_statistic_matches_the_overlap_better() -> None:
         got = factorial_moments(sampled_overlap(res.model, 3, 30_000, seed=5))
         errs[weight] = float(((got - factorial_moments(hist)).abs()
                               / factorial_moments(hist)).max())
-        assert (res.model.metadata["persistence"] is None) == (weight == 0.0)
+        assert ("persistence" in res.model.metadata) == (weight > 0)
     assert errs[0.03] < errs[0.0]
 
 
@@ -168,3 +168,49 @@ def test_options_refused_in_one_line(tmp_path: Any) -> None:
                               "--overlap-lags", "4"])
     assert res.exit_code == 2 and "--overlap-lags" in res.output, res.output
     assert not (tmp_path / "r").exists()
+
+
+def test_resumed_fit_with_the_term_is_exact(tmp_path: Any, tax12: Taxonomy) -> None:
+    """The term's offset and unit are in the checkpoint: a fit interrupted at step 20 and
+    resumed from step 14 ends where an uninterrupted one does."""
+    from topicslab.errors import InputError
+
+    truth = persistent_model(tax12, T=3, M=2, k=3, seed=4)
+    pop = tm.sample(truth, 4000, seed=1, weeks=3)
+    from topicslab.dp.counts import overlap_counts  # noqa: F401  (the same counting rule)
+
+    first = pop.sets[:, 0, :, None]
+    hist = np.stack([np.bincount(((first == pop.sets[:, lag, None, :]) & (first >= 0))
+                                 .sum(axis=(1, 2)), minlength=4)[:4] / 4000 for lag in (1, 2)])
+    from model_helpers import stats_of
+    base = stats_of(tm.TypeMixture(truth.theta, tax12, {"weeks": 2}, stay=truth.stay,
+                                   mode_weights=truth.mode_weights, mode_stay=truth.mode_stay))
+    st = _Stats(base.q_single, base.q_within, base.q_across, tax12, 3, hist)
+
+    class Stop(Exception):
+        pass
+
+    def stop(entry: dict[str, float]) -> None:
+        if entry["step"] >= 20:
+            raise Stop
+
+    kw: dict[str, Any] = dict(progress=False, seed=3, device="cpu", threads=1)
+    variant = tm.PersistentTypes(types=3, modes=2, weeks=3)
+    opt = tm.FullObjective(steps=30, persistence=0.03)
+    straight = tm.fit(st, variant, opt, **kw)
+    with pytest.raises(Stop):
+        tm.fit(st, variant, opt, **kw, checkpoint_dir=tmp_path, checkpoint_every=7,
+               callback=stop)
+    resumed = tm.fit(st, variant, opt, **kw, checkpoint_dir=tmp_path, checkpoint_every=7,
+                     resume=True)
+    np.testing.assert_allclose(resumed.model.theta, straight.model.theta, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(resumed.model.stay, straight.model.stay, rtol=0, atol=1e-6)
+    # another weight is another fit: its checkpoint is not resumed
+    with pytest.raises(InputError, match="checkpoint was made with"):
+        tm.fit(st, variant, tm.FullObjective(steps=30, persistence=0.3), **kw,
+               checkpoint_dir=tmp_path, resume=True)
+
+
+def test_a_release_without_the_statistic_fits_as_before() -> None:
+    """No persistence key in the optimiser's config (checkpoints of earlier fits resume)."""
+    assert "persistence" not in tm.FullObjective().config()

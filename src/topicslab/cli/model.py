@@ -382,6 +382,11 @@ def fit_command(
     stop_at = _target(target)
     _check_threads(threads)
     stats = dp.load_statistics(stats_dir)
+    if persistence is not None and stats.q_overlap is None:
+        raise InputError("--persistence weighs the release's persistence statistic, and this "
+                         "release has none (no q_overlap.json: topicslab stats "
+                         "--overlap-lags N writes one); drop --persistence",
+                         file=str(stats_dir), field="--persistence")
     _check_fit_size(stats, stats_dir, variant, device)
     earlier = _checkpoint_stamps(out_dir / "checkpoints")
     on_interrupt(lambda: _checkpoints_kept(out_dir / "checkpoints", earlier, resume))

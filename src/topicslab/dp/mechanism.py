@@ -175,8 +175,9 @@ def plan_queries(
                        (w, w + 1), m * m, float(k), k * k))
     if overlap_lags > 0:
         lags = int(overlap_lags)
-        layout.append(("overlap", f"users sharing j = 0..{k} topics between week 0 and "
-                                  f"week l, l = 1..{lags} (persistence)",
+        layout.append(("overlap", f"users sharing j = 0..{k} topics between the first "
+                                  f"released week w0 and week w0 + l, l = 1..{lags} "
+                                  "(persistence)",
                        (0, *range(n_weeks, n_weeks + lags)), lags * (k + 1),
                        math.sqrt(lags), lags))
     out = []

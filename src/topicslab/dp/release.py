@@ -359,6 +359,30 @@ def _read_overlap(path: Path, k: int) -> np.ndarray:
     return out
 
 
+def _check_overlap_ledger(ledger: PrivacyLedger, q_overlap: np.ndarray | None, path: Path,
+                          ledger_file: str) -> None:
+    """A release's persistence statistic and its ledger agree: the file exists exactly when
+    the ledger accounts for it (a statistic outside the ledger has an unknown privacy cost),
+    with the ledger's number of lags."""
+    mech = next((q for q in ledger.mechanisms
+                 if isinstance(q, dict) and q.get("name") == "overlap"), None)
+    if mech is None:
+        if q_overlap is not None:
+            raise InputError("the privacy ledger does not account for this statistic (no "
+                             "'overlap' mechanism): remove the file or restore the ledger",
+                             file=str(path))
+        return
+    if q_overlap is None:
+        raise InputError(f"file missing: the ledger lists the persistence statistic; restore "
+                         f"{OVERLAP} (or rerun topicslab stats)", file=str(path))
+    weeks = ledger.contribution_bounding.get("overlap_weeks") if isinstance(
+        ledger.contribution_bounding, dict) else None
+    if isinstance(weeks, list) and len(weeks) != q_overlap.shape[0]:
+        raise InputError(f"holds {q_overlap.shape[0]} lags, the ledger's statistic "
+                         f"{len(weeks)} (weeks {weeks}): restore the file or the ledger",
+                         file=str(path), field="lag")
+
+
 def _ledger_n(ledger: PrivacyLedger, file: str) -> float:
     extra = ledger.extra if isinstance(ledger.extra, dict) else {}
     n = extra.get("n_estimate", float("nan"))
@@ -505,11 +529,8 @@ def load_statistics(directory: str | Path, *, taxonomy: Taxonomy | str | None = 
                              f"{tax.version}: the statistics are incomplete; restore the file "
                              "(or rerun topicslab stats)", file=str(s_path))
     q_overlap = None
-    has_overlap = ledger is not None and any(
-        isinstance(mech, dict) and mech.get("name") == "overlap" for mech in ledger.mechanisms)
-    if has_overlap and not (d / OVERLAP).exists():
-        raise InputError(f"file missing: the ledger lists the persistence statistic; restore "
-                         f"{OVERLAP} (or rerun topicslab stats)", file=str(d / OVERLAP))
-    if not legacy and (d / OVERLAP).exists():
+    if (d / OVERLAP).exists():  # (its own schema: read beside either pair schema)
         q_overlap = _read_overlap(d / OVERLAP, int(k))
+    if ledger is not None:
+        _check_overlap_ledger(ledger, q_overlap, d / OVERLAP, str(ledger_path))
     return DPStatistics(q_single, q_within, qa, n_est, tax, int(k), ledger, q_overlap)

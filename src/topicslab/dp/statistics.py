@@ -45,6 +45,9 @@ from topicslab.taxonomy import Taxonomy
 
 __all__ = ["LN3", "DPStatistics", "compute_statistics", "fingerprint", "release_counts"]
 
+#: offset of the overlap weeks' padding seed from the release's (``compute_statistics``)
+_OVERLAP_SEED = 0x5EED_0F
+
 
 @dataclass
 class DPStatistics:
@@ -186,16 +189,22 @@ def compute_statistics(
     # listed twice would contribute twice.
     check_unique_users(np.asarray(data.user_ids, dtype=np.int64), file="(input)")
     # ---- private part: bounding and exact counts ------------------------------------
-    # the overlap weeks after the released ones: the released weeks keep their positions
-    # (and so their padding draws)
-    extra = [w for w in w_over if w not in w_sel]
-    bounded, report = bound_contributions(data.sets[:, w_sel + extra, :], data.taxonomy.size,
+    bounded, report = bound_contributions(data.sets[:, w_sel, :], data.taxonomy.size,
                                           contribution=contribution, seed=seed,
                                           user_ids=data.user_ids)
-    counts = pair_counts(bounded[:, :len(w_sel)], data.taxonomy.size)
+    counts = pair_counts(bounded, data.taxonomy.size)
     if w_over:
+        # the overlap weeks are bounded apart (padding keyed by position among the bounded
+        # weeks: the released weeks keep their own draws), from a seed of their own
+        extra = [w for w in w_over if w not in w_sel]
+        later = bound_contributions(data.sets[:, extra, :], data.taxonomy.size,
+                                    contribution=contribution,
+                                    seed=None if seed is None else seed + _OVERLAP_SEED,
+                                    user_ids=data.user_ids)[0] if extra else bounded[:, :0]
+        both = np.concatenate([bounded, later], axis=1)
         cols = [0] + [(w_sel + extra).index(w) for w in w_over]
-        counts = dataclasses.replace(counts, overlap=overlap_counts(bounded[:, cols]))
+        counts = dataclasses.replace(counts, overlap=overlap_counts(both[:, cols]))
+        del both, later
     fp = fingerprint(bounded, data.user_ids)
     del bounded
     return release_counts(counts, data.taxonomy, k=contribution.k, weeks=w_sel, budget=budget,
@@ -305,7 +314,8 @@ def release_counts(
         split=[q.share for q in queries],
         neighbouring_relation=acc.NEIGHBOURING,
         contribution_bounding={
-            "k": k, "weeks": w_sel, "overlap_weeks": w_over, "over_long": bound,
+            "k": k, "weeks": w_sel, "over_long": bound,
+            **({"overlap_weeks": w_over} if w_over else {}),
             "rule": "exactly k distinct topics per user and week: duplicates removed, short "
                     "and missing weeks padded with distinct uniform random topics (as the "
                     "Topics API pads), over-long weeks rejected or truncated to the k lowest "

@@ -365,7 +365,9 @@ def run(
         dp_key, results["dp_statistics"] = runner.stage(
             "dp_statistics", {"weeks": list(cfg.stats_weeks), "epsilon": cfg.epsilon,
                               "delta": cfg.delta, "accounting": cfg.accounting,
-                              "overlap_lags": lags},
+                              # (only when used: the key of a paper release is unchanged, so
+                              # finished runs are reused, not released a second time)
+                              **({"overlap_lags": lags} if lags else {})},
             # every file of the release: one missing is no finished stage (it was reused,
             # and the run failed later reading the directory)
             [pop_key or ""], ["stats/q_single.json", "stats/q_within.json",

@@ -89,6 +89,10 @@ class Preset:
             raise InputError(f"fit_minutes must be a finite number > 0, got {m!r}",
                              field="--fit-minutes")
         room = self.weeks - 1 - self.stats_weeks[0]
+        if self.overlap_lags and self.model == "paper":
+            raise InputError("--overlap-lags adds a statistic that only persistent types fit: "
+                             "with --model paper it would spend budget on nothing (drop it)",
+                             field="--overlap-lags")
         if self.overlap_lags > room:
             raise InputError(f"overlap_lags must be at most {room} (weeks {self.weeks}, first "
                              f"released week {self.stats_weeks[0]}), got {self.overlap_lags}",

@@ -122,7 +122,11 @@ class FullObjective:
         _check_init_and_weights(self.init_std, self.single_weight)
 
     def config(self) -> dict[str, Any]:
-        return asdict(self)
+        # the persistence weight is recorded by ``fit`` only when its term is active, so
+        # that fits (and checkpoints) of releases without the statistic stay as they were
+        d = asdict(self)
+        d.pop("persistence")
+        return d
 
 
 def _check_init_and_weights(init_std: float, single_weight: str) -> None:
@@ -316,6 +320,8 @@ def fit(stats: Any, model: ModelVariant | str = "persistent",
     config = {**variant.config(), "k": targets.k, "m": targets.m,
               "fingerprint": targets.fingerprint, "seed": int(seed),
               "optimizer": opt.config()}
+    if persistence is not None:
+        config["persistence"] = persistence.weight
     ckpt_dir = Path(checkpoint_dir) if checkpoint_dir is not None else None
     state = _load_checkpoint(ckpt_dir, config) if (resume and ckpt_dir is not None) else None
     params0 = state["params"] if state is not None else variant.init(
@@ -332,7 +338,8 @@ def fit(stats: Any, model: ModelVariant | str = "persistent",
                config=config, checkpoint_every=int(checkpoint_every), bar=bar,
                loss_target=loss_target, stop_at_bar=stop_at_bar, noise_floor=floor,
                budget=None if max_minutes is None else 60.0 * max_minutes,
-               callback=callback, tuner=tuner, persistence=persistence)
+               callback=callback, tuner=tuner, persistence=persistence,
+               unit_floor=obj.noise_floor() if persistence is not None else None)
     try:
         if isinstance(opt, PaperAdam):
             stopped = run.paper(opt, seed, progress)
@@ -417,6 +424,9 @@ class _Run:
     callback: Callable[[dict[str, float]], None] | None
     tuner: _Threads
     persistence: PersistenceTerm | None = None
+    #: J's noise floor as the persistence term's unit, known even when the fit does not
+    #: stop at it (``stop_at_noise=False``), so that a weight means the same either way
+    unit_floor: float | None = None
     history: list[dict[str, float]] = field(default_factory=list)
     step: int = 0
     elapsed0: float = 0.0
@@ -431,6 +441,11 @@ class _Run:
             self.history = list(self.state.get("history", []))
             self.step = int(self.state.get("step", 0))
             self.elapsed0 = float(self.state.get("seconds", 0.0))
+            saved = self.state.get("persistence")
+            if self.persistence is not None and saved is not None:
+                # the offset and unit of the interrupted fit: a resumed fit takes the same steps
+                self.persistence.restore(saved["term"])
+                self._unit = saved["unit"]
         self.t0 = time.perf_counter()
 
     # ----------------------------------------------------------------- helpers
@@ -457,10 +472,17 @@ class _Run:
         return bool(self.stop_at_bar and quality is not None and self.bar.met(*quality))
 
     def at_noise_floor(self, loss: float) -> bool:
+        if self.noise_floor is None or loss > self.noise_floor:
+            return False
+        term = self.persistence
+        if term is None:
+            return True
         # with the persistence statistic, J at its floor is not enough: its moments must be
-        # matched too (measured on the sampled model)
-        return (self.noise_floor is not None and loss <= self.noise_floor
-                and (self.persistence is None or self.persistence.met()))
+        # matched too, measured on the model of this step (not one up to 19 steps old)
+        if term.refreshed_at != self.step:
+            term.due = True
+            return False
+        return term.met()
 
     def persistence_sse(self, sse: torch.Tensor) -> torch.Tensor | None:
         """The persistence term scaled to N·J's noise floor (its weight's unit), or ``None``
@@ -469,12 +491,10 @@ class _Run:
         term = self.persistence
         if term is None:
             return None
-        if self.noise_floor is not None:
-            unit = self.noise_floor * self.obj.n_terms
-        else:
-            if self._unit is None:
-                self._unit = float(sse.detach()) / 25.0
-            unit = self._unit
+        if self._unit is None:
+            self._unit = (self.unit_floor * self.obj.n_terms if self.unit_floor is not None
+                          else float(sse.detach()) / 25.0)
+        unit = self._unit
         variant = self.variant
         assert isinstance(variant, PersistentTypes)
         tax = self.obj.targets.taxonomy
@@ -502,7 +522,10 @@ class _Run:
         _save_checkpoint(self.ckpt_dir, {
             "params": {n: p.detach().to("cpu", torch.float64) for n, p in self.params.items()},
             "optimizer": opt.state_dict(), "step": self.step, "seconds": self.seconds(),
-            "history": self.history, "config": self.config, **(extra or {})})
+            "history": self.history, "config": self.config,
+            **({"persistence": {"term": self.persistence.state(), "unit": self._unit}}
+               if self.persistence is not None else {}),
+            **(extra or {})})
 
     # ----------------------------------------------------------------- default
     def default(self, opt_cfg: FullObjective, progress: bool) -> str:
@@ -524,7 +547,7 @@ class _Run:
                 opt.zero_grad(set_to_none=True)
                 qs, qw, qa = self.variant.statistics(self.params)
                 objective, sse = self.obj.fit_sse_of(qs, qw, qa)
-                extra = self.persistence_sse(objective)
+                extra = self.persistence_sse(sse)
                 if extra is not None:
                     objective = objective + extra
                 objective.backward()
@@ -646,10 +669,15 @@ class _Run:
             "noise_floor": self.noise_floor,
             "week_pairs": [list(p) for p in self.variant.week_pairs()],
             "share_abs_within_0_1pp": quality[0], "share_rel_within_20pct": quality[1],
-            "persistence": self._persistence_summary(),
             "package": {"name": "topicslab", "version": topicslab.__version__},
             "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         }
+        if self.persistence is not None:
+            if self.persistence.refreshed_at != self.step:  # the final model's own moments
+                variant, tax = self.variant, targets.taxonomy
+                self.persistence.measure(lambda: variant.build(self.params, tax, {}),
+                                         self.step)
+            metadata["persistence"] = self._persistence_summary()
         model = self.variant.build(self.params, targets.taxonomy, metadata)
         return FitResult(model=model, history=self.history, seconds=seconds, loss=loss,
                          loss_float64=loss64, stopped=stopped, steps=self.step,

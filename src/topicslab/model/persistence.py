@@ -61,7 +61,10 @@ def overlap_moments(theta: torch.Tensor, mode_weights: torch.Tensor, mode_stay: 
                     log_slot_stay: torch.Tensor, lags: Sequence[int]) -> torch.Tensor:
     """``[len(lags), 3]`` factorial moments of O_ℓ under persistent types (module docstring;
     differentiable; the arguments as ``closed_forms.persistent_forms``)."""
-    _T, _M, _k, _m = theta.shape
+    # float64: ``1 − 2·none + Π…`` below cancels for rare topics in float32
+    dtype = theta.dtype
+    theta, mode_weights, mode_stay, log_slot_stay = (
+        x.to(torch.float64) for x in (theta, mode_weights, mode_stay, log_slot_stay))
     P = torch.softmax(theta, dim=-1)
     one_minus = 1 - P
     none = one_minus.prod(dim=2)  # [T, M, m]: Pr(o ∉ S | mode)
@@ -77,7 +80,7 @@ def overlap_moments(theta: torch.Tensor, mode_weights: torch.Tensor, mode_stay: 
     kept = _poisson_binomial(both.sum(-1), (both ** 2).sum(-1), (both ** 3).sum(-1))
     kept_t = torch.einsum("tm,ltmj->ltj", mode_weights, kept)  # [L, T, 3]
     rho = (mode_stay.unsqueeze(0) ** lag.view(-1, 1)).unsqueeze(-1)  # [L, T, 1]
-    return (rho * kept_t + (1 - rho) * red_t).mean(dim=1)
+    return (rho * kept_t + (1 - rho) * red_t).mean(dim=1).to(dtype)
 
 
 def sampled_overlap(model: Any, lags: int, users: int, seed: int) -> npt.NDArray[np.float64]:
@@ -137,6 +140,10 @@ class PersistenceTerm:
     offset: torch.Tensor | None = field(default=None, repr=False)
     last_sampled: torch.Tensor | None = field(default=None, repr=False)
     sampled_sd: torch.Tensor | None = field(default=None, repr=False)
+    #: the step of the last measurement (-1: none), and whether the next ``sse`` must
+    #: measure again (the fitter asks before it trusts ``met``)
+    refreshed_at: int = -1
+    due: bool = False
 
     def __post_init__(self) -> None:
         self.target = factorial_moments(self.q_overlap)
@@ -147,12 +154,34 @@ class PersistenceTerm:
         self.scale = torch.sqrt((self.tolerance * self.target.clamp(min=0.1)) ** 2
                                 + dp_sd ** 2)
 
-    def refresh(self, closed: torch.Tensor, build: Callable[[], Any], step: int) -> None:
-        """Measure the closed form's offset on ``users`` users of the current model."""
+    def measure(self, build: Callable[[], Any], step: int) -> None:
+        """Sample ``users`` users of the current model and keep their moments."""
         hist = sampled_overlap(build(), len(self.lags), self.users, self.seed + step)
         self.last_sampled = factorial_moments(hist)
         self.sampled_sd = _sampled_sd(hist, self.users)
-        self.offset = self.last_sampled - closed.detach().to(torch.float64).cpu()
+        self.refreshed_at = int(step)
+        self.due = False
+
+    def refresh(self, closed: torch.Tensor, build: Callable[[], Any], step: int) -> None:
+        """Measure the closed form's offset on ``users`` users of the current model."""
+        self.measure(build, step)
+        assert self.last_sampled is not None
+        offset = self.last_sampled - closed.detach().to(torch.float64).cpu()
+        offset[:, 0] = 0.0  # the first moment's closed form is exact: no sampling noise
+        self.offset = offset
+
+    def state(self) -> dict[str, Any]:
+        """What a checkpoint keeps, so that a resumed fit takes the same steps."""
+        return {"offset": self.offset, "last_sampled": self.last_sampled,
+                "sampled_sd": self.sampled_sd, "refreshed_at": self.refreshed_at,
+                "due": self.due}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.offset = state["offset"]
+        self.last_sampled = state["last_sampled"]
+        self.sampled_sd = state["sampled_sd"]
+        self.refreshed_at = int(state["refreshed_at"])
+        self.due = bool(state["due"])
 
     def sse(self, params: dict[str, torch.Tensor], laws: Callable[[dict[str, torch.Tensor]],
             tuple[torch.Tensor, torch.Tensor, torch.Tensor]],
@@ -161,7 +190,7 @@ class PersistenceTerm:
         weights, mode_stay, log_slot_stay = laws(params)
         closed = overlap_moments(params["theta"], weights, mode_stay, log_slot_stay,
                                  self.lags)
-        if self.offset is None or step % self.refresh_every == 0:
+        if self.offset is None or self.due or step % self.refresh_every == 0:
             self.refresh(closed, build, step)
         assert self.offset is not None
         dev, dt = closed.device, closed.dtype

@@ -154,7 +154,8 @@ class Targets:
             noise = None
         overlap = check_overlap(getattr(stats, "q_overlap", None), int(stats.k))
         families = _FAMILIES + (("overlap",) if noise is not None and "overlap" in noise
-                                else ())
+                                and math.isfinite(float(noise["overlap"]))
+                                and float(noise["overlap"]) >= 0 else ())
         return cls(np.asarray(stats.q_single, dtype=np.float64).copy(),
                    np.asarray(stats.q_within, dtype=np.float64).copy(),
                    np.asarray(stats.q_across, dtype=np.float64).copy(),
