@@ -378,8 +378,8 @@ def _check_overlap_ledger(ledger: PrivacyLedger, q_overlap: np.ndarray | None, p
     weeks = ledger.contribution_bounding.get("overlap_weeks") if isinstance(
         ledger.contribution_bounding, dict) else None
     if isinstance(weeks, list) and len(weeks) != q_overlap.shape[0]:
-        raise InputError(f"holds {q_overlap.shape[0]} lags, the ledger's statistic "
-                         f"{len(weeks)} (weeks {weeks}): restore the file or the ledger",
+        raise InputError(f"holds lags 1..{q_overlap.shape[0]}, the ledger's statistic lags "
+                         f"1..{len(weeks)} (weeks {weeks}): restore the file or the ledger",
                          file=str(path), field="lag")
 
 
