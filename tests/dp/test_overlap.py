@@ -163,7 +163,8 @@ def test_release_files_round_trip_and_refuse_bad_records(tax12: Taxonomy,
         if fld is not None:
             assert exc.value.field == fld
     path.write_text(json.dumps(good[:4]))  # lag 1 only; the ledger says 2 lags
-    with pytest.raises(InputError, match=r"holds lags 1\.\.1, the ledger.s statistic lags 1\.\.2") as exc:
+    with pytest.raises(InputError,
+                       match=r"holds lags 1\.\.1, the ledger.s statistic lags 1\.\.2") as exc:
         dp.load_statistics(d, taxonomy=tax12)
     assert exc.value.file == str(path)
     path.unlink()  # the ledger lists the query: its file is required
