@@ -510,6 +510,42 @@ def load_statistics(directory: str | Path, *, taxonomy: Taxonomy | str | None = 
     if has_overlap and not (d / OVERLAP).exists():
         raise InputError(f"file missing: the ledger lists the persistence statistic; restore "
                          f"{OVERLAP} (or rerun topicslab stats)", file=str(d / OVERLAP))
-    if not legacy and (d / OVERLAP).exists():
+    # (read in either schema: save_statistics writes it beside the legacy files too)
+    if (d / OVERLAP).exists():
         q_overlap = _read_overlap(d / OVERLAP, int(k))
+        if ledger is not None:
+            _check_overlap_ledger(q_overlap, ledger, str(d / OVERLAP), str(ledger_path))
     return DPStatistics(q_single, q_within, qa, n_est, tax, int(k), ledger, q_overlap)
+
+
+def _check_overlap_ledger(q_overlap: np.ndarray, ledger: PrivacyLedger, file: str,
+                          ledger_file: str) -> None:
+    """The persistence statistic must be the one the ledger accounts for: one ``overlap``
+    query of (k + 1)·L values for the file's L lags. A q_overlap.json copied into a release
+    that never paid for it, or one of more or fewer lags than the query released, was fitted
+    as it came (its noise and its privacy cost unknown)."""
+    lags, bins = q_overlap.shape
+    queries = [mech for mech in ledger.mechanisms if mech["name"] == "overlap"]
+    if not queries:
+        raise InputError("the ledger lists no persistence query (mechanism 'overlap'), so this "
+                         "file is not part of the release and its privacy cost is not "
+                         "accounted for: remove it (or rerun topicslab stats --overlap-lags "
+                         f"{lags})", file=file)
+    if len(queries) > 1:
+        raise InputError(f"lists the persistence query (mechanism 'overlap') {len(queries)} "
+                         "times, a release makes it once; restore the ledger (or rerun "
+                         "topicslab stats)", file=ledger_file, field="mechanisms")
+    dims = queries[0]["dims"]
+    if dims != lags * bins:
+        released = (f"{dims} values, not {lags} lags × {bins} overlaps" if dims % bins
+                    else f"{dims // bins} lag(s) × {bins} overlaps")
+        raise InputError(f"holds {lags} lag(s), but the ledger's persistence query released "
+                         f"{released}: restore the file and the ledger of one release (or "
+                         "rerun topicslab stats)", file=file)
+    weeks = ledger.contribution_bounding.get("overlap_weeks")
+    if weeks is not None and not (isinstance(weeks, list) and len(weeks) == lags and all(
+            isinstance(w, int) and not isinstance(w, bool) for w in weeks)):
+        raise InputError(f"must list the {lags} weeks of the persistence statistic's lags "
+                         f"(its query released {lags}), got {weeks!r:.60}; restore the ledger "
+                         "(or rerun topicslab stats)", file=ledger_file,
+                         field="contribution_bounding.overlap_weeks")

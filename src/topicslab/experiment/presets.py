@@ -93,6 +93,13 @@ class Preset:
             raise InputError(f"overlap_lags must be at most {room} (weeks {self.weeks}, first "
                              f"released week {self.stats_weeks[0]}), got {self.overlap_lags}",
                              field="--overlap-lags")
+        if self.overlap_lags and self.model != "persistent":
+            # only persistent types fit the statistic: the paper's would leave it unused in the
+            # release, its 5% of the budget taken from the pair statistics for nothing
+            raise InputError(f"the persistence statistic is fitted by persistent types only; "
+                             f"--model {self.model} leaves it unused while it takes 5% of the "
+                             "budget from the pair statistics (drop --overlap-lags)",
+                             field="--overlap-lags")
         if not 0 < self.fidelity_tolerance < 1:
             raise InputError(f"fidelity_tolerance must be in (0, 1), got "
                              f"{self.fidelity_tolerance}", field="fidelity_tolerance")
