@@ -153,7 +153,30 @@ def check_week_pair(ledger: Any, weeks: int, stats_dir: Path, option: str,
                      file=str(stats_dir), field=option)
 
 
-def _check_fit_size(stats: Any, stats_dir: Path, variant: Any, device: str) -> None:
+#: the persistence term's measured peak: ~3 float64 copies (the closed form's [L, T, M, k, m]
+#: tables and their gradients; 0.82 GB for 39 more lags at T = 100, M = 5) ...
+_PERSISTENCE_COPIES = 3
+#: ... plus the synthetic users it samples, per week (int16 sets and the sampler's tables)
+_PERSISTENCE_BYTES_PER_USER_WEEK = 16
+
+
+def _persistence_memory(stats: Any, variant: Any, weight: float) -> float:
+    """Bytes the persistence term adds to a fit of ``variant`` (0 when it does not run):
+    its closed form holds L copies of the slot parameters, so a release of hundreds of lags
+    needed tens of GB that the estimate did not count."""
+    from topicslab.model.persistence import PersistenceTerm
+
+    overlap = getattr(stats, "q_overlap", None)
+    if overlap is None or variant.name != "persistent" or not weight > 0:
+        return 0.0
+    lags = int(overlap.shape[0])
+    slot_params = stats.k * stats.taxonomy.size * variant.types * variant.modes
+    return (8.0 * _PERSISTENCE_COPIES * lags * slot_params
+            + _PERSISTENCE_BYTES_PER_USER_WEEK * PersistenceTerm.users * (lags + 1))
+
+
+def _check_fit_size(stats: Any, stats_dir: Path, variant: Any, device: str,
+                    persistence: float = 0.0) -> None:
     from topicslab import model as tm
     from topicslab._resources import require_memory
 
@@ -172,11 +195,15 @@ def _check_fit_size(stats: Any, stats_dir: Path, variant: Any, device: str) -> N
         m = stats.taxonomy.size
         weeks_part = 8.0 * 2 * variant.weeks * m * m
         modes = getattr(variant, "modes", 1) if variant.name != "paper" else 1
-        option = ("--weeks" if weeks_part > _fit_memory(variant, stats.k, m) / 2
+        base = _fit_memory(variant, stats.k, m)
+        extra = _persistence_memory(stats, variant, persistence)
+        option = ("--persistence" if extra > base else "--weeks" if weeks_part > base / 2
                   else "--modes" if modes > variant.types else "--types")
-        require_memory(_fit_memory(variant, stats.k, m),
-                       f"fitting {variant.types} types over {variant.weeks} weeks",
-                       field=option, hint="use fewer --types, --modes or --weeks")
+        lags = "" if not extra else f" and {stats.q_overlap.shape[0]} lags of persistence"
+        require_memory(base + extra,
+                       f"fitting {variant.types} types over {variant.weeks} weeks{lags}",
+                       field=option, hint="use fewer --types, --modes or --weeks"
+                       + (", or --persistence 0" if extra else ""))
 
 
 def _jsonable(x: Any) -> Any:
@@ -287,7 +314,8 @@ def fit_command(
     persistence: float | None = typer.Option(
         None, "--persistence",
         help="Default optimiser, persistent types: weight of the release's persistence "
-             "statistic (q_overlap.json) when it has one; 0 ignores it (docs/fidelity.md §4c)."),
+             "statistic (q_overlap.json; a release without one refuses it), 0..1e6; 0 "
+             "ignores it (docs/fidelity.md §4c)."),
     epochs: int | None = typer.Option(None, "--epochs", min=1,
                                       help="Epochs (paper optimiser; 8000)."),
     lr: float | None = typer.Option(None, "--lr", help="Learning rate (default 0.5 / 1.0)."),
@@ -383,11 +411,13 @@ def fit_command(
     _check_threads(threads)
     stats = dp.load_statistics(stats_dir)
     if persistence is not None and stats.q_overlap is None:
+        # typed, it was ignored without a word, whatever its value
         raise InputError("--persistence weighs the release's persistence statistic, and this "
-                         "release has none (no q_overlap.json: topicslab stats "
-                         "--overlap-lags N writes one); drop --persistence",
+                         "release has none (no q_overlap.json): drop --persistence, or "
+                         "release it with topicslab stats --overlap-lags N",
                          file=str(stats_dir), field="--persistence")
-    _check_fit_size(stats, stats_dir, variant, device)
+    _check_fit_size(stats, stats_dir, variant, device,
+                    opt.persistence if isinstance(opt, tm.FullObjective) else 0.0)
     earlier = _checkpoint_stamps(out_dir / "checkpoints")
     on_interrupt(lambda: _checkpoints_kept(out_dir / "checkpoints", earlier, resume))
     with no_new_empty_dirs(out_dir):

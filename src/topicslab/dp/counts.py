@@ -122,6 +122,7 @@ def overlap_counts(bounded: npt.NDArray[np.int16]) -> npt.NDArray[np.int64]:
     n, n_cols, k = s.shape
     if n and ((s < 0).any() or (np.diff(s, axis=-1) <= 0).any()):
         raise ValueError("overlap_counts needs bounded sets (k distinct sorted topics per week)")
+    # int16: k reaches the taxonomy's size (469), and int8 wrapped past 127 shared topics
     shared = np.zeros((n, n_cols - 1), dtype=np.int16)
     if n:
         _shared_kernel(s, shared)

@@ -83,6 +83,11 @@ class PrivacyLedger:
                     raise InputError(f"entry {i} must be an object with "
                                      f"{', '.join(item_keys)}; restore the ledger (or rerun "
                                      "topicslab stats)", file=file, field=what)
+        for i, item in enumerate(data["mechanisms"], start=1):
+            problem = _mechanism_problem(item)
+            if problem:
+                raise InputError(f"entry {i}: {problem}; restore the ledger (or rerun "
+                                 "topicslab stats)", file=file, field="mechanisms")
         for what in ("claimed", "target"):
             if any(k not in data[what] for k in ("epsilon", "delta")):
                 raise InputError("must give epsilon and delta; restore the ledger (or rerun "
@@ -102,6 +107,29 @@ _FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
     "noise_vs_paper": list, "audit": dict, "extra": dict}
 _JSON_NAMES: dict[type | tuple[type, ...], str] = {dict: "object", list: "list", str: "string"}
 _MECHANISM_KEYS = ("name", "query", "dims", "sensitivity", "sigma", "epsilon", "delta", "share")
+
+
+def _mechanism_problem(mech: dict[str, Any]) -> str:
+    """What is wrong with one mechanism's values ("" if nothing). Readers take its name to
+    tell the queries apart and its σ as the noise the fit stops at: a σ given as text was a
+    ValueError (exit 1), a negative or NaN one was used as it came, and a name that is not
+    text dropped the query from the noise floor without a word."""
+    for key in ("name", "query"):
+        if not isinstance(mech[key], str):
+            return f"{key} must be text, got {mech[key]!r:.40}"
+    dims = mech["dims"]
+    if isinstance(dims, bool) or not isinstance(dims, int) or dims < 1:
+        return f"dims must be a positive integer, got {dims!r:.40}"
+    for key, positive in (("sensitivity", True), ("sigma", True), ("sigma_sampled", True),
+                          ("epsilon", False), ("delta", False), ("share", False)):
+        if key not in mech:  # (sigma_sampled: absent from older ledgers)
+            continue
+        v = mech[key]
+        if (isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v)
+                or v < 0 or (positive and v == 0)):
+            return (f"{mech['name']}'s {key} must be a finite number "
+                    f"{'> 0' if positive else '>= 0'}, got {v!r:.40}")
+    return ""
 
 
 def load_ledger(path: str | Path) -> PrivacyLedger:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -105,3 +106,20 @@ def overlap_probabilities(noisy: npt.NDArray[np.float64]) -> npt.NDArray[np.floa
         raise InputError("the persistence statistic is all noise (a lag's histogram sums to "
                          "0 after clipping): too few users for the budget", field="overlap")
     return h / tot
+
+
+def check_overlap(q_overlap: Any, k: int) -> npt.NDArray[np.float64] | None:
+    """The persistence statistic ``[L, k+1]`` checked (finite, in [0, 1], rows summing to 1),
+    as a float64 copy, or ``None``."""
+    if q_overlap is None:
+        return None
+    arr = np.asarray(q_overlap, dtype=np.float64)
+    if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] != k + 1:
+        raise InputError(f"shape {arr.shape} is not [lags, k + 1 = {k + 1}]", field="q_overlap")
+    if not np.isfinite(arr).all() or (arr < 0).any() or (arr > 1).any():
+        raise InputError("values must be probabilities in [0, 1]", field="q_overlap")
+    bad = np.flatnonzero(np.abs(arr.sum(axis=1) - 1) > 1e-6)
+    if bad.size:
+        raise InputError(f"lag {int(bad[0]) + 1} sums to {arr[bad[0]].sum():.6g}, not 1",
+                         field="q_overlap")
+    return arr.copy()

@@ -359,30 +359,6 @@ def _read_overlap(path: Path, k: int) -> np.ndarray:
     return out
 
 
-def _check_overlap_ledger(ledger: PrivacyLedger, q_overlap: np.ndarray | None, path: Path,
-                          ledger_file: str) -> None:
-    """A release's persistence statistic and its ledger agree: the file exists exactly when
-    the ledger accounts for it (a statistic outside the ledger has an unknown privacy cost),
-    with the ledger's number of lags."""
-    mech = next((q for q in ledger.mechanisms
-                 if isinstance(q, dict) and q.get("name") == "overlap"), None)
-    if mech is None:
-        if q_overlap is not None:
-            raise InputError("the privacy ledger does not account for this statistic (no "
-                             "'overlap' mechanism): remove the file or restore the ledger",
-                             file=str(path))
-        return
-    if q_overlap is None:
-        raise InputError(f"file missing: the ledger lists the persistence statistic; restore "
-                         f"{OVERLAP} (or rerun topicslab stats)", file=str(path))
-    weeks = ledger.contribution_bounding.get("overlap_weeks") if isinstance(
-        ledger.contribution_bounding, dict) else None
-    if isinstance(weeks, list) and len(weeks) != q_overlap.shape[0]:
-        raise InputError(f"holds lags 1..{q_overlap.shape[0]}, the ledger's statistic lags "
-                         f"1..{len(weeks)} (weeks {weeks}): restore the file or the ledger",
-                         file=str(path), field="lag")
-
-
 def _ledger_n(ledger: PrivacyLedger, file: str) -> float:
     extra = ledger.extra if isinstance(ledger.extra, dict) else {}
     n = extra.get("n_estimate", float("nan"))
@@ -529,8 +505,47 @@ def load_statistics(directory: str | Path, *, taxonomy: Taxonomy | str | None = 
                              f"{tax.version}: the statistics are incomplete; restore the file "
                              "(or rerun topicslab stats)", file=str(s_path))
     q_overlap = None
-    if (d / OVERLAP).exists():  # (its own schema: read beside either pair schema)
+    has_overlap = ledger is not None and any(
+        isinstance(mech, dict) and mech.get("name") == "overlap" for mech in ledger.mechanisms)
+    if has_overlap and not (d / OVERLAP).exists():
+        raise InputError(f"file missing: the ledger lists the persistence statistic; restore "
+                         f"{OVERLAP} (or rerun topicslab stats)", file=str(d / OVERLAP))
+    # (read in either schema: save_statistics writes it beside the legacy files too)
+    if (d / OVERLAP).exists():
         q_overlap = _read_overlap(d / OVERLAP, int(k))
-    if ledger is not None:
-        _check_overlap_ledger(ledger, q_overlap, d / OVERLAP, str(ledger_path))
+        if ledger is not None:
+            _check_overlap_ledger(q_overlap, ledger, str(d / OVERLAP), str(ledger_path))
     return DPStatistics(q_single, q_within, qa, n_est, tax, int(k), ledger, q_overlap)
+
+
+def _check_overlap_ledger(q_overlap: np.ndarray, ledger: PrivacyLedger, file: str,
+                          ledger_file: str) -> None:
+    """The persistence statistic must be the one the ledger accounts for: one ``overlap``
+    query of (k + 1)·L values for the file's L lags. A q_overlap.json copied into a release
+    that never paid for it, or one of more or fewer lags than the query released, was fitted
+    as it came (its noise and its privacy cost unknown)."""
+    lags, bins = q_overlap.shape
+    queries = [mech for mech in ledger.mechanisms if mech["name"] == "overlap"]
+    if not queries:
+        raise InputError("the ledger lists no persistence query (mechanism 'overlap'), so this "
+                         "file is not part of the release and its privacy cost is not "
+                         "accounted for: remove it (or rerun topicslab stats --overlap-lags "
+                         f"{lags})", file=file)
+    if len(queries) > 1:
+        raise InputError(f"lists the persistence query (mechanism 'overlap') {len(queries)} "
+                         "times, a release makes it once; restore the ledger (or rerun "
+                         "topicslab stats)", file=ledger_file, field="mechanisms")
+    dims = queries[0]["dims"]
+    if dims != lags * bins:
+        released = (f"{dims} values, not {lags} lags × {bins} overlaps" if dims % bins
+                    else f"{dims // bins} lag(s) × {bins} overlaps")
+        raise InputError(f"holds {lags} lag(s), but the ledger's persistence query released "
+                         f"{released}: restore the file and the ledger of one release (or "
+                         "rerun topicslab stats)", file=file)
+    weeks = ledger.contribution_bounding.get("overlap_weeks")
+    if weeks is not None and not (isinstance(weeks, list) and len(weeks) == lags and all(
+            isinstance(w, int) and not isinstance(w, bool) for w in weeks)):
+        raise InputError(f"must list the {lags} weeks of the persistence statistic's lags "
+                         f"(its query released {lags}), got {weeks!r:.60}; restore the ledger "
+                         "(or rerun topicslab stats)", file=ledger_file,
+                         field="contribution_bounding.overlap_weeks")

@@ -38,7 +38,12 @@ from topicslab.dp.params import (
     budget_of,
     contribution_of,
 )
-from topicslab.dp.postprocess import overlap_probabilities, term_sigmas, to_probabilities
+from topicslab.dp.postprocess import (
+    check_overlap,
+    overlap_probabilities,
+    term_sigmas,
+    to_probabilities,
+)
 from topicslab.errors import InputError
 from topicslab.io._common import check_unique_users
 from topicslab.taxonomy import Taxonomy
@@ -74,6 +79,12 @@ class DPStatistics:
     k: int
     ledger: PrivacyLedger | None = None
     q_overlap: npt.NDArray[np.float64] | None = None
+
+    def __post_init__(self) -> None:
+        # a table of another shape was saved as it came, and the release's own reader then
+        # refused it
+        if self.q_overlap is not None:
+            self.q_overlap = check_overlap(self.q_overlap, int(self.k))
 
     def noise_sigmas(self) -> dict[str, float] | None:
         """Standard deviation of the DP noise on one term of each statistic (``single``,

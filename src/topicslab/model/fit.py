@@ -65,6 +65,12 @@ from topicslab.model.variants import ModelVariant, PaperTypes, PersistentTypes, 
 __all__ = ["OPTIMIZERS", "FitResult", "FullObjective", "PaperAdam", "fit", "resolve_device"]
 
 OPTIMIZERS = ("default", "paper")
+#: the largest weight of the persistence term: it counts a moment off by its tolerance as
+#: ``persistence`` noise floors of J, so at this weight the pair statistics have long lost
+#: their say (0.003..0.03 measured, docs/fidelity.md §4c); far above it the objective
+#: overflowed, and the fit failed blaming the learning rate or ended with non-finite logits,
+#: its checkpoint left behind
+MAX_PERSISTENCE = 1e6
 CHECKPOINT = "checkpoint.pt"
 
 Target = float | QualityBar | Literal["bar"] | None
@@ -110,9 +116,10 @@ class FullObjective:
     def __post_init__(self) -> None:
         _positive("steps", self.steps, integer=True)
         p = self.persistence
-        if isinstance(p, bool) or not isinstance(p, int | float) or not 0 <= p < math.inf:
-            raise InputError(f"persistence must be a finite number >= 0, got {p!r}",
-                             field="persistence")
+        if (isinstance(p, bool) or not isinstance(p, int | float)
+                or not 0 <= p <= MAX_PERSISTENCE):
+            raise InputError(f"persistence must be a number in [0, {MAX_PERSISTENCE:g}], got "
+                             f"{p!r}", field="persistence")
         if not isinstance(self.stop_at_noise, bool):
             raise InputError(f"stop_at_noise must be true or false, got {self.stop_at_noise!r}",
                              field="stop_at_noise")
@@ -549,6 +556,12 @@ class _Run:
                 objective, sse = self.obj.fit_sse_of(qs, qw, qa)
                 extra = self.persistence_sse(sse)
                 if extra is not None:
+                    if not bool(torch.isfinite(extra)):
+                        # checked before the step: a non-finite term would make every logit
+                        # NaN, and the lr message below would blame the wrong knob
+                        raise InputError(f"the persistence term is not finite at step "
+                                         f"{self.step} ({float(extra)}): lower the weight "
+                                         "of the persistence statistic", field="persistence")
                     objective = objective + extra
                 objective.backward()
                 loss = float(sse) / self.obj.n_terms

@@ -95,19 +95,12 @@ def _topics(tax: Taxonomy, idx: tuple[int, ...]) -> str:
 
 def check_overlap(q_overlap: Any, k: int) -> npt.NDArray[np.float64] | None:
     """The persistence statistic ``[L, k+1]`` checked (finite, in [0, 1], rows summing to 1),
-    or ``None``."""
+    or ``None`` (``dp.postprocess.check_overlap``, which ``DPStatistics`` also runs)."""
     if q_overlap is None:
         return None
-    arr = np.asarray(q_overlap, dtype=np.float64)
-    if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] != k + 1:
-        raise InputError(f"shape {arr.shape} is not [lags, k + 1 = {k + 1}]", field="q_overlap")
-    if not np.isfinite(arr).all() or (arr < 0).any() or (arr > 1).any():
-        raise InputError("values must be probabilities in [0, 1]", field="q_overlap")
-    bad = np.flatnonzero(np.abs(arr.sum(axis=1) - 1) > 1e-6)
-    if bad.size:
-        raise InputError(f"lag {int(bad[0]) + 1} sums to {arr[bad[0]].sum():.6g}, not 1",
-                         field="q_overlap")
-    return arr.copy()
+    from topicslab.dp.postprocess import check_overlap as check
+
+    return check(q_overlap, k)
 
 
 def statistics_fingerprint(stats: Any) -> str:
