@@ -10,6 +10,7 @@ r = 1..weeks, every user a target (``validate.fidelity``), both attacks.
 
     python benchmarks/bench_persistence.py                        # 1M users, 8 weeks
     python benchmarks/bench_persistence.py --users 200000 --weights 0,0.03,0.3
+    python benchmarks/bench_persistence.py --types 300 --overlap-lags 0 --weights 0
 """
 
 from __future__ import annotations
@@ -42,23 +43,30 @@ def main() -> None:
     ap.add_argument("--weights", default="0,0.03",
                     help="persistence weights to fit (0: the statistic ignored)")
     ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--types", type=int, default=None, help="T (default: the variant's, 100)")
+    ap.add_argument("--modes", type=int, default=None, help="M (default 5)")
+    ap.add_argument("--overlap-lags", type=int, default=None,
+                    help="lags released (default weeks - 1; 0: the paper's release)")
     ap.add_argument("--trials", type=int, default=1)
     args = ap.parse_args()
-    lags = args.weeks - 1
+    lags = args.weeks - 1 if args.overlap_lags is None else args.overlap_lags
+    if not 0 <= lags < args.weeks:
+        ap.error(f"--overlap-lags must be in 0..{args.weeks - 1}")
     t0 = time.perf_counter()
     pop = population.generate(args.users, args.weeks, seed=args.seed)
     st = dp.compute_statistics(pop, epsilon=math.log(3), delta=1e-15, overlap_lags=lags,
                                seed=args.seed + 1)
     print(f"population and release: {time.perf_counter() - t0:.0f} s", flush=True)
-    truth = _overlap(pop.sets, lags)
+    truth = _overlap(pop.sets, args.weeks - 1)
     print("population  E[O_l] " + " ".join(f"{x:.3f}" for x in truth @ np.arange(6)))
     print("population  P(O_l=0) " + " ".join(f"{x:.3f}" for x in truth[:, 0]))
     for w in (float(x) for x in args.weights.split(",")):
         t1 = time.perf_counter()
-        res = tm.fit(st, tm.make_variant("persistent", None, args.weeks),
+        res = tm.fit(st, tm.make_variant("persistent", args.types, args.weeks,
+                                         modes=args.modes),
                      tm.FullObjective(persistence=w), seed=0, progress=False)
         fit_s = time.perf_counter() - t1
-        got = sampled_overlap(res.model, lags, 200_000, seed=3)
+        got = sampled_overlap(res.model, args.weeks - 1, 200_000, seed=3)
         print(f"\nweight {w:g}: fit {fit_s:.0f} s, {res.steps} steps, stopped {res.stopped}, "
               f"J {res.loss:.3e} (floor {res.model.metadata.get('noise_floor')}), "
               f"rel<=20% {res.quality['share_rel_within_20pct']:.1%}", flush=True)
