@@ -315,7 +315,8 @@ def fit_command(
         None, "--persistence",
         help="Default optimiser, persistent types: weight of the release's persistence "
              "statistic (q_overlap.json; a release without one refuses it), 0..1e6; 0 "
-             "ignores it (docs/fidelity.md §4c)."),
+             "ignores it. Experimental: measured to widen the long-trace risk gap "
+             "(docs/fidelity.md §4c)."),
     epochs: int | None = typer.Option(None, "--epochs", min=1,
                                       help="Epochs (paper optimiser; 8000)."),
     lr: float | None = typer.Option(None, "--lr", help="Learning rate (default 0.5 / 1.0)."),

@@ -173,8 +173,9 @@ def run(
         help="Trials of the release-fidelity check (every user a target; default 2)."),
     overlap_lags: int | None = typer.Option(
         None, "--overlap-lags", min=0,
-        help="Add the persistence statistic with this many lags to the DP release (default "
-             "0: the paper's release, pair statistics only; docs/fidelity.md §4c)."),
+        help="Add the persistence statistic with this many lags to the DP release "
+             "(experimental: measured to widen the long-trace risk gap, docs/fidelity.md §4c; "
+             "default 0: the paper's release, pair statistics only)."),
     no_disclosure: bool = typer.Option(False, "--no-disclosure",
                                        help="Skip the disclosure section."),
     theory: bool = typer.Option(

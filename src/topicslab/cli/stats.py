@@ -89,8 +89,9 @@ def stats(
     overlap_lags: int = typer.Option(
         0, "--overlap-lags",
         help="Also release the persistence statistic: how many topics users keep from the "
-             "first week to each of the next N weeks (not in the paper; 5% of the budget; "
-             "the persistent model fits it, docs/fidelity.md). 0: the paper's release."),
+             "first week to each of the next N weeks (not in the paper; 5% of the budget). "
+             "Experimental: fitting it was measured to widen, not close, the synthetic data's "
+             "long-trace risk gap (docs/fidelity.md §4c). 0: the paper's release."),
     seed: int | None = typer.Option(
         None, "--seed", min=0, max=MAX_SEED,
         help="Reproducible run: the noise is NOT cryptographically secure."),
