@@ -306,10 +306,13 @@ def test_closed_terminal_leaves_no_temporary(work: Path) -> None:
     spot: exit code 129, no line, and the atomic write's hidden temporary (29 MB of
     ``.big.parquet.XXXXXXXX.tmp``) left behind. Now it ends as Ctrl-C does."""
     env = {**os.environ, "PYTHONPATH": PACKAGE}
+    # the child starts with SIGHUP at its default: a test run under nohup (SIGHUP ignored,
+    # inherited) would otherwise see the command keep running, as it should under nohup
     proc = subprocess.Popen([sys.executable, "-m", "topicslab", "population", "--users",
                              "3000000", "--chunk-users", "100000", "--out", "big.parquet"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
-                            text=True, cwd=work)
+                            text=True, cwd=work,
+                            preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while not any(work.iterdir()) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)  # until the write has begun
