@@ -66,8 +66,10 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     os.mkfifo(d / "pipe.parquet")
     (d / "holder").mkdir()
     (d / "holder" / "model.json").write_text("{}")
+    # a stray 2010 time: 730 weeks of dense profiles (a 1970 one, 2,817 weeks, is now refused
+    # as past the most weeks a file may hold, round 13)
     (d / "visits.csv").write_text("user_id,timestamp,url\n1,2024-01-01T10:00:00Z,"
-                                  "https://example.com/a\n1,0,https://news.com/b\n")
+                                  "https://example.com/a\n1,1262304000,https://news.com/b\n")
     (d / "domains.csv").write_text("domain,topics\nexample.com,1;4\nnews.com,9\n")
     return {"pop": pop, "dir": d}
 
@@ -153,11 +155,11 @@ def test_python_readers_refuse_a_pipe(inputs: dict[str, Path]) -> None:
 
 def test_ingest_span_past_the_memory_is_refused(inputs: dict[str, Path], work: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """A stray 1970 time (0) spans thousands of weeks of dense profiles: the memory they need
+    """A stray 2010 time spans hundreds of weeks of dense profiles: the memory they need
     is checked before they are built, naming the log and its time column."""
     from topicslab import _resources
 
-    monkeypatch.setattr(_resources, "available_memory", lambda: 100_000)
+    monkeypatch.setattr(_resources, "available_memory", lambda: 10_000)
     d = inputs["dir"]
     res = runner.invoke(app, ["ingest", "--visits", str(d / "visits.csv"), "--domains",
                               str(d / "domains.csv"), "--out", str(work / "o.parquet"), "-q"])

@@ -37,6 +37,7 @@ from topicslab.api.hashing import mix64
 from topicslab.api.topk import top_k_sparse
 from topicslab.datamodel import TopicSets
 from topicslab.errors import InputError, ParameterError
+from topicslab.io._common import MAX_WEEKS as FILE_WEEKS
 from topicslab.io.visits import (
     DomainTable,
     VisitBatch,
@@ -513,11 +514,20 @@ def ingest_visits(
                                      f"start {_iso(start)}; choose an earlier epoch start",
                                      file=file, row=b.first_row + i, field=cols.time)
                 weeks = (b.time - start) // _US_PER_WEEK
-            if weeks.size and weeks.max() >= MAX_WEEKS:
-                i = int(np.argmax(weeks >= MAX_WEEKS))
-                raise InputError(f"week {int(weeks[i])} is past the last supported week "
-                                 f"({MAX_WEEKS - 1})", file=file, row=b.first_row + i,
-                                 field=cols.time)
+            # the files' bound, not the counter's (MAX_WEEKS): a log spanning more weeks (a
+            # far too early --epoch-start, a stray week number) was written as sets of
+            # thousands of padded weeks, which the long format then refused to read back
+            if weeks.size and weeks.max() >= FILE_WEEKS:
+                i = int(np.argmax(weeks >= FILE_WEEKS))
+                hint = ("check the log's week numbers" if b.is_week
+                        else "check the log's times, or give a later --epoch-start"
+                        if epoch_start is not None else
+                        f"epoch 0 starts at the log's earliest visit ({_iso(start or 0)}); check "
+                        "the log's earliest and latest times, or give --epoch-start")
+                raise InputError(f"week {int(weeks[i])} is past the last week a file may hold "
+                                 f"({FILE_WEEKS - 1}: at most {FILE_WEEKS} weeks, as a "
+                                 f"population); {hint}",
+                                 file=file, row=b.first_row + i, field=cols.time)
             codes = doms.resolve(b, file)
             counter.add(b.user, weeks, codes)
             n_visits += b.user.shape[0]

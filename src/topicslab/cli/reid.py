@@ -334,6 +334,13 @@ def reid(
         # their answers, and no computation reads this one (it was only recorded)
         raise InputError("--lookback sets how --sets are observed; --traces are observed "
                          "already (drop --lookback)", field="--lookback")
+    if traces_path is not None and given("p") and "asymmetric" not in names:
+        # with --sets, p simulates the answers; given traces are observed already, and of
+        # the attacks only the asymmetric one reads p (its weights): --attack hamming read
+        # none of it and only recorded it in --json as the traces' mechanism
+        raise InputError("--p sets how --sets are observed and the asymmetric attack's "
+                         "weights; --traces are observed already and --attack hamming "
+                         "reads no p (drop --p)", field="--p")
     if setting == "matching" and given("targets"):
         raise InputError("the matching setting makes every user a target (Lemma 5); drop "
                          "--targets", field="--targets")

@@ -384,8 +384,16 @@ def load_statistics(directory: str | Path, *, taxonomy: Taxonomy | str | None = 
         w_path, a_path, legacy = d / WITHIN, d / ACROSS, False
     elif (d / LEGACY_WITHIN).exists():
         w_path, a_path, legacy = d / LEGACY_WITHIN, d / LEGACY_ACROSS, True
+    elif d.is_dir():
+        raise InputError(f"no {WITHIN} or {LEGACY_WITHIN} in this directory; give the "
+                         "directory of DP statistics that topicslab stats writes",
+                         file=str(d))
     else:
-        raise InputError(f"no {WITHIN} or {LEGACY_WITHIN} in this directory", file=str(d))
+        # a file, or no such path, was reported as a directory without the release's files
+        # (fit/validate --stats pop.parquet, or a mistyped name)
+        raise InputError(("is a file" if d.exists() else "does not exist") + "; give the "
+                         "directory of DP statistics that topicslab stats writes",
+                         file=str(d))
     if not a_path.exists():
         raise InputError("file missing", file=str(a_path))
     w_rows, a_rows = _read_list(w_path), _read_list(a_path)
