@@ -12,7 +12,16 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from typer.testing import CliRunner
 
+_runner = CliRunner()
+
+
+def invoke(args: list[str]) -> Any:
+    """The CLI in process (Typer's runner): ``result.exit_code``, ``result.output``."""
+    from topicslab.cli import app
+
+    return _runner.invoke(app, args)
 
 def check_refused(output: str, exit_code: int, named: str) -> str:
     """Exit code 2, exactly one line, ``error: `` naming ``named``, no traceback; the line."""

@@ -26,24 +26,18 @@ import pytest
 from refusal import (
     check_refused,
     fit_small_model,
+    invoke,
     invoke_refused,
     population_and_stats,
     random_profiles,
     tree,
 )
-from typer.testing import CliRunner
 
 from topicslab import io as tio
-from topicslab.cli import app
-
-runner = CliRunner()
 
 #: this checkout's package, for the tests that run the console entry point
 PACKAGE = str(Path(tio.__file__).parents[2])
 
-
-def invoke(args: list[str]) -> Any:
-    return runner.invoke(app, args)
 
 
 @pytest.fixture(scope="module")

@@ -25,20 +25,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from refusal import invoke_refused, population_and_stats, random_profiles
-from typer.testing import CliRunner
+from refusal import invoke, invoke_refused, population_and_stats, random_profiles
 
 from topicslab import dp
-from topicslab.cli import app
 from topicslab.datamodel import TopicSets
 from topicslab.errors import InputError
-
-runner = CliRunner()
-
-
-def invoke(args: list[str]) -> Any:
-    return runner.invoke(app, args)
-
 
 Edit = Callable[[Any], Any]
 

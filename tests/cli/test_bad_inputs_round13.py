@@ -18,17 +18,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from refusal import invoke_refused, population_and_stats
-from typer.testing import CliRunner
+from refusal import invoke, invoke_refused, population_and_stats
 
-from topicslab.cli import app
 from topicslab.errors import InputError
-
-runner = CliRunner()
-
-
-def invoke(args: list[str]) -> Any:
-    return runner.invoke(app, args)
 
 
 @pytest.fixture(scope="module")
