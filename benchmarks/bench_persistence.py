@@ -23,17 +23,7 @@ import numpy as np
 
 from topicslab import dp, population, validate
 from topicslab import model as tm
-from topicslab.model.persistence import sampled_overlap
-
-
-def _overlap(sets: np.ndarray, lags: int) -> np.ndarray:
-    k = sets.shape[2]
-    first = sets[:, 0, :, None]
-    out = np.empty((lags, k + 1))
-    for lag in range(1, lags + 1):
-        shared = ((first == sets[:, lag, None, :]) & (first >= 0)).sum(axis=(1, 2))
-        out[lag - 1] = np.bincount(shared, minlength=k + 1)[:k + 1] / len(sets)
-    return out
+from topicslab.model.persistence import overlap_histogram, sampled_overlap
 
 
 def main() -> None:
@@ -57,7 +47,7 @@ def main() -> None:
     st = dp.compute_statistics(pop, epsilon=math.log(3), delta=1e-15, overlap_lags=lags,
                                seed=args.seed + 1)
     print(f"population and release: {time.perf_counter() - t0:.0f} s", flush=True)
-    truth = _overlap(pop.sets, args.weeks - 1)
+    truth = overlap_histogram(pop.sets, args.weeks - 1)
     print("population  E[O_l] " + " ".join(f"{x:.3f}" for x in truth @ np.arange(6)))
     print("population  P(O_l=0) " + " ".join(f"{x:.3f}" for x in truth[:, 0]))
     for w in (float(x) for x in args.weights.split(",")):

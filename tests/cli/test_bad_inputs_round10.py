@@ -17,13 +17,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from refusal import check_refused, fit_small_model, random_profiles, tree
-from typer.testing import CliRunner
+from refusal import check_refused, fit_small_model, invoke, random_profiles, tree
 
 from topicslab import io as tio
-from topicslab.cli import app
-
-runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +36,8 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     tio.write_sets(d / "k8.parquet", population.generate(300, 4, k=8, seed=1))
     dp.save_statistics(d / "stats", dp.compute_statistics(data, epsilon=1e3, delta=1e-6,
                                                           seed=0))
-    fit_small_model(lambda a: runner.invoke(app, a), d)
-    res = runner.invoke(app, ["observe", "--sets", str(d / "pop.parquet"), "--out",
+    fit_small_model(invoke, d)
+    res = invoke(["observe", "--sets", str(d / "pop.parquet"), "--out",
                               str(d / "traces.parquet")])
     assert res.exit_code == 0, res.output
     return {"dir": d}
@@ -120,7 +116,7 @@ def test_bad_input_is_refused(inputs: dict[str, Path], work: Path, name: str,
         from topicslab import population
         tio.write_sets(d / "v1.parquet", population.generate(300, 4, taxonomy="v1", seed=2))
     before, inputs_before = tree(work), tree(d)
-    res = runner.invoke(app, [a.format(**{"in": d}) for a in args])
+    res = invoke([a.format(**{"in": d}) for a in args])
     check_refused(res.output, res.exit_code, named)
     assert tree(work) == before, "a refused command wrote into its output location"
     assert tree(d) == inputs_before, "a refused command changed an input"

@@ -16,13 +16,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from refusal import check_refused, invoke_refused
-from typer.testing import CliRunner
+from refusal import check_refused, invoke, invoke_refused
 
 from topicslab import io as tio
-from topicslab.cli import app
-
-runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +135,7 @@ CASES: list[tuple[str, list[str], str]] = [
 @pytest.mark.parametrize(("name", "args", "named"), CASES, ids=[c[0] for c in CASES])
 def test_bad_input_is_refused(inputs: dict[str, Path], work: Path, name: str,
                               args: list[str], named: str) -> None:
-    invoke_refused(lambda a: runner.invoke(app, a), args, inputs["dir"], work, named)
+    invoke_refused(invoke, args, inputs["dir"], work, named)
 
 
 def test_python_readers_refuse_a_pipe(inputs: dict[str, Path]) -> None:
@@ -161,7 +157,7 @@ def test_ingest_span_past_the_memory_is_refused(inputs: dict[str, Path], work: P
 
     monkeypatch.setattr(_resources, "available_memory", lambda: 10_000)
     d = inputs["dir"]
-    res = runner.invoke(app, ["ingest", "--visits", str(d / "visits.csv"), "--domains",
+    res = invoke(["ingest", "--visits", str(d / "visits.csv"), "--domains",
                               str(d / "domains.csv"), "--out", str(work / "o.parquet"), "-q"])
     check_refused(res.output, res.exit_code, "visits.csv, field 'timestamp'")
     assert not list(work.iterdir())
@@ -197,7 +193,7 @@ def test_output_through_a_symlink_is_refused(inputs: dict[str, Path], work: Path
     silently became a regular file)."""
     (work / "elsewhere.parquet").write_text("kept\n")
     (work / "link.parquet").symlink_to(work / target)
-    res = runner.invoke(app, ["observe", "--sets", str(inputs["pop"]), "--out", "link.parquet"])
+    res = invoke(["observe", "--sets", str(inputs["pop"]), "--out", "link.parquet"])
     check_refused(res.output, res.exit_code, "field '--out': is a symbolic link")
     assert (work / "link.parquet").is_symlink()
     assert (work / "elsewhere.parquet").read_text() == "kept\n"

@@ -19,14 +19,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from refusal import check_refused, fit_small_model, invoke_refused, random_profiles
-from typer.testing import CliRunner
+from refusal import (
+    check_refused,
+    fit_small_model,
+    invoke,
+    invoke_refused,
+    population_and_stats,
+)
 
 from topicslab import io as tio
-from topicslab.cli import app
 from topicslab.errors import InputError
-
-runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
@@ -40,20 +42,14 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     import pyarrow.parquet as pq
 
     from topicslab import dp
-    from topicslab.datamodel import TopicSets
 
     d = tmp_path_factory.mktemp("round5")
-    sets = random_profiles(300, 4, seed=0)
-    data = TopicSets(sets, "v2", np.arange(300, dtype=np.int64))
-    pop = d / "pop.parquet"
-    tio.write_sets(pop, data)
+    data, pop = population_and_stats(d)
     tio.write_sets(d / "pop.csv", data.subset(slice(0, 20)))
-    dp.save_statistics(d / "stats", dp.compute_statistics(data, epsilon=1e3, delta=1e-6,
-                                                          seed=0))
     dp.save_statistics(d / "one-week", dp.compute_statistics(data, epsilon=1e3, delta=1e-6,
                                                              weeks=[0], seed=0))
-    fit_small_model(lambda a: runner.invoke(app, a), d)
-    res = runner.invoke(app, ["observe", "--sets", str(pop), "--out",
+    fit_small_model(invoke, d)
+    res = invoke(["observe", "--sets", str(pop), "--out",
                               str(d / "traces.parquet")])
     assert res.exit_code == 0, res.output
     csv = (d / "pop.csv").read_text()
@@ -216,7 +212,7 @@ CASES: list[tuple[str, list[str], str]] = [
 @pytest.mark.parametrize(("name", "args", "named"), CASES, ids=[c[0] for c in CASES])
 def test_bad_input_is_refused(inputs: dict[str, Path], work: Path, name: str,
                               args: list[str], named: str) -> None:
-    invoke_refused(lambda a: runner.invoke(app, a), args, inputs["dir"], work, named)
+    invoke_refused(invoke, args, inputs["dir"], work, named)
 
 
 def test_unicode_spaces_and_links_in_paths_work(inputs: dict[str, Path], work: Path) -> None:
@@ -225,7 +221,7 @@ def test_unicode_spaces_and_links_in_paths_work(inputs: dict[str, Path], work: P
     folder = work / "daten ü"
     folder.mkdir()
     (folder / "pöp sets.parquet").symlink_to(inputs["pop"])
-    res = runner.invoke(app, ["observe", "--sets", str(folder / "pöp sets.parquet"), "--out",
+    res = invoke(["observe", "--sets", str(folder / "pöp sets.parquet"), "--out",
                               str(folder / "spuren ö.parquet")])
     assert res.exit_code == 0, res.output
     assert tio.read_traces(folder / "spuren ö.parquet").traces.shape == (2, 300, 4)
@@ -273,7 +269,7 @@ def test_ctrl_c_in_more_commands_is_one_line(inputs: dict[str, Path], work: Path
 
     modules = {"tio": tio, "attacks": attacks, "validate": validate}
     interrupt_on_call(modules[patch[0]], patch[1])
-    res = runner.invoke(app, [a.format(**{"in": inputs["dir"]}) for a in command])
+    res = invoke([a.format(**{"in": inputs["dir"]}) for a in command])
     assert res.exit_code == 130, res.output
     lines = [ln for ln in res.output.splitlines() if ln.strip()]
     assert lines[-1] == f"interrupted: {command[0]} stopped; nothing written (no partial " \

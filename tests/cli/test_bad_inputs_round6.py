@@ -15,13 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from refusal import fit_small_model, invoke_refused, population_and_stats
-from typer.testing import CliRunner
+from refusal import fit_small_model, invoke, invoke_refused, population_and_stats
 
 from topicslab import io as tio
-from topicslab.cli import app
-
-runner = CliRunner()
 
 #: a path of 25 directories of 200 bytes: past Linux's PATH_MAX of 4,096 bytes, while each
 #: name is within the 255 bytes of one name
@@ -35,11 +31,11 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
     d = tmp_path_factory.mktemp("round6")
     _data, pop = population_and_stats(d)
-    fit_small_model(lambda a: runner.invoke(app, a), d)
-    res = runner.invoke(app, ["attack-train", "--sets", str(pop), "--out", str(d / "attack"),
+    fit_small_model(invoke, d)
+    res = invoke(["attack-train", "--sets", str(pop), "--out", str(d / "attack"),
                               "--epochs", "0", "--validation", "50", "--no-progress"])
     assert res.exit_code == 0, res.output
-    res = runner.invoke(app, ["observe", "--sets", str(pop), "--out",
+    res = invoke(["observe", "--sets", str(pop), "--out",
                               str(d / "traces.parquet")])
     assert res.exit_code == 0, res.output
     (d / "visits.csv").write_text("user_id,timestamp,url\n1,2024-01-01T10:00:00Z,"
@@ -151,13 +147,13 @@ CASES: list[tuple[str, list[str], str]] = [
 @pytest.mark.parametrize(("name", "args", "named"), CASES, ids=[c[0] for c in CASES])
 def test_bad_input_is_refused(inputs: dict[str, Path], work: Path, name: str,
                               args: list[str], named: str) -> None:
-    invoke_refused(lambda a: runner.invoke(app, a), args, inputs["dir"], work, named)
+    invoke_refused(invoke, args, inputs["dir"], work, named)
 
 
 def test_a_name_beginning_with_a_dash_works_as_a_full_path(inputs: dict[str, Path],
                                                            work: Path) -> None:
     """The way out the refusal names: the same name given as its full path is written."""
-    res = runner.invoke(app, ["observe", "--sets", str(inputs["pop"]), "--out",
+    res = invoke(["observe", "--sets", str(inputs["pop"]), "--out",
                               str(work / "-t.parquet")])
     assert res.exit_code == 0, res.output
     assert tio.read_traces(work / "-t.parquet").traces.shape == (2, 300, 4)

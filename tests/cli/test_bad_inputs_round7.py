@@ -18,13 +18,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from refusal import check_refused, fit_small_model, invoke_refused, random_profiles, tree
-from typer.testing import CliRunner
+from refusal import check_refused, fit_small_model, invoke, invoke_refused, random_profiles, tree
 
 from topicslab import io as tio
-from topicslab.cli import app
-
-runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +40,8 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     tio.write_sets(d / "empty.parquet", TopicSets(np.full_like(sets, -1), "v2", ids))
     dp.save_statistics(d / "stats", dp.compute_statistics(data, epsilon=1e3, delta=1e-6,
                                                           seed=0))
-    fit_small_model(lambda a: runner.invoke(app, a), d)
-    res = runner.invoke(app, ["attack-train", "--sets", str(pop), "--out", str(d / "attack"),
+    fit_small_model(invoke, d)
+    res = invoke(["attack-train", "--sets", str(pop), "--out", str(d / "attack"),
                               "--epochs", "0", "--validation", "50", "--no-progress"])
     assert res.exit_code == 0, res.output
     return {"pop": pop, "dir": d}
@@ -122,7 +118,7 @@ def test_bad_input_is_refused(inputs: dict[str, Path], work: Path, name: str,
         (d / "visits.csv").write_text("user_id,timestamp,url\n1,2024-01-01T10:00:00Z,"
                                       "https://example.com/a\n")
         (d / "domains.csv").write_text("domain,topics\nexample.com,1;4\n")
-    invoke_refused(lambda a: runner.invoke(app, a), args, d, work, named)
+    invoke_refused(invoke, args, d, work, named)
 
 
 def _truncate(path: Path) -> None:
@@ -159,7 +155,7 @@ def test_an_input_cut_short_after_the_checks_is_one_line(
 
     monkeypatch.setattr(mod, name, cut_then_read)
     before = tree(work)
-    res = runner.invoke(app, [a.format(**{"in": copy, "out": work / "out"}) for a in args])
+    res = invoke([a.format(**{"in": copy, "out": work / "out"}) for a in args])
     check_refused(res.output, res.exit_code, named)
     assert tree(work) == before
 
@@ -167,7 +163,7 @@ def test_an_input_cut_short_after_the_checks_is_one_line(
 def test_batch_users_past_the_users_is_said(inputs: dict[str, Path], work: Path) -> None:
     """--batch-users past the population was clamped without a word (--queries and
     --validation already said so)."""
-    res = runner.invoke(app, ["attack-train", "--sets", str(inputs["pop"]), "--out",
+    res = invoke(["attack-train", "--sets", str(inputs["pop"]), "--out",
                               str(work / "a"), "--epochs", "1", "--no-progress",
                               "--batch-users", "1000000"])
     assert res.exit_code == 0, res.output

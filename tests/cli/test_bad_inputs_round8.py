@@ -16,12 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from refusal import invoke_refused, population_and_stats
-from typer.testing import CliRunner
-
-from topicslab.cli import app
-
-runner = CliRunner()
+from refusal import invoke, invoke_refused, population_and_stats
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +31,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
                  ["attack-train", "--sets", str(pop), "--out", str(d / "attack"), "--epochs",
                   "0", "--validation", "50", "--no-progress"],
                  ["observe", "--sets", str(pop), "--out", str(d / "traces.parquet")]):
-        res = runner.invoke(app, args)
+        res = invoke(args)
         assert res.exit_code == 0, res.output
     (d / "run").mkdir()
     (d / "run" / "stages.json").write_text("{}")
@@ -117,7 +112,7 @@ CASES: list[tuple[str, list[str], str]] = [
 def test_bad_input_is_refused(inputs: dict[str, Path], work: Path, name: str,
                               args: list[str], named: str) -> None:
     d = inputs["dir"]
-    invoke_refused(lambda a: runner.invoke(app, a), args, d, work, named)
+    invoke_refused(invoke, args, d, work, named)
 
 
 def test_an_output_of_the_same_kind_is_still_replaced(inputs: dict[str, Path],
@@ -128,11 +123,11 @@ def test_an_output_of_the_same_kind_is_still_replaced(inputs: dict[str, Path],
     for args in ([*FIT, str(work / "model")], [*FIT, str(work / "model")],
                  [*STATS, str(work / "stats")], [*STATS, str(work / "stats")]):
         args = [a.format(**{"in": d}) for a in args]
-        res = runner.invoke(app, args)
+        res = invoke(args)
         assert res.exit_code == 0, res.output
     (work / "mine").mkdir()
     (work / "mine" / "notes.txt").write_text("x")
-    res = runner.invoke(app, [
+    res = invoke([
         a.format(**{"in": d}) for a in [*STATS, str(work / "mine")]])
     assert res.exit_code == 0, res.output
     assert (work / "mine" / "notes.txt").read_text() == "x"

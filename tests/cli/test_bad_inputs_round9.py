@@ -20,12 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from refusal import check_refused, fit_small_model, population_and_stats, tree
-from typer.testing import CliRunner
-
-from topicslab.cli import app
-
-runner = CliRunner()
+from refusal import check_refused, fit_small_model, invoke, population_and_stats, tree
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +30,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
     d = tmp_path_factory.mktemp("round9")
     _data, pop = population_and_stats(d)
-    fit_small_model(lambda a: runner.invoke(app, a), d)
+    fit_small_model(invoke, d)
     # a release under the older names, without its ledger
     shutil.copytree(d / "stats", d / "legacy")
     (d / "legacy" / "q_within.json").rename(d / "legacy" / "qwithin.json")
@@ -134,7 +129,7 @@ def test_bad_input_is_refused(inputs: dict[str, Path], work: Path, name: str,
     d = inputs["dir"]
     before, inputs_before = tree(work), tree(d)
     filled = [a.format(**{"in": d}) for a in args]
-    res = runner.invoke(app, filled)
+    res = invoke(filled)
     check_refused(res.output, res.exit_code, named)
     assert tree(work) == before, "a refused command wrote into its output location"
     assert tree(d) == inputs_before, "a refused command changed an input"
@@ -151,7 +146,7 @@ def test_a_user_directory_and_a_same_kind_output_still_receive_the_output(
     shutil.copytree(d / "interrupted", work / "interrupted")
     for args in ([*STATS, str(work / "mine")], [*TRAIN, str(work / "empty")],
                  [*FIT, str(work / "interrupted")]):
-        res = runner.invoke(app, [a.format(**{"in": d}) for a in args])
+        res = invoke([a.format(**{"in": d}) for a in args])
         assert res.exit_code == 0, res.output
     assert (work / "mine" / "notes.txt").read_text() == "x"
     assert (work / "interrupted" / "model.json").is_file()

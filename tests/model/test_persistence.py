@@ -17,6 +17,7 @@ from topicslab.model.closed_forms import persistent_forms
 from topicslab.model.persistence import (
     PersistenceTerm,
     factorial_moments,
+    overlap_histogram,
     overlap_moments,
     sampled_overlap,
 )
@@ -177,11 +178,7 @@ def test_resumed_fit_with_the_term_is_exact(tmp_path: Any, tax12: Taxonomy) -> N
 
     truth = persistent_model(tax12, T=3, M=2, k=3, seed=4)
     pop = tm.sample(truth, 4000, seed=1, weeks=3)
-    from topicslab.dp.counts import overlap_counts  # noqa: F401  (the same counting rule)
-
-    first = pop.sets[:, 0, :, None]
-    hist = np.stack([np.bincount(((first == pop.sets[:, lag, None, :]) & (first >= 0))
-                                 .sum(axis=(1, 2)), minlength=4)[:4] / 4000 for lag in (1, 2)])
+    hist = overlap_histogram(pop.sets, 2)
     from model_helpers import stats_of
     base = stats_of(tm.TypeMixture(truth.theta, tax12, {"weeks": 2}, stay=truth.stay,
                                    mode_weights=truth.mode_weights, mode_stay=truth.mode_stay))

@@ -389,15 +389,11 @@ def fit_command(
                 raise InputError(f"{flag} belongs to the paper's optimiser (--optimizer paper)",
                                  field=flag)
         f = tm.FullObjective()
-        try:
-            opt = tm.FullObjective(steps=f.steps if steps is None else steps,
-                                   lr=f.lr if lr is None else lr, stop_at_noise=not no_noise_stop,
-                                   persistence=f.persistence if persistence is None
-                                   else persistence)
-        except InputError as exc:
-            if exc.field != "persistence":
-                raise
-            raise InputError(exc.message, field="--persistence") from None
+        # (a bad --persistence is named by the option: the CLI maps parameter fields)
+        opt = tm.FullObjective(steps=f.steps if steps is None else steps,
+                               lr=f.lr if lr is None else lr, stop_at_noise=not no_noise_stop,
+                               persistence=f.persistence if persistence is None
+                               else persistence)
     else:
         raise InputError(f"--optimizer must be default or paper, got {optimizer!r}",
                          field="--optimizer")

@@ -139,15 +139,8 @@ def stats(
     # the release's parameters, checked once, before any data is read
     budget = dp.PrivacyBudget(parse_epsilon(epsilon), delta, cast("Accounting", accounting),
                               _floats(split, "split"))
-    try:
-        contribution = dp.ContributionBound(k, cast("BoundMode", bound), _ints(weeks, "weeks"),
-                                            overlap_lags)
-    except InputError as exc:
-        raise InputError(exc.message, field="--overlap-lags") if exc.field == "overlap_lags" \
-            else exc from None
-    if overlap_lags and engine in ("stream", "spark"):
-        raise InputError(f"--overlap-lags is computed by --engine local only, not {engine}",
-                         field="--overlap-lags")
+    contribution = dp.ContributionBound(k, cast("BoundMode", bound), _ints(weeks, "weeks"),
+                                        overlap_lags)
     if engine not in ENGINES:
         raise InputError(f"--engine must be one of {', '.join(ENGINES)}, got {engine!r}",
                          field="--engine")

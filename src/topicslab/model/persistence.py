@@ -5,6 +5,7 @@ Public names:
     factorial_moments(hist) -> [..., 3]          E[O], E[O(O−1)], E[O(O−1)(O−2)] of [..., k+1]
     overlap_moments(theta, mode_weights, mode_stay, log_slot_stay, lags) -> [L, 3]
     sampled_overlap(model, lags, users, seed) -> float64[L, k+1]
+    overlap_histogram(sets, lags) -> float64[L, k+1]     the same of given topic sets
     PersistenceTerm(q_overlap, weight=..., refresh_every=..., users=..., seed=...)
 
 Why. Pair statistics fix the *mean* overlap O_ℓ = |S_J ∩ S_{J+ℓ}| at ℓ = 1 (the trace of
@@ -38,7 +39,8 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-__all__ = ["PersistenceTerm", "factorial_moments", "overlap_moments", "sampled_overlap"]
+__all__ = ["PersistenceTerm", "factorial_moments", "overlap_histogram", "overlap_moments",
+           "sampled_overlap"]
 
 #: moments matched per lag: E[O], E[O(O−1)], E[O(O−1)(O−2)]
 MOMENTS = 3
@@ -89,7 +91,13 @@ def sampled_overlap(model: Any, lags: int, users: int, seed: int) -> npt.NDArray
     they hold)."""
     from topicslab.model.sample import sample
 
-    sets = sample(model, int(users), seed=int(seed), weeks=int(lags) + 1).sets
+    return overlap_histogram(sample(model, int(users), seed=int(seed),
+                                    weeks=int(lags) + 1).sets, lags)
+
+
+def overlap_histogram(sets: npt.NDArray[np.int16], lags: int) -> npt.NDArray[np.float64]:
+    """``[lags, k+1]`` share of users sharing j topics between week 0 of ``sets`` (``[n,
+    weeks, k]``, ``-1`` empty) and week ℓ = 1..lags."""
     k = sets.shape[2]
     first = sets[:, 0, :, None]
     out = np.empty((lags, k + 1))
