@@ -66,8 +66,12 @@ def number(value: object, field: str, *, lo: float | None = None, hi: float | No
     end whose ``*_open`` is set)."""
     if isinstance(value, bool) or not isinstance(value, Real):
         raise refuse(f"{field} must be a number, got {value!r}", field, error=error)
-    v = float(value)
     shown = _range(lo, hi, lo_open, hi_open)
+    try:
+        v = float(value)
+    except OverflowError:  # an int past a float's range (10**400)
+        raise refuse(f"{field} must be a finite number {shown}, got an integer past a "
+                     "float's range", field, why, error) from None
     if not math.isfinite(v):
         raise refuse(f"{field} must be a finite number {shown}, got {v}", field, why, error)
     below = lo is not None and (v <= lo if lo_open else v < lo)

@@ -45,3 +45,19 @@ def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             raise DuplicateKeyError(key)
         obj[key] = value
     return obj
+
+
+class IntegerTooLargeError(ValueError):
+    """A JSON integer past 64 bits: no field of topicslab's files holds one, and one past a
+    float's range ended in an ``OverflowError`` in the checks of the value (past 4,300
+    digits Python's ``int`` refuses it with a ``ValueError``)."""
+
+
+def bounded_int(text: str) -> int:
+    """``parse_int`` for topicslab's JSON files: an integer of 64 bits at most, else an
+    ``IntegerTooLargeError``."""
+    digits = text.lstrip("-")
+    if len(digits) > 20 or not -(2**63) <= (value := int(text)) < 2**64:
+        raise IntegerTooLargeError(f"the integer {text[:12]}{'…' if len(text) > 12 else ''} "
+                                   f"({len(digits)} digits) is past 64 bits")
+    return value

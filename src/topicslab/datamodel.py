@@ -67,7 +67,14 @@ class TopicSets:
         if self.user_ids is None:
             self.user_ids = np.arange(self.sets.shape[0], dtype=np.int64)
         else:
-            self.user_ids = np.asarray(self.user_ids, dtype=np.int64)
+            # a fraction was truncated, text read as numbers and an id past 64 bits wrapped
+            ids = integer_array(self.user_ids, "user_ids")
+            if ids.size and (int(ids.max()) > np.iinfo(np.int64).max
+                             or int(ids.min()) < np.iinfo(np.int64).min):
+                raise InputError("user_ids must be 64-bit signed integers, got "
+                                 f"{int(ids.max()) if ids.max() > 0 else int(ids.min())}",
+                                 field="user_ids")
+            self.user_ids = ids.astype(np.int64)
             if self.user_ids.shape != (self.sets.shape[0],):
                 raise InputError("user_ids must have one entry per user")
 

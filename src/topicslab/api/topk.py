@@ -11,6 +11,8 @@ identify each row globally (e.g. ``user_id * n_weeks + week``) to make any slice
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
@@ -139,6 +141,7 @@ def top_k_sparse(
         raise ValueError("indptr must start at 0, be non-decreasing and end at len(topics)")
     if tp.shape != ct.shape:
         raise ValueError("topics and counts must have the same length")
+    _check_counts(ct)
     if tp.size and (tp.min() < 0 or tp.max() >= tax.size):
         raise ValueError(f"topic indices must be dense indices in 0..{tax.size - 1}")
     keys = (np.arange(n, dtype=np.uint64) if row_keys is None
@@ -149,6 +152,13 @@ def top_k_sparse(
     _topk_csr_kernel(ip, tp, ct, tax.bucket, keys, derive_key(seed, STREAM_TIEBREAK),
                      derive_key(seed, STREAM_PAD), tax.size, k, out)
     return out
+
+
+def _check_counts(counts: npt.NDArray[Any]) -> None:
+    if counts.dtype.kind not in "iubf" or (counts.dtype.kind == "f"
+                                           and np.isnan(counts).any()):
+        raise ValueError(f"counts must be numbers of visits, got {counts.dtype} values"
+                         f"{' holding NaN' if counts.dtype.kind == 'f' else ''}")
 
 
 def top_k(
@@ -168,6 +178,7 @@ def top_k(
     arr = np.asarray(counts)
     if arr.ndim < 1 or arr.shape[-1] != tax.size:
         raise ValueError(f"counts must have a last axis of {tax.size} topics, got {arr.shape}")
+    _check_counts(arr)  # (a NaN is not > 0: read as no visit, silently)
     lead = arr.shape[:-1]
     flat = arr.reshape(-1, tax.size)
     rows, cols = np.nonzero(flat > 0)

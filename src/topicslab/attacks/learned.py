@@ -80,10 +80,12 @@ import torch
 from numba import njit, prange
 from torch import nn
 
+from topicslab._json import bounded_int
 from topicslab._progress import task
 from topicslab.api import Mechanism, observe
 from topicslab.attacks.attack import TraceAttack
 from topicslab.attacks.outcomes import TargetOutcomes
+from topicslab.attacks.protocol import check_call_weeks
 from topicslab.datamodel import TopicSets
 from topicslab.errors import FileFieldError, InputError
 
@@ -791,7 +793,7 @@ def load_attack(directory: str | Path, *, device: str = "cpu") -> LearnedAttack:
                              file=str(f))
     mf = str(meta_file)
     try:
-        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+        meta = json.loads(meta_file.read_text(encoding="utf-8"), parse_int=bounded_int)
     except (ValueError, UnicodeDecodeError) as exc:
         raise InputError(f"invalid JSON: {' '.join(str(exc).split())}", file=mf) from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
@@ -809,6 +811,10 @@ def load_attack(directory: str | Path, *, device: str = "cpu") -> LearnedAttack:
                          f"{topics}", file=mf, field="topics")
     weeks = _positive(meta, "weeks", mf)
     lookback = _positive(meta, "lookback", mf)
+    try:  # what attack-train takes (a larger count sized the scorer past torch's)
+        check_call_weeks(weeks, lookback)
+    except InputError as exc:
+        raise FileFieldError(exc.message, file=mf, field=exc.field) from None
     raw = meta.get("config")
     if not isinstance(raw, dict):
         raise FileFieldError("missing or not an object", file=mf, field="config")
@@ -854,6 +860,11 @@ def load_attack(directory: str | Path, *, device: str = "cpu") -> LearnedAttack:
     att.device = dev
     training = meta.get("training")
     att.metadata = training if isinstance(training, dict) else {}
+    p = att.metadata.get("p")
+    if p is not None and (isinstance(p, bool) or not isinstance(p, int | float)
+                          or not 0 <= p <= 1):  # (NaN too) reid's note compares it
+        raise FileFieldError(f"must be a probability in [0, 1], got {p!r}", file=mf,
+                             field="training.p")
     return att
 
 

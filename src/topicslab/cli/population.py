@@ -36,11 +36,14 @@ def taxonomy_size(version: str, option: str = "--taxonomy") -> int:
 
 
 def require_at_most_k(sets: object, k: int, file: Path) -> None:
-    """Refuse a week with more than ``k`` topics (``stats`` refuses it too, so every command
-    agrees on what a valid week is)."""
+    """Refuse a ``k`` past the file's taxonomy, and a week with more than ``k`` topics
+    (``stats`` refuses both too, so every command agrees on what a valid week is)."""
     from topicslab.datamodel import TopicSets
 
     assert isinstance(sets, TopicSets)
+    if k > sets.taxonomy.size:
+        raise InputError(f"k must be at most {sets.taxonomy.size} (the topics of taxonomy "
+                         f"{sets.taxonomy.version}), got {k}", file=str(file), field="--k")
     sizes = (sets.sets >= 0).sum(axis=-1)
     if sets.n_users == 0 or int(sizes.max()) <= k:
         return
@@ -185,9 +188,6 @@ def observe(
     if data.n_users == 0:
         raise InputError("holds no users: there is nothing to observe", file=str(sets_path),
                          field="--sets")
-    if k > data.taxonomy.size:
-        raise InputError(f"k must be at most {data.taxonomy.size} (the topics of taxonomy "
-                         f"{data.taxonomy.version}), got {k}", file=str(sets_path), field="--k")
     require_at_most_k(data, k, sets_path)
     check_observed_weeks(weeks, lookback, data.n_weeks, sets_path)
     mech = dataclasses.replace(mech, k=data.k, taxonomy=data.taxonomy)

@@ -48,10 +48,13 @@ def _attack_names(text: str) -> list[str]:
         raise InputError(f"attack learned given twice in {text!r}", field="--attack")
     if names == ["all"]:
         return available_attacks()
+    if "all" in names:  # ("unknown attack 'all'; choose from ... or all")
+        raise InputError(f"'all' names every attack: give --attack all alone, or list the "
+                         f"attacks, got {text!r}", field="--attack")
     unknown = [n for n in names if n not in available_attacks() and n != "learned"]
     if not names or unknown:
         raise InputError(f"unknown attack {', '.join(unknown) or text!r}; choose from "
-                         f"{', '.join(available_attacks())} or all", field="--attack")
+                         f"{', '.join(available_attacks())}, learned or all", field="--attack")
     return names
 
 

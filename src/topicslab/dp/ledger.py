@@ -20,6 +20,7 @@ from typing import Any
 from rich.table import Table
 
 from topicslab._atomic import write_text_atomic
+from topicslab._json import IntegerTooLargeError, bounded_int
 from topicslab.errors import InputError
 
 SCHEMA = "topicslab.privacy_ledger/1"
@@ -144,10 +145,10 @@ def load_ledger(path: str | Path) -> PrivacyLedger:
         raise InputError("is a directory, not the ledger file; restore the ledger (or rerun "
                          "topicslab stats)", file=str(p))
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = json.loads(p.read_text(encoding="utf-8"), parse_int=bounded_int)
     except FileNotFoundError:
         raise InputError("no privacy ledger here", file=str(p)) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, IntegerTooLargeError) as exc:
         raise InputError(f"invalid JSON: {exc}", file=str(p)) from None
     except OSError as exc:
         raise InputError(f"cannot read the file ({exc.strerror or exc})", file=str(p)) from None

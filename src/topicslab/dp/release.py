@@ -150,6 +150,9 @@ def _frequency(rec: Any, path: Path, row: int) -> float:
     if isinstance(v, bool) or not isinstance(v, int | float):
         raise InputError(f"frequency must be a number, got {v!r}", file=str(path), row=row,
                          field="frequency")
+    if isinstance(v, int) and not 0 <= v <= 1:  # (10**400: an OverflowError out of float)
+        raise InputError(f"frequency {v} is not a probability in [0, 1]", file=str(path),
+                         row=row, field="frequency")
     f = float(v)
     if math.isnan(f) or math.isinf(f):
         raise InputError(f"frequency is {f}", file=str(path), row=row, field="frequency")
@@ -265,7 +268,10 @@ def _records_fast(rows: list[Any], res: _Resolver, id_keys: tuple[str, ...],
         if given != expected and any(g is not None and g != e
                                      for g, e in zip(given, expected, strict=True)):
             return None
-    freq = np.array(freq_list, dtype=float)
+    try:
+        freq = np.array(freq_list, dtype=float)
+    except OverflowError:  # an int past a float's range: the record reader names its row
+        return None
     if not (np.isfinite(freq).all() and (freq >= 0).all() and (freq <= 1).all()):
         return None
     return indices, freq

@@ -22,6 +22,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from topicslab._json import IntegerTooLargeError, bounded_int
 from topicslab.errors import InputError, ParameterError, TopicsLabError
 from topicslab.taxonomy import VERSIONS, Taxonomy, load, resolve
 
@@ -153,13 +154,20 @@ def list_array(ids: npt.NDArray[np.int32]) -> pa.ListArray:
 def week_columns(names: Sequence[str], pattern: str, *, file: str) -> int:
     """Number of weeks W given columns ``pattern % w``; they must be exactly 0..W-1."""
     rx = re.compile("^" + pattern.replace("{w}", "([0-9]+)") + "$")
-    weeks = sorted(int(m.group(1)) for name in names if (m := rx.match(name)))
+    seen: dict[int, str] = {}
+    for name in names:
+        if (m := rx.match(name)) is None:
+            continue
+        # before the run's check, which read a week given twice as the next week missing
+        if (week := int(m.group(1))) in seen:
+            raise InputError("duplicate column" if seen[week] == name else
+                             f"week {week} is also column {seen[week]}", file=file, field=name)
+        seen[week] = name
+    weeks = sorted(seen)
     for expect, got in enumerate(weeks):
         if got != expect:
             raise InputError("missing week column (week columns must run 0, 1, 2, ...)",
                              file=file, field=pattern.replace("{w}", str(expect)))
-    if len(set(weeks)) != len(weeks):
-        raise InputError("duplicate week column", file=file)
     return len(weeks)
 
 
@@ -216,7 +224,7 @@ def integer_values(
         whole = np.isfinite(v) & (v == np.round(v)) & (np.abs(v) < 2.0**62)
         if not whole.all():
             i = int(np.argmin(whole))
-            raise InputError(f"expected an integer, got {v[i]!r}", file=file, row=row_of(i),
+            raise InputError(f"expected an integer, got {float(v[i])!r}", file=file, row=row_of(i),
                              field=field)
         return v.astype(np.int64)
     i = 0
@@ -277,8 +285,8 @@ def decode_meta(raw: dict[bytes, bytes] | None, *, file: str) -> dict[str, Any] 
     if not raw or META_KEY not in raw:
         return None
     try:
-        block = json.loads(raw[META_KEY].decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        block = json.loads(raw[META_KEY].decode("utf-8"), parse_int=bounded_int)
+    except (UnicodeDecodeError, json.JSONDecodeError, IntegerTooLargeError):
         raise InputError("corrupt topicslab metadata (not JSON)", file=file) from None
     if not isinstance(block, dict):
         raise InputError("corrupt topicslab metadata (not an object)", file=file)

@@ -81,13 +81,25 @@ def read_sets(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
         integer(weeks, "weeks", at_least=1, why="the weeks the file must hold")
     fmt = _format(path, format)
     try:
-        return _read_sets(path, fmt, format, taxonomy=taxonomy, k=k, weeks=weeks, strict=strict)
+        sets = _read_sets(path, fmt, format, taxonomy=taxonomy, k=k, weeks=weeks, strict=strict)
     except (OSError, EOFError) as exc:  # e.g. a truncated .gz: the file, not the program
         if isinstance(exc, FileNotFoundError):
             raise
         why = " ".join(str(exc).split()) or type(exc).__name__
         raise InputError(f"cannot read the file ({why}); is it complete?",
                          file=os.fspath(path)) from None
+    return _within_taxonomy(sets, k, path)
+
+
+def _within_taxonomy(sets: TopicSets, k: int | None, path: PathLike) -> TopicSets:
+    """``sets``, read with ``k`` no wider than their taxonomy: before it was read, only the
+    largest taxonomy's size bounded ``k``, and sets of v1 (349 topics) widened to 400 were
+    written with metadata every reader refuses."""
+    if k is not None and k > sets.taxonomy.size:
+        raise ParameterError(f"k must be an integer in 1..{sets.taxonomy.size} (the topics of "
+                             f"taxonomy {sets.taxonomy.version}), got {k!r}", field="k",
+                             file=os.fspath(path))
+    return sets
 
 
 #: the most topics a shipped taxonomy has (v2), the bound of ``k`` without a taxonomy object
@@ -188,10 +200,13 @@ def iter_sets(path: PathLike, batch_size: int = 1 << 20, *,
     _check_batch_size(batch_size)
     fmt = _format(path, format)
     if fmt == "parquet" and _sniff(path, fmt, format) == "parquet":
-        yield from iter_sets_parquet(path, batch_size, taxonomy=taxonomy, k=k, strict=strict)
+        for part in iter_sets_parquet(path, batch_size, taxonomy=taxonomy, k=k, strict=strict):
+            yield _within_taxonomy(part, k, path)
         return
     if fmt == "tfrecord":
-        yield from iter_sets_tfrecord(path, batch_size, taxonomy=taxonomy, k=k, strict=strict)
+        for part in iter_sets_tfrecord(path, batch_size, taxonomy=taxonomy, k=k,
+                                       strict=strict):
+            yield _within_taxonomy(part, k, path)
         return
     whole = read_sets(path, taxonomy=taxonomy, format=format, k=k, strict=strict)
     for start in range(0, whole.n_users, batch_size):

@@ -40,7 +40,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from topicslab._json import DuplicateKeyError, unique_keys
+from topicslab._json import DuplicateKeyError, IntegerTooLargeError, bounded_int, unique_keys
 from topicslab.errors import InputError
 from topicslab.io._common import (
     PathLike,
@@ -322,13 +322,15 @@ def _read_domain_csv(file: str, tax: Taxonomy) -> DomainTable:
 def _read_domain_json(file: str, tax: Taxonomy) -> DomainTable:
     with wrap_errors(file, "JSON"), open(file, encoding="utf-8-sig") as fh:
         try:
-            data = json.load(fh, object_pairs_hook=unique_keys)
+            data = json.load(fh, object_pairs_hook=unique_keys, parse_int=bounded_int)
         except json.JSONDecodeError as exc:
             raise InputError(f"not valid JSON ({exc.msg} at line {exc.lineno}, column "
                              f"{exc.colno})", file=file) from None
         except DuplicateKeyError as exc:  # {"a.com": [1], "a.com": [9]} kept [9] silently
             raise InputError(f"{exc.key!r} is given twice in one object; give each domain "
                              "(and each key) once", file=file, field=exc.key) from None
+        except IntegerTooLargeError as exc:  # not a topic id (OverflowError, exit code 1)
+            raise InputError(f"not a domain table ({exc})", file=file) from None
     rows: list[tuple[str, list[int]]] = []
 
     def ids_of(value: Any, row: int, field: str) -> list[int]:
@@ -422,6 +424,9 @@ def _is_parquet(file: str) -> bool:
 def _layout(file: str, names: list[str], week_column: str | None,
             timestamp_column: str | None) -> VisitColumns:
     row = None  # a header fault has no data row (as in every other reader)
+    dup = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if dup is not None:  # (a KeyError out of Arrow's select, exit code 1)
+        raise InputError("duplicate column", file=file, field=dup)
     if week_column is not None and timestamp_column is not None:
         raise InputError("give a week column or a timestamp column, not both",
                          field="week_column")

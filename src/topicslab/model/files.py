@@ -38,7 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from topicslab._atomic import atomic_dir, atomic_path, write_text_atomic
-from topicslab._json import jsonable
+from topicslab._json import IntegerTooLargeError, bounded_int, jsonable
 from topicslab.errors import FileFieldError, InputError
 from topicslab.model.typemixture import TypeMixture
 from topicslab.taxonomy import VERSIONS, Taxonomy, resolve
@@ -117,8 +117,8 @@ def load_model(directory: str | Path, *, taxonomy: Taxonomy | str | None = None,
         if not f.is_file():
             raise FileFieldError("file missing (not a model directory?)", file=str(f))
     try:
-        meta = json.loads(meta_file.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        meta = json.loads(meta_file.read_text(encoding="utf-8"), parse_int=bounded_int)
+    except (json.JSONDecodeError, UnicodeDecodeError, IntegerTooLargeError) as exc:
         raise FileFieldError(f"invalid JSON: {exc}", file=str(meta_file)) from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise FileFieldError(f"not a {FORMAT} file", file=str(meta_file), field="format")
@@ -233,8 +233,8 @@ def import_release_parameters(path: str | Path, taxonomy: Taxonomy | str = "v2",
     if not p.is_file():
         raise FileFieldError("file not found", file=file)
     try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        doc = json.loads(p.read_text(encoding="utf-8"), parse_int=bounded_int)
+    except (json.JSONDecodeError, UnicodeDecodeError, IntegerTooLargeError) as exc:
         raise FileFieldError(f"invalid JSON: {exc}", file=file) from None
     lut = {int(t): i for i, t in enumerate(tax.ids)}
     types = _ordered(doc, "type", file, "")

@@ -54,6 +54,7 @@ from topicslab._progress import task
 from topicslab.api.hashing import below, derive_key, hash3, next_word
 from topicslab.datamodel import TopicSets
 from topicslab.errors import InputError
+from topicslab.io._common import MAX_WEEKS
 from topicslab.model.typemixture import TypeMixture
 
 __all__ = ["AliasTables", "alias_tables", "sample", "sample_to_file", "week_map"]
@@ -253,6 +254,9 @@ def _check(model: TypeMixture, n_users: int, seed: int, weeks: int | None,
     w = model.weeks if weeks is None else int(weeks)
     if w < 1:
         raise InputError(f"weeks must be >= 1, got {weeks}", field="weeks")
+    if w > MAX_WEEKS:  # (the CLI's bound; from Python 1024 weeks were drawn, and written)
+        raise InputError(f"weeks must be at most {MAX_WEEKS} (the most weeks a population "
+                         f"holds, and every reader reads), got {w}", field="weeks")
     if model.m > np.iinfo(np.int16).max:
         raise InputError("too many topics for int16 sets", field="theta")
     return w

@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from topicslab._atomic import write_text_atomic
-from topicslab._json import DuplicateKeyError, unique_keys
+from topicslab._json import DuplicateKeyError, IntegerTooLargeError, bounded_int, unique_keys
 from topicslab.errors import FileFieldError, InputError
 from topicslab.taxonomy import VERSIONS, Taxonomy, resolve
 
@@ -61,7 +61,10 @@ def _real(value: object, field: str, lo: float, hi: float, lo_open: bool = False
     """``value`` if it is a finite number in the range, else a ``FileFieldError``."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise FileFieldError(f"must be a number, got {value!r}", field=field)
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:  # an int past a float's range (from Python; a file's is refused)
+        v = math.inf
     below = v <= lo if lo_open else v < lo
     if not math.isfinite(v) or below or v > hi:
         shown = f"{'(' if lo_open else '['}{lo:g}, {hi:g}]" if math.isfinite(hi) else \
@@ -208,7 +211,9 @@ class PopulationParams:
 
     @classmethod
     def from_json(cls, text: str) -> PopulationParams:
-        return cls.from_dict(json.loads(text))
+        """Parameters from JSON text, checked as ``load`` checks a file (``from_json("[]")``
+        was the defaults, and a NaN or a value out of range was taken as it came)."""
+        return cls._parse(text, None, None)
 
     def save(self, path: str | Path) -> None:
         """Write the parameters as JSON (atomically)."""
@@ -230,15 +235,24 @@ class PopulationParams:
             raise InputError("is a directory; give the parameters JSON file", file=name) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"cannot read the file ({exc})", file=name) from None
+        return cls._parse(text, name, taxonomy)
+
+    @classmethod
+    def _parse(cls, text: str, name: str | None, taxonomy: Taxonomy | str | None
+               ) -> PopulationParams:
+        """``load`` and ``from_json``: the text of file ``name`` (None: not a file)."""
         try:
-            doc = json.loads(text, object_pairs_hook=unique_keys)
+            doc = json.loads(text, object_pairs_hook=unique_keys, parse_int=bounded_int)
         except json.JSONDecodeError as exc:
             raise InputError(f"not valid JSON ({exc.msg}, line {exc.lineno} column "
-                             f"{exc.colno}); is the file complete?", file=name) from None
+                             f"{exc.colno}){'; is the file complete?' if name else ''}",
+                             file=name) from None
         except DuplicateKeyError as exc:  # the last value won silently
             raise InputError(f"{exc.key!r} is given twice in one object; give each parameter "
                              "(and each topic of a table) once", file=name,
                              field=exc.key) from None
+        except IntegerTooLargeError as exc:
+            raise InputError(f"not valid parameters ({exc})", file=name) from None
         if not isinstance(doc, dict):
             raise InputError("population parameters are a JSON object, got "
                              f"{type(doc).__name__}", file=name)

@@ -66,13 +66,13 @@ class Stress:
             # a bool is an int to isinstance, but True is no stress level (as every other
             # numeric parameter of the package refuses it)
             if not (isinstance(v, int | float) and not isinstance(v, bool)
-                    and math.isfinite(v) and 0.0 <= v <= 1.0):
+                    and 0.0 <= v <= 1.0 and math.isfinite(v)):  # (10**400: OverflowError)
                 raise InputError(f"{name} must be a number in [0, 1], got {v!r}",
                                  field=f"--{name}")
         # checked for a number first: interests="3" was a TypeError out of math.isfinite
         if self.interests is not None and not (
                 isinstance(self.interests, numbers.Real) and not isinstance(self.interests, bool)
-                and math.isfinite(self.interests) and 0.0 <= self.interests <= 20.0):
+                and 0.0 <= self.interests <= 20.0 and math.isfinite(self.interests)):
             raise InputError(f"interests must be a number in [0, 20], got {self.interests!r}",
                              field="--interests")
 
