@@ -131,22 +131,31 @@ def interrupts_deferred() -> Iterator[None]:
     def hold(signum: int, _frame: FrameType | None) -> None:
         received.append(signum)
 
-    previous = signal.signal(signal.SIGINT, hold)
+    # SIGTERM and SIGHUP end a command like Ctrl-C (topicslab._main): held back too, or a
+    # kill between two renames left new files beside old ones (one new shard of three)
+    previous = {number: signal.signal(number, hold) for number in _HELD
+                if signal.getsignal(number) != signal.SIG_IGN}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
-    if received:
-        _deliver_sigint(previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    for number in dict.fromkeys(received):
+        _deliver(number, previous[number])
 
 
-def _deliver_sigint(handler: Any) -> None:
-    """Give a held-back SIGINT to the handler that was in place (Python's raises
+#: the signals ``interrupts_deferred`` holds back (those this platform has)
+_HELD = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
+              if hasattr(signal, name))
+
+
+def _deliver(signum: int, handler: Any) -> None:
+    """Give a held-back signal to the handler that was in place (Python's raises
     ``KeyboardInterrupt``; an ignored signal stays ignored)."""
     if callable(handler):
-        handler(signal.SIGINT, None)
+        handler(signum, None)
     elif handler == signal.SIG_DFL:
-        signal.raise_signal(signal.SIGINT)
+        signal.raise_signal(signum)
     elif handler is None:  # installed outside Python: act as Python's default would
         raise KeyboardInterrupt
 
@@ -245,6 +254,9 @@ def atomic_paths(paths: Sequence[str | os.PathLike[str]],
             for old in stale:
                 if Path(old).absolute() not in new:
                     _remove(Path(old))
+            # before a held-back Ctrl-C is delivered: the set is complete, and the
+            # interrupted command's line must say so (it said "nothing written")
+            _completed.extend(f.absolute() for f in finals)
     except BaseException as exc:
         full = _full_disk(exc, finals[0]) if finals else None
         for tmp in tmps:
@@ -252,7 +264,6 @@ def atomic_paths(paths: Sequence[str | os.PathLike[str]],
         if full is not None:
             raise full from exc
         raise
-    _completed.extend(f.absolute() for f in finals)
 
 
 def _merge_into(tmp: Path, final: Path, owned: Sequence[str]) -> None:
@@ -275,31 +286,42 @@ def atomic_dir(path: str | os.PathLike[str], owned: Sequence[str] = ()) -> Itera
     """Yield a temporary directory next to ``path``; on success it becomes ``path``.
 
     When ``path`` does not exist the temporary directory is renamed to it (one atomic step).
-    When it exists -- a user's directory may hold other files -- the new entries are moved
+    When it exists -- a user's directory may hold other files -- the temporary is made inside
+    it (on its file system, which a mount point's parent is not) and the new entries are moved
     into it with Ctrl-C held back, and the ``owned`` names that the new content lacks are
     removed, so no file of an older output remains mixed with the new one. On failure the
     temporary directory is removed and ``path`` is left untouched (an existing directory
     keeps its old content; a new one is never created).
     """
     final = Path(path)
+    if final.exists() and not final.is_dir():  # (the rename failed after the work)
+        from topicslab.errors import InputError
+
+        raise InputError("is an existing file, and a directory is written here; choose "
+                         "another name", file=os.fspath(final))
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.tmp-", dir=final.parent))
+    # an existing directory may be a mount point (a container's volume, a USB disk), on
+    # another file system than its parent: the temporary lives inside it, or the merge's
+    # renames failed after the work (EXDEV, "Invalid cross-device link", exit code 1)
+    inside = final.is_dir()
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.tmp-",
+                                dir=final if inside else final.parent))
     try:
         yield tmp
         raise_if_interrupted()
         with interrupts_deferred():
-            if final.is_dir():
+            if inside or final.is_dir():
                 _merge_into(tmp, final, owned)
             else:
                 _give_usual_mode(tmp, 0o777)
                 os.rename(tmp, final)
+            _completed.append(final.absolute())  # before a held-back Ctrl-C is delivered
     except BaseException as exc:
         full = _full_disk(exc, final)
         _remove(tmp)
         if full is not None:
             raise full from exc
         raise
-    _completed.append(final.absolute())
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:

@@ -170,7 +170,7 @@ def _output_kinds(directory: Path) -> dict[str, str]:
     meta = directory / "model.json"
     if meta.is_file():
         try:
-            fmt = json.loads(meta.read_text(encoding="utf-8")).get("format")
+            fmt = json.loads(meta.read_text(encoding="utf-8-sig")).get("format")
         except (OSError, ValueError, AttributeError):
             fmt = None
         if fmt == "topicslab-type-mixture":

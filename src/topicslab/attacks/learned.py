@@ -793,7 +793,7 @@ def load_attack(directory: str | Path, *, device: str = "cpu") -> LearnedAttack:
                              file=str(f))
     mf = str(meta_file)
     try:
-        meta = json.loads(meta_file.read_text(encoding="utf-8"), parse_int=bounded_int)
+        meta = json.loads(meta_file.read_text(encoding="utf-8-sig"), parse_int=bounded_int)
     except (ValueError, UnicodeDecodeError) as exc:
         raise InputError(f"invalid JSON: {' '.join(str(exc).split())}", file=mf) from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:

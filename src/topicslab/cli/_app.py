@@ -112,6 +112,9 @@ def print_error(message: str) -> None:
     from topicslab._progress import close_bars
 
     close_bars()  # a bar left open by a suspended generator must not draw after the line
+    # a line break in a name the message quotes (an input file called "a\nb.parquet") made
+    # the line two: shown escaped, as Python writes it
+    message = message.replace("\r", "\\r").replace("\n", "\\n")
     err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
 
 

@@ -166,6 +166,9 @@ def qif(
         # they are known: m is then checked against the data's taxonomy by the library)
         q.ReportingChannel(MAX_TOPICS if m is None else m, 1 if s is None else s, r)
         data = read_sets(sets_path, taxonomy=taxonomy)
+        if data.n_users == 0:  # "the population is empty", naming no file
+            raise InputError("holds no users: there is nothing to analyse",
+                             file=str(sets_path), field="--sets")
         too_late = [w for w in [week, *(week_list or [])] if w >= data.n_weeks]
         if too_late:
             raise InputError(f"week {too_late[0]} is out of range: the data has "

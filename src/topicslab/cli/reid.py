@@ -371,6 +371,9 @@ def reid(
             except TracesNotSetsError as exc:
                 raise InputError(f"{exc.message}: give it as --traces", file=str(sets_path),
                                  field="--sets") from None
+            if data.n_users == 0:  # was attacked: "0 users, 0 targets", exit code 0
+                raise InputError("holds no users: there is nothing to attack",
+                                 file=str(sets_path), field="--sets")
             require_at_most_k(data, k, sets_path)
             mech = dataclasses.replace(mech, k=data.k, taxonomy=data.taxonomy)
             r_list = (_check_weeks_of(r_list, lookback, data.n_weeks, sets_path) if r_list

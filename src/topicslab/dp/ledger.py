@@ -145,7 +145,7 @@ def load_ledger(path: str | Path) -> PrivacyLedger:
         raise InputError("is a directory, not the ledger file; restore the ledger (or rerun "
                          "topicslab stats)", file=str(p))
     try:
-        data = json.loads(p.read_text(encoding="utf-8"), parse_int=bounded_int)
+        data = json.loads(p.read_text(encoding="utf-8-sig"), parse_int=bounded_int)
     except FileNotFoundError:
         raise InputError("no privacy ledger here", file=str(p)) from None
     except (json.JSONDecodeError, UnicodeDecodeError, IntegerTooLargeError) as exc:

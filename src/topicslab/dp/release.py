@@ -122,7 +122,7 @@ def _read_list(path: Path) -> list[Any]:
         raise InputError("is a directory, not a JSON file; restore the release file",
                          file=str(path))
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"invalid JSON: {exc}", file=str(path)) from None
     except OSError as exc:
@@ -397,9 +397,12 @@ def load_statistics(directory: str | Path, *, taxonomy: Taxonomy | str | None = 
     else:
         # a file, or no such path, was reported as a directory without the release's files
         # (fit/validate --stats pop.parquet, or a mistyped name)
-        raise InputError(("is a file" if d.exists() else "does not exist") + "; give the "
-                         "directory of DP statistics that topicslab stats writes",
-                         file=str(d))
+        from topicslab.io._common import missing
+
+        why = "is a file" if d.exists() else (
+            missing(str(d)) if d.is_symlink() else "does not exist")
+        raise InputError(why + "; give the directory of DP statistics that topicslab stats "
+                         "writes", file=str(d))
     if not a_path.exists():
         raise InputError("file missing", file=str(a_path))
     w_rows, a_rows = _read_list(w_path), _read_list(a_path)

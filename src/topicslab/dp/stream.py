@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import json
 import os
 import secrets
@@ -388,6 +389,8 @@ def stream_counts(
         first = pq.ParquetFile(files[0])
         plan = parquet_plan(first.schema_arrow, file=files[0], taxonomy=taxonomy)
         total = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+    if total == 0:  # the local engine refuses it; this one released noise only
+        raise InputError("the topic sets hold no users", file=files[0])
     w_sel = contribution.select_weeks(plan.n_weeks)
     contribution.check_topics(plan.taxonomy.size)
     k = contribution.k
@@ -413,8 +416,12 @@ def _stream_other(path: str, *, contribution: ContributionBound, pad_seed: int,
     tax: Taxonomy | None = None
     w_sel: list[int] = []
     seen: list[npt.NDArray[np.int64]] = []
+    chunks = tio.iter_sets(path, chunk_users, taxonomy=taxonomy, strict=strict)
+    # the header and the first rows are read before the bar is drawn: a file refused there
+    # printed the bar's line above the error's
+    first = next(chunks, None)
     with task("DP counts (stream)", None, enabled=progress) as advance:
-        for chunk in tio.iter_sets(path, chunk_users, taxonomy=taxonomy, strict=strict):
+        for chunk in itertools.chain([] if first is None else [first], chunks):
             if acc is None:
                 tax = chunk.taxonomy
                 w_sel = contribution.select_weeks(chunk.n_weeks)

@@ -9,6 +9,7 @@ library exceptions into one-line ``InputError``s.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -293,11 +294,26 @@ def decode_meta(raw: dict[bytes, bytes] | None, *, file: str) -> dict[str, Any] 
     return block
 
 
+def missing(name: str) -> str:
+    """Why ``name``, which ``os.path.exists`` does not find, cannot be read: no such file, or
+    a symbolic link that cannot be followed (a link that loops round was "no such file",
+    though ``ls`` lists it)."""
+    if not os.path.islink(name):
+        return "no such file"
+    try:
+        os.stat(name)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return ("is a symbolic link that loops back on itself (too many levels of symbolic "
+                    "links)")
+    return f"is a symbolic link to {os.readlink(name)}, which does not exist"
+
+
 def check_exists(path: PathLike) -> str:
     """``str(path)`` after checking it is a non-empty regular file."""
     name = os.fspath(path)
     if not os.path.exists(name):
-        raise InputError("no such file", file=name)
+        raise InputError(missing(name), file=name)
     if os.path.isdir(name):
         raise InputError("is a directory, expected a file", file=name)
     if not stat.S_ISREG(os.stat(name).st_mode):

@@ -133,10 +133,12 @@ def read_sets_csv(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
         other = next((d for d in ("\t", ",", ";") if d != delim and len(names) == 1
                       and d in names[0]), None)
         if other is not None:
+            # no extension names ';' ("name the file .csv" was said of a .csv file)
+            fix = ("separate the columns with ',' (or tabs, in a .tsv file)" if other == ";"
+                   else f"name the file {'.tsv' if other == chr(9) else '.csv'} (or separate "
+                   "the columns as its extension says)")
             raise InputError(f"missing column: the header is separated by {other!r}, not "
-                             f"{delim!r}; name the file {'.tsv' if other == chr(9) else '.csv'} "
-                             "(or separate the columns as its extension says)", file=file,
-                             field="user_id")
+                             f"{delim!r}; {fix}", file=file, field="user_id")
         raise InputError("missing column", file=file, field="user_id")
     n_weeks = week_columns(names, "epoch_{w}_topics", file=file)
     known = {"user_id", *(sets_column(w) for w in range(n_weeks))}

@@ -113,11 +113,15 @@ def load_model(directory: str | Path, *, taxonomy: Taxonomy | str | None = None,
 
     d = Path(directory)
     meta_file, weights_file = d / META, d / WEIGHTS
+    if d.is_symlink() and not d.exists():  # was "d/model.json: file missing"
+        from topicslab.io._common import missing
+
+        raise FileFieldError(missing(str(d)), file=str(d))
     for f in (meta_file, weights_file):
         if not f.is_file():
             raise FileFieldError("file missing (not a model directory?)", file=str(f))
     try:
-        meta = json.loads(meta_file.read_text(encoding="utf-8"), parse_int=bounded_int)
+        meta = json.loads(meta_file.read_text(encoding="utf-8-sig"), parse_int=bounded_int)
     except (json.JSONDecodeError, UnicodeDecodeError, IntegerTooLargeError) as exc:
         raise FileFieldError(f"invalid JSON: {exc}", file=str(meta_file)) from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
@@ -233,7 +237,7 @@ def import_release_parameters(path: str | Path, taxonomy: Taxonomy | str = "v2",
     if not p.is_file():
         raise FileFieldError("file not found", file=file)
     try:
-        doc = json.loads(p.read_text(encoding="utf-8"), parse_int=bounded_int)
+        doc = json.loads(p.read_text(encoding="utf-8-sig"), parse_int=bounded_int)
     except (json.JSONDecodeError, UnicodeDecodeError, IntegerTooLargeError) as exc:
         raise FileFieldError(f"invalid JSON: {exc}", file=file) from None
     lut = {int(t): i for i, t in enumerate(tax.ids)}

@@ -271,9 +271,16 @@ def _load_checkpoint(directory: Path, config: dict[str, Any]) -> dict[str, Any] 
         raise InputError(f"cannot read checkpoint ({exc})", file=str(path)) from None
     old = state.get("config", {})
     for key in sorted(set(old) | set(config)):
-        if old.get(key) != config.get(key):
-            raise InputError(f"checkpoint was made with {key}={old.get(key)!r}, this fit "
-                             f"has {config.get(key)!r}", file=str(path), field=key)
+        was, now = old.get(key), config.get(key)
+        if was != now:
+            if isinstance(was, dict) and isinstance(now, dict):
+                # the optimiser's settings: name the one that differs (--steps), not all
+                # of them as two dicts under '--optimizer'
+                key = next(k for k in sorted(set(was) | set(now)) if was.get(k) != now.get(k))
+                was, now = was.get(key), now.get(key)
+            raise InputError(f"checkpoint was made with {key}={was!r}, this fit has {now!r}; "
+                             "resume with the options of the interrupted fit, or drop "
+                             "--resume to start a new one", file=str(path), field=key)
     return state
 
 

@@ -228,7 +228,7 @@ class PopulationParams:
         its topics must be the ones the tables give."""
         name = str(path)
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            text = Path(path).read_text(encoding="utf-8-sig")
         except FileNotFoundError:
             raise InputError("file not found", file=name) from None
         except IsADirectoryError:
@@ -242,7 +242,9 @@ class PopulationParams:
                ) -> PopulationParams:
         """``load`` and ``from_json``: the text of file ``name`` (None: not a file)."""
         try:
-            doc = json.loads(text, object_pairs_hook=unique_keys, parse_int=bounded_int)
+            # a byte-order mark (Notepad's "UTF-8") is no part of the document
+            doc = json.loads(text.removeprefix("\ufeff"), object_pairs_hook=unique_keys,
+                             parse_int=bounded_int)
         except json.JSONDecodeError as exc:
             raise InputError(f"not valid JSON ({exc.msg}, line {exc.lineno} column "
                              f"{exc.colno}){'; is the file complete?' if name else ''}",
