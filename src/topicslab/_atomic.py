@@ -29,7 +29,7 @@ import sys
 import tempfile
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -231,12 +231,17 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
 
 @contextlib.contextmanager
 def atomic_paths(paths: Sequence[str | os.PathLike[str]],
-                 stale: Iterable[str | os.PathLike[str]] = ()) -> Iterator[list[Path]]:
+                 stale: Iterable[str | os.PathLike[str]]
+                 | Callable[[], Iterable[str | os.PathLike[str]]] = ()
+                 ) -> Iterator[list[Path]]:
     """Yield one temporary path per entry of ``paths``; on success rename them all.
 
     The renames run with Ctrl-C held back, so the set appears as a whole; then the ``stale``
     files that are not part of the new set are removed (e.g. the shards of an older set with
-    another shard count). On failure every temporary is removed and nothing else changes.
+    another shard count). ``stale`` may be a function, asked at the commit: a set another
+    command committed meanwhile is then older too (listed at the start, two concurrent
+    writes of other shard counts both stayed). On failure every temporary is removed and
+    nothing else changes.
     """
     finals = [Path(p) for p in paths]
     tmps: list[Path] = []
@@ -251,7 +256,7 @@ def atomic_paths(paths: Sequence[str | os.PathLike[str]],
                 _give_usual_mode(tmp, 0o666)
                 os.replace(tmp, final)
             new = {f.absolute() for f in finals}
-            for old in stale:
+            for old in stale() if callable(stale) else stale:
                 if Path(old).absolute() not in new:
                     _remove(Path(old))
             # before a held-back Ctrl-C is delivered: the set is complete, and the

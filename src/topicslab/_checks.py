@@ -17,7 +17,12 @@ from typing import Any, TypeVar
 
 from topicslab.errors import ParameterError
 
-__all__ = ["choice", "comma_items", "integer", "integer_array", "number", "refuse"]
+__all__ = ["MAX_COUNT", "choice", "comma_items", "integer", "integer_array", "number", "refuse"]
+
+
+#: the largest count a computation can hold (an int64): a count past it (10**400) is no
+#: count any engine can run, and past a float it broke the memory estimates (OverflowError)
+MAX_COUNT = 2**63 - 1
 
 
 Error = type[ParameterError]

@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
-from topicslab._checks import choice, integer, number, refuse
+from topicslab._checks import MAX_COUNT, choice, integer, number, refuse
 from topicslab.api.hashing import (
     STREAM_ANSWER,
     STREAM_FILTER,
@@ -83,7 +83,7 @@ class Mechanism:
         object.__setattr__(self, "p", number(
             self.p, "p", lo=0.0, hi=1.0, why="p is the probability of a random topic"))
         object.__setattr__(self, "lookback", integer(
-            self.lookback, "lookback", at_least=1,
+            self.lookback, "lookback", at_least=1, at_most=MAX_COUNT,
             why="a call answers from at least the current epoch"))
 
     @property

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from topicslab._checks import choice, integer, object_or_keywords, refuse
+from topicslab._checks import MAX_COUNT, choice, integer, object_or_keywords, refuse
 from topicslab._progress import task
 from topicslab.api import Mechanism, observe
 from topicslab.attacks.attack import MatchSetAttack, TraceAttack, make_attack
@@ -133,7 +133,8 @@ class ReidProtocol:
             t = integer(t, "targets", at_least=1, why="a trial needs a target")
         object.__setattr__(self, "targets", t)
         object.__setattr__(self, "trials", integer(
-            self.trials, "trials", at_least=1, why="the risk is measured over the trials"))
+            self.trials, "trials", at_least=1, at_most=MAX_COUNT,
+            why="the risk is measured over the trials"))
         choice(self.setting, "setting", SETTINGS)
         choice(self.engine, "engine", ENGINES)
 

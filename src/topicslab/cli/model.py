@@ -62,16 +62,22 @@ def _check_shards(shards: int | None, users: int, fmt: str) -> None:
                          field="--shards")
 
 
-def _check_fidelity_size(trials: int, users: int, weeks: int) -> None:
+def check_fidelity_size(trials: int, users: int, weeks: int,
+                        option: str = "--risk-trials") -> None:
     """Refuse a release-fidelity check whose trials cannot fit in memory: every user is a
     target of both attacks, each trial keeps its figures per r (the reid protocol's
-    estimate, twice: population and synthetic)."""
+    estimate, twice: population and synthetic); ``option`` sizes them (run's
+    --fidelity-trials)."""
     from topicslab._resources import require_memory
     from topicslab.attacks import ReidProtocol
+    from topicslab.errors import ParameterError
 
-    work, kept = ReidProtocol("all", trials).memory(users, weeks, 2)
+    try:
+        work, kept = ReidProtocol("all", trials).memory(users, weeks, 2)
+    except ParameterError as exc:  # (10**400 trials: named 'trials')
+        raise ParameterError(exc.message, field=option) from None
     require_memory(work + 2 * weeks * kept, f"the release fidelity of {trials:,} trials x "
-                   f"{weeks} weeks", field="--risk-trials", hint="use fewer --risk-trials")
+                   f"{weeks} weeks", field=option, hint=f"use fewer {option}")
 
 
 def _check_disk(out_path: Path, users: int, weeks: int) -> None:
@@ -654,7 +660,7 @@ def validate_command(
             _check_sample_size(users or pop.n_users, max(weeks, mdl.weeks), mdl.k,
                                "use fewer --users")
     if risk and pop is not None and weeks is not None:
-        _check_fidelity_size(risk_trials, pop.n_users, weeks)
+        check_fidelity_size(risk_trials, pop.n_users, weeks)
     q = tv.fit_quality(stats, mdl)
     doc: dict[str, Any] = {"fit_quality": q.to_dict(arrays=arrays),
                            "model_stationarity": tv.stationarity(mdl).to_dict()}

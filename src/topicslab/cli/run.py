@@ -18,7 +18,7 @@ from topicslab.cli._app import (
     out,
     sets_taxonomy,
 )
-from topicslab.cli.model import MAX_STEPS
+from topicslab.cli.model import MAX_STEPS, check_fidelity_size
 from topicslab.errors import InputError
 
 
@@ -75,6 +75,9 @@ def _check_size(preset: str, users: int | None, overrides: dict[str, Any],
     option = "--trials" if trials >= work else "--targets"
     require_memory(work + trials, f"the re-identification protocol's {cfg.trials:,} trials",
                    field=option, hint=f"use fewer {option}")
+    # the fidelity check's trials were unchecked: --fidelity-trials 10^18 ran the stages
+    check_fidelity_size(cfg.fidelity_trials, cfg.users if users_known else 0, cfg.weeks,
+                        option="--fidelity-trials")
     typed = overrides.get("targets")
     if users_known and isinstance(typed, int) and typed > cfg.users:
         # clamped to the users, as reid does, but said (it was silent)

@@ -17,7 +17,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from topicslab._checks import integer, number, refuse
+from topicslab._checks import MAX_COUNT, integer, number, refuse
 from topicslab.disclosure.whitebox import MAX_SITES
 
 __all__ = ["BLOCK_USERS", "DEFAULT_RHOS", "MAX_EPOCHS", "ROW_STRIDE", "DisclosureDesign"]
@@ -107,7 +107,8 @@ class DisclosureDesign:
                 f"{MAX_SITES} stay a float64 (--no-whitebox lifts it)"
             if sites else "an epoch needs a probe"))
         object.__setattr__(self, "mc_samples", integer(
-            self.mc_samples, "mc_samples", at_least=1, why="the white box averages them"))
+            self.mc_samples, "mc_samples", at_least=1, at_most=MAX_COUNT,
+            why="the white box averages them"))
         if self.mc_epochs is not None:
             object.__setattr__(self, "mc_epochs", integer(
                 self.mc_epochs, "mc_epochs", at_least=1, at_most=MAX_EPOCHS,

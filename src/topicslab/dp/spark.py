@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import json
 import os
 import secrets
 import sys
@@ -39,6 +40,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from topicslab.dp.bounding import BoundingReport
 from topicslab.dp.counts import PairCounts
@@ -121,10 +123,19 @@ def spark_session(master: str | None = None, spark: Any = None,
         builder = builder.config("spark.executorEnv.NUMBA_CACHE_DIR",
                                  os.environ.get("NUMBA_CACHE_DIR",
                                                 "/tmp/topicslab-numba-cache"))
+    if url == "yarn" and not ({"HADOOP_CONF_DIR", "YARN_CONF_DIR"} & set(os.environ)):
+        # Spark refuses it at start-up, and the line blamed Java and pyspark
+        raise InputError("--master yarn reads the cluster from the environment: set "
+                         "HADOOP_CONF_DIR or YARN_CONF_DIR to its configuration directory (or "
+                         "use local[N] or spark://HOST:PORT)", field="--master")
     try:
         session = builder.getOrCreate()
     except Exception as exc:  # py4j / pyspark raise many types; all mean "no Spark"
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        if url is not None and not is_local:  # (it blamed Java and pyspark, both there)
+            raise InputError(f"Spark could not start on the master {url} ({first}): check "
+                             "that the cluster is up and reachable from here",
+                             field="--master") from None
         raise TopicsLabError(f"Spark could not start ({first}); the Spark engine needs Java "
                              f"17+ (JAVA_HOME) and {INSTALL_HINT}") from None
     finally:
@@ -186,7 +197,10 @@ def _partition_counts(job: _Job, batches: Iterator[pa.RecordBatch]
             acc.add(got.user_ids, got.sets, file=job.file)
     except TopicsLabError as exc:
         # an error row instead of a failed task: the driver raises it as one clean line
-        yield _rows([_K_ERROR], [pid], [0], msg=str(exc))
+        # (its parts, not its line: the driver's line named the file twice, "F: F, field")
+        parts = ({"message": exc.message, "file": exc.file, "row": exc.row, "field": exc.field}
+                 if isinstance(exc, InputError) else {"message": str(exc)})
+        yield _rows([_K_ERROR], [pid], [0], msg=json.dumps(parts))
         return
     flat = acc.hist.reshape(acc.hist.shape[0], -1)
     q, code = np.nonzero(flat)
@@ -202,7 +216,6 @@ def _partition_counts(job: _Job, batches: Iterator[pa.RecordBatch]
 
 def _footer_plan(path: str, taxonomy: Taxonomy | str | None) -> ParquetPlan | None:
     """The taxonomy from the first file's footer, when pyarrow can reach it."""
-    import pyarrow.parquet as pq
 
     try:
         if "://" in path and not path.startswith("file://"):
@@ -318,7 +331,8 @@ def _run(session: Any, name: str, *, contribution: ContributionBound, pad_seed: 
     errors = np.flatnonzero(kind == _K_ERROR)
     if errors.size:
         first_err = errors[np.argmin(code[errors])]
-        raise InputError(str(table.column("msg")[int(first_err)].as_py()))
+        parts = json.loads(table.column("msg")[int(first_err)].as_py())
+        raise InputError(parts.pop("message"), **parts)
     n_q = 2 * len(w_sel) - 1
     hist = np.zeros((n_q, m * m), dtype=np.int64)
     sel = kind >= 0
@@ -373,9 +387,22 @@ def spark_statistics(
 
     Args: as ``compute_statistics`` and ``spark_counts``.
     """
-    from topicslab.dp.stream import _file_weeks
+    from topicslab.dp.stream import _file_weeks, _is_wide_parquet, _parquet_files
 
     name = os.fspath(path)
+    if "://" not in name:  # a local input is checked here, before Spark starts
+        if not _is_wide_parquet(name):  # Spark read a CSV as Parquet: a Java trace, exit 1
+            raise InputError("--engine spark reads topic sets in wide Parquet (the Parquet "
+                             "files topicslab writes): convert the file first (topicslab "
+                             "convert), or use --engine local", file=name, field="--engine")
+        from topicslab.io._common import wrap_errors
+
+        files = _parquet_files(name)
+        with wrap_errors(files[0], "Parquet"):
+            total = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+        if total == 0:
+            # the local and stream engines refuse it; this one released noise only
+            raise InputError("the topic sets hold no users", file=files[0])
     budget = budget_of(budget, epsilon=epsilon, delta=delta, split=split,
                        accounting=accounting)
     contribution = contribution_of(contribution, k=k, bound=bound, weeks=weeks)

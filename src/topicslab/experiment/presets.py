@@ -58,6 +58,7 @@ class Preset:
     learned_trials: int = 2          # its trials of ``targets`` targets per r
 
     def __post_init__(self) -> None:
+        from topicslab._checks import MAX_COUNT
         from topicslab.errors import InputError
 
         self._check_stage_parameters()
@@ -72,8 +73,9 @@ class Preset:
             v = getattr(self, name)
             if v is None and name == "types":
                 continue
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise InputError(f"{name} must be a positive integer, got {v!r}",
+            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_COUNT:
+                # (10**400 users or types was an OverflowError in the memory estimates)
+                raise InputError(f"{name} must be a positive 64-bit integer, got {v!r}",
                                  field="--" + name.replace("_", "-"))
         if self.learned:  # (imports torch: only when the stage runs)
             from topicslab.attacks.learned import LearnedAttackConfig

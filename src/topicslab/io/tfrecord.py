@@ -59,7 +59,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from topicslab._atomic import atomic_path, atomic_paths
+from topicslab._atomic import atomic_path, atomic_paths, raise_if_interrupted
 from topicslab.datamodel import TopicSets
 from topicslab.errors import InputError
 from topicslab.io import _tfrecord_fast as _fast
@@ -915,10 +915,11 @@ def write_sets_tfrecord(path: PathLike, sets: TopicSets, *, shards: int = 1,
     bounds = np.linspace(0, sets.n_users, shards + 1).astype(int)
     keys, key_off = _feature_keys(sets.n_weeks)
     uids = np.ascontiguousarray(sets.user_ids, dtype=np.int64)
-    with atomic_paths(names, stale=shard_set_on_disk(path)) as tmps:
+    with atomic_paths(names, stale=lambda: shard_set_on_disk(path)) as tmps:
         for i, tmp in enumerate(tmps):
             with open(tmp, "wb") as fh:
                 for lo in range(int(bounds[i]), int(bounds[i + 1]), _WRITE_CHUNK):
+                    raise_if_interrupted()  # (also in the sampler's writer thread)
                     hi = min(lo + _WRITE_CHUNK, int(bounds[i + 1]))
                     ids = np.ascontiguousarray(sets.taxonomy.id_of(sets.sets[lo:hi]),
                                                dtype=np.int32)

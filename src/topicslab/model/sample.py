@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -386,7 +386,7 @@ def sample_to_file(model: TypeMixture, path: str | os.PathLike[str], n_users: in
     # each shard goes to a hidden temporary; all are renamed together at the end and replace
     # the files of any earlier set at ``path`` (another shard count would otherwise remain
     # beside the new shards, and a reader of the directory would see both sets)
-    with atomic_paths(names, stale=shard_set_on_disk(path)) as tmps, \
+    with atomic_paths(names, stale=lambda: shard_set_on_disk(path)) as tmps, \
             task("sampling users", n, progress) as advance:
         def write_shard(lo: int, arr: npt.NDArray[np.int16]) -> None:
             i = ranges.index((lo, lo + arr.shape[0]))
@@ -403,11 +403,28 @@ def _pipeline(s: _Sampler, ranges: list[tuple[int, int]], raw: bool,
     """Draw chunk c+1 while chunk c is written (the kernel and pyarrow release the GIL)."""
     pending: Future[None] | None = None
     with ThreadPoolExecutor(max_workers=1) as pool:
-        for lo, hi in ranges:
-            arr = s.draw(lo, hi - lo, raw)
+        try:
+            for lo, hi in ranges:
+                arr = s.draw(lo, hi - lo, raw)
+                if pending is not None:
+                    pending.result()
+                pending = pool.submit(write, lo, arr)
             if pending is not None:
                 pending.result()
-            pending = pool.submit(write, lo, arr)
-        if pending is not None:
-            pending.result()
+        except BaseException:
+            if pending is not None:
+                _wait_out(pending)
+            raise
+
+
+def _wait_out(pending: Future[None]) -> None:
+    """Let the chunk being written end (it stops at its next checkpoint once Ctrl-C is seen,
+    removing its temporary) before the caller removes the set's: a second Ctrl-C during that
+    wait cut it short, and the process ended with the writer's temporary left on disk."""
+    while True:
+        try:
+            wait([pending])
+            return
+        except KeyboardInterrupt:
+            continue
 
