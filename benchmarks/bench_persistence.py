@@ -11,6 +11,12 @@ r = 1..weeks, every user a target (``validate.fidelity``), both attacks.
     python benchmarks/bench_persistence.py                        # 1M users, 8 weeks
     python benchmarks/bench_persistence.py --users 200000 --weights 0,0.03,0.3
     python benchmarks/bench_persistence.py --types 300 --overlap-lags 0 --weights 0
+    python benchmarks/bench_persistence.py --types 300 --single 250 --overlap-lags 0 --weights 0
+
+``--single N`` makes the first N types single-mode (their other modes get no weight): a
+mixture of N one-mode types and T − N types with M modes, to see whether topics that persist
+one by one (one-mode types) and themes that alternate (modes) can share one fit.
+``--init-mode-stay`` starts the mode stays elsewhere than the variant's 0.7.
 """
 
 from __future__ import annotations
@@ -18,12 +24,39 @@ from __future__ import annotations
 import argparse
 import math
 import time
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import torch
 
 from topicslab import dp, population, validate
 from topicslab import model as tm
 from topicslab.model.persistence import overlap_histogram, sampled_overlap
+from topicslab.model.variants import Params, PersistentTypes, Stats
+
+
+@dataclass(frozen=True)
+class MixedModes(PersistentTypes):
+    """Persistent types whose first ``single`` types have one mode (the rest M): exploratory,
+    the other modes of a single-mode type are masked out of its mode weights."""
+
+    single: int = 0
+
+    def _masked(self, params: Params) -> Params:
+        mask = torch.zeros_like(params["mode_logit"])
+        mask[: self.single, 1:] = -1e4  # e^-1e4 = 0 at every precision
+        return {**params, "mode_logit": params["mode_logit"] + mask}
+
+    def statistics(self, params: Params) -> Stats:
+        return super().statistics(self._masked(params))
+
+    def build(self, params: Params, taxonomy: Any, metadata: dict[str, Any],
+              ) -> tm.TypeMixture:
+        return super().build(self._masked(params), taxonomy, metadata)
+
+    def config(self) -> dict[str, Any]:
+        return {**super().config(), "single": self.single}
 
 
 def main() -> None:
@@ -38,6 +71,9 @@ def main() -> None:
     ap.add_argument("--overlap-lags", type=int, default=None,
                     help="lags released (default weeks - 1; 0: the paper's release)")
     ap.add_argument("--trials", type=int, default=1)
+    ap.add_argument("--single", type=int, default=0,
+                    help="types with one mode (the first N of --types; default 0)")
+    ap.add_argument("--init-mode-stay", type=float, default=0.7)
     args = ap.parse_args()
     lags = args.weeks - 1 if args.overlap_lags is None else args.overlap_lags
     if not 0 <= lags < args.weeks:
@@ -52,8 +88,11 @@ def main() -> None:
     print("population  P(O_l=0) " + " ".join(f"{x:.3f}" for x in truth[:, 0]))
     for w in (float(x) for x in args.weights.split(",")):
         t1 = time.perf_counter()
-        res = tm.fit(st, tm.make_variant("persistent", args.types, args.weeks,
-                                         modes=args.modes),
+        base = tm.make_variant("persistent", args.types, args.weeks, modes=args.modes)
+        assert isinstance(base, PersistentTypes)
+        variant = MixedModes(types=base.types, modes=base.modes, weeks=args.weeks,
+                             init_mode_stay=args.init_mode_stay, single=args.single)
+        res = tm.fit(st, variant,
                      tm.FullObjective(persistence=w), seed=0, progress=False)
         fit_s = time.perf_counter() - t1
         got = sampled_overlap(res.model, args.weeks - 1, 200_000, seed=3)
@@ -62,6 +101,9 @@ def main() -> None:
               f"rel<=20% {res.quality['share_rel_within_20pct']:.1%}", flush=True)
         print("synthetic   E[O_l] " + " ".join(f"{x:.3f}" for x in got @ np.arange(6)))
         print("synthetic   P(O_l=0) " + " ".join(f"{x:.3f}" for x in got[:, 0]))
+        stays = np.asarray(res.model.mode_stay)
+        print("mode stays q10/q50/q90 " + " ".join(f"{x:.3f}" for x in
+                                                   np.quantile(stays, [0.1, 0.5, 0.9])))
 
         def synthetic(trial: int, model: tm.TypeMixture = res.model) -> object:
             return tm.sample(model, pop.n_users, seed=100 + trial, weeks=args.weeks)
