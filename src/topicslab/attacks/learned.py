@@ -67,9 +67,11 @@ Public names:
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from numbers import Integral, Real
 from pathlib import Path
 from typing import Any
 
@@ -144,9 +146,17 @@ class LearnedAttackConfig:
                      "batch_users", "validation"):
             v = getattr(self, name)
             least = 0 if name == "epochs" else 1  # 0 epochs: the counted co-occurrence only
-            if isinstance(v, bool) or not isinstance(v, int) or v < least:
+            if isinstance(v, bool) or not isinstance(v, Integral) or v < least:
                 kind = "a non-negative" if least == 0 else "a positive"
                 raise InputError(f"must be {kind} integer, got {v!r}", field=name)
+            object.__setattr__(self, name, int(v))  # a NumPy integer: model.json's int
+        for name in ("hard_fraction", "lr", "l2", "listwise", "pair_pseudo_count", "gate"):
+            v = getattr(self, name)
+            # a string or None was a TypeError from the comparisons below; a NaN gate
+            # compared false everywhere (the gate silently off)
+            if isinstance(v, bool) or not isinstance(v, Real) or math.isnan(v):
+                raise InputError(f"must be a number, got {v!r}", field=name)
+            object.__setattr__(self, name, float(v))
         if self.negatives > MAX_NEGATIVES:
             raise InputError(f"must be at most {MAX_NEGATIVES:,} (Carey et al. use 10; every "
                              f"negative is one more pair per user and step), got "

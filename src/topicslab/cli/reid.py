@@ -386,18 +386,19 @@ def reid(
                 if len(r_list) != 1:
                     raise InputError("the learned attack takes one --weeks (its r)",
                                      field="--weeks")
-                trained_p = learned.metadata.get("p")
-                if isinstance(trained_p, int | float) and not math.isclose(trained_p, p):
-                    # a legitimate experiment (an attacker trained on another mechanism),
-                    # but said; only once every option and input is known to be good
-                    err.print(f"[yellow]note[/]: the learned attack was trained at p = "
-                              f"{trained_p:g}; these traces are simulated at p = {p:g} (its "
-                              "gains Δ are estimated from website 1 as usual, its learned "
-                              "terms come from the training p)")
                 results = [measure_risk_learned(
                     data, learned, weeks=r_list[0], compare=names,
                     targets=protocol.targets, trials=protocol.trials, seed=seed,
                     mechanism=mech, progress=progress)]
+                trained_p = learned.metadata.get("p")
+                if isinstance(trained_p, int | float) and not math.isclose(trained_p, p):
+                    # a legitimate experiment (an attacker trained on another mechanism),
+                    # but said; only once it ran (a refusal of the weeks, the lookback or
+                    # the taxonomy came after this note: two lines)
+                    err.print(f"[yellow]note[/]: the learned attack was trained at p = "
+                              f"{trained_p:g}; these traces are simulated at p = {p:g} (its "
+                              "gains Δ are estimated from website 1 as usual, its learned "
+                              "terms come from the training p)")
                 payload = results[0].to_dict()
             elif len(r_list) == 1:
                 results = [atk.measure_risk(data, weeks=r_list[0], mechanism=mech, **opts)]

@@ -17,6 +17,8 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import numpy as np
+
 from topicslab._checks import MAX_COUNT, integer, number, refuse
 from topicslab.disclosure.whitebox import MAX_SITES
 
@@ -100,6 +102,9 @@ class DisclosureDesign:
             object.__setattr__(self, "train_personas", integer(
                 self.train_personas, "train_personas", at_least=2, at_most=BLOCK_USERS,
                 why=spread))
+        if not isinstance(self.whitebox, bool | np.bool_):  # "no" ran the white box
+            raise refuse(f"whitebox must be True or False, got {self.whitebox!r}", "whitebox")
+        object.__setattr__(self, "whitebox", bool(self.whitebox))
         sites = MAX_SITES if self.whitebox else None
         object.__setattr__(self, "probe_sites", integer(
             self.probe_sites, "probe_sites", at_least=1, at_most=sites,

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
+from numbers import Integral
 from typing import Any
 
 
@@ -73,10 +74,16 @@ class Preset:
             v = getattr(self, name)
             if v is None and name == "types":
                 continue
-            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_COUNT:
+            if (isinstance(v, bool) or not isinstance(v, Integral)
+                    or not 1 <= int(v) <= MAX_COUNT):
                 # (10**400 users or types was an OverflowError in the memory estimates)
                 raise InputError(f"{name} must be a positive 64-bit integer, got {v!r}",
                                  field="--" + name.replace("_", "-"))
+            object.__setattr__(self, name, int(v))  # a NumPy integer (refused before)
+        for name in ("refit_per_trial", "disclosure", "theory", "learned"):
+            if not isinstance(getattr(self, name), bool):  # "no" was taken as true
+                raise InputError(f"{name} must be True or False, got "
+                                 f"{getattr(self, name)!r}", field=name)
         if self.learned:  # (imports torch: only when the stage runs)
             from topicslab.attacks.learned import LearnedAttackConfig
 

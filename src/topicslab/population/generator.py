@@ -293,8 +293,7 @@ def _check(n_users: int, n_weeks: int, k: int, first_user: int, tax: Taxonomy,
     integer(n_weeks, "weeks", at_least=1, at_most=ROW_STRIDE - 1,
             why=f"the top-k randomness is keyed by user * {ROW_STRIDE} + week")
     Mechanism(k=k, taxonomy=tax)  # the profile size k, checked where it is defined
-    if first_user < 0:
-        raise ValueError("first_user must be non-negative")
+    integer(first_user, "first_user", at_least=0)  # was a ValueError, not a refusal
     if params is not None and not isinstance(params, PopulationParams):
         # a dict failed deep in the generator ('dict' object has no attribute 'compile')
         raise TypeError(f"params takes PopulationParams (population.load_reference or "
@@ -338,8 +337,7 @@ def generate_chunks(
 
     tax = resolve(taxonomy)
     _check(n_users, n_weeks, k, first_user, tax, params)
-    if chunk_users < 1:
-        raise ValueError("chunk_users must be positive")
+    integer(chunk_users, "chunk_users", at_least=1)  # was a ValueError, not a refusal
     par = params if params is not None else load_reference(tax.version)
     return _chunks(n_users, n_weeks, chunk_users, seed, par, k, tax, first_user, progress)
 

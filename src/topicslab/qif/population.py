@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, replace
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -115,13 +116,17 @@ def _epoch_list(n_weeks: int, weeks: Weeks) -> list[int]:
         return list(range(n_weeks))
     if isinstance(weeks, slice):
         return list(range(n_weeks))[weeks]
-    idx = [weeks] if isinstance(weeks, int) else list(weeks)
+    idx = [weeks] if isinstance(weeks, int | np.integer) else list(weeks)
     if not idx:
         raise QIFError("no epoch selected")
     for w in idx:
+        # True was week 1; a NumPy integer was "not iterable"
+        if isinstance(w, bool | np.bool_) or not isinstance(w, Integral):
+            raise QIFParameterError(f"weeks must be week indices (integers), got {w!r}",
+                                    field="weeks")
         if not -n_weeks <= w < n_weeks:
             raise QIFError(f"week {w} is out of range: the data has {n_weeks} weeks")
-    return [w % n_weeks for w in idx]
+    return [int(w) % n_weeks for w in idx]
 
 
 def distinct_profiles(sets: TopicSets | npt.ArrayLike, *, m: int | None = None,
