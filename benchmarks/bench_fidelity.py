@@ -49,7 +49,9 @@ def run_variant(name: str, args: argparse.Namespace, repeat: int = 0) -> dict[st
                         params=stress.apply(taxonomy=taxonomy), taxonomy=taxonomy)
     times["population"] = time.perf_counter() - t
     t = time.perf_counter()
-    stats = dp.compute_statistics(sets, weeks=[0, 1], epsilon=args.epsilon,
+    release = list(range(args.release_weeks or args.weeks))
+    stats = dp.compute_statistics(sets, weeks=release, epsilon=args.epsilon,
+                                  accounting=args.accounting,
                                   seed=args.seed + 1 + 1000 * repeat)
     times["dp"] = time.perf_counter() - t
     t = time.perf_counter()
@@ -138,6 +140,10 @@ def main() -> None:
     ap.add_argument("--no-noise-stop", action="store_true",
                     help="run every step (the fit otherwise stops at the DP noise floor)")
     ap.add_argument("--epsilon", type=float, default=LN3)
+    ap.add_argument("--release-weeks", type=int, default=2,
+                    help="weeks 0..N-1 in the release (default 2: the paper's weeks 0-1; "
+                         "0: all --weeks)")
+    ap.add_argument("--accounting", default="paper", choices=("paper", "tight"))
     ap.add_argument("--trials", type=int, default=2)
     ap.add_argument("--tolerance", type=float, default=0.10)
     ap.add_argument("--seed", type=int, default=1)
