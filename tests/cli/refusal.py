@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pytest
 from typer.testing import CliRunner
 
 _runner = CliRunner()
@@ -84,3 +85,16 @@ def fit_small_model(invoke: Callable[[list[str]], Any], directory: Path) -> None
     res = invoke(["fit", "--stats", str(directory / "stats"), "--out", str(directory / "model"),
                   "--types", "2", "--modes", "1", "--steps", "1", "--no-progress"])
     assert res.exit_code == 0, res.output
+
+
+def refusal_test(cases: list[tuple[str, list[str], str]]) -> Callable[..., None]:
+    """``test_bad_input_is_refused`` over a round's table of (name, args, named) cases: each
+    is refused with one line naming ``named`` and nothing written (``invoke_refused``); the
+    round's module provides the ``inputs`` and ``work`` fixtures."""
+
+    @pytest.mark.parametrize(("name", "args", "named"), cases, ids=[c[0] for c in cases])
+    def test_bad_input_is_refused(inputs: Path, work: Path, name: str, args: list[str],
+                                  named: str) -> None:
+        invoke_refused(invoke, args, inputs, work, named)
+
+    return test_bad_input_is_refused

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from refusal import invoke, invoke_refused, population_and_stats
+from refusal import invoke, population_and_stats, refusal_test
 
 from topicslab.errors import InputError
 
@@ -68,10 +68,7 @@ CASES: list[tuple[str, list[str], str]] = [
 ]
 
 
-@pytest.mark.parametrize(("name", "args", "named"), CASES, ids=[c[0] for c in CASES])
-def test_bad_input_is_refused(inputs: Path, work: Path, name: str, args: list[str],
-                              named: str) -> None:
-    invoke_refused(invoke, args, inputs, work, named)
+test_bad_input_is_refused = refusal_test(CASES)
 
 
 def test_the_last_week_a_file_holds_is_still_ingested(inputs: Path, work: Path) -> None:

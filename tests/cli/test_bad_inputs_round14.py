@@ -26,7 +26,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from refusal import fit_small_model, invoke, invoke_refused, population_and_stats, random_profiles
+from refusal import (
+    fit_small_model,
+    invoke,
+    population_and_stats,
+    random_profiles,
+    refusal_test,
+)
 
 from topicslab.errors import InputError
 
@@ -140,10 +146,7 @@ CASES: list[tuple[str, list[str], str]] = [
 ]
 
 
-@pytest.mark.parametrize(("name", "args", "named"), CASES, ids=[c[0] for c in CASES])
-def test_bad_input_is_refused(inputs: Path, work: Path, name: str, args: list[str],
-                              named: str) -> None:
-    invoke_refused(invoke, args, inputs, work, named)
+test_bad_input_is_refused = refusal_test(CASES)
 
 
 def test_k_within_the_file_taxonomy_still_converts(inputs: Path, work: Path) -> None:

@@ -24,7 +24,13 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from refusal import check_refused, fit_small_model, invoke, invoke_refused, population_and_stats
+from refusal import (
+    check_refused,
+    fit_small_model,
+    invoke,
+    population_and_stats,
+    refusal_test,
+)
 
 BOM = b"\xef\xbb\xbf"
 
@@ -85,10 +91,7 @@ CASES: list[tuple[str, list[str], str]] = [
 ]
 
 
-@pytest.mark.parametrize(("name", "args", "named"), CASES, ids=[c[0] for c in CASES])
-def test_bad_input_is_refused(inputs: Path, work: Path, name: str, args: list[str],
-                              named: str) -> None:
-    invoke_refused(invoke, args, inputs, work, named)
+test_bad_input_is_refused = refusal_test(CASES)
 
 
 @pytest.mark.parametrize(("args", "wrote"), [

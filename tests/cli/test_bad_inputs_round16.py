@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from refusal import fit_small_model, invoke, invoke_refused, population_and_stats
+from refusal import fit_small_model, invoke, invoke_refused, population_and_stats, refusal_test
 
 BIG = str(10**400)
 
@@ -72,10 +72,7 @@ CASES: list[tuple[str, list[str], str]] = [
 ]
 
 
-@pytest.mark.parametrize(("name", "args", "named"), CASES, ids=[c[0] for c in CASES])
-def test_bad_input_is_refused(inputs: Path, work: Path, name: str, args: list[str],
-                              named: str) -> None:
-    invoke_refused(invoke, args, inputs, work, named)
+test_bad_input_is_refused = refusal_test(CASES)
 
 
 SPARK = ["stats", "--out", "{out}", "--engine", "spark", "--epsilon", "1000", "--sets"]

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from refusal import invoke, invoke_refused, population_and_stats
+from refusal import invoke, population_and_stats, refusal_test
 
 
 @pytest.fixture(scope="module")
@@ -48,10 +48,7 @@ CASES: list[tuple[str, list[str], str]] = [
 ]
 
 
-@pytest.mark.parametrize(("name", "args", "named"), CASES, ids=[c[0] for c in CASES])
-def test_bad_input_is_refused(inputs: Path, work: Path, name: str, args: list[str],
-                              named: str) -> None:
-    invoke_refused(invoke, args, inputs, work, named)
+test_bad_input_is_refused = refusal_test(CASES)
 
 
 def test_the_learned_attack_at_another_p_still_runs_with_its_note(inputs: Path) -> None:
