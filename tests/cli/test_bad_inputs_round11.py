@@ -30,6 +30,7 @@ from refusal import (
     invoke_refused,
     population_and_stats,
     random_profiles,
+    refusal_test,
     tree,
 )
 
@@ -129,10 +130,7 @@ CASES: list[tuple[str, list[str], str]] = [
 ]
 
 
-@pytest.mark.parametrize(("name", "args", "named"), CASES, ids=[c[0] for c in CASES])
-def test_bad_input_is_refused(inputs: Path, work: Path, name: str, args: list[str],
-                              named: str) -> None:
-    invoke_refused(invoke, args, inputs, work, named)
+test_bad_input_is_refused = refusal_test(CASES)
 
 
 def test_validate_synthetic_through_a_link_to_the_population(inputs: Path, work: Path) -> None:
