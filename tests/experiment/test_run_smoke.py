@@ -43,6 +43,12 @@ def test_every_stage_and_section(smoke: tuple[Path, dict]) -> None:
     assert 0 <= res["fit_quality"]["share_abs_within_0.1pp"] <= 1
     assert res["verdict"]["pass"] in (True, False)
     assert res["dp_statistics"]["ledger"]["claimed"]["epsilon"] == pytest.approx(1.0986, 1e-4)
+    # the default release: every simulated week (4 within-week, 3 across-week queries) under
+    # one zCDP budget
+    ledger = res["dp_statistics"]["ledger"]
+    assert ledger["accounting"] == "tight"
+    assert ledger["contribution_bounding"]["weeks"] == [0, 1, 2, 3]
+    assert len(ledger["split"]) == 7 and res["parameters"]["stats_weeks"] == [0, 1, 2, 3]
     assert res["cached_stages"] == []
     for stage in ("population", "dp_statistics", "fit", "sample", "fidelity", "validate",
                   "reid_population", "reid_synthetic", "qif", "disclosure", "report"):

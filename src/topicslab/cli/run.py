@@ -144,6 +144,22 @@ def _check_not_foreign(out_dir: Path) -> None:
                          file=str(out_dir), field="--out")
 
 
+def _release_weeks(text: str | None) -> tuple[int, ...] | None:
+    """``--release-weeks``: ``all`` (every simulated week) or comma-separated week indices."""
+    from topicslab._checks import comma_items
+
+    if text is None or text.strip().lower() == "all":
+        return None
+    try:
+        weeks = tuple(int(w) for w in comma_items(text))
+        if not weeks:
+            raise ValueError(text)
+        return weeks
+    except ValueError:
+        raise InputError(f"expected all or comma-separated week indices (e.g. 0,1), got "
+                         f"{text!r}", field="--release-weeks") from None
+
+
 @app.command()
 def run(
     preset: str = typer.Option("default", "--preset",
@@ -174,6 +190,15 @@ def run(
     fidelity_trials: int | None = typer.Option(
         None, "--fidelity-trials", min=1,
         help="Trials of the release-fidelity check (every user a target; default 2)."),
+    release_weeks: str | None = typer.Option(
+        None, "--release-weeks",
+        help="Weeks the DP statistics count: all (default: every simulated week, averaged, as "
+             "Dick et al. §4.1 define the statistics) or a list, e.g. 0,1 (the paper's counted "
+             "weeks)."),
+    accounting: str | None = typer.Option(
+        None, "--accounting",
+        help="tight (default: one zCDP budget for the whole release, proven for the noise "
+             "added) | paper (the paper's basic composition: 25/25/50 for two weeks)."),
     overlap_lags: int | None = typer.Option(
         None, "--overlap-lags", min=0,
         help="Add the persistence statistic with this many lags to the DP release "
@@ -227,6 +252,7 @@ def run(
                  "fit_minutes": fit_minutes, "targets": targets, "trials": trials,
                  "refit_per_trial": True if refit_per_trial else None,
                  "fidelity_trials": fidelity_trials, "overlap_lags": overlap_lags,
+                 "stats_weeks": _release_weeks(release_weeks), "accounting": accounting,
                  "disclosure": False if no_disclosure else None,
                  "theory": True if theory else None,
                  "learned": True if learned else None, "learned_epochs": learned_epochs,
@@ -236,6 +262,10 @@ def run(
         if value is not None and not learned:
             raise InputError(f"{option} sizes the learned-attack section: add --learned (or "
                              f"drop {option})", field=option)
+    for option, value in (("--release-weeks", release_weeks), ("--accounting", accounting)):
+        if value is not None and stats is not None:
+            raise InputError(f"{option} shapes the DP release that the run computes: a run "
+                             f"from --stats reads one (drop {option})", field=option)
     if overlap_lags is not None and stats is not None:
         raise InputError("--overlap-lags sizes the DP release that the run computes: a run "
                          "from --stats reads one (drop --overlap-lags)", field="--overlap-lags")

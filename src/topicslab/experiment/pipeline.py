@@ -9,7 +9,8 @@ Stages, in data-flow order (docs/design.md §Data flow):
 
 * ``population``: the calibrated reference population (or ``sets_path``: the user's data);
   with the calibration check against the published statistics of the real release.
-* ``dp_statistics``: weeks 1–2, ε = ln 3, δ = 1e-15 (or ``stats_dir``: published statistics;
+* ``dp_statistics``: every simulated week (``Preset.release_weeks``; the paper's weeks 1–2 on
+  request), ε = ln 3, δ = 1e-15, tight accounting (or ``stats_dir``: published statistics;
   then there is no population and no population-side comparison).
 * ``fit`` / ``sample``: the type mixture (``--model persistent``, the default, or the paper's)
   fitted to the DP statistics only, and as many synthetic users as the population has.
@@ -276,10 +277,10 @@ def run(
             # a week of more than k distinct topics (sets of another k) failed only at the DP
             # stage, after OUT/stages.json was written, and without naming the file
             k = ContributionBound().k
-            distinct = distinct_per_week(s.sets[:, list(cfg.stats_weeks)])
+            distinct = distinct_per_week(s.sets[:, list(cfg.release_weeks)])
             if (distinct > k).any():
                 u, i = np.argwhere(distinct > k)[0]
-                week = cfg.stats_weeks[int(i)]
+                week = cfg.release_weeks[int(i)]
                 raise InputError(f"user {int(s.user_ids[u])} has {int(distinct[u, i])} "
                                  f"distinct topics in week {week}, more than the k={k} that "
                                  f"the run's DP statistics take (the Topics API's top {k}); "
@@ -352,7 +353,7 @@ def run(
         lags = cfg.overlap_lags
 
         def _dp() -> dict[str, Any]:
-            st = dp.compute_statistics(population_sets(), weeks=cfg.stats_weeks,
+            st = dp.compute_statistics(population_sets(), weeks=cfg.release_weeks,
                                        epsilon=cfg.epsilon, delta=cfg.delta,
                                        accounting=cfg.accounting,  # type: ignore[arg-type]
                                        overlap_lags=lags, seed=None)
@@ -363,7 +364,7 @@ def run(
                     "ledger": st.ledger.public().to_dict()}
 
         dp_key, results["dp_statistics"] = runner.stage(
-            "dp_statistics", {"weeks": list(cfg.stats_weeks), "epsilon": cfg.epsilon,
+            "dp_statistics", {"weeks": list(cfg.release_weeks), "epsilon": cfg.epsilon,
                               "delta": cfg.delta, "accounting": cfg.accounting,
                               # (only when used: the key of a paper release is unchanged, so
                               # finished runs are reused, not released a second time)

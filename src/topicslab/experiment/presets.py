@@ -22,12 +22,18 @@ class Preset:
 
     users: int
     weeks: int = 4                   # weeks of population, fitted model and attacks
-    stats_weeks: tuple[int, ...] = (0, 1)   # the DP statistics use weeks 1-2 (paper §4)
+    stats_weeks: tuple[int, ...] | None = None  # weeks of the DP release; None: every week
+                                     # simulated, averaged (Dick et al. §4.1 define the
+                                     # statistics over a random week J; a release of weeks 0-1
+                                     # only under-states the risk of a drifting population at
+                                     # 8 weeks, docs/fidelity.md §4d); (0, 1): the paper's
+                                     # counted weeks
     overlap_lags: int = 0            # lags of the persistence statistic (not in the paper;
                                      # docs/fidelity.md §4c); 0: the paper's release
     epsilon: float = 1.0986122886681098     # ln 3
     delta: float = 1e-15
-    accounting: str = "paper"
+    accounting: str = "tight"       # one zCDP budget for the release (dp.mechanism); "paper":
+                                     # the paper's basic composition (25/25/50 for 2 weeks)
     model: str = "persistent"       # model variant: persistent | paper (Dick et al. §5)
     types: int | None = None         # T (None: the variant's; paper 500, persistent 100 × 5
                                      # modes = 500 components)
@@ -97,14 +103,14 @@ class Preset:
             # itself would refuse it only after them
             raise InputError(f"fit_minutes must be a finite number > 0, got {m!r}",
                              field="--fit-minutes")
-        room = self.weeks - 1 - self.stats_weeks[0]
+        room = self.weeks - 1 - self.release_weeks[0]
         if self.overlap_lags and self.model == "paper":
             raise InputError("--overlap-lags adds a statistic that only persistent types fit: "
                              "with --model paper it would spend budget on nothing (drop it)",
                              field="--overlap-lags")
         if self.overlap_lags > room:
             raise InputError(f"overlap_lags must be at most {room} (weeks {self.weeks}, first "
-                             f"released week {self.stats_weeks[0]}), got {self.overlap_lags}",
+                             f"released week {self.release_weeks[0]}), got {self.overlap_lags}",
                              field="--overlap-lags")
         if not 0 < self.fidelity_tolerance < 1:
             raise InputError(f"fidelity_tolerance must be in (0, 1), got "
@@ -121,7 +127,12 @@ class Preset:
         from topicslab.errors import ParameterError
 
         PrivacyBudget(self.epsilon, self.delta, self.accounting)  # type: ignore[arg-type]
-        ContributionBound(weeks=self.stats_weeks, overlap_lags=self.overlap_lags)
+        ContributionBound(weeks=self.release_weeks, overlap_lags=self.overlap_lags)
+        late = [w for w in self.release_weeks if w >= self.weeks]
+        if late:  # (found only by the DP stage, after the population was generated)
+            raise ParameterError(f"release weeks must be in 0..{self.weeks - 1} (the run "
+                                 f"simulates {self.weeks} weeks), got {late[0]}",
+                                 field="--release-weeks")
         ReidProtocol(self.targets, self.trials)
         try:
             ReidProtocol("all" if self.fidelity_targets is None else self.fidelity_targets)
@@ -133,9 +144,14 @@ class Preset:
             except ParameterError as exc:
                 raise ParameterError(exc.message, field="disclosure_personas") from None
 
+    @property
+    def release_weeks(self) -> tuple[int, ...]:
+        """The weeks the DP statistics count: ``stats_weeks``, or every simulated week."""
+        return tuple(range(self.weeks)) if self.stats_weeks is None else tuple(self.stats_weeks)
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        d["stats_weeks"] = list(self.stats_weeks)
+        d["stats_weeks"] = list(self.release_weeks)
         return d
 
     def with_overrides(self, **kw: Any) -> Preset:
