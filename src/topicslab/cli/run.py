@@ -262,8 +262,8 @@ def run(
         if value is not None and not learned:
             raise InputError(f"{option} sizes the learned-attack section: add --learned (or "
                              f"drop {option})", field=option)
-    for option, value in (("--release-weeks", release_weeks), ("--accounting", accounting)):
-        if value is not None and stats is not None:
+    for option, text in (("--release-weeks", release_weeks), ("--accounting", accounting)):
+        if text is not None and stats is not None:
             raise InputError(f"{option} shapes the DP release that the run computes: a run "
                              f"from --stats reads one (drop {option})", field=option)
     if overlap_lags is not None and stats is not None:
