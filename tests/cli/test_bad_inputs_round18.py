@@ -361,3 +361,21 @@ def test_an_output_name_taken_by_the_other_kind_is_refused(inputs: Path, work: P
     if args[0] == "stats":
         (work / "out" / "privacy_ledger.json").write_text("{}")  # an older release's file
     invoke_refused(invoke, args, inputs, work, named)
+
+
+def test_a_population_chunk_is_sized_with_its_write(work: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """``population --users 10000000 --weeks 1023``: the default chunk of 250,000 users was
+    estimated at 80 bytes a user-week (20.5 GB), passed with 22 GB available, and the process
+    was killed by the kernel at 23.5 GB (writing the chunk adds ~45 bytes a user-week). Here
+    with 25 GiB available; nothing is generated (the generator is stubbed), whatever the
+    machine."""
+    from topicslab import _resources
+    from topicslab import population as pop
+
+    monkeypatch.setattr(_resources, "available_memory", lambda: 25 * 2**30)
+    monkeypatch.setattr(_resources, "available_disk", lambda _path: 1 << 50)
+    monkeypatch.setattr(pop, "generate_chunks", lambda *_a, **_k: iter(()))
+    invoke_refused(invoke, ["population", "--users", "10000000", "--weeks", "1023",
+                            "--out", "{out}.parquet"], work, work,
+                   "field '--chunk-users': generating 250,000 users x 1,023 weeks at once")
