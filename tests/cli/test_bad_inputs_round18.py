@@ -379,3 +379,14 @@ def test_a_population_chunk_is_sized_with_its_write(work: Path,
     invoke_refused(invoke, ["population", "--users", "10000000", "--weeks", "1023",
                             "--out", "{out}.parquet"], work, work,
                    "field '--chunk-users': generating 250,000 users x 1,023 weeks at once")
+
+
+def test_python_wrong_objects_are_type_errors_naming_the_type() -> None:
+    """``attacks.answer_epsilon({...})`` and ``population.calibration_table(array)`` were
+    AttributeErrors from deep inside ('dict' object has no attribute 'q_out')."""
+    from topicslab import attacks, population
+
+    with pytest.raises(TypeError, match="Mechanism"):
+        attacks.answer_epsilon({"p": 0.1})  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="TopicSets"):
+        population.calibration_table(SETS)  # type: ignore[arg-type]
