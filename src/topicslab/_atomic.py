@@ -164,8 +164,50 @@ def _remove(path: Path) -> None:
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path, ignore_errors=True)
     else:
-        with contextlib.suppress(FileNotFoundError):
+        # (a directory made read-only during the work: the unlink's PermissionError hid the
+        # failure being cleaned up after)
+        with contextlib.suppress(OSError):
             path.unlink()
+
+
+def _refuse_kind_clash(new: Path, final: Path) -> None:
+    """Refuse, before any rename, a ``final`` name taken by the other kind: a directory
+    where a file is written (or a file where a directory is). The rename failed after the
+    work (IsADirectoryError, exit code 1), and inside a directory's merge the entries moved
+    before it stayed: the old output mixed with the new."""
+    if final.is_dir() and not final.is_symlink() and not new.is_dir():
+        from topicslab.errors import InputError
+
+        raise InputError("is a directory, where a file of this output is written; remove or "
+                         "rename it (or choose another output location)", file=os.fspath(final))
+    if new.is_dir() and (final.is_file() or final.is_symlink()):
+        from topicslab.errors import InputError
+
+        raise InputError("is a file, where a directory of this output is written; remove or "
+                         "rename it (or choose another output location)", file=os.fspath(final))
+
+
+def _denied(exc: BaseException, final: Path, tmps: Sequence[Path],
+            where: Path | None = None) -> Exception | None:
+    """A write refused by the file system's permissions (the output's directory made
+    read-only during the work, so the closing rename failed) as a refusal naming ``final``
+    and any temporary that could not be removed either; ``None`` for any other failure.
+    The line named the hidden temporary and advised changing its permissions."""
+    if not isinstance(exc, PermissionError) or exc.filename is None:
+        return None
+    where = where or (tmps[0].parent if tmps else final.parent)
+    name = Path(os.fsdecode(exc.filename))
+    if not ({name, name.parent} & {final, where, *tmps}):
+        return None  # another file's (an input read during the work): its own line
+    from topicslab.errors import InputError
+
+    left = [t.name for t in tmps if os.path.lexists(t)]
+    also = (f"; its temporary {left[0]} could not be removed either: remove it once the "
+            "directory is writable" if left else "")
+    return InputError(f"permission denied: directory {where} does not let this user "
+                      f"create or replace files (did it change during the work?){also}; "
+                      "change its permissions or choose another location",
+                      file=os.fspath(final))
 
 
 #: free bytes below which a failed write is taken for a full disk: the writers' own errors
@@ -193,8 +235,24 @@ def _full_disk(exc: BaseException, final: Path) -> OSError | None:
     return OSError(code, os.strerror(code), os.fspath(final))
 
 
+#: the most bytes of the final name a temporary's name repeats: a temporary is made inside
+#: another (a fit's model directory inside the output's temporary, a sampled shard's writer
+#: inside the set's), and each repeated the whole name plus 14 bytes, so a valid output name
+#: of 228..240 bytes failed after the work ("File name too long"; the fit left its
+#: checkpoints)
+_TEMPORARY_STEM_BYTES = 200
+
+
+def _stem(final: Path) -> str:
+    """``final``'s name, cut to ``_TEMPORARY_STEM_BYTES`` (whole characters)."""
+    name = final.name
+    while len(os.fsencode(name)) > _TEMPORARY_STEM_BYTES:
+        name = name[:-1]
+    return name
+
+
 def _temporary_file(final: Path) -> Path:
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{_stem(final)}.", suffix=".tmp", dir=final.parent)
     os.close(fd)
     return Path(tmp_name)
 
@@ -214,10 +272,14 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """
     final = Path(path)
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _temporary_file(final)
+    try:
+        tmp = _temporary_file(final)
+    except PermissionError as exc:  # (the line named the temporary that was never made)
+        raise _denied(exc, final, []) or exc from exc
     try:
         yield tmp
         raise_if_interrupted()
+        _refuse_kind_clash(tmp, final)
         _give_usual_mode(tmp, 0o666)
         os.replace(tmp, final)
     except BaseException as exc:
@@ -225,6 +287,9 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         _remove(tmp)
         if full is not None:
             raise full from exc
+        denied = _denied(exc, final, [tmp])
+        if denied is not None:
+            raise denied from exc
         raise
     _completed.append(final.absolute())
 
@@ -251,6 +316,8 @@ def atomic_paths(paths: Sequence[str | os.PathLike[str]],
             tmps.append(_temporary_file(final))
         yield tmps
         raise_if_interrupted()
+        for tmp, final in zip(tmps, finals, strict=True):
+            _refuse_kind_clash(tmp, final)
         with interrupts_deferred():
             for tmp, final in zip(tmps, finals, strict=True):
                 _give_usual_mode(tmp, 0o666)
@@ -268,6 +335,9 @@ def atomic_paths(paths: Sequence[str | os.PathLike[str]],
             _remove(tmp)
         if full is not None:
             raise full from exc
+        denied = _denied(exc, finals[0], tmps) if finals else None
+        if denied is not None:
+            raise denied from exc
         raise
 
 
@@ -275,6 +345,8 @@ def _merge_into(tmp: Path, final: Path, owned: Sequence[str]) -> None:
     """Move every entry of ``tmp`` into the existing directory ``final``, replacing entries
     of the same name, and remove the ``owned`` names the new content lacks."""
     new_names = {entry.name for entry in tmp.iterdir()}
+    for entry in tmp.iterdir():
+        _refuse_kind_clash(entry, final / entry.name)
     for entry in tmp.iterdir():
         target = final / entry.name
         if entry.is_dir() and target.is_dir():
@@ -309,8 +381,11 @@ def atomic_dir(path: str | os.PathLike[str], owned: Sequence[str] = ()) -> Itera
     # another file system than its parent: the temporary lives inside it, or the merge's
     # renames failed after the work (EXDEV, "Invalid cross-device link", exit code 1)
     inside = final.is_dir()
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.tmp-",
-                                dir=final if inside else final.parent))
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{_stem(final)}.tmp-",
+                                    dir=final if inside else final.parent))
+    except PermissionError as exc:  # (the line named the temporary that was never made)
+        raise _denied(exc, final, [], final if inside else None) or exc from exc
     try:
         yield tmp
         raise_if_interrupted()
@@ -326,6 +401,9 @@ def atomic_dir(path: str | os.PathLike[str], owned: Sequence[str] = ()) -> Itera
         _remove(tmp)
         if full is not None:
             raise full from exc
+        denied = _denied(exc, final, [tmp])
+        if denied is not None:
+            raise denied from exc
         raise
 
 

@@ -57,6 +57,10 @@ class TopicSets:
         self.sets = integer_array(self.sets, "sets")
         if self.sets.ndim != 3:
             raise InputError(f"topic sets must be [n_users, n_weeks, k], got {self.sets.shape}")
+        if not isinstance(self.metadata, dict):
+            # a string failed only when the sets were written (ValueError: dictionary update)
+            raise InputError(f"metadata must be a dict, got {type(self.metadata).__name__}",
+                             field="metadata")
         if self.sets.size and (self.sets.min() < EMPTY
                                or self.sets.max() >= self.taxonomy.size):
             raise InputError(f"topic sets must hold topic indices 0..{self.taxonomy.size - 1}"

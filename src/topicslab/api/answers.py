@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
-from topicslab._checks import MAX_COUNT, choice, integer, number, refuse
+from topicslab._checks import MAX_COUNT, choice, integer, integer_array, number, refuse
 from topicslab.api.hashing import (
     STREAM_ANSWER,
     STREAM_FILTER,
@@ -137,6 +137,13 @@ def _answers_kernel(sets, user_keys, site_keys, week_keys, key, pad_key, thresh,
                     out[j, u, w] = topic
 
 
+def _mechanism(mechanism: object) -> Mechanism:
+    """``mechanism``, or the default one (a dict was an AttributeError deep inside)."""
+    if mechanism is not None and not isinstance(mechanism, Mechanism):
+        raise TypeError(f"mechanism takes a Mechanism, got {type(mechanism).__name__}")
+    return mechanism or Mechanism()
+
+
 def answers(
     sets: npt.ArrayLike,
     sites: int | npt.ArrayLike = 2,
@@ -166,28 +173,44 @@ def answers(
     Returns:
         ``int16[n_sites, n_users, n_weeks]`` dense topic indices (``-1`` = withheld).
     """
-    mech = mechanism or Mechanism()
+    mech = _mechanism(mechanism)
     tax = mech.tax
-    arr = np.ascontiguousarray(sets)
+    # a fraction was truncated to a topic, a text witnessed probability ("0.5") read as a
+    # number, a negative or fractional site id wrapped or truncated, an empty site array gave
+    # no answer at all and a bad first_week was an OverflowError: each is refused by name
+    arr = integer_array(sets, "sets")
     if arr.ndim != 3 or arr.shape[2] != mech.k:
-        raise ValueError(f"sets must have shape [n_users, n_weeks, {mech.k}], got {arr.shape}")
+        raise refuse(f"sets must have shape [n_users, n_weeks, {mech.k}], got {arr.shape}",
+                     "sets")
     if arr.size and (arr.max() >= tax.size or arr.min() < EMPTY):
-        raise ValueError(f"sets must hold dense topic indices in 0..{tax.size - 1} or -1")
+        raise refuse(f"sets must hold dense topic indices in 0..{tax.size - 1} or -1", "sets")
+    arr = np.ascontiguousarray(arr if np.issubdtype(arr.dtype, np.integer)
+                               else arr.astype(np.int16))
     n_users, n_weeks, k = arr.shape
     # sites="2" was read as 2 and sites=0 gave no trace at all, silently
-    n_sites = (integer(sites, "sites", at_least=1) if np.isscalar(sites)
-               else int(np.size(sites)))
+    if np.isscalar(sites):
+        n_sites = integer(sites, "sites", at_least=1)
+        site_ids = np.arange(n_sites)
+    else:
+        site_ids = integer_array(sites, "sites")
+        if site_ids.ndim != 1 or site_ids.size == 0 or int(site_ids.min()) < 0:
+            raise refuse("sites must be a number of sites or a non-empty list of non-negative "
+                         f"site ids, got an array of shape {site_ids.shape}"
+                         + (f" holding {int(site_ids.min())}" if site_ids.size else ""),
+                         "sites")
+        n_sites = int(site_ids.size)
     from topicslab._resources import require_memory  # (sites=10**9 was a MemoryError)
 
     # the site ids (8 bytes) and the answers (int16) of every site and user
     require_memory(8.0 * n_sites + 2.0 * n_sites * n_users * n_weeks,
                    f"the answers of {n_sites:,} sites x {n_users:,} users", field="sites")
-    site_ids = np.arange(n_sites) if np.isscalar(sites) else np.asarray(sites)
     site_keys = np.ascontiguousarray(site_ids, dtype=np.uint64)
     user_keys = (np.arange(n_users, dtype=np.uint64) if user_ids is None
-                 else np.ascontiguousarray(user_ids, dtype=np.uint64))
+                 else np.ascontiguousarray(integer_array(user_ids, "user_ids")
+                                           ).astype(np.uint64))
     if user_keys.shape != (n_users,):
-        raise ValueError("user_ids must have one entry per user")
+        raise refuse("user_ids must have one entry per user", "user_ids")
+    first_week = integer(first_week, "first_week", at_least=0, at_most=MAX_COUNT)
     week_keys = np.arange(first_week, first_week + n_weeks, dtype=np.uint64)
     use_filter, use_mask = False, False
     filter_thresh = np.uint64(0)
@@ -195,11 +218,14 @@ def answers(
     if witnessed is not None:
         if np.isscalar(witnessed):
             use_filter = True
-            filter_thresh = probability_threshold(float(witnessed))  # type: ignore[arg-type]
+            filter_thresh = probability_threshold(number(
+                witnessed, "witnessed", lo=0.0, hi=1.0,
+                why="a probability that the caller witnessed a topic"))
         else:
             mask = np.ascontiguousarray(witnessed, dtype=np.bool_)
             if mask.shape != (len(site_keys), n_users, n_weeks, k):
-                raise ValueError("witnessed mask must have shape [n_sites, n_users, n_weeks, k]")
+                raise refuse("witnessed mask must have shape [n_sites, n_users, n_weeks, k], "
+                             f"got {mask.shape}", "witnessed")
             use_mask = True
     out = np.empty((len(site_keys), n_users, n_weeks), dtype=np.int16)
     _answers_kernel(arr, user_keys, site_keys, week_keys, derive_key(seed, STREAM_ANSWER),
@@ -227,7 +253,7 @@ def observe(
 
     Returns ``int16[n_sites, n_users, r + L - 1]``.
     """
-    mech = mechanism or Mechanism()
+    mech = _mechanism(mechanism)
     if hasattr(sets, "sets") and hasattr(sets, "taxonomy"):  # a TopicSets ("sets have 0 weeks")
         raise TypeError(f"observe takes the array of topic sets: pass {type(sets).__name__}.sets")
     arr = np.asarray(sets)
@@ -235,13 +261,13 @@ def observe(
         raise refuse(f"sets must be an integer array [users, weeks, k], got {arr.dtype} of "
                      f"shape {arr.shape}", "sets")
     n_weeks = arr.shape[1]
-    r = n_weeks - mech.lookback + 1 if weeks is None else weeks
+    # weeks=True was one week, and 2.5 or "2" a TypeError
+    r = (n_weeks - mech.lookback + 1 if weeks is None
+         else integer(weeks, "weeks", at_least=1, at_most=MAX_COUNT))
     need = r + mech.lookback - 1
     if r < 1 or need > n_weeks:
-        raise ValueError(
-            f"observing {r} call-week(s) with lookback {mech.lookback} needs {need} weeks of "
-            f"profiles; sets have {n_weeks}"
-        )
+        raise refuse(f"observing {r} call-week(s) with lookback {mech.lookback} needs {need} "
+                     f"weeks of profiles; sets have {n_weeks}", "weeks")
     first = n_weeks - need
     return answers(arr[:, first:], sites, seed=seed, mechanism=mech, user_ids=user_ids,
                    first_week=first, witnessed=witnessed)

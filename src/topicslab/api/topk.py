@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
+from topicslab._checks import integer_array, refuse
 from topicslab.api.hashing import (
     STREAM_PAD,
     STREAM_TIEBREAK,
@@ -134,31 +135,39 @@ def top_k_sparse(
     tax = resolve(taxonomy)
     k = Mechanism(k=k, taxonomy=tax).k  # the profile size, checked where it is defined
     ip = np.ascontiguousarray(indptr, dtype=np.int64)
-    tp = np.ascontiguousarray(topics)
+    tp = np.ascontiguousarray(integer_array(topics, "topics"))  # (a fraction truncated)
     ct = np.ascontiguousarray(counts)
     n = ip.shape[0] - 1
     if n < 0 or ip[0] != 0 or (np.diff(ip) < 0).any() or ip[-1] != tp.shape[0]:
-        raise ValueError("indptr must start at 0, be non-decreasing and end at len(topics)")
+        raise refuse("indptr must start at 0, be non-decreasing and end at len(topics)",
+                     "indptr")
     if tp.shape != ct.shape:
-        raise ValueError("topics and counts must have the same length")
-    _check_counts(ct)
+        raise refuse("topics and counts must have the same length", "counts")
+    ct = _check_counts(ct)
     if tp.size and (tp.min() < 0 or tp.max() >= tax.size):
-        raise ValueError(f"topic indices must be dense indices in 0..{tax.size - 1}")
+        raise refuse(f"topic indices must be dense indices in 0..{tax.size - 1}", "topics")
     keys = (np.arange(n, dtype=np.uint64) if row_keys is None
             else np.ascontiguousarray(row_keys, dtype=np.uint64))
     if keys.shape != (n,):
-        raise ValueError("row_keys must have one entry per row")
+        raise refuse("row_keys must have one entry per row", "row_keys")
     out = np.empty((n, k), dtype=np.int16)
     _topk_csr_kernel(ip, tp, ct, tax.bucket, keys, derive_key(seed, STREAM_TIEBREAK),
                      derive_key(seed, STREAM_PAD), tax.size, k, out)
     return out
 
 
-def _check_counts(counts: npt.NDArray[Any]) -> None:
+def _check_counts(counts: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """``counts`` in a type the kernel takes: booleans (visited or not) as 0/1 and half
+    floats as float32 (both failed inside numba with a typing error)."""
     if counts.dtype.kind not in "iubf" or (counts.dtype.kind == "f"
                                            and np.isnan(counts).any()):
-        raise ValueError(f"counts must be numbers of visits, got {counts.dtype} values"
-                         f"{' holding NaN' if counts.dtype.kind == 'f' else ''}")
+        raise refuse(f"counts must be numbers of visits, got {counts.dtype} values"
+                     f"{' holding NaN' if counts.dtype.kind == 'f' else ''}", "counts")
+    if counts.dtype.kind == "b":
+        return counts.astype(np.uint8)
+    if counts.dtype == np.float16:
+        return counts.astype(np.float32)
+    return counts
 
 
 def top_k(
@@ -177,8 +186,9 @@ def top_k(
     tax = resolve(taxonomy)
     arr = np.asarray(counts)
     if arr.ndim < 1 or arr.shape[-1] != tax.size:
-        raise ValueError(f"counts must have a last axis of {tax.size} topics, got {arr.shape}")
-    _check_counts(arr)  # (a NaN is not > 0: read as no visit, silently)
+        raise refuse(f"counts must have a last axis of {tax.size} topics, got {arr.shape}",
+                     "counts")
+    arr = _check_counts(arr)  # (a NaN is not > 0: read as no visit, silently)
     lead = arr.shape[:-1]
     flat = arr.reshape(-1, tax.size)
     rows, cols = np.nonzero(flat > 0)

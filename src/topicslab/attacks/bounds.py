@@ -44,6 +44,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
+from topicslab._checks import integer_array
 from topicslab.api import Mechanism, observe
 from topicslab.attacks.asymmetric import asymmetric_weights
 from topicslab.attacks.popularity import estimate_popularity
@@ -168,6 +169,8 @@ def mutual_information_bound(p: npt.ArrayLike) -> float:
 
 def answer_epsilon(mechanism: Mechanism | None = None) -> float:
     """The API's per-answer LDP ε: ``ln(q_in / q_out)`` (δ = 0); ∞ when p = 0."""
+    if mechanism is not None and not isinstance(mechanism, Mechanism):  # (AttributeError)
+        raise TypeError(f"mechanism takes a Mechanism, got {type(mechanism).__name__}")
     mech = mechanism or Mechanism()
     return math.inf if mech.q_out == 0 else math.log(mech.q_in / mech.q_out)
 
@@ -232,7 +235,7 @@ class ProfileAnonymity:
 
 def profile_anonymity(sets: npt.ArrayLike) -> ProfileAnonymity:
     """Group users by their whole profile sequence (``[n, weeks, k]``, rows canonical)."""
-    arr = np.asarray(sets)
+    arr = integer_array(sets, "sets")  # (fractions were hashed as profiles of their own)
     if arr.ndim != 3 or arr.shape[0] < 1:
         raise InputError("profile sets must be a non-empty [users, weeks, k] array",
                          field="sets")

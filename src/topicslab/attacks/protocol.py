@@ -178,6 +178,8 @@ def wilson_interval(successes: int, n: int) -> tuple[float, float]:
     """95% Wilson score interval of a binomial proportion."""
     if n <= 0:
         return (0.0, 1.0)
+    if not 0 <= successes <= n:  # (it was "ValueError: math domain error")
+        raise refuse(f"successes must be in 0..n = {n}, got {successes}", "successes")
     p = successes / n
     z2 = _Z95 * _Z95
     denom = 1.0 + z2 / n

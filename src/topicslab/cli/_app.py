@@ -115,7 +115,12 @@ def print_error(message: str) -> None:
     # a line break in a name the message quotes (an input file called "a\nb.parquet") made
     # the line two: shown escaped, as Python writes it
     message = message.replace("\r", "\\r").replace("\n", "\\n")
-    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    try:
+        err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    except (OSError, ValueError):
+        # standard error full or closed (2>/dev/full): the line cannot be shown, but the exit
+        # code still tells a refusal (2) from a failure; it was 1, from the print failing
+        pass
 
 
 def _usage_message(exc: Any) -> str:
@@ -335,8 +340,11 @@ class OneLineErrors(TyperGroup):
         from topicslab._progress import close_bars
 
         close_bars()
-        err.print(f"[yellow]interrupted:[/] {escape(_interruption())}",
-                  highlight=False, soft_wrap=True)
+        try:
+            err.print(f"[yellow]interrupted:[/] {escape(_interruption())}",
+                      highlight=False, soft_wrap=True)
+        except (OSError, ValueError):  # standard error full or closed: the exit code stays
+            pass
         if not _debugging() and _state.get("ends_process"):
             # the line is all there is to say: a library object's destructor failing while
             # the interrupted work unwinds or Python shuts down (an interrupted numba

@@ -125,7 +125,8 @@ def disclosure(
             ("--seed", seed, 0), ("--probe-sites", probe_sites, 10),
             ("--mc-samples", mc_samples, 500), ("--n-sigma", n_sigma, 3.0),
             ("--sides", sides, "two"), ("--smoothing", smoothing, 0.0),
-            ("--whitebox/--no-whitebox", whitebox, True), ("--figures", figures, None))
+            ("--whitebox/--no-whitebox", whitebox, True), ("--figures", figures, None),
+            ("--quiet", quiet, False))  # (the experiment's progress bar: none to quieten)
             # typed, even at its default value ("--sides two"), it is still an option that
             # does not apply
             if v != default or given(o.split("/")[0][2:].replace("-", "_"))]

@@ -110,7 +110,7 @@ def population(
                                  chunk_users=chunk_users, progress=True)
     _check_disk(out_path, users, weeks)
     check_generation_memory(min(users, chunk_users), weeks, "--chunk-users",
-                            "use a smaller --chunk-users or fewer --weeks")
+                            "use a smaller --chunk-users or fewer --weeks", writing=True)
     with tio.SetsWriter(out_path, taxonomy=taxonomy, k=k, weeks=weeks) as writer:
         for chunk in chunks:
             writer.write(chunk)
@@ -234,13 +234,22 @@ def _check_disk(out_path: Path, users: int, weeks: int) -> None:
 #: weekly visit counts, their CSR index, the top-k sets and the row keys), rounded up
 GENERATION_BYTES_PER_USER_WEEK = 80
 
+#: what writing that chunk to Parquet adds while it is held (the taxonomy ids as int32 list
+#: values and offsets, Arrow's copies): ``population`` peaked at 105-125 bytes a user-week
+#: in all (20,000 x 1,023, 100,000 x 100), and 250,000 x 1,023 (the default chunk) passed
+#: the estimate of 80 and was killed by the kernel for memory (23.5 GB of 23)
+WRITE_BYTES_PER_USER_WEEK = 48
 
-def check_generation_memory(users: int, weeks: int, option: str, hint: str) -> None:
+
+def check_generation_memory(users: int, weeks: int, option: str, hint: str,
+                            writing: bool = False) -> None:
     """Refuse generating ``users`` x ``weeks`` at once when it surely cannot fit in memory
-    (``population`` generates a chunk of --chunk-users at a time), naming ``option``."""
+    (``population`` generates a chunk of --chunk-users at a time, ``writing`` it to Parquet
+    while it is held), naming ``option``."""
     from topicslab._resources import require_memory
 
-    require_memory(float(users) * weeks * GENERATION_BYTES_PER_USER_WEEK,
+    per = GENERATION_BYTES_PER_USER_WEEK + (WRITE_BYTES_PER_USER_WEEK if writing else 0)
+    require_memory(float(users) * weeks * per,
                    f"generating {users:,} users x {weeks:,} weeks at once", field=option,
                    hint=hint)
 

@@ -110,8 +110,9 @@ def stats(
     from topicslab import dp
 
     if explain is not None:
-        typed = [o for o, v in (("--sets", sets_path), ("--out", out_dir),
-                                ("--split", split), ("--master", master), ("--seed", seed))
+        typed = [o for o, v in (("--sets", sets_path), ("--taxonomy", taxonomy),
+                                ("--out", out_dir), ("--split", split), ("--master", master),
+                                ("--seed", seed))
                  if v is not None]
         typed += [o for o, v, default in (
             ("--weeks", weeks, "0,1"), ("--epsilon", epsilon, "ln3"), ("--delta", delta, 1e-15),

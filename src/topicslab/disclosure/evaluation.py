@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from topicslab._checks import number, refuse
 from topicslab.disclosure.detection import Detector
 from topicslab.errors import InputError
 
@@ -45,6 +46,9 @@ def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, flo
     """Wilson score interval of a binomial proportion (``(0, 1)`` when ``n = 0``)."""
     if n <= 0:
         return (0.0, 1.0)
+    if not 0 <= successes <= n:  # (it was "ValueError: math domain error")
+        raise refuse(f"successes must be in 0..n = {n}, got {successes}", "successes")
+    z = number(z, "z", lo=0.0, lo_open=True, why="a normal quantile")
     p = successes / n
     den = 1.0 + z * z / n
     centre = (p + z * z / (2 * n)) / den

@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
+from topicslab._checks import integer_array
 from topicslab.api.hashing import STREAM_PAD, derive_key
 from topicslab.api.topk import pad_row
 from topicslab.dp.params import BoundMode, ContributionBound, contribution_of
@@ -119,18 +120,20 @@ def bound_contributions(
     contribution = contribution_of(contribution, k=k, bound=bound)
     contribution.check_topics(m)
     k, bound = contribution.k, contribution.bound
-    a = np.asarray(sets)
+    # a fraction was truncated to a topic, and an index past int16 wrapped (65546 became
+    # topic 10) before the range check
+    a = integer_array(sets, "sets")
     if a.ndim != 3:
         raise InputError(f"topic sets must be [n_users, n_weeks, k], got shape {a.shape}")
-    a = a.astype(np.int16, copy=False)
     uids = (np.arange(a.shape[0], dtype=np.int64) if user_ids is None
-            else np.asarray(user_ids, dtype=np.int64))
+            else integer_array(user_ids, "user_ids").astype(np.int64))
     n, n_weeks, _ = a.shape
     bad = (a < EMPTY) | (a >= m)
     if bad.any():
         u, w, s = np.argwhere(bad)[0]
         raise InputError(f"topic index {int(a[u, w, s])} out of range 0..{m - 1}",
                          row=int(u) + 1, field=f"epoch_{w}_topics")
+    a = a.astype(np.int16, copy=False)
     a, n_dup = _distinct_rows(a)
     count = (a >= 0).sum(axis=-1)
     over = count > k

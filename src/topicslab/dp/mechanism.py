@@ -48,6 +48,7 @@ from typing import Any
 import dp_accounting
 from dp_accounting.rdp import rdp_privacy_accountant as rdp
 
+from topicslab._checks import integer
 from topicslab.dp.params import Accounting, PrivacyBudget, budget_of, default_split
 
 __all__ = ["Accounting", "GaussianQuery", "calibrate_sigma", "default_split", "plan_queries",
@@ -160,6 +161,13 @@ def plan_queries(
     """
     if budget is None and (epsilon is None or delta is None):
         raise TypeError("plan_queries needs budget= or epsilon= and delta=")
+    # k = 0 or 1 planned mechanisms of sensitivity 0 and no noise (sigma 0), refused only
+    # later by the sampler as "sigma must be > 0", naming no field
+    m = integer(m, "m", at_least=2, why="a pair statistic needs two topics")
+    n_weeks = integer(n_weeks, "n_weeks", at_least=1)
+    k = integer(k, "k", at_least=2, at_most=m,
+                why="the within-week statistics count pairs of a user's topics")
+    overlap_lags = integer(overlap_lags, "overlap_lags", at_least=0)
     budget = budget_of(budget, epsilon=epsilon, delta=delta, split=split,
                        accounting=accounting)
     epsilon, delta, accounting = budget.epsilon, budget.delta, budget.accounting

@@ -34,6 +34,7 @@ from typing import Any, Literal
 import numpy as np
 
 from topicslab._atomic import atomic_dir, write_text_atomic
+from topicslab._checks import integer
 from topicslab.dp.ledger import FILENAME as LEDGER_FILE
 from topicslab.dp.ledger import PrivacyLedger, load_ledger
 from topicslab.dp.postprocess import single_from_within
@@ -494,6 +495,10 @@ def load_statistics(directory: str | Path, *, taxonomy: Taxonomy | str | None = 
         else:
             total = float(np.triu(q_within, 1).sum())
             k = max(2, round((1 + math.sqrt(1 + 8 * total)) / 2))
+    else:
+        # k=True (or 0, 470) divided by C(k, 2) = 0 or went past the taxonomy, silently
+        k = integer(k, "k", at_least=2, at_most=m,
+                    why="the statistics count pairs of a user's k topics of the taxonomy's")
     n_est = float("nan") if ledger is None else _ledger_n(ledger, str(ledger_path))
     q_single = single_from_within(q_within, k)
     if not legacy and ledger is not None and not (d / SINGLE).exists():

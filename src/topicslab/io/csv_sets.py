@@ -67,17 +67,30 @@ def _open_text(file: str) -> IO[str]:
     return open(file, encoding="utf-8-sig", newline="")
 
 
+#: the longest header line read: a file whose first line is longer (a binary file or a
+#: file of NUL bytes named .csv) was read whole into memory, then failed with "field larger
+#: than field limit", exit code 1 and no file named
+MAX_HEADER_CHARS = 1 << 20
+
+
 def read_header(file: str, delimiter: str) -> list[str]:
     """Column names from the first line (an empty or blank first line is an error)."""
     with wrap_errors(file, "CSV"), _open_text(file) as fh:
-        line = fh.readline()
-        rest = fh.readline() if not line.strip() else ""
+        line = fh.readline(MAX_HEADER_CHARS + 1)
+        rest = fh.readline(MAX_HEADER_CHARS + 1) if not line.strip() else ""
+    if len(line) > MAX_HEADER_CHARS or "\0" in line:
+        what = "is longer than 1 MiB" if len(line) > MAX_HEADER_CHARS else "holds NUL bytes"
+        raise InputError(f"the first line {what}: it is no header of column names (is this "
+                         "a text table?)", file=file)
     if not line.strip():
         if rest.strip():
             raise InputError("the first line is blank; the header (user_id, epoch_0_topics, "
                              "...) must be the first line: remove the blank line", file=file)
         raise InputError("empty file (no header line)", file=file)
-    return [c.strip() for c in next(csv.reader([line], delimiter=delimiter))]
+    try:
+        return [c.strip() for c in next(csv.reader([line], delimiter=delimiter))]
+    except csv.Error as exc:
+        raise InputError(f"unreadable header ({exc})", file=file) from None
 
 
 def locate_parse_error(file: str, delimiter: str, ncols: int, arrow_message: str) -> InputError:

@@ -24,7 +24,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from numbers import Integral
 from typing import Any
+
+import numpy as np
 
 from topicslab._checks import integer
 from topicslab.datamodel import SiteTraces, TopicSets
@@ -76,7 +79,7 @@ def read_sets(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
               format: str | None = None, k: int | None = None, weeks: int | None = None,
               strict: bool = True) -> TopicSets:
     """Read topic-set sequences from any supported format (see the module docstring)."""
-    _check_k(k, taxonomy)
+    k, strict = _check_k(k, taxonomy), _check_strict(strict)
     if weeks is not None:  # weeks="4" was compared with the file's 4: "has 4, expected 4"
         integer(weeks, "weeks", at_least=1, why="the weeks the file must hold")
     fmt = _format(path, format)
@@ -110,10 +113,12 @@ def _check_write_options(path: PathLike, options: dict[str, Any]) -> None:
     """Refuse a location or an option the writer would fail on half-way (or silently)."""
     for name in ("shards", "row_group_size"):
         value = options.get(name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, Integral)
                                   or value < 1):
             raise ParameterError(f"{name} must be a positive integer, got {value!r}",
                                  field=name)
+        if value is not None:
+            options[name] = int(value)
     delimiter = options.get("delimiter")
     if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1
                                   or delimiter in ';"\r\n' or delimiter.isalnum()):
@@ -128,17 +133,31 @@ def _check_write_options(path: PathLike, options: dict[str, Any]) -> None:
         raise InputError(f"directory {parent} does not exist; create it first", file=name)
 
 
-def _check_k(k: object, taxonomy: object) -> None:
+# NumPy integers (np.int64(5), as a user's arrays give them) were refused as "not an
+# integer", and strict="no" was read as strict: the checks take numbers.Integral and bool
+
+
+def _check_k(k: object, taxonomy: object) -> int | None:
     top = taxonomy.size if isinstance(taxonomy, Taxonomy) else MAX_TOPICS
-    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= top):
+    if k is None:
+        return None
+    if isinstance(k, bool) or not isinstance(k, Integral) or not 1 <= int(k) <= top:
         raise ParameterError(f"k must be an integer in 1..{top} (the taxonomy's topics), "
                              f"got {k!r}", field="k")
+    return int(k)
 
 
-def _check_batch_size(batch_size: object) -> None:
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+def _check_batch_size(batch_size: object) -> int:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, Integral) or batch_size < 1:
         raise ParameterError(f"batch_size must be a positive integer, got {batch_size!r}",
                              field="batch_size")
+    return int(batch_size)
+
+
+def _check_strict(strict: object) -> bool:
+    if not isinstance(strict, bool | np.bool_):
+        raise ParameterError(f"strict must be True or False, got {strict!r}", field="strict")
+    return bool(strict)
 
 
 def _read_sets(path: PathLike, fmt: str, format: str | None, *,
@@ -176,6 +195,12 @@ def write_sets(path: PathLike, sets: TopicSets, *, format: str | None = None,
         raise TypeError(f"write_sets takes TopicSets, got {type(sets).__name__}")
     fmt = _format(path, format)
     _check_write_options(path, options)
+    if sets.k == 0 and sets.n_users and sets.n_weeks:
+        # written, the Parquet file was refused by every reader ("corrupt topicslab metadata:
+        # k must be ... 1..469") and a CSV read back with k = 5
+        raise InputError(f"the sets hold no slot a week (shape {sets.sets.shape}, k = 0): no "
+                         "reader takes such a file; give each week at least one slot (-1: "
+                         "empty)", file=os.fspath(path), field="sets")
     if fmt == "parquet":
         write_sets_parquet(path, sets, **options)
     elif fmt in ("csv", "tsv"):
@@ -196,8 +221,8 @@ def iter_sets(path: PathLike, batch_size: int = 1 << 20, *,
 
     Parquet and TFRecord stream; text and long tables are read whole, then sliced.
     """
-    _check_k(k, taxonomy)
-    _check_batch_size(batch_size)
+    k, strict = _check_k(k, taxonomy), _check_strict(strict)
+    batch_size = _check_batch_size(batch_size)
     fmt = _format(path, format)
     if fmt == "parquet" and _sniff(path, fmt, format) == "parquet":
         for part in iter_sets_parquet(path, batch_size, taxonomy=taxonomy, k=k, strict=strict):
@@ -216,6 +241,7 @@ def iter_sets(path: PathLike, batch_size: int = 1 << 20, *,
 def read_traces(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
                 format: str | None = None, strict: bool = True) -> SiteTraces:
     """Read site traces (Parquet)."""
+    strict = _check_strict(strict)
     fmt = _format(path, format)
     if fmt != "parquet":
         raise InputError(f"site traces are stored as Parquet, not {fmt}", file=os.fspath(path))

@@ -61,7 +61,7 @@ import numpy.typing as npt
 
 from topicslab._atomic import atomic_path, atomic_paths, raise_if_interrupted
 from topicslab.datamodel import TopicSets
-from topicslab.errors import InputError
+from topicslab.errors import InputError, ParameterError
 from topicslab.io import _tfrecord_fast as _fast
 from topicslab.io._common import (
     ListError,
@@ -884,7 +884,8 @@ def _id_kind(user_ids: str | bool) -> str:
     if user_ids is True or user_ids is False:
         return "bytes" if user_ids else "none"
     if user_ids not in _ID_KINDS:
-        raise ValueError(f"user_ids must be one of {', '.join(_ID_KINDS)}, got {user_ids!r}")
+        raise ParameterError(f"user_ids must be one of {', '.join(_ID_KINDS)}, got "
+                             f"{user_ids!r}", field="user_ids")
     return str(user_ids)
 
 

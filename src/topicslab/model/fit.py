@@ -337,6 +337,10 @@ def fit(stats: Any, model: ModelVariant | str = "persistent",
     if persistence is not None:
         config["persistence"] = persistence.weight
     ckpt_dir = Path(checkpoint_dir) if checkpoint_dir is not None else None
+    if ckpt_dir is not None and ckpt_dir.exists() and not ckpt_dir.is_dir():
+        # (FileExistsError at the first checkpoint, exit code 1)
+        raise InputError("is a file, where the fit keeps its checkpoints (a directory); "
+                         "remove or rename it", file=str(ckpt_dir), field="checkpoint_dir")
     state = _load_checkpoint(ckpt_dir, config) if (resume and ckpt_dir is not None) else None
     params0 = state["params"] if state is not None else variant.init(
         targets, seed, opt.init_std, around_marginals=isinstance(opt, FullObjective))

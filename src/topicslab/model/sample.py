@@ -251,7 +251,8 @@ def _check(model: TypeMixture, n_users: int, seed: int, weeks: int | None,
     integer(seed, "seed", at_least=0)
     if int(chunk_users) < 1:
         raise InputError(f"chunk_users must be >= 1, got {chunk_users}", field="chunk_users")
-    w = model.weeks if weeks is None else int(weeks)
+    # weeks=True drew one week, and 2.5 two
+    w = model.weeks if weeks is None else integer(weeks, "weeks", at_least=1)
     if w < 1:
         raise InputError(f"weeks must be >= 1, got {weeks}", field="weeks")
     if w > MAX_WEEKS:  # (the CLI's bound; from Python 1024 weeks were drawn, and written)

@@ -54,18 +54,31 @@ def empirical_statistics(
     ``q_single``/``q_within`` average over all weeks, ``q_across`` over all consecutive week
     pairs (stationarity, Dick et al. §4.1). Empty slots (``-1``) are skipped.
     """
+    from topicslab._checks import integer, integer_array, refuse
+    from topicslab._resources import require_memory
+
     if isinstance(sets, TopicSets):
         arr = sets.sets
         m = sets.taxonomy.size
     else:
-        arr = np.asarray(sets, dtype=np.int16)
+        # m = 0 (or below a topic of the sets) let the kernel write past its tables: the
+        # process died of a corrupted heap ("malloc(): invalid next size"); a fraction was
+        # truncated to a topic
         if m is None:
-            raise ValueError("m (taxonomy size) is required for a bare array")
+            raise refuse("m (taxonomy size) is required for a bare array", "m")
+        m = integer(m, "m", at_least=1)
+        arr = integer_array(sets, "sets")
+        if arr.ndim == 3 and arr.size and (int(arr.min()) < -1 or int(arr.max()) >= m):
+            raise refuse(f"sets must hold dense topic indices in 0..{m - 1} or -1 (empty), "
+                         f"got {int(arr.min())}..{int(arr.max())}", "sets")
     if arr.ndim != 3:
-        raise ValueError(f"sets must be [n_users, n_weeks, k], got {arr.shape}")
+        raise refuse(f"sets must be [n_users, n_weeks, k], got {arr.shape}", "sets")
     n, w, _ = arr.shape
     if n == 0:
-        raise ValueError("no users")
+        raise refuse("sets hold no users", "sets")
+    # the three m x m tables (and the kernel's per-block copies)
+    require_memory(8.0 * m * m * (3 + 2 * max(1, min(8, n // 4096))),
+                   f"the statistics of {m:,} topics", field="m")
     arr = np.ascontiguousarray(arr, dtype=np.int16)
     n_blocks = max(1, min(8, n // 4096))
     single, within, across = _count_kernel(arr, int(m), n_blocks)
@@ -165,6 +178,8 @@ def target_values(
 
 def calibration_table(sets: TopicSets) -> CalibrationTable:
     """Published vs generated for the 30 published values and 5 persistence ratios."""
+    if not isinstance(sets, TopicSets):  # an array failed on .taxonomy (AttributeError)
+        raise TypeError(f"calibration_table takes TopicSets, got {type(sets).__name__}")
     tax = sets.taxonomy
     targets = published_targets(tax)
     stats = empirical_statistics(sets)

@@ -84,6 +84,8 @@ def dp_channel(m: int, s: int, sets: npt.ArrayLike | None = None) -> Array:
     """``C_DP[sigma, t] = 1/m``: a topic drawn uniformly from the whole taxonomy."""
     check_params(m, s, 0.0)
     n = math.comb(m, s) if sets is None else np.asarray(sets).shape[0]
+    if n > MAX_ROWS:  # (C(469, 5) rows: "MemoryError: Unable to allocate 632. TiB")
+        raise QIFError(f"{n:,} sets is too many to materialise (at most {MAX_ROWS:,} rows)")
     return np.full((n, m), 1.0 / m)
 
 

@@ -8,11 +8,12 @@ secrets). ``G=None`` means the identity gain, i.e. Bayes vulnerability (eqs 5-7)
 from __future__ import annotations
 
 import math
+from numbers import Integral
 
 import numpy as np
 import numpy.typing as npt
 
-from topicslab.qif.errors import QIFError
+from topicslab.qif.errors import QIFError, QIFParameterError
 
 Array = npt.NDArray[np.float64]
 
@@ -44,9 +45,15 @@ def as_prior(pi: npt.ArrayLike, n: int | None = None) -> Array:
 
 def uniform(n: int) -> Array:
     """The uniform prior on ``n`` secrets (the 'vanilla' prior of Bayes capacity, eq 8)."""
+    # n=True was one secret, 2.5 a TypeError and 10**12 a MemoryError (7.28 TiB)
+    if isinstance(n, bool) or not isinstance(n, Integral):
+        raise QIFParameterError(f"n must be a number of secrets, got {n!r}", field="n")
     if n < 1:
         raise QIFError("a prior needs at least one secret")
-    return np.full(n, 1.0 / n)
+    from topicslab._resources import require_memory
+
+    require_memory(8.0 * n, f"a prior on {n:,} secrets", field="n")
+    return np.full(int(n), 1.0 / n)
 
 
 def _gain(g: npt.ArrayLike | None, n_secrets: int) -> Array | None:

@@ -17,6 +17,7 @@ when traces are simulated.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -34,8 +35,12 @@ def distinct_topics(sets: TopicSets, weeks: int = 4) -> npt.NDArray[np.int16]:
     """Number of distinct topics in each user's first ``weeks`` weekly sets."""
     if not isinstance(sets, TopicSets):  # an array failed on .n_weeks (AttributeError)
         raise TypeError(f"distinct_topics takes TopicSets, got {type(sets).__name__}")
-    if weeks < 1 or weeks > sets.n_weeks:
-        raise InputError(f"weeks must be in 1..{sets.n_weeks}, got {weeks}", field="weeks")
+    # weeks=True counted one week, 2.5 was a TypeError and "4" one too
+    if isinstance(weeks, bool) or not isinstance(weeks, Integral) or not (
+            1 <= weeks <= sets.n_weeks):
+        raise InputError(f"weeks must be an integer in 1..{sets.n_weeks}, got {weeks!r}",
+                         field="weeks")
+    weeks = int(weeks)
     n = sets.n_users
     out = np.empty(n, dtype=np.int16)
     for lo in range(0, n, _BLOCK):  # blocks keep the sort's temporaries small
