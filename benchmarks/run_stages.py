@@ -23,7 +23,8 @@ import time
 from pathlib import Path
 
 
-def _one_run(preset: str, seed: int, extra: list[str]) -> tuple[float, float, dict[str, float]]:
+def _one_run(preset: str, seed: int, extra: list[str]
+             ) -> tuple[float, float, dict[str, float], dict[str, float]]:
     with tempfile.TemporaryDirectory(prefix="topicslab-bench-") as tmp:
         out = Path(tmp) / "out"
         cmd = [sys.executable, "-m", "topicslab", "run", "--preset", preset, "--out", str(out),
@@ -37,8 +38,11 @@ def _one_run(preset: str, seed: int, extra: list[str]) -> tuple[float, float, di
         peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         # ru_maxrss of children is the largest of any child so far: only a new maximum shows
         peak = max(peak_kb, before) / 1024**2
-        stages = json.loads((out / "results.json").read_text())["stage_seconds"]
-    return wall, peak, {k: float(v) for k, v in stages.items()}
+        res = json.loads((out / "results.json").read_text())
+        stages = {k: float(v) for k, v in res["stage_seconds"].items()}
+        memory = {k: v for k, v in (res.get("stage_peak_rss_mb") or {}).items()
+                  if v is not None}
+    return wall, peak, stages, memory
 
 
 def main() -> None:
@@ -56,16 +60,20 @@ def main() -> None:
     names = list(runs[0][2])
     print(f"`topicslab run --preset {args.preset} {' '.join(extra)}`, {args.repeats} run(s), "
           f"{os.cpu_count()} CPUs")
-    print("| stage | median s | range s |")
-    print("|---|---|---|")
+    # the peak after a stage is a running maximum: the stage where it rises needed it
+    print("| stage | median s | range s | peak RSS MB after it (median) |")
+    print("|---|---|---|---|")
     for name in names:
         vals = [r[2].get(name, 0.0) for r in runs]
-        print(f"| {name} | {statistics.median(vals):.1f} | {min(vals):.1f}–{max(vals):.1f} |")
+        mbs = [r[3][name] for r in runs if name in r[3]]
+        mb = f"{statistics.median(mbs):,.0f}" if mbs else "—"
+        print(f"| {name} | {statistics.median(vals):.1f} | {min(vals):.1f}–{max(vals):.1f} | "
+              f"{mb} |")
     walls = [r[0] for r in runs]
     print(f"| **wall** | **{statistics.median(walls):.1f}** | "
-          f"{' / '.join(f'{w:.1f}' for w in walls)} |")
+          f"{' / '.join(f'{w:.1f}' for w in walls)} | |")
     print(f"| peak RSS GB (largest child so far) | {max(r[1] for r in runs):.2f} | "
-          f"{' / '.join(f'{r[1]:.2f}' for r in runs)} |")
+          f"{' / '.join(f'{r[1]:.2f}' for r in runs)} | |")
 
 
 if __name__ == "__main__":

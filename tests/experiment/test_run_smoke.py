@@ -50,6 +50,10 @@ def test_every_stage_and_section(smoke: tuple[Path, dict]) -> None:
     assert ledger["contribution_bounding"]["weeks"] == [0, 1, 2, 3]
     assert len(ledger["split"]) == 7 and res["parameters"]["stats_weeks"] == [0, 1, 2, 3]
     assert res["cached_stages"] == []
+    # the peak memory after each stage: a running maximum over the stages, in order
+    peaks = [res["stage_peak_rss_mb"][name] for name in res["stage_seconds"]]
+    assert all(p is not None and p > 50 for p in peaks)
+    assert peaks == sorted(peaks) and "peak memory so far" in html
     for stage in ("population", "dp_statistics", "fit", "sample", "fidelity", "validate",
                   "reid_population", "reid_synthetic", "qif", "disclosure", "report"):
         assert stage in res["stage_seconds"]

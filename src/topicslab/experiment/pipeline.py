@@ -40,6 +40,7 @@ from __future__ import annotations
 import json
 import math
 import platform
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -66,6 +67,17 @@ REFIT_PROTOCOL = (
     "synthetic standard deviation includes the fit-to-fit variation.")
 
 
+def peak_rss_mb() -> float | None:
+    """This process's peak resident set size so far, in MB (``None`` where unknown)."""
+    try:
+        import resource
+    except ImportError:  # (Windows)
+        return None
+    peak = float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    # Linux reports kilobytes, macOS bytes
+    return peak / (1024.0 ** 2 if sys.platform == "darwin" else 1024.0)
+
+
 class _Runner:
     """Runs stages through the cache and keeps their timings."""
 
@@ -75,6 +87,10 @@ class _Runner:
         self.log = log
         self.seconds: dict[str, float] = {}
         self.computed_seconds: dict[str, float | None] = {}
+        #: the process's peak resident memory after each stage (MB; None where the platform
+        #: does not say): a running maximum, so the stage where it rises is the one that
+        #: needed that memory (issue 18: where the paper preset's gigabytes go)
+        self.peak_rss_mb: dict[str, float | None] = {}
         self.cached: list[str] = []
         #: key -> name of the stages computed in this run: a stage cached downstream of one
         #: (same key, e.g. its artefact had been truncated and is now rewritten; the DP noise
@@ -99,6 +115,7 @@ class _Runner:
         self.seconds[name] = time.perf_counter() - t0
         summary = json.loads(json.dumps(summary, default=_jsonable))
         self.computed_seconds[name] = self.seconds[name]
+        self.peak_rss_mb[name] = peak_rss_mb()
         self.cache.record(name, key, summary, self.seconds[name], artefacts)
         self.log(f"{name}: {self.seconds[name]:.1f} s")
         return key, summary
@@ -119,6 +136,7 @@ class _Runner:
         self.cached.append(name)
         self.seconds[name] = 0.0
         self.computed_seconds[name] = self.cache.seconds(name)
+        self.peak_rss_mb[name] = peak_rss_mb()
         self.log(f"{name}: cached")
         return summary
 
@@ -624,6 +642,7 @@ def run(
     results["stage_seconds"] = dict(runner.seconds)
     results["cached_stages"] = list(runner.cached)
     results["stage_seconds_computed"] = dict(runner.computed_seconds)
+    results["stage_peak_rss_mb"] = dict(runner.peak_rss_mb)
     results["environment"] = _environment()
     results["artefacts"] = {"report": "report.html", "results": "results.json",
                             "population": str(pop_path) if results["population"] else None,
@@ -634,6 +653,7 @@ def run(
                                     else None),
                         errors_path=out_dir / "validation" / "errors.npz")
     results["stage_seconds"]["report"] = time.perf_counter() - t0
+    results["stage_peak_rss_mb"]["report"] = peak_rss_mb()
     results = _finite(json.loads(json.dumps(results, default=_jsonable)))
     validate_results(results)
     # the report and its results appear together: never a new report beside old results

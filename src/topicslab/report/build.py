@@ -435,17 +435,22 @@ def _external(section_id: str, title: str, block: Any, missing: str) -> Section:
 
 def _timings(r: dict[str, Any]) -> Section:
     comp = r.get("stage_seconds_computed") or {}
+    peak = r.get("stage_peak_rss_mb") or {}
     rows = []
     for k, v in r["stage_seconds"].items():
-        c = comp.get(k)
+        c, mb = comp.get(k), peak.get(k)
         cached = k in r.get("cached_stages", [])
         rows.append([k, f"{v:.1f} s" + (" (cached)" if cached else ""),
-                     "—" if c is None else f"{c:.1f} s"])
+                     "—" if c is None else f"{c:.1f} s",
+                     "—" if mb is None else f"{mb:,.0f} MB"])
+    mbs = [mb for mb in peak.values() if mb is not None]
     rows.append(["total", f"{sum(r['stage_seconds'].values()):.1f} s",
-                 f"{sum(c for c in comp.values() if c is not None):.1f} s"])
+                 f"{sum(c for c in comp.values() if c is not None):.1f} s",
+                 f"{max(mbs):,.0f} MB" if mbs else "—"])
     env = [[k, v] for k, v in r["environment"].items()]
     return Section("timings", "Timings and environment",
-                   table("Stage times", ["stage", "this run", "when computed"], rows)
+                   table("Stage times", ["stage", "this run", "when computed",
+                                         "peak memory so far"], rows)
                    + table("Environment", ["", ""], env))
 
 
