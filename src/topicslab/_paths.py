@@ -28,7 +28,7 @@ from pathlib import Path
 
 from topicslab.errors import InputError
 
-__all__ = ["check_output_dir", "check_output_file", "no_new_empty_dirs",
+__all__ = ["check_output_dir", "check_output_file", "exclusive_dir", "no_new_empty_dirs",
            "refuse_overwriting_inputs"]
 
 
@@ -214,7 +214,60 @@ def check_output_dir(path: str | os.PathLike[str], option: str,
     return p
 
 
+def _held_elsewhere(directory: Path) -> bool:
+    """Whether another process holds ``directory`` through ``exclusive_dir``."""
+    try:
+        import fcntl
+    except ImportError:  # (no flock here: nothing is held)
+        return False
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # (releases the probe's own lock)
+    return False
+
+
+@contextlib.contextmanager
+def exclusive_dir(directory: str | os.PathLike[str], option: str,
+                  command: str = "run") -> Iterator[None]:
+    """Create ``directory`` if needed and hold it for this command alone: a second command
+    writing into it at the same time is refused before any work (two ``run`` processes into
+    one --out left a report and a release of one with the model of the other). An advisory
+    lock (flock) of the directory itself: no lock file, released when the command ends, even
+    killed."""
+    path = Path(directory)
+    path.mkdir(exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:  # (no flock on this platform: not held)
+        yield
+        return
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # (a directory that cannot be listed, only written: not held)
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise InputError(f"another topicslab {command} is writing this directory now; "
+                             f"wait for it to finish, or choose another {option}",
+                             file=str(path), field=option) from None
+        yield
+    finally:
+        os.close(fd)
+
+
 def _remove_empty_tree(directory: Path) -> None:
+    if _held_elsewhere(directory):  # created here, but another command writes into it now
+        return
     for root, _dirs, _files in os.walk(directory, topdown=False):
         with contextlib.suppress(OSError):  # not empty: keep it
             os.rmdir(root)

@@ -28,9 +28,18 @@ _open_bars: list[Progress] = []
 
 
 def close_bars() -> None:
-    """Stop every bar still on screen (its last frame is drawn now, not later)."""
+    """Stop every bar still on screen, on the way to an error's or an interruption's line:
+    cleared, not drawn (its last frame above the line made the error two lines)."""
     while _open_bars:
-        _open_bars.pop().stop()
+        _clear(_open_bars.pop())
+
+
+def _clear(bar: Progress) -> None:
+    """Stop ``bar`` without its last frame (or, off a terminal, the empty line that rich
+    prints after the bar): what follows is an error's or an interruption's one line."""
+    bar.live.transient = True
+    bar.live.stop()
+    bar.disable = True  # (Progress.stop would add the empty line; the bar is stopped)
 
 
 class Advance(Protocol):
@@ -72,6 +81,13 @@ def task(description: str, total: float | None, enabled: bool = True) -> Iterato
 
         try:
             yield advance
+        except BaseException:
+            # a refusal found in the middle of the work (a week of more than k topics in the
+            # first chunk, a user listed twice found after the pass) or an interruption: the
+            # bar is cleared, so that the error's line is the only one (on a file or a pipe
+            # the bar's last frame was printed above it)
+            _clear(bar)
+            raise
         finally:
             if bar in _open_bars:
                 _open_bars.remove(bar)

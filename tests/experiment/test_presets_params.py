@@ -13,7 +13,7 @@ from topicslab.experiment.presets import PRESETS, Preset
     ({"epsilon": 0.0}, "epsilon"),
     ({"delta": 1.0}, "delta"),
     ({"accounting": "loose"}, "accounting"),
-    ({"stats_weeks": (0, 0)}, "weeks"),
+    ({"stats_weeks": (0, 0)}, "--release-weeks"),
     ({"targets": 0}, "targets"),
     ({"trials": 0}, "trials"),
     ({"fidelity_targets": 0}, "fidelity_targets"),

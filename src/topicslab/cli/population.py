@@ -14,7 +14,15 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from topicslab.cli._app import MAX_SEED, SETS_TAXONOMY_HELP, app, err, out, sets_taxonomy
+from topicslab.cli._app import (
+    MAX_SEED,
+    SETS_TAXONOMY_HELP,
+    app,
+    err,
+    given,
+    out,
+    sets_taxonomy,
+)
 from topicslab.errors import InputError
 
 #: what ``population`` and ``observe`` write: Parquet only (the population is streamed to one
@@ -101,6 +109,17 @@ def population(
         raise (exc if exc.field is not None else exc.located(field="--params")) from None
     stress = pop.Stress(persistence=persistence, routine=routine, groups=groups,
                         interests=interests)
+    if given("routine") and weeks < 2:
+        # no week has a last week to repeat: the option changed nothing, without a word
+        raise InputError("--routine repeats last week's profile, and --weeks 1 has no last "
+                         "week: drop --routine, or give --weeks 2 or more", field="--routine")
+    if given("routine") and base is not None and routine < base.profile_repeat:
+        # the stress takes the larger of the two: a lower --routine changed nothing
+        raise InputError(f"--routine {routine:g} is below the profile_repeat "
+                         f"{base.profile_repeat:g} of --params, which it would leave as it is "
+                         "(the stress keeps the larger): give --routine "
+                         f"{base.profile_repeat:g} or more, or edit the file",
+                         file=str(params), field="--routine")
     p = base if stress.is_identity else stress.apply(base, taxonomy)
     t0 = time.perf_counter()
     n_real_weeks = 0

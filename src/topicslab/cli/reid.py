@@ -296,7 +296,8 @@ def reid(
     if taxonomy is not None and sets_path is None:
         raise InputError("--taxonomy tells the taxonomy of --sets; traces carry their own "
                          "(drop --taxonomy)", field="--taxonomy")
-    if traces_path is not None and k != API_K:
+    if traces_path is not None and (k != API_K or given("k")):
+        # typed at its default value too: --k 5 was ignored without a word
         raise InputError("--k bounds the weeks of --sets; traces hold one answer per call "
                          "(drop --k)", field="--k")
     # the learned attack's model directory is an input too (--json model/model.json wrote over it)

@@ -144,6 +144,27 @@ def _check_not_foreign(out_dir: Path) -> None:
                          file=str(out_dir), field="--out")
 
 
+#: what a run writes under its --out: files, and directories (``stats`` only when the run
+#: computes the release, ``pop.parquet`` only for the reference population)
+_RUN_FILES = ("synth.parquet", "report.html", "results.json", "validation/errors.npz")
+_RUN_DIRS = ("model", "validation")
+
+
+def _check_layout(out_dir: Path, reference: bool, computes_stats: bool) -> None:
+    """Refuse, before any stage, a run directory where one of the run's own names is of the
+    other kind: a directory named report.html or results.json failed the run at its very end
+    (IsADirectoryError, exit code 1), a file named model after the stages before the fit."""
+    files = [*_RUN_FILES, *(["pop.parquet"] if reference else [])]
+    for name in files:
+        if (out_dir / name).is_dir():
+            raise InputError("is a directory where the run writes a file: remove it, or "
+                             "choose another --out", file=str(out_dir / name), field="--out")
+    for name in [*_RUN_DIRS, *(["stats"] if computes_stats else [])]:
+        if (out_dir / name).exists() and not (out_dir / name).is_dir():
+            raise InputError("is a file where the run writes a directory: remove it, or "
+                             "choose another --out", file=str(out_dir / name), field="--out")
+
+
 def _release_weeks(text: str | None) -> tuple[int, ...] | None:
     """``--release-weeks``: ``all`` (every simulated week) or comma-separated week indices."""
     from topicslab._checks import comma_items
@@ -193,8 +214,8 @@ def run(
     release_weeks: str | None = typer.Option(
         None, "--release-weeks",
         help="Weeks the DP statistics count: all (default: every simulated week, averaged, as "
-             "Dick et al. §4.1 define the statistics) or a list, e.g. 0,1 (the paper's counted "
-             "weeks)."),
+             "Dick et al. §4.1 define the statistics) or consecutive weeks, e.g. 0,1 (the "
+             "paper's counted weeks)."),
     accounting: str | None = typer.Option(
         None, "--accounting",
         help="tight (default: one zCDP budget for the whole release, proven for the noise "
@@ -227,7 +248,12 @@ def run(
 ) -> None:
     """Run the release experiment (population → DP statistics → fit → sample → validation →
     re-identification → QIF, disclosure) and write OUT/report.html and OUT/results.json."""
-    from topicslab._paths import check_output_dir, no_new_empty_dirs, refuse_overwriting_inputs
+    from topicslab._paths import (
+        check_output_dir,
+        exclusive_dir,
+        no_new_empty_dirs,
+        refuse_overwriting_inputs,
+    )
     from topicslab.experiment import run as run_experiment
 
     check_output_dir(out_dir, "--out", "run")
@@ -273,6 +299,8 @@ def run(
         raise InputError("--fidelity-trials sizes the release-fidelity check, which compares "
                          "with the population: a run from --stats has none (drop "
                          "--fidelity-trials, or give --sets)", field="--fidelity-trials")
+    _check_layout(out_dir, reference=sets is None and stats is None,
+                  computes_stats=stats is None)
     _check_not_foreign(out_dir)
     if theory and sets is None and stats is not None:
         raise InputError("--theory measures the population: a run from --stats has none "
@@ -285,7 +313,9 @@ def run(
     # every stage's artefacts are all-or-nothing and recorded once complete, so Ctrl-C keeps
     # the finished stages and the same command carries on from them
     on_interrupt(lambda: _stages_kept(out_dir))
-    with no_new_empty_dirs(out_dir):
+    # two runs into one --out at once mixed their stages (the report and release of one,
+    # the model of the other): the second is refused while the first holds the directory
+    with no_new_empty_dirs(out_dir), exclusive_dir(out_dir, "--out"):
         res = run_experiment(preset, out_dir, seed=seed, users=users, sets_path=sets,
                              sets_taxonomy=taxonomy,
                              stats_dir=stats, overrides=overrides, progress=not quiet,

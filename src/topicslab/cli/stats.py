@@ -104,7 +104,8 @@ def stats(
         None, "--master", help="Spark master URL for --engine spark (default: spark-submit's, "
                                "else local[2])."),
     chunk_users: int = typer.Option(
-        1 << 20, "--chunk-users", min=1, help="Users per chunk for --engine stream."),
+        1 << 20, "--chunk-users", min=1, max=MAX_SEED,  # (2^63: OverflowError, exit 1)
+        help="Users per chunk for --engine stream."),
 ) -> None:
     """Differentially private q_single / q_within / q_across with an exact privacy ledger."""
     from topicslab import dp

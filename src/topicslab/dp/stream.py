@@ -401,8 +401,8 @@ def stream_counts(
                                                          taxonomy, strict):
             acc.add(uids, dense, file=file, row_base=row_base)
             advance(uids.shape[0])
-    if not ranges_disjoint(acc.ranges):
-        _check_unique_exact(files)
+        if not ranges_disjoint(acc.ranges):  # (inside the bar: a refusal clears it)
+            _check_unique_exact(files)
     return acc.result(plan.taxonomy, w_sel)
 
 
@@ -431,14 +431,15 @@ def _stream_other(path: str, *, contribution: ContributionBound, pad_seed: int,
             acc.add(chunk.user_ids, chunk.sets[:, w_sel, :], file=path)
             seen.append(chunk.user_ids)
             advance(chunk.n_users)
+        if acc is not None and not ranges_disjoint(acc.ranges):
+            # (inside the bar: a refusal clears it, and the error's line is the only one)
+            allid = np.sort(np.concatenate(seen))
+            same = np.flatnonzero(allid[1:] == allid[:-1])
+            if same.size:
+                raise InputError(f"user id {int(allid[same[0]])} appears more than once",
+                                 file=path, field="user_id")
     if acc is None or tax is None:
         raise InputError("no users", file=path)
-    if not ranges_disjoint(acc.ranges):
-        allid = np.sort(np.concatenate(seen))
-        same = np.flatnonzero(allid[1:] == allid[:-1])
-        if same.size:
-            raise InputError(f"user id {int(allid[same[0]])} appears more than once",
-                             file=path, field="user_id")
     return acc.result(tax, w_sel)
 
 
