@@ -37,8 +37,8 @@ def test_a_week_past_the_simulated_ones_is_refused_before_any_stage() -> None:
     (["--release-weeks", "one"], "--release-weeks"),
     (["--release-weeks", ""], "--release-weeks"),
     (["--release-weeks", "0,,1"], "--release-weeks"),
-    (["--release-weeks", "-1"], "weeks"),
-    (["--release-weeks", "0,0"], "weeks"),
+    (["--release-weeks", "-1"], "--release-weeks"),
+    (["--release-weeks", "0,0"], "--release-weeks"),
     (["--accounting", "loose"], "accounting"),
 ])
 def test_bad_release_options_are_refused(tmp_path: Path, args: list[str], named: str) -> None:
