@@ -306,6 +306,10 @@ CASES: list[tuple[str, list[str], str]] = [
     ("stats-split-negative", [*STATS, "--out", "{out}", "--split", "1.5,-1,0.5"],
      "--split"),
     ("stats-weeks-repeated", [*STATS, "--out", "{out}", "--weeks", "0,0"], "--weeks"),
+    # the across-week statistics are read as week J-1 -> J: a gap or a reversed pair was
+    # released and then fitted as consecutive weeks
+    ("stats-weeks-with-a-gap", [*STATS, "--out", "{out}", "--weeks", "0,2"], "--weeks"),
+    ("stats-weeks-backwards", [*STATS, "--out", "{out}", "--weeks", "1,0"], "--weeks"),
     ("stats-weeks-negative", [*STATS, "--out", "{out}", "--weeks", "-1,0"], "--weeks"),
     ("stats-weeks-text", [*STATS, "--out", "{out}", "--weeks", "first"], "--weeks"),
     # fit

@@ -82,7 +82,7 @@ CASES: list[tuple[str, list[str], str]] = [
      "field '--release-weeks': a release of one week (3)"),
     # accepted: pairs of released weeks that are not one week apart, fitted as if they were
     ("run-release-weeks-with-a-gap", [*SETS, "--release-weeks", "0,2"],
-     "field '--release-weeks': release weeks must be consecutive and increasing"),
+     "field '--release-weeks': weeks must be consecutive and increasing"),
     ("run-release-weeks-backwards", [*SETS, "--release-weeks", "1,0"],
      "got 1,0"),
     ("run-release-weeks-not-consecutive-at-the-end", [*SETS, "--release-weeks", "0,1,3"],

@@ -84,7 +84,8 @@ def test_split_is_normalised_and_checked_against_the_weeks() -> None:
 
 @_FAST
 @given(k=st.integers(min_value=2, max_value=10**6),
-       weeks=st.none() | st.lists(st.integers(0, 100), min_size=1, max_size=8, unique=True))
+       weeks=st.none() | st.builds(lambda first, n: list(range(first, first + n)),
+                                   st.integers(0, 100), st.integers(1, 8)))
 def test_every_valid_contribution_is_accepted(k: int, weeks: list[int] | None) -> None:
     c = ContributionBound(k, "truncate", None if weeks is None else tuple(weeks))
     assert c.k == k and c.weeks == (None if weeks is None else tuple(weeks))
@@ -127,9 +128,13 @@ def test_k_against_the_taxonomy(m: int, k: int) -> None:
 def test_weeks_against_the_input() -> None:
     assert ContributionBound().select_weeks(4) == [0, 1]
     assert ContributionBound().select_weeks(1) == [0]
-    assert ContributionBound(weeks=(3, 1)).select_weeks(4) == [3, 1]
+    assert ContributionBound(weeks=(2, 3)).select_weeks(4) == [2, 3]
+    for weeks in ((3, 1), (0, 2), (0, 1, 3)):  # the fit would read them as consecutive
+        with pytest.raises(InputError, match="consecutive") as info:
+            ContributionBound(weeks=weeks)
+        _refused(info, "weeks")
     with pytest.raises(InputError, match="input has 4 weeks") as info:
-        ContributionBound(weeks=(0, 4)).select_weeks(4)
+        ContributionBound(weeks=(3, 4)).select_weeks(4)
     _refused(info, "weeks")
     with pytest.raises(InputError, match="no weeks"):
         ContributionBound().select_weeks(0)
@@ -152,13 +157,13 @@ def test_engines_take_the_objects(tax12: Taxonomy) -> None:
                              for _ in range(50)]), axis=-1).astype(np.int16)
     data = TopicSets(sets, tax)
     budget = PrivacyBudget(2.0, 1e-6, "tight", (0.2, 0.3, 0.5))
-    contribution = ContributionBound(4, "reject", (2, 0))
+    contribution = ContributionBound(4, "reject", (1, 2))
     by_object = compute_statistics(data, budget=budget, contribution=contribution, seed=3)
     by_keyword = compute_statistics(data, epsilon=2.0, delta=1e-6, accounting="tight",
-                                    split=[0.2, 0.3, 0.5], k=4, weeks=[2, 0], seed=3)
+                                    split=[0.2, 0.3, 0.5], k=4, weeks=[1, 2], seed=3)
     assert np.array_equal(by_object.q_within, by_keyword.q_within)
     assert by_object.ledger is not None
-    assert by_object.ledger.contribution_bounding["weeks"] == [2, 0]
+    assert by_object.ledger.contribution_bounding["weeks"] == [1, 2]
     assert by_object.ledger.accounting == "tight"
     assert [q.share for q in plan_queries(2, 4, 12, budget=budget)] == [0.2, 0.3, 0.5]
     with pytest.raises(InputError) as info:  # k = 13 > the 12 topics, found with the data

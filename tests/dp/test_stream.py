@@ -88,7 +88,7 @@ def messy_file(tmp_path_factory):
     return path
 
 
-@pytest.mark.parametrize(("weeks", "chunk"), [((0, 1), 512), ((2, 0, 1), 4096), ((1,), 333)])
+@pytest.mark.parametrize(("weeks", "chunk"), [((0, 1), 512), ((0, 1, 2), 4096), ((1,), 333)])
 def test_generated_population_equals_local(pop_file, weeks, chunk):
     ref, rep, data = local_reference(pop_file, weeks, seed=3)
     bc = stream_counts(pop_file, weeks=weeks, seed=3, chunk_users=chunk)

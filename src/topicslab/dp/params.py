@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Literal
 
 from topicslab._checks import choice, integer, number, object_or_keywords, refuse
@@ -170,6 +171,13 @@ class ContributionBound:
             if not weeks or len(set(weeks)) != len(weeks):
                 raise refuse(f"weeks must be distinct week indices, got {list(weeks)}",
                              "weeks")
+            if any(b != a + 1 for a, b in pairwise(weeks)):
+                # the across-week statistics pair each released week with the next one, and
+                # the fit reads every pair as one week to the next: 0,2 was fitted as a
+                # two-week gap in one week, 1,0 as a week backwards
+                raise refuse(f"weeks must be consecutive and increasing (e.g. 0,1 or 1,2,3): "
+                             f"the fit reads each pair of released weeks as one week to the "
+                             f"next, got {','.join(map(str, weeks))}", "weeks")
             object.__setattr__(self, "weeks", weeks)
         object.__setattr__(self, "overlap_lags", integer(
             self.overlap_lags, "overlap_lags", at_least=0,
