@@ -141,9 +141,11 @@ def main() -> None:
                     help="run every step (the fit otherwise stops at the DP noise floor)")
     ap.add_argument("--epsilon", type=float, default=LN3)
     ap.add_argument("--release-weeks", type=int, default=2,
-                    help="weeks 0..N-1 in the release (default 2: the paper's weeks 0-1; "
-                         "0: all --weeks)")
-    ap.add_argument("--accounting", default="paper", choices=("paper", "tight"))
+                    help="a count: weeks 0..N-1 in the release (default 2: the paper's weeks "
+                         "0-1, so that the documented tables reproduce; 0: all --weeks, what "
+                         "topicslab run releases since 2026-11-26 with --accounting tight)")
+    ap.add_argument("--accounting", default="paper", choices=("paper", "tight"),
+                    help="default paper (topicslab run's default is tight)")
     ap.add_argument("--trials", type=int, default=2)
     ap.add_argument("--tolerance", type=float, default=0.10)
     ap.add_argument("--seed", type=int, default=1)
