@@ -94,6 +94,16 @@ def _check_name(path: Path, option: str) -> None:
                          file=name[:40] + "...", field=option)
 
 
+def unexpanded_tilde(name: str) -> str:
+    """The advice for a path that starts with ``~`` the shell left as it was (quoted, or
+    ``--out=~/x``): "create it first" made a directory named ``~`` ("" if not such a path)."""
+    if not name.startswith("~") or os.path.exists(name.split("/", 1)[0]):
+        return ""
+    return (f"the shell did not expand {name.split('/', 1)[0]}, as it does not when ~ is quoted "
+            "or follows '=': write the home directory out (e.g. $HOME/...), or give ~ unquoted "
+            "as its own word")
+
+
 def _check_parent(path: Path, option: str) -> None:
     name = os.fspath(path)
     blocker = _regular_file_above(path)
@@ -102,8 +112,9 @@ def _check_parent(path: Path, option: str) -> None:
                          "choose another location", file=name, field=option)
     parent = path.parent
     if not parent.is_dir():
-        raise InputError(f"directory {parent} does not exist; create it first or choose "
-                         "another location", file=name, field=option)
+        raise InputError(f"directory {parent} does not exist; "
+                         + (unexpanded_tilde(name) or "create it first or choose another "
+                                                      "location"), file=name, field=option)
     if not _writable(parent):
         raise InputError(f"directory {parent} is not writable; choose another location",
                          file=name, field=option)

@@ -27,9 +27,13 @@ def _stages_kept(out_dir: Path) -> str:
     import json
 
     try:
-        finished = list(json.loads((out_dir / "stages.json").read_text(encoding="utf-8")))
+        record = json.loads((out_dir / "stages.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        finished = []
+        record = {}
+    # a record edited by hand (a number or null: TypeError and a traceback on Ctrl-C; text:
+    # its letters listed as stages) holds no finished stage
+    finished = ([name for name, stage in record.items() if isinstance(stage, dict)]
+                if isinstance(record, dict) else [])
     if not finished:
         return "no stage had finished (the same command starts over)"
     return (f"finished stages kept in {out_dir} ({', '.join(finished)}); the same command "

@@ -11,6 +11,7 @@ input and is NOT differentially private: keep it for internal verification and d
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from dataclasses import asdict, dataclass, field
@@ -21,7 +22,7 @@ from rich.table import Table
 
 from topicslab._atomic import write_text_atomic
 from topicslab._json import IntegerTooLargeError, bounded_int
-from topicslab.errors import InputError
+from topicslab.errors import FileFieldError, InputError
 
 SCHEMA = "topicslab.privacy_ledger/1"
 FILENAME = "privacy_ledger.json"
@@ -63,36 +64,39 @@ class PrivacyLedger:
     @classmethod
     def from_dict(cls, data: dict[str, Any], *, file: str | None = None) -> PrivacyLedger:
         if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-            raise InputError(f"not a {SCHEMA} ledger", file=file, field="schema")
+            raise FileFieldError(f"not a {SCHEMA} ledger", file=file, field="schema")
         names = set(cls.__dataclass_fields__)
         missing = sorted(n for n in names if n not in data
                          and n not in ("noise_vs_paper", "audit", "extra", "schema"))
         if missing:
-            raise InputError("missing ledger fields", file=file, field=missing[0])
+            raise FileFieldError("missing ledger fields", file=file, field=missing[0])
         for name, kind in _FIELD_TYPES.items():
             value = data.get(name)
             if value is None and name in ("noise_vs_paper", "audit", "extra"):
                 continue
             if not isinstance(value, kind):
-                raise InputError(f"expected a JSON {_JSON_NAMES[kind]}, got {value!r:.60}; "
-                                 "restore the ledger (or rerun topicslab stats)", file=file,
-                                 field=name)
+                raise FileFieldError(f"expected a JSON {_JSON_NAMES[kind]}, got {value!r:.60}; "
+                                     "restore the ledger (or rerun topicslab stats)", file=file,
+                                     field=name)
         for what, item_keys in (("mechanisms", _MECHANISM_KEYS),
                                 ("noise_vs_paper", ("name", "sigma_ratio"))):
             for i, item in enumerate(data.get(what) or [], start=1):
                 if not isinstance(item, dict) or any(k not in item for k in item_keys):
-                    raise InputError(f"entry {i} must be an object with "
-                                     f"{', '.join(item_keys)}; restore the ledger (or rerun "
-                                     "topicslab stats)", file=file, field=what)
+                    raise FileFieldError(f"entry {i} must be an object with "
+                                         f"{', '.join(item_keys)}; restore the ledger (or rerun "
+                                         "topicslab stats)", file=file, field=what)
         for i, item in enumerate(data["mechanisms"], start=1):
             problem = _mechanism_problem(item)
             if problem:
-                raise InputError(f"entry {i}: {problem}; restore the ledger (or rerun "
-                                 "topicslab stats)", file=file, field="mechanisms")
+                raise FileFieldError(f"entry {i}: {problem}; restore the ledger (or rerun "
+                                     "topicslab stats)", file=file, field="mechanisms")
         for what in ("claimed", "target"):
             if any(k not in data[what] for k in ("epsilon", "delta")):
-                raise InputError("must give epsilon and delta; restore the ledger (or rerun "
-                                 "topicslab stats)", file=file, field=what)
+                raise FileFieldError("must give epsilon and delta; restore the ledger (or rerun "
+                                     "topicslab stats)", file=file, field=what)
+        for name, problem in _value_problems(data):
+            raise FileFieldError(f"{problem}; restore the ledger (or rerun topicslab stats)",
+                                 file=file, field=name)
         return cls(**{k: v for k, v in data.items() if k in names})
 
     def save(self, directory: str | Path) -> Path:
@@ -108,6 +112,54 @@ _FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
     "noise_vs_paper": list, "audit": dict, "extra": dict}
 _JSON_NAMES: dict[type | tuple[type, ...], str] = {dict: "object", list: "list", str: "string"}
 _MECHANISM_KEYS = ("name", "query", "dims", "sensitivity", "sigma", "epsilon", "delta", "share")
+
+
+def _finite(v: Any) -> bool:
+    return not isinstance(v, bool) and isinstance(v, int | float) and math.isfinite(v)
+
+
+def _value_problems(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """(field, what is wrong) of the ledger's own values, which ``stats --explain`` prints and
+    the fit reads: an edited ``contribution_bounding.weeks`` (text, ``[]``, ``[0, 2]``,
+    ``[1, 0]``) was fitted as the release's consecutive weeks, and an ``accounting``,
+    ``over_long``, target or split out of its range was printed as the release's."""
+    problems: list[tuple[str, str]] = []
+    bounding, mechs = data["contribution_bounding"], data["mechanisms"]
+    within = [m for m in mechs if m["name"].startswith("within")]
+    if "weeks" in bounding:
+        weeks = bounding["weeks"]
+        if (not isinstance(weeks, list) or not weeks
+                or not all(isinstance(w, int) and not isinstance(w, bool) and w >= 0
+                           for w in weeks)):
+            problems.append(("contribution_bounding.weeks", "must be a non-empty list of "
+                             f"weeks (integers >= 0), got {weeks!r:.60}"))
+        elif any(b != a + 1 for a, b in itertools.pairwise(weeks)):
+            problems.append(("contribution_bounding.weeks", "a release's weeks are "
+                             f"consecutive and increasing, got {weeks!r:.60}"))
+        elif len(within) != len(weeks) or any(
+                m.get("weeks", [w]) != [w] for m, w in zip(within, weeks, strict=False)):
+            problems.append(("contribution_bounding.weeks", f"lists weeks {weeks!r:.60}, "
+                             f"but the ledger's {len(within)} within-week mechanisms count "
+                             "other weeks"))
+    k = bounding.get("k", 2)
+    if isinstance(k, bool) or not isinstance(k, int) or k < 2:
+        problems.append(("contribution_bounding.k", f"must be an integer >= 2, got {k!r:.40}"))
+    if bounding.get("over_long", "reject") not in ("reject", "truncate"):
+        problems.append(("contribution_bounding.over_long", "must be 'reject' or "
+                         f"'truncate', got {bounding['over_long']!r:.40}"))
+    if data["accounting"] not in ("paper", "tight"):
+        problems.append(("accounting", f"must be 'paper' or 'tight', got "
+                         f"{data['accounting']!r:.40}"))
+    eps, delta = data["target"]["epsilon"], data["target"]["delta"]
+    if not _finite(eps) or eps <= 0:
+        problems.append(("target", f"epsilon must be a finite number > 0, got {eps!r:.40}"))
+    elif not _finite(delta) or not 0 < delta < 1:
+        problems.append(("target", f"delta must be a number in (0, 1), got {delta!r:.40}"))
+    split = data["split"]
+    if not all(_finite(x) and x >= 0 for x in split):
+        problems.append(("split", f"must list the mechanisms' shares (numbers >= 0), got "
+                         f"{split!r:.60}"))
+    return problems
 
 
 def _mechanism_problem(mech: dict[str, Any]) -> str:

@@ -299,7 +299,10 @@ def missing(name: str) -> str:
     a symbolic link that cannot be followed (a link that loops round was "no such file",
     though ``ls`` lists it)."""
     if not os.path.islink(name):
-        return "no such file"
+        from topicslab._paths import unexpanded_tilde
+
+        tilde = unexpanded_tilde(name)
+        return f"no such file ({tilde})" if tilde else "no such file"
     try:
         os.stat(name)
     except OSError as exc:

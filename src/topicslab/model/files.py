@@ -148,6 +148,7 @@ def load_model(directory: str | Path, *, taxonomy: Taxonomy | str | None = None,
     shape = tuple(_meta_int(meta, n, str(meta_file), MAX_WEEKS if n == "weeks" else None)
                   for n in ("types", "weeks", "k", "topics"))
     weeks = shape[1]
+    _check_week_pairs(meta, weeks, str(meta_file))
     if variant == "persistent":
         shape = (shape[0], _meta_int(meta, "modes", str(meta_file)), shape[2], shape[3])
     try:
@@ -181,6 +182,21 @@ def load_model(directory: str | Path, *, taxonomy: Taxonomy | str | None = None,
     except InputError as exc:  # a field of the file, not an option of the command
         raise FileFieldError(exc.message, file=exc.file or str(weights_file), row=exc.row,
                              field=exc.field) from None
+
+
+def _check_week_pairs(meta: dict[str, Any], weeks: int, file: str) -> None:
+    """A fit records the consecutive week pairs of its ``weeks`` (and, cyclic, the wrap
+    ``[weeks-1, 0]``): an edited ``week_pairs`` as text was a ValueError (exit code 1), and a
+    pair past the weeks, a gap or an edited ``weeks`` were validated as the fit's."""
+    if "week_pairs" not in meta:
+        return
+    pairs = meta["week_pairs"]
+    consecutive = [[i, i + 1] for i in range(weeks - 1)]
+    if pairs not in (consecutive, [*consecutive, [weeks - 1, 0]] if weeks > 1 else None):
+        raise FileFieldError(f"does not match weeks = {weeks}, whose fit records the "
+                             f"consecutive week pairs {json.dumps(consecutive)} (and "
+                             f"[{weeks - 1}, 0] if cyclic), got {pairs!r:.60}; restore "
+                             "model.json (or refit)", file=file, field="week_pairs")
 
 
 # ------------------------------------------------------------------ release format
