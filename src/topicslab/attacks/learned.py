@@ -82,7 +82,7 @@ import torch
 from numba import njit, prange
 from torch import nn
 
-from topicslab._json import bounded_int
+from topicslab._json import DuplicateKeyError, bounded_int, unique_keys
 from topicslab._progress import task
 from topicslab.api import Mechanism, observe
 from topicslab.attacks.attack import TraceAttack
@@ -803,7 +803,12 @@ def load_attack(directory: str | Path, *, device: str = "cpu") -> LearnedAttack:
                              file=str(f))
     mf = str(meta_file)
     try:
-        meta = json.loads(meta_file.read_text(encoding="utf-8-sig"), parse_int=bounded_int)
+        meta = json.loads(meta_file.read_text(encoding="utf-8-sig"), parse_int=bounded_int,
+                          object_pairs_hook=unique_keys)
+    except DuplicateKeyError as exc:  # a second "k" replaced the first silently
+        raise FileFieldError(f"{exc.key!r} is given twice in one object; restore the file (or "
+                             "retrain with topicslab attack-train)", file=mf,
+                             field=exc.key) from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise InputError(f"invalid JSON: {' '.join(str(exc).split())}", file=mf) from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:

@@ -21,7 +21,7 @@ from typing import Any
 from rich.table import Table
 
 from topicslab._atomic import write_text_atomic
-from topicslab._json import IntegerTooLargeError, bounded_int
+from topicslab._json import DuplicateKeyError, IntegerTooLargeError, bounded_int, unique_keys
 from topicslab.errors import FileFieldError, InputError
 
 SCHEMA = "topicslab.privacy_ledger/1"
@@ -197,9 +197,13 @@ def load_ledger(path: str | Path) -> PrivacyLedger:
         raise InputError("is a directory, not the ledger file; restore the ledger (or rerun "
                          "topicslab stats)", file=str(p))
     try:
-        data = json.loads(p.read_text(encoding="utf-8-sig"), parse_int=bounded_int)
+        data = json.loads(p.read_text(encoding="utf-8-sig"), parse_int=bounded_int,
+                          object_pairs_hook=unique_keys)
     except FileNotFoundError:
         raise InputError("no privacy ledger here", file=str(p)) from None
+    except DuplicateKeyError as exc:  # a second "accounting" replaced the first silently
+        raise FileFieldError(f"{exc.key!r} is given twice in one object; restore the ledger (or "
+                             "rerun topicslab stats)", file=str(p), field=exc.key) from None
     except (json.JSONDecodeError, UnicodeDecodeError, IntegerTooLargeError) as exc:
         raise InputError(f"invalid JSON: {exc}", file=str(p)) from None
     except OSError as exc:

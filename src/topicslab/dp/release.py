@@ -35,11 +35,12 @@ import numpy as np
 
 from topicslab._atomic import atomic_dir, write_text_atomic
 from topicslab._checks import integer
+from topicslab._json import DuplicateKeyError, unique_keys
 from topicslab.dp.ledger import FILENAME as LEDGER_FILE
 from topicslab.dp.ledger import PrivacyLedger, load_ledger
 from topicslab.dp.postprocess import single_from_within
 from topicslab.dp.statistics import DPStatistics
-from topicslab.errors import InputError
+from topicslab.errors import FileFieldError, InputError
 from topicslab.taxonomy import Taxonomy, load, resolve
 
 Schema = Literal["current", "legacy"]
@@ -122,16 +123,31 @@ def _read_list(path: Path) -> list[Any]:
     if path.is_dir():
         raise InputError("is a directory, not a JSON file; restore the release file",
                          file=str(path))
+    objects = 0
+
+    def record(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        # records hold no objects, so they are decoded in order: the count is the row
+        nonlocal objects
+        objects += 1
+        return unique_keys(pairs)
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"), object_pairs_hook=record)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"invalid JSON: {exc}", file=str(path)) from None
+    except DuplicateKeyError as exc:  # {"frequency": 0.1, "frequency": 0.9} kept 0.9 silently
+        raise FileFieldError(f"{exc.key!r} is given twice in one record; give each field once",
+                             file=str(path), row=objects, field=exc.key) from None
     except OSError as exc:
         raise InputError(f"cannot read the file ({exc.strerror or exc})",
                          file=str(path)) from None
     if isinstance(data, dict):
         # tolerate {"records": [...]}-style wrappers and pandas "records" orient only
-        data = next((v for v in data.values() if isinstance(v, list)), data)
+        lists = [key for key, v in data.items() if isinstance(v, list)]
+        if len(lists) > 1:  # the first was read, the others dropped without a word
+            raise InputError(f"an object of {len(lists)} lists ({', '.join(map(repr, lists))}): "
+                             "give the records as one JSON list", file=str(path))
+        data = data[lists[0]] if lists else data
     if not isinstance(data, list):
         raise InputError("expected a JSON list of records", file=str(path))
     return data
@@ -227,12 +243,12 @@ def _taxonomy_from_file(path: Path, expected: Taxonomy | None) -> Taxonomy:
     raise InputError(f"taxonomy has {len(pairs)} topics, expected {want}", file=str(path))
 
 
-def _taxonomy_from_labels(labels: set[str], path: Path) -> Taxonomy:
-    for v in ("v2", "v1"):
-        tax = load(v)
-        if labels <= set(tax.labels):
-            return tax
-    raise InputError("topic labels match neither taxonomy v1 nor v2", file=str(path))
+def _taxonomy_from_labels(labels: set[str]) -> Taxonomy:
+    """The taxonomy holding every label, else the one holding the most: a label it lacks is
+    then named by file, record and field when the records are read (a typo in
+    ``qacross.json`` was reported against ``qwithin.json``, with no record)."""
+    taxonomies = [load(v) for v in ("v2", "v1")]
+    return max(taxonomies, key=lambda tax: len(labels & set(tax.labels)))
 
 
 def _records_fast(rows: list[Any], res: _Resolver, id_keys: tuple[str, ...],
@@ -415,7 +431,7 @@ def load_statistics(directory: str | Path, *, taxonomy: Taxonomy | str | None = 
         labels = {str(r.get(f)) for rows, fs in ((w_rows, ("topic1", "topic2")),
                                                  (a_rows, ("topic_week1", "topic_week2")))
                   for r in rows if isinstance(r, dict) for f in fs}
-        tax = _taxonomy_from_labels(labels, w_path)
+        tax = _taxonomy_from_labels(labels)
     else:
         raise InputError("file missing: a statistics directory holds taxonomy.json beside "
                          f"{WITHIN}; restore it (or rerun topicslab stats)",

@@ -23,8 +23,8 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from topicslab._json import IntegerTooLargeError, bounded_int
-from topicslab.errors import InputError, ParameterError, TopicsLabError
+from topicslab._json import DuplicateKeyError, IntegerTooLargeError, bounded_int, unique_keys
+from topicslab.errors import FileFieldError, InputError, ParameterError, TopicsLabError
 from topicslab.taxonomy import VERSIONS, Taxonomy, load, resolve
 
 PathLike = str | os.PathLike[str]
@@ -286,7 +286,12 @@ def decode_meta(raw: dict[bytes, bytes] | None, *, file: str) -> dict[str, Any] 
     if not raw or META_KEY not in raw:
         return None
     try:
-        block = json.loads(raw[META_KEY].decode("utf-8"), parse_int=bounded_int)
+        block = json.loads(raw[META_KEY].decode("utf-8"), parse_int=bounded_int,
+                           object_pairs_hook=unique_keys)
+    except DuplicateKeyError as exc:  # {"k": 5, "k": 7} read k = 7 without a word
+        # (a FileFieldError: the CLI would blame its option of the same name, --k)
+        raise FileFieldError(f"corrupt topicslab metadata ({exc})", file=file,
+                             field=exc.key) from None
     except (UnicodeDecodeError, json.JSONDecodeError, IntegerTooLargeError):
         raise InputError("corrupt topicslab metadata (not JSON)", file=file) from None
     if not isinstance(block, dict):

@@ -38,7 +38,13 @@ import numpy as np
 import numpy.typing as npt
 
 from topicslab._atomic import atomic_dir, atomic_path, write_text_atomic
-from topicslab._json import IntegerTooLargeError, bounded_int, jsonable
+from topicslab._json import (
+    DuplicateKeyError,
+    IntegerTooLargeError,
+    bounded_int,
+    jsonable,
+    unique_keys,
+)
 from topicslab.errors import FileFieldError, InputError
 from topicslab.model.typemixture import TypeMixture
 from topicslab.taxonomy import VERSIONS, Taxonomy, resolve
@@ -121,7 +127,11 @@ def load_model(directory: str | Path, *, taxonomy: Taxonomy | str | None = None,
         if not f.is_file():
             raise FileFieldError("file missing (not a model directory?)", file=str(f))
     try:
-        meta = json.loads(meta_file.read_text(encoding="utf-8-sig"), parse_int=bounded_int)
+        meta = json.loads(meta_file.read_text(encoding="utf-8-sig"), parse_int=bounded_int,
+                          object_pairs_hook=unique_keys)
+    except DuplicateKeyError as exc:  # a second "weeks" replaced the first silently
+        raise FileFieldError(f"{exc.key!r} is given twice in one object; restore the file (or "
+                             "refit)", file=str(meta_file), field=exc.key) from None
     except (json.JSONDecodeError, UnicodeDecodeError, IntegerTooLargeError) as exc:
         raise FileFieldError(f"invalid JSON: {exc}", file=str(meta_file)) from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
@@ -253,7 +263,11 @@ def import_release_parameters(path: str | Path, taxonomy: Taxonomy | str = "v2",
     if not p.is_file():
         raise FileFieldError("file not found", file=file)
     try:
-        doc = json.loads(p.read_text(encoding="utf-8-sig"), parse_int=bounded_int)
+        doc = json.loads(p.read_text(encoding="utf-8-sig"), parse_int=bounded_int,
+                         object_pairs_hook=unique_keys)
+    except DuplicateKeyError as exc:
+        raise FileFieldError(f"{exc.key!r} is given twice in one object", file=file,
+                             field=exc.key) from None
     except (json.JSONDecodeError, UnicodeDecodeError, IntegerTooLargeError) as exc:
         raise FileFieldError(f"invalid JSON: {exc}", file=file) from None
     lut = {int(t): i for i, t in enumerate(tax.ids)}
