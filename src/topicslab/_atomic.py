@@ -370,6 +370,13 @@ def atomic_dir(path: str | os.PathLike[str], owned: Sequence[str] = ()) -> Itera
     temporary directory is removed and ``path`` is left untouched (an existing directory
     keeps its old content; a new one is never created).
     """
+    if isinstance(path, str) and not path:
+        # Path("") is ".": save_statistics("", ...) wrote the release into the working
+        # directory, where the command line refuses an empty --out
+        from topicslab.errors import InputError
+
+        raise InputError(f"an empty path ({path!r}): name the directory to write ('.' for "
+                         "the working directory)", field="directory")
     final = Path(path)
     if final.exists() and not final.is_dir():  # (the rename failed after the work)
         from topicslab.errors import InputError

@@ -157,3 +157,25 @@ def test_a_duplicate_key_in_a_nested_record_names_its_row(inputs: Path, work: Pa
     res = invoke([*[a.format(out=work / "m") for a in FIT], str(work / "st")])
     assert res.exit_code == 2, res.output
     assert "q_single.json, row 3, field 'topic_id': 'topic_id' is given twice" in res.output
+
+
+@pytest.mark.parametrize("writer", ["save_statistics", "save_model", "save_attack"])
+def test_an_empty_directory_name_is_refused_not_the_working_directory(
+        inputs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, writer: str) -> None:
+    """``Path("")`` is ``.``: ``dp.save_statistics("", stats)`` wrote the release into the
+    working directory, where the command line refuses an empty ``--out``."""
+    from topicslab import dp
+    from topicslab.attacks.learned import load_attack, save_attack
+    from topicslab.errors import InputError
+    from topicslab.model import load_model, save_model
+
+    save: dict[str, Callable[[], object]] = {
+        "save_statistics": lambda: dp.save_statistics("", dp.load_statistics(inputs / "stats")),
+        "save_model": lambda: save_model("", load_model(inputs / "model")),
+        "save_attack": lambda: save_attack("", load_attack(inputs / "attack")),
+    }
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match="an empty path") as info:
+        save[writer]()
+    assert info.value.field == "directory"
+    assert list(tmp_path.iterdir()) == []
