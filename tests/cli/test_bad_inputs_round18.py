@@ -69,10 +69,6 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return d
 
 
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    return tmp_path
-
 
 INGEST = ["ingest", "--out", "{out}.parquet", "-q"]
 

@@ -58,10 +58,6 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return d
 
 
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    return tmp_path
-
 
 RUN = ["run", "--out", "{out}", "-q", "--no-disclosure", "--fit-steps", "1", "--trials", "1",
        "--targets", "16", "--fidelity-trials", "1"]

@@ -74,10 +74,6 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return d
 
 
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    return tmp_path
-
 
 FIT = ["fit", "--out", "{out}", "--types", "2", "--modes", "1", "--steps", "1",
        "--no-progress", "--stats"]

@@ -52,11 +52,6 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"dir": d}
 
 
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
 
 
 

@@ -46,11 +46,6 @@ def _interrupted_line(res: Any, command: str, *, printed_results: bool = False) 
     return lines[-1]
 
 
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
 
 def _statistics(seed: int = 0) -> Any:
     from topicslab.datamodel import TopicSets
