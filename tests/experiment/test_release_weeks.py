@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from topicslab.errors import ParameterError
+from topicslab.errors import InputError, ParameterError
 from topicslab.experiment.presets import PRESETS, Preset
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
@@ -67,3 +67,15 @@ def test_the_papers_release_on_request(tmp_path: Path) -> None:
     assert ledger["accounting"] == "paper"
     assert ledger["contribution_bounding"]["weeks"] == [0, 1]
     assert ledger["split"] == pytest.approx([0.25, 0.25, 0.5])
+
+
+@pytest.mark.parametrize("weeks", ["4", 2.5, 0, 10**30])
+def test_bad_weeks_are_refused_before_the_release_is_counted_from_them(weeks: object) -> None:
+    with pytest.raises(InputError) as info:
+        Preset(users=1000, weeks=weeks)  # type: ignore[arg-type]
+    assert info.value.field == "--weeks"
+
+
+def test_a_preset_of_many_weeks_builds_no_list_of_them() -> None:
+    preset = Preset(users=1000, weeks=10**12)  # checked in constant memory
+    assert preset.stats_weeks is None and preset.weeks == 10**12

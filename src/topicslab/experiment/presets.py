@@ -18,7 +18,9 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Preset:
-    """Sizes and budgets of one run. Every paper parameter has the paper's value by default."""
+    """Sizes and budgets of one run. Every paper parameter has the paper's value by default,
+    except the DP release's weeks and accounting: every simulated week under tight accounting
+    (``stats_weeks=(0, 1), accounting="paper"`` is the paper's release; docs/fidelity.md §5c)."""
 
     users: int
     weeks: int = 4                   # weeks of population, fitted model and attacks
@@ -68,7 +70,6 @@ class Preset:
         from topicslab._checks import MAX_COUNT
         from topicslab.errors import InputError
 
-        self._check_stage_parameters()
         if self.model not in ("persistent", "paper"):
             raise InputError(f"model must be persistent or paper, got {self.model!r}",
                              field="--model")
@@ -86,6 +87,8 @@ class Preset:
                 raise InputError(f"{name} must be a positive 64-bit integer, got {v!r}",
                                  field="--" + name.replace("_", "-"))
             object.__setattr__(self, name, int(v))  # a NumPy integer (refused before)
+        # after the integers: the release's weeks are counted from ``weeks``
+        self._check_stage_parameters()
         for name in ("refit_per_trial", "disclosure", "theory", "learned"):
             if not isinstance(getattr(self, name), bool):  # "no" was taken as true
                 raise InputError(f"{name} must be True or False, got "
@@ -103,7 +106,8 @@ class Preset:
             # itself would refuse it only after them
             raise InputError(f"fit_minutes must be a finite number > 0, got {m!r}",
                              field="--fit-minutes")
-        room = self.weeks - 1 - self.release_weeks[0]
+        first = self.stats_weeks[0] if self.stats_weeks else 0
+        room = self.weeks - 1 - first
         if self.overlap_lags and self.model == "paper":
             raise InputError("--overlap-lags adds a statistic that only persistent types fit: "
                              "with --model paper it would spend budget on nothing (drop it)",
@@ -127,7 +131,12 @@ class Preset:
         from topicslab.errors import ParameterError
 
         PrivacyBudget(self.epsilon, self.delta, self.accounting)  # type: ignore[arg-type]
-        weeks = self.release_weeks
+        if self.stats_weeks is None:
+            # every simulated week: consecutive and in range by construction, so its first
+            # two stand in for the checks (a preset of 10^9 weeks built no 10^9-week tuple)
+            weeks: tuple[int, ...] = (0, 1) if self.weeks > 1 else (0,)
+        else:
+            weeks = self.release_weeks
         late = [w for w in weeks if isinstance(w, Integral) and w >= self.weeks]
         if late:  # (found only by the DP stage, after the population was generated)
             raise ParameterError(f"release weeks must be in 0..{self.weeks - 1} (the run "
