@@ -11,7 +11,6 @@ input and is NOT differentially private: keep it for internal verification and d
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 from dataclasses import asdict, dataclass, field
@@ -22,6 +21,7 @@ from rich.table import Table
 
 from topicslab._atomic import write_text_atomic
 from topicslab._json import DuplicateKeyError, IntegerTooLargeError, bounded_int, unique_keys
+from topicslab.dp.params import ACCOUNTINGS, BOUND_MODES, consecutive
 from topicslab.errors import FileFieldError, InputError
 
 SCHEMA = "topicslab.privacy_ledger/1"
@@ -133,7 +133,7 @@ def _value_problems(data: dict[str, Any]) -> list[tuple[str, str]]:
                            for w in weeks)):
             problems.append(("contribution_bounding.weeks", "must be a non-empty list of "
                              f"weeks (integers >= 0), got {weeks!r:.60}"))
-        elif any(b != a + 1 for a, b in itertools.pairwise(weeks)):
+        elif not consecutive(weeks):
             problems.append(("contribution_bounding.weeks", "a release's weeks are "
                              f"consecutive and increasing, got {weeks!r:.60}"))
         elif len(within) != len(weeks) or any(
@@ -144,10 +144,10 @@ def _value_problems(data: dict[str, Any]) -> list[tuple[str, str]]:
     k = bounding.get("k", 2)
     if isinstance(k, bool) or not isinstance(k, int) or k < 2:
         problems.append(("contribution_bounding.k", f"must be an integer >= 2, got {k!r:.40}"))
-    if bounding.get("over_long", "reject") not in ("reject", "truncate"):
+    if bounding.get("over_long", "reject") not in BOUND_MODES:
         problems.append(("contribution_bounding.over_long", "must be 'reject' or "
                          f"'truncate', got {bounding['over_long']!r:.40}"))
-    if data["accounting"] not in ("paper", "tight"):
+    if data["accounting"] not in ACCOUNTINGS:
         problems.append(("accounting", f"must be 'paper' or 'tight', got "
                          f"{data['accounting']!r:.40}"))
     eps, delta = data["target"]["epsilon"], data["target"]["delta"]

@@ -50,8 +50,8 @@ OVERLAP_SHARE = 0.05
 
 __all__ = ["ACCOUNTINGS", "BOUND_MODES", "LN3", "MAX_EPSILON", "OVERLAP_SHARE", "PAPER_DELTA",
            "Accounting",
-           "BoundMode", "ContributionBound", "PrivacyBudget", "budget_of", "contribution_of",
-           "default_split", "refuse_overlap"]
+           "BoundMode", "ContributionBound", "PrivacyBudget", "budget_of", "consecutive",
+           "contribution_of", "default_split", "refuse_overlap"]
 
 
 def default_split(n_weeks: int, overlap: bool = False) -> list[float]:
@@ -127,6 +127,12 @@ class PrivacyBudget:
         return [x / total for x in self.split]
 
 
+def consecutive(weeks: Sequence[int]) -> bool:
+    """Whether ``weeks`` are consecutive and increasing: the across-week statistics pair each
+    released week with the next one, and every reader takes the pair as week J-1 -> J."""
+    return all(b == a + 1 for a, b in pairwise(weeks))
+
+
 @dataclass(frozen=True)
 class ContributionBound:
     """What one user contributes to a release (the Lemma of Dick et al. §4.2).
@@ -171,7 +177,7 @@ class ContributionBound:
             if not weeks or len(set(weeks)) != len(weeks):
                 raise refuse(f"weeks must be distinct week indices, got {list(weeks)}",
                              "weeks")
-            if any(b != a + 1 for a, b in pairwise(weeks)):
+            if not consecutive(weeks):
                 # the across-week statistics pair each released week with the next one, and
                 # the fit reads every pair as one week to the next: 0,2 was fitted as a
                 # two-week gap in one week, 1,0 as a week backwards
