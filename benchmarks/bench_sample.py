@@ -7,7 +7,8 @@ a random T = 500, r = 4, k = 5 model over taxonomy v2 is used: the throughput do
 on the parameter values (alias tables make every slot draw O(1)).
 
 Run: ``.venv/bin/python benchmarks/bench_sample.py [--users 10000000] [--model DIR]
-[--format parquet|tfrecord]``.
+[--format parquet|tfrecord] [--device cpu|cuda|auto]``. ``--device cuda`` draws with the PyTorch
+path on the GPU (the same users bit for bit); ``cpu`` (the default) with the numba kernel.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ def main() -> None:
     ap.add_argument("--format", default="parquet", choices=["parquet", "tfrecord"])
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--chunk-users", type=int, default=1 << 20)
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda", "auto"],
+                    help="cpu: numba kernel; cuda: PyTorch on the GPU; auto: cuda if available")
     args = ap.parse_args()
 
     if args.model:
@@ -46,9 +49,10 @@ def main() -> None:
         rng = np.random.default_rng(0)
         theta = (rng.normal(size=(500, 4, 5, 469)) * 2.0).astype(np.float32)
         model = TypeMixture(theta, load("v2"))
-    sample(model, 1000, seed=0)  # numba compilation / cache load
+    print(f"device: {args.device}")
+    sample(model, 1000, seed=0, device=args.device)  # compilation / cache load / CUDA init
     t0 = time.perf_counter()
-    sample(model, min(args.users, 2_000_000), seed=1, weeks=args.weeks)
+    sample(model, min(args.users, 2_000_000), seed=1, weeks=args.weeks, device=args.device)
     t_draw = time.perf_counter() - t0
     print(f"draw only: {min(args.users, 2_000_000):,} users in {t_draw:.2f} s "
           f"({min(args.users, 2_000_000) / t_draw:,.0f} users/s)")
@@ -58,7 +62,7 @@ def main() -> None:
         t0 = time.perf_counter()
         files = sample_to_file(model, out, args.users, seed=1 + i, weeks=args.weeks,
                                format=args.format, chunk_users=args.chunk_users,
-                               progress=False)
+                               progress=False, device=args.device)
         times.append(time.perf_counter() - t0)
     size = sum(os.path.getsize(f) for f in files)
     med = statistics.median(times)

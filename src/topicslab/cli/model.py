@@ -482,6 +482,10 @@ def sample_command(
         None, "--taxonomy",
         help="Taxonomy of a release output_parameters.json (default v2; a model directory "
              "records its own)."),
+    device: str = typer.Option(
+        "cpu", "--device",
+        help="cpu | cuda | auto: cuda draws on the GPU (PyTorch), the same users bit for bit; "
+             "auto uses CUDA when available."),
 ) -> None:
     """Draw synthetic users from a fitted model (Algorithm 2), streamed to a file."""
     from topicslab import model as tm
@@ -495,6 +499,10 @@ def sample_command(
     if fmt not in SAMPLE_SUFFIXES:
         raise InputError(f"--format must be parquet or tfrecord, got {fmt!r}", field="--format")
     check_output_file(out_path, "--out", SAMPLE_SUFFIXES[fmt], fmt)
+    try:
+        tm.resolve_device(device)  # before reading the model
+    except InputError as exc:
+        raise InputError(exc.message, field="--device") from None
     from topicslab.cli.convert import check_target_name
 
     check_target_name(out_path, fmt, "--out")
@@ -516,7 +524,8 @@ def sample_command(
     t0 = time.perf_counter()
     files = tm.sample_to_file(mdl, out_path, users, seed=seed, weeks=weeks,
                               format=fmt,  # type: ignore[arg-type]
-                              chunk_users=chunk_users, shards=shards, progress=True)
+                              chunk_users=chunk_users, shards=shards, progress=True,
+                              device=device)
     dt = time.perf_counter() - t0
     table = Table(title=f"synthetic users → {out_path}", show_header=False)
     table.add_row("users × weeks", f"{users:,} × {weeks or mdl.weeks}")

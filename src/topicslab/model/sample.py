@@ -3,9 +3,10 @@ streaming.
 
 Public names:
     sample(model, n_users, *, seed, weeks=None, chunk_users=1_048_576, first_user=0,
-           raw=False, progress=False) -> TopicSets                      in memory
+           raw=False, progress=False, device="cpu") -> TopicSets        in memory
     sample_to_file(model, path, n_users, *, seed, weeks=None, format="parquet",
-                   chunk_users=1_048_576, shards=None, progress=True) -> list[str]
+                   chunk_users=1_048_576, shards=None, progress=True,
+                   device="cpu") -> list[str]
     week_map(fitted_weeks, weeks) -> int[weeks]                         the stationarity rule
     AliasTables / alias_tables(model)                                   Walker alias tables
 
@@ -21,6 +22,15 @@ Randomness is counter-based (``topicslab.api.hashing``): user u's type and slot 
 functions of (seed, u, week, slot), so the output does not depend on the chunk size or the
 number of threads, and any range of users can be regenerated alone (``first_user``). Each slot
 draw is one alias-table lookup (O(1), Walker/Vose), in a parallel numba kernel.
+
+Devices: ``device="cpu"`` (the default) draws with the numba kernel; ``"cuda"`` (or a CUDA
+``torch.device``) draws with PyTorch on the GPU (``topicslab.model._sample_torch``): the alias
+tables are built once (numpy) and moved to the device, each chunk is drawn there and copied back
+as int16 for the writers. The torch path evaluates the same hashes in int64 arithmetic and
+compares the same float64 values, so it draws the same users bit for bit (same sets, same raw
+slots, for any seed, chunking and ``first_user``). ``"auto"`` uses CUDA when
+``torch.cuda.is_available()``, else the numba kernel; ``"cuda"`` without CUDA is an
+``InputError``.
 
 Stationarity rule for more weeks than were fitted (paper types; persistent types are
 stationary by construction and sample any number of weeks): sampled week w uses fitted week
@@ -277,7 +287,8 @@ def _provenance(model: TypeMixture, seed: int, weeks: int, raw: bool) -> dict[st
 class _Sampler:
     """Holds the alias tables and key; draws any range of users."""
 
-    def __init__(self, model: TypeMixture, seed: int, weeks: int) -> None:
+    def __init__(self, model: TypeMixture, seed: int, weeks: int,
+                 torch_device: Any = None) -> None:
         self.tables = alias_tables(model)
         if model.stay is None or model.mode_weights is None or model.mode_stay is None:
             self.wmap = week_map(model.weeks, weeks)
@@ -293,9 +304,18 @@ class _Sampler:
         self.key = derive_key(int(seed), STREAM_SAMPLE)
         self.weeks = weeks
         self.k = model.k
+        self.torch: Any = None  # the tables on the torch device (None: the numba kernel)
+        if torch_device is not None:
+            from topicslab.model._sample_torch import TorchTables
+
+            self.torch = TorchTables(self, torch_device)
 
     def draw(self, first: int, n: int, raw: bool,
              out: npt.NDArray[np.int16] | None = None) -> npt.NDArray[np.int16]:
+        if self.torch is not None:
+            from topicslab.model._sample_torch import draw_numpy
+
+            return draw_numpy(self.torch, first, n, raw, out)
         if out is None:
             out = np.empty((n, self.weeks, self.k), dtype=np.int16)
         if n:
@@ -311,7 +331,7 @@ class _Sampler:
 
 def sample(model: TypeMixture, n_users: int, *, seed: int, weeks: int | None = None,
            chunk_users: int = 1 << 20, first_user: int = 0, raw: bool = False,
-           progress: bool = False) -> TopicSets:
+           progress: bool = False, device: Any = "cpu") -> TopicSets:
     """Draw ``n_users`` synthetic users (ids ``first_user ..``) in memory.
 
     Args:
@@ -324,9 +344,44 @@ def sample(model: TypeMixture, n_users: int, *, seed: int, weeks: int | None = N
         raw: return the raw slots in draw order (duplicates, unsorted; NOT valid
             ``TopicSets`` sets; for the release's TFRecord layout) instead of the sets.
         progress: show a progress bar.
+        device: ``"cpu"`` (numba kernel), ``"cuda"`` (PyTorch on the GPU, the same users bit
+            for bit), ``"auto"`` (CUDA when available), or a ``torch.device``.
     """
+    tdev = _torch_device(device)
+    return _sample(model, n_users, seed=seed, weeks=weeks, chunk_users=chunk_users,
+                   first_user=first_user, raw=raw, progress=progress, torch_device=tdev)
+
+
+def _torch_device(device: Any) -> Any:
+    """The torch device to draw on, or None for the numba kernel (every CPU device)."""
+    if isinstance(device, str) and device.strip().lower() == "cpu":
+        return None  # (without importing torch)
+    import torch
+
+    from topicslab.model.fit import resolve_device
+
+    if isinstance(device, torch.device):
+        if device.type not in ("cpu", "cuda"):
+            raise InputError(f"device must be cpu, cuda or auto, got {device!r}",
+                             field="device")
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise InputError("CUDA requested but torch.cuda.is_available() is false",
+                             field="device")
+        d = device
+    elif isinstance(device, str):
+        d = resolve_device(device.strip())
+    else:
+        raise InputError(f"device must be cpu, cuda or auto, got {device!r}", field="device")
+    return None if d.type == "cpu" else d
+
+
+def _sample(model: TypeMixture, n_users: int, *, seed: int, weeks: int | None,
+            chunk_users: int, first_user: int, raw: bool, progress: bool,
+            torch_device: Any) -> TopicSets:
+    """``sample`` on the numba kernel (``torch_device`` None) or the torch path on
+    ``torch_device`` (any, the CPU included: the tests compare the two there)."""
     w = _check(model, n_users, seed, weeks, chunk_users)
-    s = _Sampler(model, seed, w)
+    s = _Sampler(model, seed, w, torch_device)
     n = int(n_users)
     out = np.empty((n, w, model.k), dtype=np.int16)
     with task("sampling users", n, progress) as advance:
@@ -346,7 +401,7 @@ def _chunks(n: int, size: int) -> Iterator[tuple[int, int]]:
 def sample_to_file(model: TypeMixture, path: str | os.PathLike[str], n_users: int, *,
                    seed: int, weeks: int | None = None, format: Format = "parquet",
                    chunk_users: int = 1 << 20, shards: int | None = None,
-                   progress: bool = True) -> list[str]:
+                   progress: bool = True, device: Any = "cpu") -> list[str]:
     """Stream ``n_users`` synthetic users to ``path`` chunk by chunk (bounded memory).
 
     Parquet: one file, atomic (nothing under ``path`` on failure). TFRecord: the release's
@@ -354,15 +409,16 @@ def sample_to_file(model: TypeMixture, path: str | os.PathLike[str], n_users: in
     ``stem-NNNNN-of-MMMMM.tfrecord`` when more than one; the shards appear together when
     all are written, replacing every file of an earlier set at ``path`` (any shard count),
     and on failure nothing changes. Drawing the next chunk overlaps writing the previous
-    one. Returns the file names.
+    one. Returns the file names. ``device`` as for ``sample`` (the same users on any).
     """
     from topicslab import io as tio
     from topicslab._atomic import atomic_paths
     from topicslab.io.tfrecord import shard_names, shard_set_on_disk
 
+    tdev = _torch_device(device)
     w = _check(model, n_users, seed, weeks, chunk_users)
     n = int(n_users)
-    s = _Sampler(model, seed, w)
+    s = _Sampler(model, seed, w, tdev)
     meta = _provenance(model, seed, w, format == "tfrecord")
     if format == "parquet":
         with tio.SetsWriter(path, model.taxonomy, model.k, w, meta) as writer, \
