@@ -39,6 +39,15 @@ def peak_rss_gb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
 
 
+def peak_gpu() -> str:
+    """The fit's peak GPU memory, when it ran on CUDA."""
+    import torch
+
+    if not torch.cuda.is_available() or not torch.cuda.max_memory_allocated():
+        return ""
+    return f"; peak GPU memory {torch.cuda.max_memory_allocated() / 1024**3:.2f} GB"
+
+
 def statistics(args: argparse.Namespace) -> Path:
     if args.stats is not None:
         return Path(args.stats)
@@ -102,7 +111,7 @@ def default_fit(args: argparse.Namespace, stats: dp.DPStatistics, bar: QualityBa
           f"{res.steps} steps")
     print(f"wall time {wall:.1f} s (fit {res.seconds:.1f} s); time to bar: "
           f"{first_time_at_bar(res.history, bar) or 'not reached'}; "
-          f"peak RSS {peak_rss_gb():.2f} GB")
+          f"peak RSS {peak_rss_gb():.2f} GB{peak_gpu()}")
     print(f"J float32 {res.loss:.5e}, float64 {res.loss_float64:.5e}")
     print(f"terms within 0.1 pp: {q.share_abs_within_0_1pp:.4%}   "
           f"terms >= 0.1% within 20%: {q.share_rel_within_20pct:.2%}")
