@@ -345,7 +345,8 @@ class _Domains:
         gid = ids[idx]
         if gid.size and gid.min() == _MISSING_HOST:
             i = int(np.argmax(gid == _MISSING_HOST))
-            raise InputError(f"no host name in {pages[i].as_py()!r}", file=file,
+            raise InputError(f"no host name in {pages[i].as_py()!r}: give a URL "
+                             "(https://host/path) or a host name", file=file,
                              row=batch.first_row + i, field=batch.page_field)
         n = len(self.names)
         if self.code.shape[0] < n:

@@ -81,7 +81,10 @@ _US_PER_S = 1_000_000
 _FIRST_S, _LAST_S = -62_135_596_800, 253_402_300_799
 
 # scheme://user@HOST:port/path -> HOST (IPv6 literals keep their brackets)
-_HOST_RE = r"^\s*(?:[A-Za-z][A-Za-z0-9+.\-]*://)?(?:[^@/?#]*@)?(?P<host>\[[^\]/]*\]|[^:/?#\s]*)"
+# the host must end where a port, path, query, fragment or the text does: "http://a b.com/" and
+# "http://[::1/" have none (they were read as the hosts "a" and "[")
+_HOST_RE = (r"^\s*(?:[A-Za-z][A-Za-z0-9+.\-]*://)?(?:[^@/?#]*@)?(?P<host>\[[^\]/]*\]|[^:/?#\s]*)"
+            r"(?::[0-9]+)?(?:[/?#]|\s*$)")
 _ZONE_RE = r"(?:[Zz]|[+-][0-9]{2}:?[0-9]{2})$"
 _IP_RE = re.compile(r"[0-9.]+")
 
@@ -116,8 +119,9 @@ def registrable_domain(host: str) -> str:
 
 def hosts_of(pages: pa.Array) -> pa.Array:
     """Lower-case hosts of URLs or host names (``https://WWW.X.com:8080/a`` -> ``www.x.com``),
-    with a trailing dot removed; vectorised (Arrow)."""
-    hosts = pc.struct_field(pc.extract_regex(pages, _HOST_RE), [0])
+    with a trailing dot removed; vectorised (Arrow). A page with no readable host (a space
+    inside the host, an unclosed ``[``, a port that is not a number) gives ``""``."""
+    hosts = pc.struct_field(pc.extract_regex(pages, _HOST_RE), [0]).fill_null("")
     hosts = pc.utf8_lower(hosts)
     return pc.utf8_rtrim(hosts, characters=".")
 
@@ -374,11 +378,16 @@ def read_domain_table(path: PathLike, *, taxonomy: Taxonomy | str = "v2") -> Dom
     tax = resolve(taxonomy)
     low = file.lower()
     if low.endswith(".json"):
-        return _read_domain_json(file, tax)
-    if low.endswith((".csv", ".tsv", ".txt", ".tab")):
-        return _read_domain_csv(file, tax)
-    raise InputError("cannot tell the format of a domain table from the name: use .csv, "
-                     ".tsv or .json", file=file)
+        table = _read_domain_json(file, tax)
+    elif low.endswith((".csv", ".tsv", ".txt", ".tab")):
+        table = _read_domain_csv(file, tax)
+    else:
+        raise InputError("cannot tell the format of a domain table from the name: use .csv, "
+                         ".tsv or .json", file=file)
+    if not len(table):  # every visit would be unclassified: profiles of padding topics only
+        raise InputError("the domain table lists no domains; give the table of classified "
+                         "domains", file=file)
+    return table
 
 
 # ---------------------------------------------------------------------------------------------
