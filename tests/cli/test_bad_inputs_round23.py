@@ -6,15 +6,39 @@ without a word -- ``http://a b.com/`` as ``a``, ``https://exa mple.com`` as ``ex
 ``site.de`` -- and a domain table with no domains (a header only, ``{}`` or ``[]``) was
 accepted, so that every visit was unclassified and every profile was padding topics only.
 
+Integers written with a plus sign (``+5``), which the readers' pattern takes and Arrow's cast
+does not: in a CSV's ``user_id``, topic ids, a long table's ``week`` or a visits log's
+columns they were "integer 0 is outside the 64-bit signed range" naming the first row (not
+the row of the ``+``); in a domain table's topics, ``ArrowInvalid`` with exit code 1; as Unix
+seconds, "cannot read a time".
+
+Topic sets of no weeks: a CSV or Parquet file of ``user_id`` alone (or a TFRecord of records
+with no week feature) was read as users of zero weeks -- ``convert`` wrote it, ``observe``
+ended in "ValueError: zero-size array to reduction operation maximum" (exit code 1), ``reid``
+and ``validate`` printed numpy's or an empty range's message -- and ``io.write_sets`` wrote
+such sets as files that no reader takes.
+
+The Python API (``topicslab.io``): ``write_sets`` wrote sets whose ``user_ids`` repeat a user
+(every reader refuses the file) and, to TFRecord, more shards than users (empty shard files,
+which every reader refuses); ``iter_sets_parquet(batch_size=0)`` was "not a valid Parquet
+file", a batch size past 64 bits an ``OverflowError``; ``iter_visits(batch_rows=0)`` was
+``range()``'s ``ValueError`` and ``batch_rows=-1`` an empty log; ``DomainTable.from_mapping``
+read topic id 1.7 as 1 (and ``"1;2"`` or ``None`` were Python errors); ``ingest_visits`` took
+a ``DomainTable`` of no domains.
+
 The same contract as ``test_bad_inputs.py``: exit code 2, one line ``error: ...`` naming the
 offending file, row or field, no traceback, and nothing written.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from refusal import invoke, refusal_test
 
@@ -34,7 +58,17 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name, url in [("space", "http://dog walkers.de/"), ("bracket", "http://[::1/"),
                       ("port", "https://m.dogwalkers.de:abc/")]:
         (d / f"visits-{name}.csv").write_text(text.replace(first, url, 1), encoding="utf-8")
+    (d / "visits-plus-user.csv").write_text(text.replace("\n104,", "\n+104,", 1),
+                                            encoding="utf-8")
     (d / "domains-header.csv").write_text("domain,topics\n", encoding="utf-8")
+    dom = (d / "domains.csv").read_text(encoding="utf-8")
+    assert ",325\n" in dom
+    (d / "domains-plus.csv").write_text(dom.replace(",325\n", ",+325\n", 1), encoding="utf-8")
+    (d / "sets-plus.csv").write_text("user_id,epoch_0_topics\n1,3;4\n+1,5\n",
+                                     encoding="utf-8")
+    (d / "users-only.csv").write_text("user_id\n1\n2\n", encoding="utf-8")
+    pq.write_table(pa.table({"user_id": pa.array([1, 2], pa.int64())}),
+                   d / "users-only.parquet")
     (d / "domains-empty.json").write_text("{}", encoding="utf-8")
     return d
 
@@ -54,6 +88,17 @@ CASES: list[tuple[str, list[str], str]] = [
     ("ingest-domains-empty-object", [*INGEST, "-v", "{in}/visits.csv", "-d",
                                      "{in}/domains-empty.json"],
      "domains-empty.json: the domain table lists no domains"),
+    # "integer 0 is outside the 64-bit signed range", row 1 (the + is in row 2)
+    ("convert-user-id-with-plus", ["convert", "{in}/sets-plus.csv", "{out}.parquet"],
+     "sets-plus.csv, row 2, field 'user_id': user id 1 appears more than once"),
+    # zero-week users: convert wrote them, observe ended in a ValueError (exit code 1)
+    ("convert-csv-of-user-ids-only", ["convert", "{in}/users-only.csv", "{out}.parquet"],
+     "users-only.csv, field 'epoch_0_topics': no week column"),
+    ("observe-parquet-of-user-ids-only", ["observe", "--sets", "{in}/users-only.parquet",
+                                          "--out", "{out}.parquet"],
+     "users-only.parquet, field 'epoch_0_topics': no week column"),
+    ("reid-csv-of-user-ids-only", ["reid", "--sets", "{in}/users-only.csv", "--no-progress"],
+     "users-only.csv, field 'epoch_0_topics': no week column"),
 ]
 
 test_bad_input_is_refused = refusal_test(CASES)
@@ -73,3 +118,94 @@ def test_urls_with_a_port_path_or_space_after_the_host_are_still_read(inputs: Pa
     res = invoke(["ingest", "-q", "-v", str(inputs / "visits.csv"), "-d",
                   str(inputs / "domains.csv"), "--out", str(work / "p.parquet")])
     assert res.exit_code == 0, res.output
+
+
+def test_integers_with_a_plus_sign_are_read(inputs: Path, work: Path) -> None:
+    """``+104`` as a user id and ``+325`` as a topic id are read as 104 and 325 (they were
+    refused as out of range, or ended in ``ArrowInvalid``)."""
+    from topicslab import io as tio
+    from topicslab.io.visits import read_domain_table
+
+    table = read_domain_table(inputs / "domains-plus.csv")
+    assert table.taxonomy.ids[table.topics[table.indptr[0]]] == 325
+    res = invoke(["ingest", "-q", "-v", str(inputs / "visits-plus-user.csv"), "-d",
+                  str(inputs / "domains-plus.csv"), "--out", str(work / "p.parquet")])
+    assert res.exit_code == 0, res.output
+    assert 104 in tio.read_sets(work / "p.parquet").user_ids
+    (work / "s.csv").write_text("user_id,epoch_0_topics\n+7,+3;4\n", encoding="utf-8")
+    got = tio.read_sets(work / "s.csv")
+    ids = got.topic_ids()[0, 0]
+    assert got.user_ids.tolist() == [7] and set(ids[ids >= 0].tolist()) == {3, 4}
+
+
+@pytest.mark.parametrize("name", ["p.parquet", "p.csv", "p.tfrecord"])
+def test_sets_of_no_weeks_are_not_written(work: Path, name: str) -> None:
+    from topicslab import io as tio
+    from topicslab.datamodel import TopicSets
+    from topicslab.errors import InputError
+
+    sets = TopicSets(np.full((2, 0, 5), -1, np.int16), "v2", np.arange(2, dtype=np.int64))
+    with pytest.raises(InputError, match="field 'sets': the sets hold no week"):
+        tio.write_sets(work / name, sets)
+    assert not list(work.iterdir())
+
+
+def _sets(users: int = 4) -> object:
+    from topicslab.datamodel import TopicSets
+
+    return TopicSets(np.tile(np.arange(5, dtype=np.int16), (users, 2, 1)), "v2",
+                     np.arange(users, dtype=np.int64))
+
+
+@pytest.mark.parametrize(("call", "named"), [
+    # written, then "user id 0 appears more than once" on every read
+    (lambda io, w, s: io.write_sets(w / "a.parquet", dataclasses.replace(
+        s, user_ids=np.zeros(4, np.int64))), "field 'user_ids': user id 0 appears more than once"),
+    # 1000 shard files, 996 of them empty: "empty file" on every read
+    (lambda io, w, s: io.write_sets(w / "a.tfrecord", s, shards=1000),
+     "field 'shards': shards must be in 1..4, got 1000"),
+    (lambda io, w, s: list(io.iter_sets_parquet(w.parent / "in.parquet", batch_size=0)),
+     "field 'batch_size': batch_size must be in 1..9223372036854775807, got 0"),
+    (lambda io, w, s: list(io.iter_sets(w.parent / "in.parquet", batch_size=10**30)),
+     "field 'batch_size'"),
+])
+def test_api_writers_and_readers_refuse(work: Path, call: object, named: str) -> None:
+    from topicslab import io as tio
+    from topicslab.errors import InputError
+
+    s = _sets()
+    tio.write_sets(work.parent / "in.parquet", s)
+    with pytest.raises(InputError, match=named.replace("(", r"\(").replace(")", r"\)")):
+        call(tio, work, s)  # type: ignore[operator]
+    assert not list(work.iterdir())
+
+
+@pytest.mark.parametrize(("mapping", "named"), [
+    ({"a.com": [1.7]}, "topics must be an integer, got 1.7"),  # read as topic 1
+    ({"a.com": "1;2"}, "field 'a.com': expected a list of topic ids"),  # ValueError
+    ({"a.com": None}, "field 'a.com': expected a list of topic ids"),  # TypeError
+])
+def test_domain_table_from_mapping_refuses(mapping: dict, named: str) -> None:
+    from topicslab.errors import InputError
+    from topicslab.io.visits import DomainTable
+
+    with pytest.raises(InputError, match=named):
+        DomainTable.from_mapping(mapping)
+
+
+@pytest.mark.parametrize("batch_rows", [0, -1])
+def test_iter_visits_refuses_a_batch_of_no_rows(inputs: Path, batch_rows: int) -> None:
+    from topicslab.errors import InputError
+    from topicslab.io.visits import iter_visits
+
+    with pytest.raises(InputError, match="field 'batch_rows'"):
+        list(iter_visits(inputs / "visits.csv", batch_rows=batch_rows))
+
+
+def test_ingest_visits_refuses_an_empty_domain_table(inputs: Path) -> None:
+    from topicslab.api.ingest import ingest_visits
+    from topicslab.errors import InputError
+    from topicslab.io.visits import DomainTable
+
+    with pytest.raises(InputError, match="the domain table lists no domains"):
+        ingest_visits(inputs / "visits.csv", DomainTable.from_mapping({}))

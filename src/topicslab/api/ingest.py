@@ -481,6 +481,9 @@ def ingest_visits(
         table = domains
     else:
         table = read_domain_table(domains, taxonomy=taxonomy or "v2")
+    if not len(table):  # every visit would be unclassified: profiles of padding topics only
+        raise InputError("the domain table lists no domains; give the table of classified "
+                         "domains", file=table.source or None, field=None)
     tax = table.taxonomy
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= tax.size:
         raise ParameterError(f"k must be an integer in 1..{tax.size}, got {k!r}", field="k")

@@ -541,6 +541,9 @@ class _Reader:
 
     def _setup(self, feats: dict[str, Feature], file: str, rec: int) -> None:
         found = sorted(int(m.group(1)) for key in feats if (m := _WEEK_RE.match(key)))
+        if not found:  # read as users of no weeks, which the commands could not handle
+            raise InputError("no week feature (week features run 0, 1, 2, ...)", file=file,
+                             row=rec, field=sets_column(0))
         for expect, got in enumerate(found):
             if got != expect:
                 raise InputError("missing week feature", file=file, row=rec,

@@ -40,6 +40,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from topicslab._checks import MAX_COUNT, integer
 from topicslab._json import DuplicateKeyError, IntegerTooLargeError, bounded_int, unique_keys
 from topicslab.errors import InputError
 from topicslab.io._common import (
@@ -159,7 +160,12 @@ class DomainTable:
     def from_mapping(cls, mapping: dict[str, list[int]], *,
                      taxonomy: Taxonomy | str = "v2") -> DomainTable:
         """Build from ``{domain: [topic ids]}`` (domains reduced to registrable domains)."""
-        rows = [(str(d), [int(t) for t in ts]) for d, ts in mapping.items()]
+        rows: list[tuple[str, list[int]]] = []
+        for d, ts in mapping.items():  # int() read 1.7 as topic 1 and "1;2" as ValueError
+            if isinstance(ts, (str, bytes)) or not isinstance(ts, (list, tuple, np.ndarray)):
+                raise InputError(f"expected a list of topic ids, got {ts!r}"[:120],
+                                 file="<mapping>", field=str(d))
+            rows.append((str(d), [integer(t, "topics") for t in ts]))
         return _build(rows, resolve(taxonomy), file="<mapping>", rows_of=None)
 
 
@@ -257,7 +263,8 @@ def _topic_cells(cells: pa.Array, *, file: str, field: str,
         i = int(owner[int(np.argmin(ok))])
         raise InputError(f"expected topic ids (integers separated by ';'), got "
                          f"{cells[i].as_py()!r}", file=file, row=i + 1, field=field)
-    ids = np.asarray(pc.cast(tokens, pa.int64()).to_numpy(), dtype=np.int64)
+    ids = np.asarray(pc.cast(pc.replace_substring_regex(tokens, r"^\+", ""), pa.int64())
+                     .to_numpy(), dtype=np.int64)
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(owner, minlength=n), out=offsets[1:])
     return offsets, ids
@@ -378,16 +385,11 @@ def read_domain_table(path: PathLike, *, taxonomy: Taxonomy | str = "v2") -> Dom
     tax = resolve(taxonomy)
     low = file.lower()
     if low.endswith(".json"):
-        table = _read_domain_json(file, tax)
-    elif low.endswith((".csv", ".tsv", ".txt", ".tab")):
-        table = _read_domain_csv(file, tax)
-    else:
-        raise InputError("cannot tell the format of a domain table from the name: use .csv, "
-                         ".tsv or .json", file=file)
-    if not len(table):  # every visit would be unclassified: profiles of padding topics only
-        raise InputError("the domain table lists no domains; give the table of classified "
-                         "domains", file=file)
-    return table
+        return _read_domain_json(file, tax)
+    if low.endswith((".csv", ".tsv", ".txt", ".tab")):
+        return _read_domain_csv(file, tax)
+    raise InputError("cannot tell the format of a domain table from the name: use .csv, "
+                     ".tsv or .json", file=file)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -492,6 +494,8 @@ def _parse_text_times(arr: pa.Array, *, file: str, field: str, first_row: int,
         if not mask.any():
             continue
         part = arr.filter(pa.array(mask))
+        if kind == "seconds":  # "+5": the pattern takes it, Arrow's cast does not
+            part = pc.replace_substring_regex(part, r"^\+", "")
         try:
             if kind == "seconds":
                 secs = np.asarray(pc.cast(part, pa.int64()).to_numpy(), dtype=np.int64)
@@ -635,6 +639,8 @@ def iter_visits(path: PathLike, *, week_column: str | None = None,
     Parquet. Each column is checked as it is converted: an error names the file, the 1-based
     row and the column.
     """
+    # 0 was range()'s ValueError, a negative number no batches at all (an empty log)
+    batch_rows = integer(batch_rows, "batch_rows", at_least=1, at_most=MAX_COUNT)
     file = check_exists(path)
     lay, handle = _open(file, week_column, timestamp_column)
     cols = list(dict.fromkeys([lay.user, lay.time, lay.page]))
