@@ -26,6 +26,11 @@ file", a batch size past 64 bits an ``OverflowError``; ``iter_visits(batch_rows=
 read topic id 1.7 as 1 (and ``"1;2"`` or ``None`` were Python errors); ``ingest_visits`` took
 a ``DomainTable`` of no domains.
 
+Site traces (Parquet) from another writer: a week column dropped, or named as the sets' week
+columns (``epoch_3_topics``), was read as traces of fewer weeks, whatever the topicslab
+metadata said; metadata saying 7 weeks over 4 week columns was read too. The sets reader
+refused all three.
+
 The same contract as ``test_bad_inputs.py``: exit code 2, one line ``error: ...`` naming the
 offending file, row or field, no traceback, and nothing written.
 """
@@ -40,7 +45,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from refusal import invoke, refusal_test
+from refusal import invoke, population_and_stats, refusal_test
 
 from topicslab.io.visits import sample_files
 
@@ -69,11 +74,25 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (d / "users-only.csv").write_text("user_id\n1\n2\n", encoding="utf-8")
     pq.write_table(pa.table({"user_id": pa.array([1, 2], pa.int64())}),
                    d / "users-only.parquet")
+    population_and_stats(d)
+    res = invoke(["observe", "--sets", str(d / "pop.parquet"), "--out", str(d / "traces.parquet")])
+    assert res.exit_code == 0, res.output
+    traces = pq.read_table(d / "traces.parquet")
+    meta = traces.schema.metadata
+    pq.write_table(traces.drop(["epoch_3_topic"]), d / "traces-week-dropped.parquet")
+    pq.write_table(traces.drop(["epoch_3_topic"]).replace_schema_metadata(None),
+                   d / "traces-week-dropped-no-meta.parquet")
+    pq.write_table(traces.rename_columns([*traces.column_names[:-1], "epoch_3_topics"]),
+                   d / "traces-week-misnamed.parquet")
+    pq.write_table(traces.replace_schema_metadata(
+        {**meta, b"topicslab": meta[b"topicslab"].replace(b'"weeks": 4', b'"weeks": 7')}),
+        d / "traces-meta-weeks-7.parquet")
     (d / "domains-empty.json").write_text("{}", encoding="utf-8")
     return d
 
 
 INGEST = ["ingest", "-q", "--out", "{out}.parquet"]
+REID_TRACES = ["reid", "--no-progress", "--targets", "20", "--traces"]
 
 CASES: list[tuple[str, list[str], str]] = [
     # counted as the unclassified domain 'dog', '[' or read as m.dogwalkers.de, exit code 0
@@ -99,6 +118,14 @@ CASES: list[tuple[str, list[str], str]] = [
      "users-only.parquet, field 'epoch_0_topics': no week column"),
     ("reid-csv-of-user-ids-only", ["reid", "--sets", "{in}/users-only.csv", "--no-progress"],
      "users-only.csv, field 'epoch_0_topics': no week column"),
+    # attacked as traces of 3 weeks, exit code 0
+    ("reid-traces-week-dropped", [*REID_TRACES, "{in}/traces-week-dropped.parquet"],
+     "field 'epoch_3_topic': metadata says 4 weeks, columns give 3"),
+    ("reid-traces-week-misnamed",
+     [*REID_TRACES, "{in}/traces-week-misnamed.parquet"],
+     "field 'epoch_3_topics': unknown week column"),
+    ("reid-traces-metadata-says-7-weeks", [*REID_TRACES, "{in}/traces-meta-weeks-7.parquet"],
+     "field 'epoch_4_topic': metadata says 7 weeks, columns give 4"),
 ]
 
 test_bad_input_is_refused = refusal_test(CASES)
@@ -136,6 +163,14 @@ def test_integers_with_a_plus_sign_are_read(inputs: Path, work: Path) -> None:
     got = tio.read_sets(work / "s.csv")
     ids = got.topic_ids()[0, 0]
     assert got.user_ids.tolist() == [7] and set(ids[ids >= 0].tolist()) == {3, 4}
+
+
+def test_traces_without_metadata_of_fewer_weeks_are_still_read(inputs: Path) -> None:
+    """Guard: traces with no topicslab metadata are read from their week columns."""
+    from topicslab import io as tio
+
+    assert tio.read_traces(inputs / "traces-week-dropped-no-meta.parquet").n_weeks == 3
+    assert tio.read_traces(inputs / "traces.parquet").n_weeks == 4
 
 
 @pytest.mark.parametrize("name", ["p.parquet", "p.csv", "p.tfrecord"])
