@@ -84,9 +84,9 @@ def read_traces_parquet(path: PathLike, *, taxonomy: Taxonomy | str | None = Non
         weeks = week_columns(schema.names, "epoch_{w}_topic", file=file)
         # as the sets reader: a week column dropped (or misspelt) was read as a file of fewer
         # weeks, whatever the metadata said
-        known = {trace_column(w) for w in range(weeks)}
+        columns = {trace_column(w) for w in range(weeks)}
         typo = next((n for n in schema.names if n.lower().startswith("epoch")
-                     and n not in known), None)
+                     and n not in columns), None)
         if typo is not None:
             raise InputError("unknown week column: the week columns of site traces are named "
                              "epoch_0_topic, epoch_1_topic, ...; rename or remove it",
