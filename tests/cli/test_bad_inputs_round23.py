@@ -31,6 +31,12 @@ columns (``epoch_3_topics``), was read as traces of fewer weeks, whatever the to
 metadata said; metadata saying 7 weeks over 4 week columns was read too. The sets reader
 refused all three.
 
+Interruptions: a Ctrl-C that landed in pyarrow's argument packing (``ingest`` reading the
+domain table) was turned by pyarrow into "TypeError: Got unexpected argument type <class
+'str'> for compute function": exit code 1 and that line, not "interrupted:" and 130. The
+latch saw the signal, but only a command that succeeded asked it. ``kill`` (SIGTERM) and a
+hang-up were not latched at all.
+
 The same contract as ``test_bad_inputs.py``: exit code 2, one line ``error: ...`` naming the
 offending file, row or field, no traceback, and nothing written.
 """
@@ -244,3 +250,59 @@ def test_ingest_visits_refuses_an_empty_domain_table(inputs: Path) -> None:
 
     with pytest.raises(InputError, match="the domain table lists no domains"):
         ingest_visits(inputs / "visits.csv", DomainTable.from_mapping({}))
+
+
+@pytest.mark.parametrize("masked_as", [TypeError, "InputError"])
+def test_a_ctrl_c_a_library_turned_into_another_error_is_an_interruption(
+        inputs: Path, work: Path, monkeypatch: pytest.MonkeyPatch,
+        masked_as: type[Exception] | str) -> None:
+    import signal
+    import sys
+
+    from topicslab import _atomic
+    from topicslab.api import ingest as api_ingest
+    from topicslab.errors import InputError
+
+    def read_domain_table(*args: object, **kwargs: object) -> object:
+        try:  # as pyarrow's Cython argument packing: the KeyboardInterrupt becomes a TypeError
+            signal.raise_signal(signal.SIGINT)
+        except KeyboardInterrupt:
+            if masked_as == "InputError":  # and a reader's wrap_errors makes that a bad file
+                raise InputError("not a valid CSV file (Got unexpected argument type)",
+                                 file=str(inputs / "domains.csv")) from None
+            raise TypeError("Got unexpected argument type <class 'str'> for compute "
+                            "function") from None
+        raise AssertionError("the signal was not delivered")
+
+    monkeypatch.setattr(api_ingest, "read_domain_table", read_domain_table)
+    monkeypatch.setattr(sys, "unraisablehook", sys.unraisablehook)
+    previous = _atomic.latch_interrupts()
+    try:
+        res = invoke(["ingest", "-q", "-v", str(inputs / "visits.csv"), "-d",
+                      str(inputs / "domains.csv"), "--out", str(work / "p.parquet")])
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        _atomic.clear_interrupt()
+    assert res.exit_code == 130, res.output
+    assert "interrupted: ingest stopped" in res.output and "error" not in res.output
+    assert list(work.iterdir()) == []
+
+
+def test_kill_and_hang_up_are_latched_as_ctrl_c_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    import signal
+    import sys
+
+    from topicslab import _atomic
+
+    monkeypatch.setattr(sys, "unraisablehook", sys.unraisablehook)
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        signal.signal(signal.SIGTERM, signal.default_int_handler)  # as topicslab._main does
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)  # nohup: stays ignored
+        _atomic.latch_interrupts()
+        assert signal.getsignal(signal.SIGTERM) is _atomic._latch
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
