@@ -29,7 +29,8 @@ a ``DomainTable`` of no domains.
 Site traces (Parquet) from another writer: a week column dropped, or named as the sets' week
 columns (``epoch_3_topics``), was read as traces of fewer weeks, whatever the topicslab
 metadata said; metadata saying 7 weeks over 4 week columns was read too. The sets reader
-refused all three.
+refused all three. In TFRecord sets, a week feature misspelt in every record
+(``epoch_3_topic``) was skipped, and the file read as one week fewer.
 
 Interruptions: a Ctrl-C that landed in pyarrow's argument packing (``ingest`` reading the
 domain table) was turned by pyarrow into "TypeError: Got unexpected argument type <class
@@ -93,6 +94,13 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pq.write_table(traces.replace_schema_metadata(
         {**meta, b"topicslab": meta[b"topicslab"].replace(b'"weeks": 4', b'"weeks": 7')}),
         d / "traces-meta-weeks-7.parquet")
+    from topicslab import io as tio
+
+    tio.write_sets(d / "pop.tfrecord", tio.read_sets(d / "pop.parquet"))
+    records = [tio.decode_example(data) for _, data in tio.iter_records(d / "pop.tfrecord")]
+    for feats in records:
+        feats["epoch_3_topic"] = feats.pop("epoch_3_topics")
+    tio.write_records(d / "week-misspelt.tfrecord", [tio.encode_example(f) for f in records])
     (d / "domains-empty.json").write_text("{}", encoding="utf-8")
     return d
 
@@ -132,6 +140,10 @@ CASES: list[tuple[str, list[str], str]] = [
      "field 'epoch_3_topics': unknown week column"),
     ("reid-traces-metadata-says-7-weeks", [*REID_TRACES, "{in}/traces-meta-weeks-7.parquet"],
      "field 'epoch_4_topic': metadata says 7 weeks, columns give 4"),
+    # converted as 3 weeks, exit code 0
+    ("convert-tfrecord-week-misspelt", ["convert", "{in}/week-misspelt.tfrecord",
+                                        "{out}.parquet"],
+     "week-misspelt.tfrecord, row 1, field 'epoch_3_topic': unknown week feature"),
 ]
 
 test_bad_input_is_refused = refusal_test(CASES)
