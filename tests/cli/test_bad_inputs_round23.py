@@ -32,6 +32,10 @@ metadata said; metadata saying 7 weeks over 4 week columns was read too. The set
 refused all three. In TFRecord sets, a week feature misspelt in every record
 (``epoch_3_topic``) was skipped, and the file read as one week fewer.
 
+``sample`` of a persistent model whose ``model.json`` lost its ``model`` key (read, as files
+before persistent types, as the paper's types) blamed the tensors: "model.safetensors, field
+'theta': theta has shape (2, 1, 5, 469), model.json says (2, 4, 5, 469)".
+
 Interruptions: a Ctrl-C that landed in pyarrow's argument packing (``ingest`` reading the
 domain table) was turned by pyarrow into "TypeError: Got unexpected argument type <class
 'str'> for compute function": exit code 1 and that line, not "interrupted:" and 130. The
@@ -45,6 +49,7 @@ offending file, row or field, no traceback, and nothing written.
 from __future__ import annotations
 
 import dataclasses
+import json
 import shutil
 from pathlib import Path
 
@@ -52,7 +57,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from refusal import invoke, population_and_stats, refusal_test
+from refusal import fit_small_model, invoke, population_and_stats, refusal_test
 
 from topicslab.io.visits import sample_files
 
@@ -82,6 +87,11 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pq.write_table(pa.table({"user_id": pa.array([1, 2], pa.int64())}),
                    d / "users-only.parquet")
     population_and_stats(d)
+    fit_small_model(invoke, d)
+    shutil.copytree(d / "model", d / "model-no-kind")
+    meta = json.loads((d / "model" / "model.json").read_text(encoding="utf-8"))
+    assert meta.pop("model") == "persistent"
+    (d / "model-no-kind" / "model.json").write_text(json.dumps(meta), encoding="utf-8")
     res = invoke(["observe", "--sets", str(d / "pop.parquet"), "--out", str(d / "traces.parquet")])
     assert res.exit_code == 0, res.output
     traces = pq.read_table(d / "traces.parquet")
@@ -144,6 +154,10 @@ CASES: list[tuple[str, list[str], str]] = [
     ("convert-tfrecord-week-misspelt", ["convert", "{in}/week-misspelt.tfrecord",
                                         "{out}.parquet"],
      "week-misspelt.tfrecord, row 1, field 'epoch_3_topic': unknown week feature"),
+    ("sample-persistent-model-without-its-kind",
+     ["sample", "--model", "{in}/model-no-kind", "--users", "5", "--seed", "1", "--out",
+      "{out}.parquet"],
+     "model-no-kind/model.json, field 'model': no 'model' key, so read as the paper's types"),
 ]
 
 test_bad_input_is_refused = refusal_test(CASES)
