@@ -235,7 +235,8 @@ def _sets(users: int = 4) -> object:
      "field 'batch_size': batch_size must be in 1..9223372036854775807, got 0"),
     (lambda io, w, s: list(io.iter_sets(w.parent / "in.parquet", batch_size=10**30)),
      "field 'batch_size'"),
-])
+], ids=["user-ids-repeated", "shards-past-the-users", "parquet-batch-of-0",
+        "batch-past-64-bits"])
 def test_api_writers_and_readers_refuse(work: Path, call: object, named: str) -> None:
     from topicslab import io as tio
     from topicslab.errors import InputError
@@ -251,7 +252,7 @@ def test_api_writers_and_readers_refuse(work: Path, call: object, named: str) ->
     ({"a.com": [1.7]}, "topics must be an integer, got 1.7"),  # read as topic 1
     ({"a.com": "1;2"}, "field 'a.com': expected a list of topic ids"),  # ValueError
     ({"a.com": None}, "field 'a.com': expected a list of topic ids"),  # TypeError
-])
+], ids=["float-id", "text", "none"])
 def test_domain_table_from_mapping_refuses(mapping: dict, named: str) -> None:
     from topicslab.errors import InputError
     from topicslab.io.visits import DomainTable
