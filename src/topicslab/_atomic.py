@@ -88,6 +88,12 @@ def latch_interrupts() -> Any:
         previous_hook(unraisable)
 
     sys.unraisablehook = hook
+    # kill and hang-up end as Ctrl-C does (topicslab._main gives them Python's handler); they
+    # are latched too, so that one a library swallows still ends as an interruption
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None and signal.getsignal(number) is signal.default_int_handler:
+            signal.signal(number, _latch)
     return signal.signal(signal.SIGINT, _latch)
 
 

@@ -345,7 +345,8 @@ class _Domains:
         gid = ids[idx]
         if gid.size and gid.min() == _MISSING_HOST:
             i = int(np.argmax(gid == _MISSING_HOST))
-            raise InputError(f"no host name in {pages[i].as_py()!r}", file=file,
+            raise InputError(f"no host name in {pages[i].as_py()!r}: give a URL "
+                             "(https://host/path) or a host name", file=file,
                              row=batch.first_row + i, field=batch.page_field)
         n = len(self.names)
         if self.code.shape[0] < n:
@@ -480,6 +481,9 @@ def ingest_visits(
         table = domains
     else:
         table = read_domain_table(domains, taxonomy=taxonomy or "v2")
+    if not len(table):  # every visit would be unclassified: profiles of padding topics only
+        raise InputError("the domain table lists no domains; give the table of classified "
+                         "domains", file=table.source or None, field=None)
     tax = table.taxonomy
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= tax.size:
         raise ParameterError(f"k must be an integer in 1..{tax.size}, got {k!r}", field="k")

@@ -278,6 +278,7 @@ class OneLineErrors(TyperGroup):
         from typer._click.exceptions import ClickException, NoArgsIsHelpError
         from typer.exceptions import Abort
 
+        from topicslab._atomic import interrupt_seen
         from topicslab.errors import TopicsLabError
 
         try:
@@ -292,6 +293,9 @@ class OneLineErrors(TyperGroup):
         except TopicsLabError as exc:
             if _debugging():
                 raise
+            if interrupt_seen():  # see below: a swallowed Ctrl-C, then a reader's wrapping
+                self._print_interrupted()
+                return EXIT_INTERRUPTED
             print_error(str(self._on_option(exc)))
             return EXIT_BAD_INPUT
         except _Interrupted as exc:
@@ -317,6 +321,12 @@ class OneLineErrors(TyperGroup):
         except Exception as exc:
             if _debugging():
                 raise
+            if interrupt_seen():
+                # a Ctrl-C that a library turned into another error (pyarrow's argument
+                # packing raised "TypeError: Got unexpected argument type <class 'str'> for
+                # compute function", exit code 1)
+                self._print_interrupted()
+                return EXIT_INTERRUPTED
             if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
                 # a path the user gave that no file system takes (an input directory of
                 # 5,000 bytes was "OSError: File name too long", exit code 1); output paths

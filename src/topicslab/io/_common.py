@@ -165,6 +165,9 @@ def week_columns(names: Sequence[str], pattern: str, *, file: str) -> int:
                              f"week {week} is also column {seen[week]}", file=file, field=name)
         seen[week] = name
     weeks = sorted(seen)
+    if not weeks:  # read as users of no weeks: "zero-size array" (exit code 1 in observe)
+        raise InputError("no week column (week columns run 0, 1, 2, ...)", file=file,
+                         field=pattern.replace("{w}", "0"))
     for expect, got in enumerate(weeks):
         if got != expect:
             raise InputError("missing week column (week columns must run 0, 1, 2, ...)",
@@ -193,6 +196,9 @@ def parse_int_strings(
         raise InputError(f"expected an integer, got {arr[i].as_py()!r}", file=file,
                          row=row_of(i), field=field)
     filled = pc.if_else(pa.array(empty), "0", arr) if empty.any() else arr
+    # the pattern takes "+5", Arrow's cast does not: "+5" was "integer 0 is outside the 64-bit
+    # signed range", naming the first row
+    filled = pc.replace_substring_regex(filled, r"^\+", "")
     try:
         out = pc.cast(filled, pa.int64()).to_numpy()
     except (pa.ArrowInvalid, OverflowError):

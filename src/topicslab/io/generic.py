@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from topicslab._checks import integer
+from topicslab._checks import MAX_COUNT, integer
 from topicslab.datamodel import SiteTraces, TopicSets
 from topicslab.errors import InputError, ParameterError
 from topicslab.io._common import PathLike, check_exists
@@ -151,7 +151,8 @@ def _check_batch_size(batch_size: object) -> int:
     if isinstance(batch_size, bool) or not isinstance(batch_size, Integral) or batch_size < 1:
         raise ParameterError(f"batch_size must be a positive integer, got {batch_size!r}",
                              field="batch_size")
-    return int(batch_size)
+    # past 64 bits, pyarrow's OverflowError ("Python int too large to convert to C long")
+    return integer(batch_size, "batch_size", at_least=1, at_most=MAX_COUNT)
 
 
 def _check_strict(strict: object) -> bool:
@@ -201,6 +202,22 @@ def write_sets(path: PathLike, sets: TopicSets, *, format: str | None = None,
         raise InputError(f"the sets hold no slot a week (shape {sets.sets.shape}, k = 0): no "
                          "reader takes such a file; give each week at least one slot (-1: "
                          "empty)", file=os.fspath(path), field="sets")
+    ids = np.asarray(sets.user_ids)
+    if ids.shape[0] > 1 and not bool((np.diff(ids) > 0).all()):
+        uniq, counts = np.unique(ids, return_counts=True)
+        if (counts > 1).any():  # written, every reader refused the file
+            raise InputError(f"user id {int(uniq[np.argmax(counts > 1)])} appears more than "
+                             "once in user_ids: no reader takes such a file; give each user "
+                             "once", file=os.fspath(path), field="user_ids")
+    shards = options.get("shards", 1)
+    if fmt == "tfrecord" and shards > max(sets.n_users, 1):
+        # as the commands: the empty shards were files every reader refuses ("empty file")
+        raise ParameterError(f"shards must be in 1..{max(sets.n_users, 1)}, got {shards}: a "
+                             "shard holds at least one user", field="shards")
+    if sets.n_weeks == 0:  # written, every reader refuses it (no week column)
+        raise InputError(f"the sets hold no week (shape {sets.sets.shape}): no reader takes "
+                         "such a file; give at least one week", file=os.fspath(path),
+                         field="sets")
     if fmt == "parquet":
         write_sets_parquet(path, sets, **options)
     elif fmt in ("csv", "tsv"):

@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from topicslab._atomic import atomic_path
+from topicslab._checks import MAX_COUNT, integer
 from topicslab.datamodel import TopicSets
 from topicslab.errors import InputError
 from topicslab.io._common import (
@@ -273,6 +274,8 @@ def iter_sets_parquet(path: PathLike, batch_size: int = ROW_GROUP, *,
     cannot see the widest week of the whole file). Duplicate user ids are checked within a
     chunk only.
     """
+    # batch_size 0 was "not a valid Parquet file (batch_size must be greater than zero)"
+    batch_size = integer(batch_size, "batch_size", at_least=1, at_most=MAX_COUNT)
     file = check_exists(path)
     with wrap_errors(file, "Parquet"):
         pf = pq.ParquetFile(file)

@@ -82,6 +82,19 @@ def read_traces_parquet(path: PathLike, *, taxonomy: Taxonomy | str | None = Non
             if name not in schema.names:
                 raise InputError("missing column", file=file, field=name)
         weeks = week_columns(schema.names, "epoch_{w}_topic", file=file)
+        # as the sets reader: a week column dropped (or misspelt) was read as a file of fewer
+        # weeks, whatever the metadata said
+        columns = {trace_column(w) for w in range(weeks)}
+        typo = next((n for n in schema.names if n.lower().startswith("epoch")
+                     and n not in columns), None)
+        if typo is not None:
+            raise InputError("unknown week column: the week columns of site traces are named "
+                             "epoch_0_topic, epoch_1_topic, ...; rename or remove it",
+                             file=file, field=typo)
+        said = block.get("weeks") if block else None
+        if isinstance(said, int) and not isinstance(said, bool) and said != weeks:
+            raise InputError(f"metadata says {said} weeks, columns give {weeks}", file=file,
+                             field=trace_column(min(weeks, said)))
         tax = pick_taxonomy(taxonomy, block.get("taxonomy") if block else None, file=file)
         prov = block.get("provenance") if block else None
         metadata: dict[str, Any] = prov if isinstance(prov, dict) else {}

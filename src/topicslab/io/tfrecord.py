@@ -461,7 +461,8 @@ def tfrecord_files(path: PathLike) -> list[str]:
 
 
 def _wanted(key: str) -> bool:
-    return key == "user_id" or (key.startswith("epoch_") and key.endswith("_topics"))
+    # every epoch feature but the weights: a misspelt week (epoch_3_topic) must be seen
+    return key == "user_id" or (key.startswith("epoch") and not key.endswith("_weights"))
 
 
 def _record_lists(feats: dict[str, Feature], weeks: int, has_ids: bool, file: str, rec: int,
@@ -541,6 +542,15 @@ class _Reader:
 
     def _setup(self, feats: dict[str, Feature], file: str, rec: int) -> None:
         found = sorted(int(m.group(1)) for key in feats if (m := _WEEK_RE.match(key)))
+        odd = next((key for key in feats if key.startswith("epoch")
+                    and not _WEEK_RE.match(key)), None)
+        if odd is not None:  # as the Parquet reader: the week was dropped without a word
+            raise InputError("unknown week feature: week features are named epoch_0_topics, "
+                             "epoch_1_topics, ... (with epoch_N_weights); rename or remove it",
+                             file=file, row=rec, field=odd)
+        if not found:  # read as users of no weeks, which the commands could not handle
+            raise InputError("no week feature (week features run 0, 1, 2, ...)", file=file,
+                             row=rec, field=sets_column(0))
         for expect, got in enumerate(found):
             if got != expect:
                 raise InputError("missing week feature", file=file, row=rec,

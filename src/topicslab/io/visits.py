@@ -40,6 +40,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from topicslab._checks import MAX_COUNT, integer
 from topicslab._json import DuplicateKeyError, IntegerTooLargeError, bounded_int, unique_keys
 from topicslab.errors import InputError
 from topicslab.io._common import (
@@ -81,7 +82,10 @@ _US_PER_S = 1_000_000
 _FIRST_S, _LAST_S = -62_135_596_800, 253_402_300_799
 
 # scheme://user@HOST:port/path -> HOST (IPv6 literals keep their brackets)
-_HOST_RE = r"^\s*(?:[A-Za-z][A-Za-z0-9+.\-]*://)?(?:[^@/?#]*@)?(?P<host>\[[^\]/]*\]|[^:/?#\s]*)"
+# the host must end where a port, path, query, fragment or the text does: "http://a b.com/" and
+# "http://[::1/" have none (they were read as the hosts "a" and "[")
+_HOST_RE = (r"^\s*(?:[A-Za-z][A-Za-z0-9+.\-]*://)?(?:[^@/?#]*@)?(?P<host>\[[^\]/]*\]|[^:/?#\s]*)"
+            r"(?::[0-9]+)?(?:[/?#]|\s*$)")
 _ZONE_RE = r"(?:[Zz]|[+-][0-9]{2}:?[0-9]{2})$"
 _IP_RE = re.compile(r"[0-9.]+")
 
@@ -116,8 +120,9 @@ def registrable_domain(host: str) -> str:
 
 def hosts_of(pages: pa.Array) -> pa.Array:
     """Lower-case hosts of URLs or host names (``https://WWW.X.com:8080/a`` -> ``www.x.com``),
-    with a trailing dot removed; vectorised (Arrow)."""
-    hosts = pc.struct_field(pc.extract_regex(pages, _HOST_RE), [0])
+    with a trailing dot removed; vectorised (Arrow). A page with no readable host (a space
+    inside the host, an unclosed ``[``, a port that is not a number) gives ``""``."""
+    hosts = pc.struct_field(pc.extract_regex(pages, _HOST_RE), [0]).fill_null("")
     hosts = pc.utf8_lower(hosts)
     return pc.utf8_rtrim(hosts, characters=".")
 
@@ -155,7 +160,12 @@ class DomainTable:
     def from_mapping(cls, mapping: dict[str, list[int]], *,
                      taxonomy: Taxonomy | str = "v2") -> DomainTable:
         """Build from ``{domain: [topic ids]}`` (domains reduced to registrable domains)."""
-        rows = [(str(d), [int(t) for t in ts]) for d, ts in mapping.items()]
+        rows: list[tuple[str, list[int]]] = []
+        for d, ts in mapping.items():  # int() read 1.7 as topic 1 and "1;2" as ValueError
+            if isinstance(ts, (str, bytes)) or not isinstance(ts, (list, tuple, np.ndarray)):
+                raise InputError(f"expected a list of topic ids, got {ts!r}"[:120],
+                                 file="<mapping>", field=str(d))
+            rows.append((str(d), [integer(t, "topics") for t in ts]))
         return _build(rows, resolve(taxonomy), file="<mapping>", rows_of=None)
 
 
@@ -253,7 +263,8 @@ def _topic_cells(cells: pa.Array, *, file: str, field: str,
         i = int(owner[int(np.argmin(ok))])
         raise InputError(f"expected topic ids (integers separated by ';'), got "
                          f"{cells[i].as_py()!r}", file=file, row=i + 1, field=field)
-    ids = np.asarray(pc.cast(tokens, pa.int64()).to_numpy(), dtype=np.int64)
+    ids = np.asarray(pc.cast(pc.replace_substring_regex(tokens, r"^\+", ""), pa.int64())
+                     .to_numpy(), dtype=np.int64)
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(owner, minlength=n), out=offsets[1:])
     return offsets, ids
@@ -483,6 +494,8 @@ def _parse_text_times(arr: pa.Array, *, file: str, field: str, first_row: int,
         if not mask.any():
             continue
         part = arr.filter(pa.array(mask))
+        if kind == "seconds":  # "+5": the pattern takes it, Arrow's cast does not
+            part = pc.replace_substring_regex(part, r"^\+", "")
         try:
             if kind == "seconds":
                 secs = np.asarray(pc.cast(part, pa.int64()).to_numpy(), dtype=np.int64)
@@ -626,6 +639,8 @@ def iter_visits(path: PathLike, *, week_column: str | None = None,
     Parquet. Each column is checked as it is converted: an error names the file, the 1-based
     row and the column.
     """
+    # 0 was range()'s ValueError, a negative number no batches at all (an empty log)
+    batch_rows = integer(batch_rows, "batch_rows", at_least=1, at_most=MAX_COUNT)
     file = check_exists(path)
     lay, handle = _open(file, week_column, timestamp_column)
     cols = list(dict.fromkeys([lay.user, lay.time, lay.page]))

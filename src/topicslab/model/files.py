@@ -175,6 +175,14 @@ def load_model(directory: str | Path, *, taxonomy: Taxonomy | str | None = None,
     if "theta" not in tensors:
         raise FileFieldError("no tensor named 'theta'", file=str(weights_file), field="theta")
     theta = tensors["theta"]
+    if "model" not in meta and all(name in tensors for name in _PERSISTENT):
+        # read as the paper's types (the files before persistent types): the error was
+        # "model.safetensors, field 'theta': theta has shape (2, 1, 5, 469), model.json says
+        # (2, 4, 5, 469)", blaming the tensors for the key model.json lost
+        raise FileFieldError("no 'model' key, so read as the paper's types, but "
+                             f"{weights_file.name} holds a persistent model's tensors "
+                             f"({', '.join(_PERSISTENT)}): restore \"model\": \"persistent\"",
+                             file=str(meta_file), field="model")
     if theta.shape != shape:
         raise FileFieldError(f"theta has shape {theta.shape}, model.json says {shape}",
                          file=str(weights_file), field="theta")
