@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--candidates", type=int, nargs="+", default=[32])
     ap.add_argument("--objectives", nargs="+", default=["loglik", "posterior"])
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--solver", choices=SOLVERS, default="auto")
+    ap.add_argument("--solver", choices=SOLVERS, default="lapjv")
     ap.add_argument("--attacks", nargs="+", choices=["hamming", "asymmetric"],
                     default=["hamming", "asymmetric"])
     ap.add_argument("--json", default=None, help="also write the figures here")

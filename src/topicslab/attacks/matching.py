@@ -38,8 +38,11 @@ How (sizes to 1M users):
    push-relabel; optional dependency, ``pip install 'topicslab[matching]'``) on the weights
    rounded to a grid of ``COST_STEP`` (``_integer_costs``), or ``solver="lapjv"``:
    ``scipy.sparse.csgraph.min_weight_full_bipartite_matching`` (LAPJVsp, Jonker & Volgenant
-   1987) on the float weights. ``"auto"`` (the default) is cost-scaling when OR-Tools is
-   installed, else LAPJVsp (benchmarks/RESULTS.md compares them).
+   1987) on the float weights, the default; ``"auto"`` is cost-scaling when OR-Tools is
+   installed, else LAPJVsp. Measured (benchmarks/RESULTS.md), the time of either depends on
+   the graph more than on its size; at 300K users and more the cost-scaling solver is the one
+   that finishes the Hamming attack's graphs (181 s against over 9 min at 300K, r = 4), below
+   that neither is consistently faster, so the default is unchanged.
 4. *complete* — traces left on their dummy are matched uniformly at random to the users no
    trace took (the attacker has no score-based preference left among them).
 
@@ -92,8 +95,9 @@ OBJECTIVES = ("loglik", "posterior")
 #: ``per-item``: Lemma 5's random-user rule on every trace (the default of ``reid --setting
 #: matching``); ``assignment``: this module's one-to-one attack, reported next to it.
 MATCHINGS = ("per-item", "assignment")
-#: ``auto``: ``cost-scaling`` when OR-Tools is installed, else ``lapjv``; ``cost-scaling``:
-#: OR-Tools' cost-scaling min-cost flow on integer costs; ``lapjv``: scipy's LAPJVsp.
+#: ``lapjv`` (the default): scipy's LAPJVsp; ``cost-scaling``: OR-Tools' cost-scaling min-cost
+#: flow on integer costs (``pip install 'topicslab[matching]'``); ``auto``: ``cost-scaling``
+#: when OR-Tools is installed, else ``lapjv``.
 SOLVERS: tuple[str, ...] = ("auto", "lapjv", "cost-scaling")
 #: Resolution of the cost-scaling solver's integer costs: weights are rounded to multiples of
 #: 2^-20 (≈ 9.5e-7), so the chosen assignment's total weight is within ``n_rows * COST_STEP``
@@ -119,7 +123,7 @@ class MatchingOptions:
             ``"assignment"`` (the one-to-one attack of this module, next to per-item).
         candidates: users kept per trace in the sparse graph (at least 1).
         objective: ``"loglik"`` or ``"posterior"`` (module docstring).
-        solver: ``"auto"``, ``"lapjv"`` or ``"cost-scaling"`` (``SOLVERS``; an explicit
+        solver: ``"lapjv"`` (default), ``"cost-scaling"`` or ``"auto"`` (``SOLVERS``; an explicit
             ``"cost-scaling"`` without OR-Tools installed is an ``InputError`` saying how to
             install it).
     """
@@ -127,7 +131,7 @@ class MatchingOptions:
     matching: str = "per-item"
     candidates: int = DEFAULT_CANDIDATES
     objective: str = "loglik"
-    solver: str = "auto"
+    solver: str = "lapjv"
 
     def __post_init__(self) -> None:
         choice(self.matching, "matching", MATCHINGS)
@@ -589,7 +593,7 @@ def cutoff_dummies(n_rows: int, rows: npt.NDArray[np.int64], weights: npt.NDArra
 
 def solve_assignment(n_rows: int, n_cols: int, rows: npt.ArrayLike, cols: npt.ArrayLike,
                      weights: npt.ArrayLike, *, dummy: npt.ArrayLike | None = None,
-                     batch_edges: int = BATCH_EDGES, solver: str = "auto"
+                     batch_edges: int = BATCH_EDGES, solver: str = "lapjv"
                      ) -> tuple[npt.NDArray[np.int64], dict[str, int]]:
     """Maximum-weight one-to-one assignment of ``n_rows`` rows to ``n_cols`` columns over the
     given edges.
@@ -675,7 +679,7 @@ def matching_attack(
     objective: str = "loglik",
     seed: int | Sequence[int] = 0,
     progress: bool = False,
-    solver: str = "auto",
+    solver: str = "lapjv",
 ) -> list[MatchingOutcome]:
     """The one-to-one matching attack of each (fitted) attack, with the random-user rule of the
     same attack on the same traces beside it.
@@ -690,7 +694,7 @@ def matching_attack(
         candidates: users kept per trace (``MatchingOptions``).
         objective: ``"loglik"`` or ``"posterior"``.
         seed: the relabelling, the tie-breaks and the completion.
-        solver: ``"auto"``, ``"lapjv"`` or ``"cost-scaling"`` (``solve_assignment``).
+        solver: ``"lapjv"`` (default), ``"cost-scaling"`` or ``"auto"`` (``solve_assignment``).
     """
     opts = MatchingOptions("assignment", candidates, objective, solver)
     how = resolve_solver(opts.solver)
