@@ -48,7 +48,9 @@ How (sizes to 1M users):
 
 Ties are honest: website 1's users and the traces are relabelled by a fresh random permutation
 before anything is chosen, so the candidates at a cutoff score, the solver's choice among equal
-optimal matchings and the completion are all independent of who the true user is. The success
+optimal matchings and the completion are all independent of who the true user is (the
+cost-scaling solver's rounding of the weights sees scores only, so it cannot favour true pairs
+either). The success
 rate is therefore one draw of a randomly tie-broken attacker (like ``TargetOutcomes.sample``);
 no expectation over the tied optima is claimed (counting optimal matchings is #P-hard).
 
@@ -68,7 +70,8 @@ Public names:
     cutoff_dummies(n_rows, rows, weights)   each row's value of staying off the graph
     matching_attack(site1, queries, true_rows, attacks, *, candidates, objective, seed,
                     progress, solver) -> list[MatchingOutcome]
-    has_cost_scaling() -> bool       whether OR-Tools' assignment solver is importable
+    resolve_solver(solver) -> str    the solver that runs (InputError: cost-scaling missing)
+    has_cost_scaling() -> bool       whether OR-Tools' min-cost flow is importable
 """
 
 from __future__ import annotations
@@ -105,7 +108,7 @@ SOLVERS: tuple[str, ...] = ("auto", "lapjv", "cost-scaling")
 COST_STEP = 2.0 ** -20
 #: How to install the cost-scaling solver (the error when it is asked for and missing).
 _INSTALL = ("solver 'cost-scaling' needs OR-Tools: pip install 'topicslab[matching]' "
-            "(or pip install 'ortools>=9.10'), or use solver 'lapjv'")
+            "(or pip install 'ortools>=9.15'), or use solver 'lapjv'")
 #: Candidates kept per trace (benchmarks/bench_matching.py --candidates compares others).
 DEFAULT_CANDIDATES = 32
 #: Edges (plus rows) per solver call when batching small components (a giant component is
@@ -468,9 +471,9 @@ def _solve_batch(n_rows: int, n_cols: int, rows: npt.NDArray[np.int64],
 
 
 def has_cost_scaling() -> bool:
-    """Whether OR-Tools' assignment solver (the ``matching`` extra) can be imported."""
+    """Whether OR-Tools' min-cost flow solver (the ``matching`` extra) can be imported."""
     try:
-        from ortools.graph.python import linear_sum_assignment  # noqa: F401
+        from ortools.graph.python import min_cost_flow  # noqa: F401
     except ImportError:
         return False
     return True
@@ -541,7 +544,7 @@ def _solve_batch_cost_scaling(n_rows: int, n_cols: int, rows: npt.NDArray[np.int
     (to a column or its dummy), so a minimum-cost flow is a maximum-weight matching of the
     rows with their dummies, ``_solve_batch``'s problem. (OR-Tools' ``SimpleLinearSumAssignment``
     solves the same problem but needs a balanced graph with a perfect matching, which costs
-    twice the arcs here and was 5–12 times slower than LAPJVsp on the attack's graphs:
+    twice the arcs here and was 4–7 times slower than LAPJVsp on the attack's graphs:
     benchmarks/bench_assignment.py.)
     """
     from ortools.graph.python.min_cost_flow import SimpleMinCostFlow
