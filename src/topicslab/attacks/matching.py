@@ -41,9 +41,9 @@ How (sizes to 1M users):
    1987) on the float weights, the default; ``"auto"`` is cost-scaling when OR-Tools is
    installed, else LAPJVsp. Measured (benchmarks/RESULTS.md), the time of either depends on
    the graph more than on its size; on the Hamming attack's 300K-user graph (r = 4)
-   cost-scaling took 181 s against LAPJVsp's 739 s, and it solved the asymmetric attack's
-   1M-user graph in 382 s; below 300K neither is consistently faster, so the default is
-   unchanged.
+   cost-scaling took 181 s against LAPJVsp's 739 s, and it solved the 1M-user graphs in 382 s
+   (asymmetric) and 1,029 s (Hamming); below 300K neither is consistently faster, so the
+   default is unchanged.
 4. *complete* — traces left on their dummy are matched uniformly at random to the users no
    trace took (the attacker has no score-based preference left among them).
 
