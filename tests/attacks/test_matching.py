@@ -26,6 +26,8 @@ from topicslab.attacks import (
     optimal_matching_accuracy,
     solve_assignment,
 )
+from topicslab.attacks import matching as matching_mod
+from topicslab.attacks.matching import COST_STEP, resolve_solver
 from topicslab.errors import InputError, ParameterError
 
 # ---------------------------------------------------------------- brute force over permutations
@@ -52,8 +54,8 @@ def _dense(weights):
     return rows, cols, weights[rows, cols]
 
 
-def _assignment_value(weights):
-    got, _ = solve_assignment(*weights.shape, *_dense(weights))
+def _assignment_value(weights, solver="lapjv"):
+    got, _ = solve_assignment(*weights.shape, *_dense(weights), solver=solver)
     assert (got >= 0).all() and np.unique(got).size == got.size
     return weights[np.arange(weights.shape[0]), got].sum(), got
 
@@ -151,21 +153,77 @@ def test_k_anonymous_representation_caps_matching_at_one_over_k():
 # ---------------------------------------------------------------- the sparse solver
 
 
+@pytest.fixture(params=["lapjv", "cost-scaling"])
+def solver(request):
+    """Each solver of ``solve_assignment`` (cost-scaling skipped without OR-Tools)."""
+    if request.param == "cost-scaling":
+        pytest.importorskip("ortools.graph.python.min_cost_flow")
+    return request.param
+
+
+def _tol(solver, n_rows):
+    """How far the solver's total weight may be from the optimum: the cost-scaling solver
+    optimises weights rounded to COST_STEP (n_rows · COST_STEP in all)."""
+    return n_rows * COST_STEP + 1e-9 if solver == "cost-scaling" else 1e-9
+
+
 @pytest.mark.parametrize("shape,levels", [((30, 30), None), ((25, 40), None), ((40, 40), 3),
                                           ((12, 12), 1)])
-def test_solver_equals_linear_sum_assignment_dense(shape, levels):
+def test_solver_equals_linear_sum_assignment_dense(shape, levels, solver):
     rng = np.random.default_rng(sum(shape))
     for _ in range(3):
         if levels is None:
             w = rng.normal(size=shape)
         else:  # many ties: few distinct integer weights (levels = 1: every weight equal)
             w = rng.integers(0, levels, size=shape).astype(float)
-        value, _ = _assignment_value(w)
+        value, _ = _assignment_value(w, solver)
         r, c = linear_sum_assignment(w, maximize=True)
-        assert value == pytest.approx(w[r, c].sum(), abs=1e-9)
+        assert value == pytest.approx(w[r, c].sum(), abs=_tol(solver, shape[0]))
+        if levels is not None:  # integer weights are on the grid: exact
+            assert value == w[r, c].sum()
 
 
-def test_solver_components_and_batches():
+@pytest.mark.parametrize("density", [0.05, 0.2, 0.5])
+def test_solver_equals_linear_sum_assignment_sparse(density, solver):
+    # random sparse graphs (rows with one edge or none, several components), with and
+    # without dummies: the same total weight as the dense optimum where missing edges (and
+    # each row's dummy, as an extra private column) are worth far less / their value
+    rng = np.random.default_rng(int(density * 100))
+    for trial in range(4):
+        n_rows, n_cols = rng.integers(5, 40), rng.integers(5, 40)
+        mask = rng.random((n_rows, n_cols)) < density
+        mask[0] = False
+        mask[0, rng.integers(n_cols)] = True  # a row with a single edge
+        if trial % 2:
+            w = rng.normal(size=(n_rows, n_cols))
+        else:
+            w = rng.integers(-2, 2, size=(n_rows, n_cols)).astype(float)  # equal weights
+        rows, cols = np.nonzero(mask)
+        dummy = rng.normal(size=n_rows) - 1.0
+        for dm in (None, dummy, cutoff_dummies(n_rows, rows, w[rows, cols])):
+            got, _ = solve_assignment(n_rows, n_cols, rows, cols, w[rows, cols], dummy=dm,
+                                      solver=solver)
+            taken = got[got >= 0]
+            assert np.unique(taken).size == taken.size
+            assert mask[np.flatnonzero(got >= 0), taken].all()
+            # dense reference: columns + one private dummy column per row
+            off = -1e6 if dm is None else -1e9
+            full = np.full((n_rows, n_cols + n_rows), off)
+            full[rows, cols] = w[rows, cols]
+            if dm is None:
+                # last resort: as many rows matched as possible first
+                full[rows, cols] += 1e4
+                np.fill_diagonal(full[:, n_cols:], 0.0)
+            else:
+                np.fill_diagonal(full[:, n_cols:], dm)
+            r, c = linear_sum_assignment(full, maximize=True)
+            best = full[r, c].sum()
+            mine = np.where(got >= 0, full[np.arange(n_rows), np.maximum(got, 0)],
+                            full[np.arange(n_rows), n_cols + np.arange(n_rows)]).sum()
+            assert mine == pytest.approx(best, abs=_tol(solver, n_rows) + 1e-6)
+
+
+def test_solver_components_and_batches(solver):
     # block-diagonal problem: components solved apart and batched give the dense optimum
     rng = np.random.default_rng(5)
     sizes = [1, 7, 3, 12, 2, 9]
@@ -178,37 +236,73 @@ def test_solver_components_and_batches():
     rows, cols = np.nonzero(w > -1e6)
     r, c = linear_sum_assignment(w, maximize=True)
     for batch in (1, 40, 1 << 20):
-        got, info = solve_assignment(n, n, rows, cols, w[rows, cols], batch_edges=batch)
+        got, info = solve_assignment(n, n, rows, cols, w[rows, cols], batch_edges=batch,
+                                     solver=solver)
         assert info == {"components": len(sizes), "largest_component": max(sizes)}
-        assert w[np.arange(n), got].sum() == pytest.approx(w[r, c].sum())
+        assert w[np.arange(n), got].sum() == pytest.approx(w[r, c].sum(),
+                                                            abs=_tol(solver, n))
 
 
-def test_solver_infeasible_graph_leaves_rows_unmatched():
+def test_solver_infeasible_graph_leaves_rows_unmatched(solver):
     # rows 0-2 all want column 0 only: no full matching exists; the dummies keep it solvable
     rows = np.array([0, 1, 2, 3, 3])
     cols = np.array([0, 0, 0, 1, 2])
     w = np.array([3.0, 2.0, 1.0, 1.0, 2.0])
-    got, _ = solve_assignment(4, 3, rows, cols, w)
+    got, _ = solve_assignment(4, 3, rows, cols, w, solver=solver)
     assert got[0] == 0 and got[1] == -1 and got[2] == -1 and got[3] == 2
     # a dummy worth more than an edge is taken instead of it
-    got, _ = solve_assignment(4, 3, rows, cols, w, dummy=np.array([0.0, 0.0, 0.0, 1.5]))
+    got, _ = solve_assignment(4, 3, rows, cols, w, dummy=np.array([0.0, 0.0, 0.0, 1.5]),
+                              solver=solver)
     assert got.tolist() == [0, -1, -1, 2]
-    got, _ = solve_assignment(4, 3, rows, cols, w, dummy=np.array([5.0, 0.0, 0.0, 0.0]))
+    got, _ = solve_assignment(4, 3, rows, cols, w, dummy=np.array([5.0, 0.0, 0.0, 0.0]),
+                              solver=solver)
     assert got[0] == -1 and got[1] == 0
-    empty, info = solve_assignment(3, 3, [], [], [])
+    # the cutoff dummies' margin is far below the integer grid: a free listed user of the
+    # cutoff score is still taken before the dummy (rows 0-2 each lose only the margin on
+    # their dummy, so which one takes column 0 is a tie)
+    got, _ = solve_assignment(4, 3, rows, cols, w, dummy=cutoff_dummies(4, rows, w),
+                              solver=solver)
+    assert sorted(got[:3].tolist()) == [-1, -1, 0] and got[3] == 2
+    one = np.array([0, 1])
+    got, _ = solve_assignment(2, 2, one, one, np.array([1.0, 1.0]),
+                              dummy=cutoff_dummies(2, one, np.array([1.0, 1.0])), solver=solver)
+    assert got.tolist() == [0, 1]
+    empty, info = solve_assignment(3, 3, [], [], [], solver=solver)
     assert (empty == -1).all() and info["components"] == 0
     with pytest.raises(ValueError):
-        solve_assignment(2, 2, [0], [5], [1.0])
+        solve_assignment(2, 2, [0], [5], [1.0], solver=solver)
     with pytest.raises(ValueError):
-        solve_assignment(2, 2, [0], [1], [np.nan])
+        solve_assignment(2, 2, [0], [1], [np.nan], solver=solver)
 
 
-def test_cutoff_dummies_keep_the_complete_graph_exact():
+def test_missing_cost_scaling_solver(monkeypatch):
+    monkeypatch.setattr(matching_mod, "has_cost_scaling", lambda: False)
+    assert resolve_solver("auto") == "lapjv"
+    assert MatchingOptions("assignment", solver="auto").solver == "auto"
+    with pytest.raises(InputError) as exc:
+        MatchingOptions("assignment", solver="cost-scaling")
+    assert "pip install" in str(exc.value) and "\n" not in str(exc.value)
+    with pytest.raises(InputError):
+        solve_assignment(2, 2, [0], [1], [1.0], solver="cost-scaling")
+    got, _ = solve_assignment(2, 2, [0, 1], [1, 0], [1.0, 2.0], solver="auto")
+    assert got.tolist() == [1, 0]
+    with pytest.raises(ParameterError) as perr:
+        MatchingOptions("assignment", solver="hungarian")
+    assert perr.value.field == "solver"
+
+
+def test_cost_scaling_is_the_auto_solver_when_installed():
+    pytest.importorskip("ortools.graph.python.min_cost_flow")
+    assert resolve_solver("auto") == "cost-scaling"
+
+
+def test_cutoff_dummies_keep_the_complete_graph_exact(solver):
     # a complete graph: the dummies (just below each row's cutoff) are never worth taking
     rng = np.random.default_rng(2)
     w = rng.integers(0, 4, size=(20, 20)).astype(float)
     rows, cols, ww = _dense(w)
-    got, _ = solve_assignment(20, 20, rows, cols, ww, dummy=cutoff_dummies(20, rows, ww))
+    got, _ = solve_assignment(20, 20, rows, cols, ww, dummy=cutoff_dummies(20, rows, ww),
+                              solver=solver)
     r, c = linear_sum_assignment(w, maximize=True)
     assert (got >= 0).all()
     assert w[np.arange(20), got].sum() == pytest.approx(w[r, c].sum())

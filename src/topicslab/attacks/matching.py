@@ -33,14 +33,25 @@ How (sizes to 1M users):
 2. *graph* — a sparse bipartite graph (traces × users) of those edges, plus one private
    *dummy* user per trace (see ``_solve_batch`` on why that does not bias the result), so a
    full matching always exists.
-3. *solve* — ``scipy.sparse.csgraph.min_weight_full_bipartite_matching`` (LAPJVsp, Jonker &
-   Volgenant 1987) on each connected component, small components batched block-diagonally.
+3. *solve* — on each connected component, small components batched block-diagonally, with
+   ``solver="cost-scaling"``: OR-Tools' ``SimpleMinCostFlow`` (Goldberg's cost-scaling
+   push-relabel; optional dependency, ``pip install 'topicslab[matching]'``) on the weights
+   rounded to a grid of ``COST_STEP`` (``_integer_costs``), or ``solver="lapjv"``:
+   ``scipy.sparse.csgraph.min_weight_full_bipartite_matching`` (LAPJVsp, Jonker & Volgenant
+   1987) on the float weights, the default; ``"auto"`` is cost-scaling when OR-Tools is
+   installed, else LAPJVsp. Measured (benchmarks/RESULTS.md), the time of either depends on
+   the graph more than on its size; on the Hamming attack's 300K-user graph (r = 4)
+   cost-scaling took 181 s against LAPJVsp's 739 s, and it solved the 1M-user graphs in 382 s
+   (asymmetric) and 1,029 s (Hamming); below 300K neither is consistently faster, so the
+   default is unchanged.
 4. *complete* — traces left on their dummy are matched uniformly at random to the users no
    trace took (the attacker has no score-based preference left among them).
 
 Ties are honest: website 1's users and the traces are relabelled by a fresh random permutation
 before anything is chosen, so the candidates at a cutoff score, the solver's choice among equal
-optimal matchings and the completion are all independent of who the true user is. The success
+optimal matchings and the completion are all independent of who the true user is (the
+cost-scaling solver's rounding of the weights sees scores only, so it cannot favour true pairs
+either). The success
 rate is therefore one draw of a randomly tie-broken attacker (like ``TargetOutcomes.sample``);
 no expectation over the tied optima is claimed (counting optimal matchings is #P-hard).
 
@@ -51,15 +62,17 @@ list is worth the list's cutoff score (``cutoff_dummies``), and the benchmark re
 rate moves with ``candidates``.
 
 Public names:
-    OBJECTIVES, MATCHINGS, DEFAULT_CANDIDATES
-    MatchingOptions(matching, candidates, objective)        checked options
+    OBJECTIVES, MATCHINGS, SOLVERS, DEFAULT_CANDIDATES, COST_STEP
+    MatchingOptions(matching, candidates, objective, solver)  checked options
     MatchingOutcome                                          one attack, one trial
     candidate_edges(site1, queries, gains, *, candidates, objective, rng) -> CandidateEdges
-    solve_assignment(n_rows, n_cols, rows, cols, weights, *, dummy, batch_edges)
+    solve_assignment(n_rows, n_cols, rows, cols, weights, *, dummy, batch_edges, solver)
                                      -> (int64[n_rows] column per row or -1, component sizes)
     cutoff_dummies(n_rows, rows, weights)   each row's value of staying off the graph
     matching_attack(site1, queries, true_rows, attacks, *, candidates, objective, seed,
-                    progress) -> list[MatchingOutcome]
+                    progress, solver) -> list[MatchingOutcome]
+    resolve_solver(solver) -> str    the solver that runs (InputError: cost-scaling missing)
+    has_cost_scaling() -> bool       whether OR-Tools' min-cost flow is importable
 """
 
 from __future__ import annotations
@@ -79,12 +92,24 @@ from topicslab.attacks.attack import MatchSetAttack
 from topicslab.attacks.engine import _TOP, MatchSetCounter, _zval
 from topicslab.attacks.outcomes import outcomes_from_counts
 from topicslab.attacks.scoring import match_masks, subset_scores
+from topicslab.errors import InputError
 
 #: ``loglik``: maximise the total score; ``posterior``: maximise the total per-trace posterior.
 OBJECTIVES = ("loglik", "posterior")
 #: ``per-item``: Lemma 5's random-user rule on every trace (the default of ``reid --setting
 #: matching``); ``assignment``: this module's one-to-one attack, reported next to it.
 MATCHINGS = ("per-item", "assignment")
+#: ``lapjv`` (the default): scipy's LAPJVsp; ``cost-scaling``: OR-Tools' cost-scaling min-cost
+#: flow on integer costs (``pip install 'topicslab[matching]'``); ``auto``: ``cost-scaling``
+#: when OR-Tools is installed, else ``lapjv``.
+SOLVERS: tuple[str, ...] = ("auto", "lapjv", "cost-scaling")
+#: Resolution of the cost-scaling solver's integer costs: weights are rounded to multiples of
+#: 2^-20 (≈ 9.5e-7), so the chosen assignment's total weight is within ``n_rows * COST_STEP``
+#: of the optimum (``_integer_costs``).
+COST_STEP = 2.0 ** -20
+#: How to install the cost-scaling solver (the error when it is asked for and missing).
+_INSTALL = ("solver 'cost-scaling' needs OR-Tools: pip install 'topicslab[matching]' "
+            "(or pip install 'ortools>=9.15'), or use solver 'lapjv'")
 #: Candidates kept per trace (benchmarks/bench_matching.py --candidates compares others).
 DEFAULT_CANDIDATES = 32
 #: Edges (plus rows) per solver call when batching small components (a giant component is
@@ -102,11 +127,15 @@ class MatchingOptions:
             ``"assignment"`` (the one-to-one attack of this module, next to per-item).
         candidates: users kept per trace in the sparse graph (at least 1).
         objective: ``"loglik"`` or ``"posterior"`` (module docstring).
+        solver: ``"lapjv"`` (default), ``"cost-scaling"`` or ``"auto"`` (``SOLVERS``; an explicit
+            ``"cost-scaling"`` without OR-Tools installed is an ``InputError`` saying how to
+            install it).
     """
 
     matching: str = "per-item"
     candidates: int = DEFAULT_CANDIDATES
     objective: str = "loglik"
+    solver: str = "lapjv"
 
     def __post_init__(self) -> None:
         choice(self.matching, "matching", MATCHINGS)
@@ -114,10 +143,12 @@ class MatchingOptions:
             self.candidates, "candidates", at_least=1,
             why="every trace needs a candidate user"))
         choice(self.objective, "objective", OBJECTIVES)
+        choice(self.solver, "solver", SOLVERS)
+        resolve_solver(self.solver)
 
     def to_dict(self) -> dict[str, Any]:
         return {"matching": self.matching, "candidates": self.candidates,
-                "objective": self.objective}
+                "objective": self.objective, "solver": self.solver}
 
 
 @dataclass
@@ -147,6 +178,7 @@ class MatchingOutcome:
             5's per-item attack), and ``random_user_expected`` its exact expectation
             (``1/|argmax|``), from the same counts.
         seconds: ``{"candidates": .., "solve": ..}``.
+        solver: the solver that ran (``"lapjv"`` or ``"cost-scaling"``).
     """
 
     name: str
@@ -161,6 +193,7 @@ class MatchingOutcome:
     candidates: int
     objective: str
     seconds: dict[str, float]
+    solver: str = "lapjv"
 
     @property
     def rate(self) -> float:
@@ -176,7 +209,7 @@ class MatchingOutcome:
                 "random_user_rate": self.random_user_rate,
                 "random_user_expected": self.random_user_expected,
                 "candidates": self.candidates, "objective": self.objective,
-                "seconds": self.seconds}
+                "solver": self.solver, "seconds": self.seconds}
 
 
 # ---------------------------------------------------------------- candidates
@@ -438,6 +471,114 @@ def _solve_batch(n_rows: int, n_cols: int, rows: npt.NDArray[np.int64],
     return out
 
 
+def has_cost_scaling() -> bool:
+    """Whether OR-Tools' min-cost flow solver (the ``matching`` extra) can be imported."""
+    try:
+        from ortools.graph.python import min_cost_flow  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def resolve_solver(solver: str) -> str:
+    """The solver ``solve_assignment`` runs for ``solver`` (``SOLVERS``): ``"auto"`` is
+    ``"cost-scaling"`` when OR-Tools is installed, else ``"lapjv"`` (silently); an explicit
+    ``"cost-scaling"`` without OR-Tools is a one-line ``InputError`` saying how to install it.
+    """
+    choice(solver, "solver", SOLVERS)
+    if solver == "lapjv":
+        return "lapjv"
+    if has_cost_scaling():
+        return "cost-scaling"
+    if solver == "auto":
+        return "lapjv"
+    raise InputError(_INSTALL)
+
+
+def _integer_costs(n_rows: int, rows: npt.NDArray[np.int64], weights: npt.NDArray[np.float64],
+                   dummy: npt.NDArray[np.float64] | None, step: float
+                   ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Non-negative integer costs of the edges and of each row's dummy, for a minimum-cost
+    solver: the weights rounded to the grid ``step`` (``wq = rint(w / step)``), then shifted
+    per row by the row's best value (a per-row constant moves every full matching's total by
+    the same amount).
+
+    Rounding moves each weight by at most ``step / 2``, so the assignment that is optimal for
+    the grid weights is within ``2 · n_rows · step / 2 = n_rows · step`` of the true optimum
+    in total weight (each of the two totals compared moves by at most ``n_rows · step / 2``).
+    Equal weights stay equal and the order of weights more than a step apart is kept. The
+    rounding is applied to scores, which do not know who the true user is, so it cannot favour
+    true pairs.
+
+    The dummy is rounded alike, but kept strictly below every edge of its row whose weight is
+    above it (``cutoff_dummies``' margin is far below a step: a free listed user of the cutoff
+    score must still be taken before the dummy). ``dummy=None``: below the row's lowest grid
+    weight by more than the span of any matching's total (the last-resort dummy).
+    """
+    wq = np.rint(weights / step).astype(np.int64)
+    if dummy is None:
+        low = int(wq.min(initial=0))
+        span = int(wq.max(initial=0)) - low
+        dq = np.full(n_rows, low - (n_rows + 1) * (span + 1), dtype=np.int64)
+    else:
+        dq = np.rint(dummy / step).astype(np.int64)
+        above = weights > dummy[rows]
+        cap = np.full(n_rows, np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(cap, rows[above], wq[above] - 1)
+        dq = np.minimum(dq, cap)
+    best = dq.copy()
+    np.maximum.at(best, rows, wq)
+    return best[rows] - wq, best - dq
+
+
+def _solve_batch_cost_scaling(n_rows: int, n_cols: int, rows: npt.NDArray[np.int64],
+                              cols: npt.NDArray[np.int64], weights: npt.NDArray[np.float64],
+                              dummy: npt.NDArray[np.float64] | None,
+                              step: float = COST_STEP) -> npt.NDArray[np.int64] | None:
+    """``_solve_batch`` with OR-Tools' ``SimpleMinCostFlow`` (Goldberg's cost-scaling
+    push-relabel) on ``_integer_costs``; ``None`` when OR-Tools reports that the integer costs
+    could overflow (the caller then solves the block with LAPJVsp).
+
+    Network: a source sends one unit to each row; row i sends it to one of its candidate
+    columns (unit capacity, the edge's cost) or straight to the sink (its dummy, the dummy's
+    cost); each column passes at most one unit to the sink. Every row is matched exactly once
+    (to a column or its dummy), so a minimum-cost flow is a maximum-weight matching of the
+    rows with their dummies, ``_solve_batch``'s problem. (OR-Tools' ``SimpleLinearSumAssignment``
+    solves the same problem but needs a balanced graph with a perfect matching, which costs
+    twice the arcs here and was 4–7 times slower than LAPJVsp on the attack's graphs:
+    benchmarks/bench_assignment.py.)
+    """
+    from ortools.graph.python.min_cost_flow import SimpleMinCostFlow
+
+    cost, dummy_cost = _integer_costs(n_rows, rows, weights, dummy, step)
+    nodes = n_rows + n_cols + 2
+    if (max(int(cost.max(initial=0)), int(dummy_cost.max(initial=0))) + 1) * (nodes + 1) \
+            >= 1 << 62:
+        return None
+    # nodes: source 0, rows 1..n_rows, columns n_rows+1..n_rows+n_cols, sink nodes-1
+    sink = nodes - 1
+    row_node = 1 + np.arange(n_rows, dtype=np.int64)
+    col_node = 1 + n_rows + np.arange(n_cols, dtype=np.int64)
+    tails = np.concatenate([np.zeros(n_rows, dtype=np.int64), 1 + rows, row_node, col_node])
+    heads = np.concatenate([row_node, 1 + n_rows + cols, np.full(n_rows + n_cols, sink)])
+    costs = np.concatenate([np.zeros(n_rows, dtype=np.int64), cost, dummy_cost,
+                            np.zeros(n_cols, dtype=np.int64)])
+    flow = SimpleMinCostFlow()
+    flow.add_arcs_with_capacity_and_unit_cost(tails.astype(np.int32), heads.astype(np.int32),
+                                              np.ones(tails.size, dtype=np.int64), costs)
+    del tails, heads, costs
+    flow.set_nodes_supplies(np.array([0, sink], dtype=np.int32),
+                            np.array([n_rows, -n_rows], dtype=np.int64))
+    status = flow.solve()
+    if status == flow.BAD_COST_RANGE:
+        return None
+    if status != flow.OPTIMAL:  # pragma: no cover - the dummies make it always feasible
+        raise RuntimeError(f"the min-cost flow solver failed: {status}")
+    used = np.asarray(flow.flows(n_rows + np.arange(rows.size, dtype=np.int32))) > 0
+    out = np.full(n_rows, -1, dtype=np.int64)
+    out[rows[used]] = cols[used]
+    return out
+
 def cutoff_dummies(n_rows: int, rows: npt.NDArray[np.int64], weights: npt.NDArray[np.float64]
                    ) -> npt.NDArray[np.float64]:
     """Each row's dummy value for ``solve_assignment``: its lowest candidate weight (the
@@ -456,7 +597,7 @@ def cutoff_dummies(n_rows: int, rows: npt.NDArray[np.int64], weights: npt.NDArra
 
 def solve_assignment(n_rows: int, n_cols: int, rows: npt.ArrayLike, cols: npt.ArrayLike,
                      weights: npt.ArrayLike, *, dummy: npt.ArrayLike | None = None,
-                     batch_edges: int = BATCH_EDGES
+                     batch_edges: int = BATCH_EDGES, solver: str = "lapjv"
                      ) -> tuple[npt.NDArray[np.int64], dict[str, int]]:
     """Maximum-weight one-to-one assignment of ``n_rows`` rows to ``n_cols`` columns over the
     given edges.
@@ -468,6 +609,10 @@ def solve_assignment(n_rows: int, n_cols: int, rows: npt.ArrayLike, cols: npt.Ar
     Connected components are independent sub-problems: each is solved on its own, small ones
     stacked block-diagonally into one solver call of at most ``batch_edges`` edges (the
     optimum of a block-diagonal problem is the union of the blocks' optima).
+
+    ``solver`` (``resolve_solver``): ``"cost-scaling"`` solves on weights rounded to
+    ``COST_STEP`` (total weight within ``n_rows * COST_STEP`` of the optimum; a block whose
+    integer costs could overflow goes to LAPJVsp), ``"lapjv"`` on the float weights.
 
     Returns:
         (``int64[n_rows]`` column of each row, -1 where the edges left it unmatched;
@@ -485,6 +630,7 @@ def solve_assignment(n_rows: int, n_cols: int, rows: npt.ArrayLike, cols: npt.Ar
     dm = None if dummy is None else np.asarray(dummy, dtype=np.float64)
     if dm is not None and (dm.shape != (n_rows,) or not np.isfinite(dm).all()):
         raise ValueError("dummy needs one finite value per row")
+    how = resolve_solver(solver)
     out = np.full(n_rows, -1, dtype=np.int64)
     if r.size == 0:
         return out, {"components": 0, "largest_component": 0}
@@ -513,8 +659,10 @@ def solve_assignment(n_rows: int, n_cols: int, rows: npt.ArrayLike, cols: npt.Ar
         uc = np.unique(ec)
         local_row[ur] = np.arange(ur.size)
         local_col[uc] = np.arange(uc.size)
-        got = _solve_batch(ur.size, uc.size, local_row[er], local_col[ec], ew,
-                           None if dm is None else dm[ur])
+        args = (ur.size, uc.size, local_row[er], local_col[ec], ew,
+                None if dm is None else dm[ur])
+        fast = _solve_batch_cost_scaling(*args) if how == "cost-scaling" else None
+        got = fast if fast is not None else _solve_batch(*args)
         out[ur] = np.where(got >= 0, uc[np.maximum(got, 0)], -1)
         local_row[ur] = -1
         local_col[uc] = -1
@@ -535,6 +683,7 @@ def matching_attack(
     objective: str = "loglik",
     seed: int | Sequence[int] = 0,
     progress: bool = False,
+    solver: str = "lapjv",
 ) -> list[MatchingOutcome]:
     """The one-to-one matching attack of each (fitted) attack, with the random-user rule of the
     same attack on the same traces beside it.
@@ -549,8 +698,10 @@ def matching_attack(
         candidates: users kept per trace (``MatchingOptions``).
         objective: ``"loglik"`` or ``"posterior"``.
         seed: the relabelling, the tie-breaks and the completion.
+        solver: ``"lapjv"`` (default), ``"cost-scaling"`` or ``"auto"`` (``solve_assignment``).
     """
-    opts = MatchingOptions("assignment", candidates, objective)
+    opts = MatchingOptions("assignment", candidates, objective, solver)
+    how = resolve_solver(opts.solver)
     s1 = np.asarray(site1)
     qs = np.asarray(queries)
     truth = np.asarray(true_rows, dtype=np.int64)
@@ -598,7 +749,7 @@ def matching_attack(
         edges = all_edges[i]
         assign, info = solve_assignment(
             n_q, n, edges.rows, edges.cols, edges.weights,
-            dummy=cutoff_dummies(n_q, edges.rows, edges.weights))
+            dummy=cutoff_dummies(n_q, edges.rows, edges.weights), solver=how)
         in_graph = int((assign >= 0).sum())
         # completion: traces the graph could not place take the users nobody took, at random
         free_users = np.ones(n, dtype=bool)
@@ -618,21 +769,25 @@ def matching_attack(
             info["largest_component"],
             float(draws.mean()) if n_q else 0.0, expected[i] / n_q if n_q else 0.0,
             opts.candidates, opts.objective,
-            {"candidates": t_cand, "solve": time.perf_counter() - t1}))
+            {"candidates": t_cand, "solve": time.perf_counter() - t1}, how))
         all_edges[i] = CandidateEdges(edges.rows[:0], edges.cols[:0], edges.weights[:0])
     return results
 
 
 __all__ = [
     "BATCH_EDGES",
+    "COST_STEP",
     "DEFAULT_CANDIDATES",
     "MATCHINGS",
     "OBJECTIVES",
+    "SOLVERS",
     "CandidateEdges",
     "MatchingOptions",
     "MatchingOutcome",
     "candidate_edges",
     "cutoff_dummies",
+    "has_cost_scaling",
     "matching_attack",
+    "resolve_solver",
     "solve_assignment",
 ]

@@ -803,7 +803,8 @@ def _add_matching(res: dict[str, AttackRisk], site1: npt.NDArray[np.integer],
 
     found = matching_attack(np.ascontiguousarray(site1), np.ascontiguousarray(queries),
                             chosen, attacks, candidates=options.candidates,
-                            objective=options.objective, seed=[seed, trial, 0x4D41])
+                            objective=options.objective, seed=[seed, trial, 0x4D41],
+                            solver=options.solver)
     for m in found:
         res[m.name].matching.append({"trial": trial, **m.to_dict()})
 
