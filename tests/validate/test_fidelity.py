@@ -50,6 +50,21 @@ def test_verdict_logic() -> None:
         -0.08)
 
 
+def test_under_statement_is_flagged_over_the_whole_table() -> None:
+    """A gap 2.5 standard errors below 0 is outside its own 95% interval but not outside the
+    simultaneous one of a 16-gap table (Bonferroni z = 2.96); 4 standard errors below is."""
+    table = [(0.0, 0.01)] * 14 + [(-0.025, 0.01), (-0.04, 0.01)]
+    f = _fid(table, tol=0.05)
+    assert f.family_z == pytest.approx(2.955, abs=1e-3)
+    assert [g.weeks for g in f.understated] == [16]
+    assert "r = 16" in f.text and "r = 15" not in f.text and "16 gaps together" in f.text
+    assert f.to_dict()["understated"] == [{"attack": "hamming", "weeks": 16}]
+    # one gap: the simultaneous interval is the gap's own 95% interval
+    one = _fid([(-0.025, 0.01)], tol=0.05)
+    assert one.family_z == pytest.approx(1.959964, abs=1e-5)
+    assert [g.weeks for g in one.understated] == [1]
+
+
 @pytest.fixture(scope="module")
 def pop() -> TopicSets:
     return generate(30_000, 3, seed=11)
