@@ -446,6 +446,33 @@ def test_cli_matching_assignment(pop):
         assert 0.0 <= m["rate_mean"] <= 1.0
 
 
+@pytest.mark.parametrize("solver", ["cost-scaling", "auto"])
+def test_cli_matching_solver(pop, solver, monkeypatch):
+    """--solver reaches the assignment: both solvers give a one-to-one rate (the same total
+    weight; rates may differ among tied optima), and cost-scaling without OR-Tools is a
+    one-line refusal naming --solver."""
+    from topicslab.attacks import matching
+    from topicslab.cli import app
+
+    path, d = pop
+    args = ["reid", "--sets", str(path), "--weeks", "3", "--trials", "1", "--setting",
+            "matching", "--matching", "assignment", "--candidates", "8", "--no-progress",
+            "--attack", "asymmetric", "--solver", solver]
+    if matching.has_cost_scaling():
+        out = d / f"s-{solver}.json"
+        res = CliRunner().invoke(app, [*args, "--json", str(out)])
+        assert res.exit_code == 0, res.output
+        m = json.loads(out.read_text())["attacks"]["asymmetric"]["matching"]
+        assert m["traces"] == 800 and 0.0 <= m["rate_mean"] <= 1.0
+    monkeypatch.setattr(matching, "has_cost_scaling", lambda: False)
+    res = CliRunner().invoke(app, args)
+    if solver == "auto":  # falls back to LAPJVsp without a word
+        assert res.exit_code == 0, res.output
+    else:
+        assert res.exit_code == 2 and "--solver" in res.output and "pip install" in res.output
+        assert "Traceback" not in res.output and len(res.output.strip().splitlines()) == 1
+
+
 @pytest.mark.parametrize("args,field", [
     (["--setting", "matching", "--matching", "greedy"], "--matching"),
     (["--setting", "matching", "--matching", "assignment", "--candidates", "0"],
@@ -454,6 +481,9 @@ def test_cli_matching_assignment(pop):
      "--objective"),
     (["--matching", "assignment"], "--matching"),
     (["--setting", "matching", "--candidates", "8"], "--candidates"),
+    (["--setting", "matching", "--matching", "assignment", "--solver", "hungarian"],
+     "--solver"),
+    (["--setting", "matching", "--solver", "auto"], "--solver"),
 ])
 def test_cli_bad_matching_options(pop, args, field):
     from topicslab.cli import app

@@ -492,7 +492,7 @@ def resolve_solver(solver: str) -> str:
         return "cost-scaling"
     if solver == "auto":
         return "lapjv"
-    raise InputError(_INSTALL)
+    raise InputError(_INSTALL, field="solver")
 
 
 def _integer_costs(n_rows: int, rows: npt.NDArray[np.int64], weights: npt.NDArray[np.float64],

@@ -181,15 +181,16 @@ def _bounds_table(bounds: list[Any], bayes: list[Any]) -> Table:
     return table
 
 
-def _matching_options(matching: str, candidates: int, objective: str, setting: str) -> Any:
+def _matching_options(matching: str, candidates: int, objective: str, solver: str,
+                      setting: str) -> Any:
     """The checked options of the one-to-one matching attack, or ``None`` (Lemma 5's per-item
     rule only); options that only the assignment reads are refused without it."""
     from topicslab.attacks.matching import DEFAULT_CANDIDATES, MatchingOptions
     from topicslab.errors import ParameterError
 
     try:
-        opts = MatchingOptions(matching, candidates, objective)
-    except ParameterError as exc:
+        opts = MatchingOptions(matching, candidates, objective, solver)
+    except (ParameterError, InputError) as exc:
         raise InputError(exc.message, field=f"--{exc.field}") from None
     if setting != "matching" and (opts.matching != "per-item" or given("matching")):
         # the random-user setting has no matching to choose (the assignment needs every
@@ -199,7 +200,8 @@ def _matching_options(matching: str, candidates: int, objective: str, setting: s
     if opts.matching == "per-item":
         # typed at its default value is still typed: refused too, not silently ignored
         for name, value, default in (("--candidates", candidates, DEFAULT_CANDIDATES),
-                                     ("--objective", objective, "loglik")):
+                                     ("--objective", objective, "loglik"),
+                                     ("--solver", solver, "lapjv")):
             if value != default or given(name[2:]):
                 raise InputError(f"{name} applies to the one-to-one attack: add --setting "
                                  "matching --matching assignment", field=name)
@@ -260,8 +262,8 @@ def reid(
     matching: str = typer.Option(
         "per-item", "--matching",
         help="With --setting matching: per-item (Lemma 5: the random-user rule per trace) | "
-             "assignment (also the one-to-one assignment of traces to users; its solver "
-             "takes ~2 minutes at 100K users and grows faster than n²)."),
+             "assignment (also the one-to-one assignment of traces to users; its solve "
+             "step took 0.5-1.5 minutes at 100K users, see --solver)."),
     candidates: int = typer.Option(
         32, "--candidates",
         help="--matching assignment: users kept per trace in the sparse graph."),
@@ -269,6 +271,11 @@ def reid(
         "loglik", "--objective",
         help="--matching assignment: loglik (most likely permutation) | posterior (most "
              "expected correct pairs, per-trace posteriors)."),
+    solver: str = typer.Option(
+        "lapjv", "--solver",
+        help="--matching assignment: lapjv (scipy's LAPJVsp) | cost-scaling (OR-Tools' "
+             "min-cost flow; pip install 'topicslab[matching]'; the one that finished the "
+             "largest graphs, docs/theory.md §5) | auto (cost-scaling when installed)."),
     bounds: bool = typer.Option(False, "--bounds",
                                 help="Also compute the framework's bounds and the Bayes "
                                      "attacker with full information (with --sets)."),
@@ -352,7 +359,7 @@ def reid(
     if trials is None:
         trials = 10 if traces_path is None else 1
     protocol = atk.ReidProtocol(targets, trials, setting, engine)
-    match_opts = _matching_options(matching, candidates, objective, setting)
+    match_opts = _matching_options(matching, candidates, objective, solver, setting)
     mech = Mechanism(p=p, lookback=lookback)
     # (given traces are already observed: their weeks do not depend on the lookback)
     r_list = (_weeks(weeks, lookback if traces_path is None else 1,
