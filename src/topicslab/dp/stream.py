@@ -420,8 +420,10 @@ def _stream_other(path: str, *, contribution: ContributionBound, pad_seed: int,
     # the header and the first rows are read before the bar is drawn: a file refused there
     # printed the bar's line above the error's
     first = next(chunks, None)
+    if first is None:  # (before the bar, whose line was printed above the error's)
+        raise InputError("the topic sets hold no users", file=path)
     with task("DP counts (stream)", None, enabled=progress) as advance:
-        for chunk in itertools.chain([] if first is None else [first], chunks):
+        for chunk in itertools.chain([first], chunks):
             if acc is None:
                 tax = chunk.taxonomy
                 w_sel = contribution.select_weeks(chunk.n_weeks)
@@ -438,8 +440,7 @@ def _stream_other(path: str, *, contribution: ContributionBound, pad_seed: int,
             if same.size:
                 raise InputError(f"user id {int(allid[same[0]])} appears more than once",
                                  file=path, field="user_id")
-    if acc is None or tax is None:
-        raise InputError("no users", file=path)
+    assert acc is not None and tax is not None
     return acc.result(tax, w_sel)
 
 
