@@ -32,6 +32,10 @@ The Python API:
   replaced its ``model.json`` and weights (the CLI refused such directories);
 - ``dp.load_statistics(k=4)`` read a release whose privacy ledger says top-5 sets as top-4.
 
+``population --params``: a topic table's key ``01`` (or `` 1``, ``+1``) beside ``1`` was read
+as topic 1, the second value replacing the first, and a key in another script's digits
+(``１``) was read as a topic id.
+
 The same contract as ``test_bad_inputs.py``: exit code 2, one line ``error: ...`` naming the
 offending file, row or field, no traceback, and nothing written.
 """
@@ -39,6 +43,7 @@ offending file, row or field, no traceback, and nothing written.
 from __future__ import annotations
 
 import dataclasses
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -73,6 +78,13 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
                   "0", "--validation", "50", "--no-progress"])
     assert res.exit_code == 0, res.output
     (d / "empty.csv").write_text("user_id,epoch_0_topics,epoch_1_topics\n", encoding="utf-8")
+    from topicslab.population.params import reference_path
+
+    ref = json.loads(reference_path("v2").read_text(encoding="utf-8"))
+    assert "1" in ref["popularity"]
+    for name, key in [("zero", "01"), ("fullwidth", "\uff11")]:
+        doc = {**ref, "popularity": {**ref["popularity"], key: 1.0}}
+        (d / f"params-key-{name}.json").write_text(json.dumps(doc), encoding="utf-8")
     return d
 
 
@@ -82,6 +94,15 @@ CASES: list[tuple[str, list[str], str]] = [
      ["stats", "--sets", "{in}/empty.csv", "--out", "{out}", "--epsilon", "1000", "--engine",
       "stream"],
      "empty.csv: the topic sets hold no users"),
+    # read as topic 1, the second value replacing the first
+    ("population-params-topic-01-beside-1",
+     ["population", "--params", "{in}/params-key-zero.json", "--users", "50", "--out",
+      "{out}.parquet"],
+     "params-key-zero.json, field 'popularity': keys '1' and '01' name the same topic 1"),
+    ("population-params-topic-fullwidth-1",
+     ["population", "--params", "{in}/params-key-fullwidth.json", "--users", "50", "--out",
+      "{out}.parquet"],
+     "params-key-fullwidth.json, field 'popularity': topic ids are integers, got '\uff11'"),
 ]
 
 test_bad_input_is_refused = refusal_test(CASES)
