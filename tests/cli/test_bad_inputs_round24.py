@@ -4,7 +4,10 @@ the Python API's entry points with wrong but plausible arguments.
 
 ``stats --engine stream`` of a CSV of no users printed the progress bar's line above the
 error (two lines, and "no users" where every other path says "the topic sets hold no
-users").
+users"); of a Parquet file (also ``--engine auto``, and the Spark engine's plan) it took a
+misspelt week column (``epoch_4_topic``; ``epoch_3_topic`` would have dropped week 3), topicslab
+metadata saying 7 weeks over 4 week columns, and a corrupt metadata ``k`` (0, text, 1e308),
+all of which the sets reader refuses.
 
 Devices: ``cudax``, ``cuda:abc`` or ``cuda:`` were taken as CUDA (``startswith("cuda")``); on a
 machine with CUDA they ended in torch's ``RuntimeError`` ("Invalid device string"), and an
@@ -49,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 from refusal import (
     fit_small_model,
@@ -85,8 +89,19 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name, key in [("zero", "01"), ("fullwidth", "\uff11")]:
         doc = {**ref, "popularity": {**ref["popularity"], key: 1.0}}
         (d / f"params-key-{name}.json").write_text(json.dumps(doc), encoding="utf-8")
+    table = pq.read_table(pop)
+    block = table.schema.metadata[b"topicslab"]
+    assert b'"weeks": 4' in block and b'"k": 5' in block
+    pq.write_table(table.append_column("epoch_4_topic", table.column("epoch_0_topics")),
+                   d / "week-misspelt.parquet")
+    for name, edit in [("weeks-7", (b'"weeks": 4', b'"weeks": 7')),
+                       ("k-0", (b'"k": 5', b'"k": 0'))]:
+        pq.write_table(table.replace_schema_metadata({b"topicslab": block.replace(*edit)}),
+                       d / f"meta-{name}.parquet")
     return d
 
+
+STREAM = ["stats", "--engine", "stream", "--epsilon", "1000", "--out", "{out}", "--sets"]
 
 CASES: list[tuple[str, list[str], str]] = [
     # the progress bar's line above "error: ...: no users"
@@ -94,6 +109,13 @@ CASES: list[tuple[str, list[str], str]] = [
      ["stats", "--sets", "{in}/empty.csv", "--out", "{out}", "--epsilon", "1000", "--engine",
       "stream"],
      "empty.csv: the topic sets hold no users"),
+    # the stream engine read them as they came (the sets reader refused them)
+    ("stats-stream-week-misspelt", [*STREAM, "{in}/week-misspelt.parquet"],
+     "week-misspelt.parquet, field 'epoch_4_topic': unknown week column"),
+    ("stats-stream-metadata-says-7-weeks", [*STREAM, "{in}/meta-weeks-7.parquet"],
+     "meta-weeks-7.parquet, field 'epoch_4_topics': metadata says 7 weeks, columns give 4"),
+    ("stats-stream-metadata-k-0", [*STREAM, "{in}/meta-k-0.parquet"],
+     "meta-k-0.parquet, field 'metadata.k': corrupt topicslab metadata: k must be"),
     # read as topic 1, the second value replacing the first
     ("population-params-topic-01-beside-1",
      ["population", "--params", "{in}/params-key-zero.json", "--users", "50", "--out",

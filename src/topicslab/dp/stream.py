@@ -252,20 +252,13 @@ class ParquetPlan:
 
 def parquet_plan(schema: pa.Schema, *, file: str, taxonomy: Taxonomy | str | None
                  ) -> ParquetPlan:
-    """Read the ``topicslab`` metadata block and the week columns of a schema."""
-    from topicslab.io._common import decode_meta, pick_taxonomy, week_columns
+    """Read the ``topicslab`` metadata block and the week columns of a schema, checked as the
+    sets reader checks them (a misspelt week column, metadata whose weeks contradict the
+    columns, or a corrupt k were read as they came: the week dropped without a word)."""
+    from topicslab.io.parquet_sets import _Plan
 
-    block = decode_meta(schema.metadata, file=file)
-    if "user_id" not in schema.names:
-        raise InputError("missing column", file=file, field="user_id")
-    n_weeks = week_columns(schema.names, "epoch_{w}_topics", file=file)
-    if n_weeks == 0:
-        raise InputError("no week columns (expected epoch_0_topics, epoch_1_topics, ...)",
-                         file=file, field="epoch_0_topics")
-    stored_tax = block.get("taxonomy") if block else None
-    tax = pick_taxonomy(taxonomy, stored_tax if isinstance(stored_tax, str) else None,
-                        file=file)
-    return ParquetPlan(tax, n_weeks)
+    plan = _Plan(file, schema, taxonomy, None, None)
+    return ParquetPlan(plan.taxonomy, plan.weeks)
 
 
 def _parquet_files(path: str) -> list[str]:
