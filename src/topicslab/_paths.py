@@ -214,15 +214,24 @@ def check_output_dir(path: str | os.PathLike[str], option: str,
             raise InputError("directory is not writable; choose another location", file=name,
                              field=option)
         if kind is not None:
-            for other, shown_by in _output_kinds(p).items():
-                if other != kind:
-                    raise InputError(
-                        f"holds {OUTPUT_KINDS[other]} ({shown_by}); writing "
-                        f"{OUTPUT_KINDS[kind]} there would mix the two: choose another "
-                        "directory", file=name, field=option)
+            refuse_mixing(p, kind, option)
         return p
     _check_parent(p, option)
     return p
+
+
+def refuse_mixing(directory: str | os.PathLike[str], kind: str, field: str) -> None:
+    """Refuse writing ``kind`` (a key of ``OUTPUT_KINDS``) into an existing ``directory`` that
+    holds another kind of output: the CLI's check, and the API's save functions' (a model
+    saved into a learned attack's directory replaced its model.json and weights)."""
+    p = Path(directory)
+    if not os.fspath(directory).strip() or not p.is_dir():  # ('' is refused by the writer)
+        return
+    for other, shown_by in _output_kinds(p).items():
+        if other != kind:
+            raise InputError(f"holds {OUTPUT_KINDS[other]} ({shown_by}); writing "
+                             f"{OUTPUT_KINDS[kind]} there would mix the two: choose another "
+                             "directory", file=os.fspath(p), field=field)
 
 
 def _held_elsewhere(directory: Path) -> bool:

@@ -88,8 +88,10 @@ def derive_key(seed: int, stream: int) -> np.uint64:
         return z ^ (z >> 31)
 
     # (a float seed failed on '&': "unsupported operand type(s)")
-    seed = integer(seed, "seed", at_least=0)
-    return np.uint64(_mix(_mix(seed & mask) ^ ((stream * 0x9E3779B97F4A7C15) & mask)))
+    # (a seed past 64 bits was masked: 2**64 drew seed 0's users)
+    seed = integer(seed, "seed", at_least=0, at_most=mask,
+                   why="the keys are derived from a 64-bit seed")
+    return np.uint64(_mix(_mix(seed) ^ ((stream * 0x9E3779B97F4A7C15) & mask)))
 
 
 def probability_threshold(p: float) -> np.uint64:

@@ -769,6 +769,9 @@ def save_attack(directory: str | Path, attack: LearnedAttack) -> Path:
     meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "taxonomy": attack.taxonomy,
             "topics": attack.topics, "weeks": attack.weeks, "lookback": attack.lookback,
             "config": asdict(attack.config), "training": jsonable(attack.metadata)}
+    from topicslab._paths import refuse_mixing
+
+    refuse_mixing(directory, "attack", "directory")
     with atomic_dir(directory, owned=(WEIGHTS, META)) as tmp:
         with atomic_path(tmp / WEIGHTS) as w:
             save_file(state, str(w), metadata={"format": FORMAT})

@@ -722,6 +722,9 @@ def _risk_trials(
         for trial in range(trials):
             t0 = time.perf_counter()
             pop = _population(sets, populations, trial)
+            if pop.n_users == 0:  # (the risk of no users was reported as 0)
+                raise InputError("the sets hold no users: there is nothing to attack",
+                                 field="sets" if populations is None else "populations")
             if pop.k != mech.k or pop.taxonomy.size != mech.tax.size:
                 raise InputError(f"population of trial {trial} does not match the mechanism",
                                  field="populations")

@@ -26,9 +26,6 @@ from rich.table import Table
 from topicslab.cli._app import MAX_SEED, app, err, given, on_interrupt, out
 from topicslab.errors import InputError
 
-#: the longest model fitted: the statistics cover one week and one week pair, so more weeks
-#: only repeat them (two years is already far past any use; 100,000 weeks took 44 GB)
-MAX_MODEL_WEEKS = 104
 #: topics per week: the Topics API's top 5; a k far above it comes from statistics that are
 #: not of top-k sets (k inferred without a privacy ledger) and would need tens of GB
 MAX_K = 20
@@ -149,9 +146,9 @@ def check_week_pair(ledger: Any, weeks: int, stats_dir: Path, option: str,
     """Refuse a model of several weeks from a release of one week: it has no across-week
     query, its q_across is all zeros, and a fit to it silently learns that no topic ever
     persists from one week to the next."""
-    if ledger is None or weeks < 2 or any(
-            isinstance(mech, dict) and str(mech.get("name", "")).startswith("across")
-            for mech in ledger.mechanisms):
+    from topicslab.model.fit import has_week_pair
+
+    if weeks < 2 or has_week_pair(ledger):
         return
     raise InputError(f"a model of {weeks} weeks needs statistics of a week pair, but the "
                      f"release has one week ({stats_dir / 'privacy_ledger.json'} lists no "
@@ -363,6 +360,8 @@ def fit_command(
         raise InputError(f"--resume needs {out_dir / 'checkpoints' / 'checkpoint.pt'}, which "
                          "does not exist: nothing to continue (drop --resume to start a new "
                          "fit)", file=str(out_dir), field="--resume")
+    from topicslab.model.fit import MAX_MODEL_WEEKS
+
     if weeks > MAX_MODEL_WEEKS:
         raise InputError(f"--weeks {weeks} is more than {MAX_MODEL_WEEKS}: the statistics "
                          "describe one week and one week pair, sampling repeats the model's "

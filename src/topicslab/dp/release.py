@@ -72,6 +72,9 @@ def save_statistics(directory: str | Path, stats: DPStatistics, *,
     """
     if not isinstance(stats, DPStatistics):  # (a TopicSets failed on a missing attribute)
         raise TypeError(f"save_statistics takes DPStatistics, got {type(stats).__name__}")
+    from topicslab._paths import refuse_mixing
+
+    refuse_mixing(directory, "stats", "directory")
     with atomic_dir(directory, owned=RELEASE_FILES) as tmp:
         _write_release_files(tmp, stats, schema)
     return Path(directory)
@@ -515,6 +518,11 @@ def load_statistics(directory: str | Path, *, taxonomy: Taxonomy | str | None = 
         # k=True (or 0, 470) divided by C(k, 2) = 0 or went past the taxonomy, silently
         k = integer(k, "k", at_least=2, at_most=m,
                     why="the statistics count pairs of a user's k topics of the taxonomy's")
+        # (k=4 read a release of top-5 sets as one of top-4 sets, without a word)
+        if ledger is not None and k != (said := _ledger_k(ledger, str(ledger_path), m)):
+            raise InputError(f"k = {k}, but the privacy ledger says the release counts top-"
+                             f"{said} sets; leave k out to read it with k = {said}",
+                             file=str(ledger_path), field="k")
     n_est = float("nan") if ledger is None else _ledger_n(ledger, str(ledger_path))
     q_single = single_from_within(q_within, k)
     if not legacy and ledger is not None and not (d / SINGLE).exists():

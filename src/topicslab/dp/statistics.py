@@ -185,7 +185,8 @@ def compute_statistics(
     if not isinstance(data, TopicSets):  # (an array failed on a missing attribute)
         raise TypeError(f"compute_statistics takes TopicSets, got {type(data).__name__}")
     if seed is not None:  # seed="0" was taken as it came
-        seed = integer(seed, "seed", at_least=0)
+        # (past 64 bits the padding's key was masked: 2**64 padded as seed 0 does)
+        seed = integer(seed, "seed", at_least=0, at_most=2**63 - 1)
     if data.n_users == 0:  # a release of no one is noise only
         raise InputError("the topic sets hold no users", field="data")
     budget = budget_of(budget, epsilon=epsilon, delta=delta, split=split,

@@ -252,20 +252,13 @@ class ParquetPlan:
 
 def parquet_plan(schema: pa.Schema, *, file: str, taxonomy: Taxonomy | str | None
                  ) -> ParquetPlan:
-    """Read the ``topicslab`` metadata block and the week columns of a schema."""
-    from topicslab.io._common import decode_meta, pick_taxonomy, week_columns
+    """Read the ``topicslab`` metadata block and the week columns of a schema, checked as the
+    sets reader checks them (a misspelt week column, metadata whose weeks contradict the
+    columns, or a corrupt k were read as they came: the week dropped without a word)."""
+    from topicslab.io.parquet_sets import _Plan
 
-    block = decode_meta(schema.metadata, file=file)
-    if "user_id" not in schema.names:
-        raise InputError("missing column", file=file, field="user_id")
-    n_weeks = week_columns(schema.names, "epoch_{w}_topics", file=file)
-    if n_weeks == 0:
-        raise InputError("no week columns (expected epoch_0_topics, epoch_1_topics, ...)",
-                         file=file, field="epoch_0_topics")
-    stored_tax = block.get("taxonomy") if block else None
-    tax = pick_taxonomy(taxonomy, stored_tax if isinstance(stored_tax, str) else None,
-                        file=file)
-    return ParquetPlan(tax, n_weeks)
+    plan = _Plan(file, schema, taxonomy, None, None)
+    return ParquetPlan(plan.taxonomy, plan.weeks)
 
 
 def _parquet_files(path: str) -> list[str]:
@@ -420,8 +413,10 @@ def _stream_other(path: str, *, contribution: ContributionBound, pad_seed: int,
     # the header and the first rows are read before the bar is drawn: a file refused there
     # printed the bar's line above the error's
     first = next(chunks, None)
+    if first is None:  # (before the bar, whose line was printed above the error's)
+        raise InputError("the topic sets hold no users", file=path)
     with task("DP counts (stream)", None, enabled=progress) as advance:
-        for chunk in itertools.chain([] if first is None else [first], chunks):
+        for chunk in itertools.chain([first], chunks):
             if acc is None:
                 tax = chunk.taxonomy
                 w_sel = contribution.select_weeks(chunk.n_weeks)
@@ -438,8 +433,7 @@ def _stream_other(path: str, *, contribution: ContributionBound, pad_seed: int,
             if same.size:
                 raise InputError(f"user id {int(allid[same[0]])} appears more than once",
                                  file=path, field="user_id")
-    if acc is None or tax is None:
-        raise InputError("no users", file=path)
+    assert acc is not None and tax is not None
     return acc.result(tax, w_sel)
 
 

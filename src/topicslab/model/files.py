@@ -71,6 +71,9 @@ def save_model(directory: str | Path, model: TypeMixture) -> Path:
     if not isinstance(model, TypeMixture):  # None failed inside the write (AttributeError)
         raise TypeError(f"save_model takes a TypeMixture (a fitted model), got "
                         f"{type(model).__name__}")
+    from topicslab._paths import refuse_mixing
+
+    refuse_mixing(directory, "model", "directory")
     with atomic_dir(directory, owned=(WEIGHTS, META)) as tmp:
         _write_model_files(tmp, model)
     return Path(directory)

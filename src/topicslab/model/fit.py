@@ -44,15 +44,18 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import os
+import re
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 import torch
 
 import topicslab
+from topicslab import _checks
 from topicslab._atomic import atomic_path
 from topicslab._progress import task
 from topicslab.errors import InputError
@@ -206,15 +209,38 @@ class FitResult:
                 "history": self.history}
 
 
+#: the longest model fitted: the statistics cover one week and one week pair, so more weeks
+#: only repeat them (two years is already far past any use; 100,000 weeks took 44 GB)
+MAX_MODEL_WEEKS = 104
+
+
+def has_week_pair(ledger: Any) -> bool:
+    """Whether the statistics of ``ledger`` (a ``PrivacyLedger``; ``None``: unknown, taken as
+    yes) count a week pair: a release of one week has no across-week query, and its q_across
+    is all zeros."""
+    return ledger is None or any(
+        isinstance(mech, dict) and str(mech.get("name", "")).startswith("across")
+        for mech in ledger.mechanisms)
+
+
 def resolve_device(device: str) -> torch.device:
     """``"auto"`` → CUDA when available, else CPU; ``"cuda"`` without CUDA is an error."""
+    if not isinstance(device, str):  # (None failed on a missing attribute)
+        raise InputError(f"device must be cpu, cuda or auto, got {device!r}", field="device")
     d = device.lower()
     if d == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if d.startswith("cuda"):
+    cuda = re.fullmatch(r"cuda(?::([0-9]+))?", d)
+    if cuda:
         if not torch.cuda.is_available():
             raise InputError("CUDA requested but torch.cuda.is_available() is false",
                              field="device")
+        # an index past the GPUs was torch's RuntimeError ("invalid device ordinal") once
+        # the work began
+        count = torch.cuda.device_count()
+        if cuda.group(1) is not None and int(cuda.group(1)) >= count:
+            raise InputError(f"{device!r}: this machine has {count} CUDA device(s), "
+                             f"cuda:0..cuda:{count - 1}", field="device")
         return torch.device(d)
     if d == "cpu":
         return torch.device("cpu")
@@ -312,12 +338,28 @@ def fit(stats: Any, model: ModelVariant | str = "persistent",
         callback: called with each history entry.
     """
     variant, opt = _resolve(model, optimizer, types, weeks)
+    if variant.weeks > MAX_MODEL_WEEKS:  # (the CLI's bound; from Python 10**6 weeks were fitted)
+        raise InputError(f"weeks must be at most {MAX_MODEL_WEEKS}, got {variant.weeks}: the "
+                         "statistics describe one week and one week pair, and sampling "
+                         "repeats the model's weeks (stationarity)", field="weeks")
+    # seed=1.5 was taken as 1, and -1 or 2**64 failed in torch; threads=2.5 was taken as 2,
+    # and 0 was torch's RuntimeError
+    seed = _checks.integer(seed, "seed", at_least=0, at_most=np.iinfo(np.int64).max)
+    if threads is not None:
+        _checks.integer(threads, "threads", at_least=1)
     if max_minutes is not None and not (math.isfinite(max_minutes) and max_minutes > 0):
         raise InputError(f"max_minutes must be > 0, got {max_minutes}", field="max_minutes")
     _positive("checkpoint_every", checkpoint_every, integer=True)
     if resume and checkpoint_dir is None:
         raise InputError("resume needs a checkpoint directory", field="checkpoint_dir")
     targets = Targets.from_statistics(stats)
+    if variant.weeks > 1 and not has_week_pair(getattr(stats, "ledger", None)):
+        # (the CLI refused it; from Python the all-zero q_across was fitted: no topic ever
+        # persists from one week to the next)
+        raise InputError(f"a model of {variant.weeks} weeks needs statistics of a week pair, "
+                         "but the release has one week (its privacy ledger lists no "
+                         "across-week query): fit weeks=1, or compute the statistics of two "
+                         "weeks", field="weeks")
     dev = resolve_device(device)
     bar, loss_target, stop_at_bar = _bar(target)
     obj = Objective(targets, variant.weeks, variant.week_pairs(), device=dev,
@@ -342,6 +384,10 @@ def fit(stats: Any, model: ModelVariant | str = "persistent",
         raise InputError("is a file, where the fit keeps its checkpoints (a directory); "
                          "remove or rename it", file=str(ckpt_dir), field="checkpoint_dir")
     state = _load_checkpoint(ckpt_dir, config) if (resume and ckpt_dir is not None) else None
+    if resume and state is None:  # (a new fit began, as if resume were not given)
+        raise InputError(f"resume needs {CHECKPOINT} in the checkpoint directory, which does "
+                         "not exist: nothing to continue (pass resume=False to begin a new fit)",
+                         file=str(ckpt_dir), field="resume")
     params0 = state["params"] if state is not None else variant.init(
         targets, seed, opt.init_std, around_marginals=isinstance(opt, FullObjective))
     params = {name: p.to(dev, torch.float32).clone().requires_grad_(True)

@@ -259,8 +259,8 @@ def _check(model: TypeMixture, n_users: int, seed: int, weeks: int | None,
     # n_users="5" was read as 5
     integer(n_users, "users", at_least=0)
     integer(seed, "seed", at_least=0)
-    if int(chunk_users) < 1:
-        raise InputError(f"chunk_users must be >= 1, got {chunk_users}", field="chunk_users")
+    # (chunk_users=1.5 was taken as 1)
+    integer(chunk_users, "chunk_users", at_least=1)
     # weeks=True drew one week, and 2.5 two
     w = model.weeks if weeks is None else integer(weeks, "weeks", at_least=1)
     if w < 1:
@@ -364,10 +364,7 @@ def _torch_device(device: Any) -> Any:
         if device.type not in ("cpu", "cuda"):
             raise InputError(f"device must be cpu, cuda or auto, got {device!r}",
                              field="device")
-        if device.type == "cuda" and not torch.cuda.is_available():
-            raise InputError("CUDA requested but torch.cuda.is_available() is false",
-                             field="device")
-        d = device
+        d = resolve_device(str(device)) if device.type == "cuda" else device
     elif isinstance(device, str):
         d = resolve_device(device.strip())
     else:
@@ -381,6 +378,11 @@ def _sample(model: TypeMixture, n_users: int, *, seed: int, weeks: int | None,
     """``sample`` on the numba kernel (``torch_device`` None) or the torch path on
     ``torch_device`` (any, the CPU included: the tests compare the two there)."""
     w = _check(model, n_users, seed, weeks, chunk_users)
+    # first_user=1.5 was taken as 1, -1 drew user -1, and ids past 2**63 - 1 wrapped to
+    # negative ones ('3' and 2**63 were Python errors)
+    first_user = integer(first_user, "first_user", at_least=0,
+                         at_most=np.iinfo(np.int64).max - max(int(n_users) - 1, 0),
+                         why="the users' ids are 64-bit signed integers")
     s = _Sampler(model, seed, w, torch_device)
     n = int(n_users)
     out = np.empty((n, w, model.k), dtype=np.int16)
@@ -420,6 +422,8 @@ def sample_to_file(model: TypeMixture, path: str | os.PathLike[str], n_users: in
     n = int(n_users)
     s = _Sampler(model, seed, w, tdev)
     meta = _provenance(model, seed, w, format == "tfrecord")
+    if format == "parquet" and shards is not None:  # (it was ignored)
+        raise InputError("shards applies to format='tfrecord' only", field="shards")
     if format == "parquet":
         with tio.SetsWriter(path, model.taxonomy, model.k, w, meta) as writer, \
                 task("sampling users", n, progress) as advance:
@@ -434,9 +438,11 @@ def sample_to_file(model: TypeMixture, path: str | os.PathLike[str], n_users: in
     if format != "tfrecord":
         raise InputError(f"format must be parquet or tfrecord, got {format!r}",
                          field="format")
-    n_shards = max(1, math.ceil(n / int(chunk_users))) if shards is None else int(shards)
-    if n_shards < 1:
-        raise InputError(f"shards must be >= 1, got {shards}", field="shards")
+    # (shards past the users wrote empty shard files, which every reader refuses; 2.5 was
+    # taken as 2)
+    n_shards = (max(1, math.ceil(n / int(chunk_users))) if shards is None
+                else integer(shards, "shards", at_least=1, at_most=max(n, 1),
+                             why="a shard holds at least one user"))
     names = shard_names(path, n_shards)
     bounds = np.linspace(0, n, n_shards + 1).astype(np.int64)
     ranges = [(int(bounds[i]), int(bounds[i + 1])) for i in range(n_shards)]

@@ -76,7 +76,9 @@ def _real(value: object, field: str, lo: float, hi: float, lo_open: bool = False
 
 def _topic_id(key: object, field: str) -> int:
     text = str(key).strip()
-    if isinstance(key, bool) or not text.lstrip("+-").isdigit():
+    digits = text.lstrip("+-")
+    # (isdigit() also takes other scripts' digits: "１" was read as topic 1)
+    if isinstance(key, bool) or not (digits.isascii() and digits.isdigit()):
         raise FileFieldError(f"topic ids are integers, got {key!r}", field=field)
     return int(text)
 
@@ -100,8 +102,13 @@ def _check_document(doc: dict[str, Any]) -> None:
         table = doc.get(name, {})
         if not isinstance(table, dict):
             raise FileFieldError("must be an object of topic id: value", field=name)
+        named: dict[int, object] = {}
         for key, value in table.items():
-            _topic_id(key, name)
+            topic = _topic_id(key, name)
+            if topic in named:  # ("1" and "01": the second value replaced the first)
+                raise FileFieldError(f"keys {named[topic]!r} and {key!r} name the same topic "
+                                     f"{topic}; give each topic once", field=name)
+            named[topic] = key
             _real(value, f"{name}.{key}", lo, hi, lo_open)
     for name in _PAIR_TABLES:
         pairs = doc.get(name, [])

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
 
+from topicslab._checks import integer
 from topicslab._progress import task
 from topicslab.attacks import AttackRisk, ReidProtocol, risk_curve
 from topicslab.datamodel import TopicSets
@@ -198,6 +199,21 @@ def _trial_seed(seed: int, stream: int, trial: int) -> int:
     return (int(seed) * 1_000_003 + stream) * 10_007 + trial
 
 
+def _check_sets(sets: Any, population: TopicSets, name: str) -> None:
+    """The population, or a synthetic population compared with it: topic sets of some users
+    in the population's taxonomy (synthetic sets of no users, or in another taxonomy, gave a
+    gap table of risks that compare nothing)."""
+    if not isinstance(sets, TopicSets):
+        what = "" if name == "population" else " (or a function trial -> TopicSets)"
+        raise TypeError(f"{name} must be TopicSets{what}, got {type(sets).__name__}")
+    if sets.n_users == 0:
+        raise InputError(f"the {name} sets hold no users: there is nothing to compare",
+                         field=name)
+    if sets.taxonomy.version != population.taxonomy.version:
+        raise InputError(f"the synthetic sets use taxonomy {sets.taxonomy.version}, the "
+                         f"population taxonomy {population.taxonomy.version}", field=name)
+
+
 def fidelity(population: TopicSets, synthetic: Synthetic, *,
              weeks: Sequence[int] | None = None,
              attacks: Sequence[str] = ("hamming", "asymmetric"), trials: int = 2,
@@ -226,9 +242,15 @@ def fidelity(population: TopicSets, synthetic: Synthetic, *,
     if not (math.isfinite(tolerance) and tolerance > 0):
         raise InputError(f"tolerance must be a positive number, got {tolerance!r}",
                          field="tolerance")
+    if isinstance(targets, str):  # "all" (ReidProtocol checked it): every user, as None
+        targets = None
+    _check_sets(population, population, "population")
     first = synthetic(0) if callable(synthetic) else synthetic
+    _check_sets(first, population, "synthetic")
     span = min(population.n_weeks, first.n_weeks)
-    rs = list(range(1, span + 1)) if weeks is None else [int(r) for r in weeks]
+    # (weeks=[1.5] was read as 1, and [True] as 1)
+    rs = (list(range(1, span + 1)) if weeks is None
+          else [integer(r, "weeks") for r in weeks])
     if not rs or any(not 1 <= r <= span for r in rs):
         raise InputError(f"weeks must lie in 1..{span} (the weeks both datasets have), got "
                          f"{list(weeks or [])}", field="weeks")
@@ -240,6 +262,7 @@ def fidelity(population: TopicSets, synthetic: Synthetic, *,
         # trials outermost: each trial's synthetic users are drawn once for every r
         for trial in range(trials):
             syn = first if trial == 0 or not callable(synthetic) else synthetic(trial)
+            _check_sets(syn, population, "synthetic")
             for data, acc, stream in ((population, pop_acc, 0), (syn, syn_acc, 1)):
                 # one count of the R-week traces serves every r (the r-week traces are the
                 # last r weeks of the same answers): the same numbers as one run per r
