@@ -300,6 +300,10 @@ def _check(n_users: int, n_weeks: int, k: int, first_user: int, tax: Taxonomy,
         # a dict failed deep in the generator ('dict' object has no attribute 'compile')
         raise TypeError(f"params takes PopulationParams (population.load_reference or "
                         f"PopulationParams.load), got {type(params).__name__}")
+    if params is not None:
+        # parameters built in Python were used as they came: explore_prob=2 or -0.5, a
+        # negative or NaN sigma, and tables of another taxonomy generated a population
+        params.check(tax)
 
 
 def _metadata(seed: int, params: PopulationParams, k: int, n_weeks: int, padded: int,
