@@ -28,7 +28,16 @@ earlier rounds did not try (``api``, ``attacks``, ``qif``, ``dp``, ``model``, ``
 - ``model.check_statistics``, ``statistics_fingerprint``, ``fit`` and
   ``validate.fit_quality`` given a model where statistics belong said "float() argument must
   be ... not 'method'"; ``fit_quality`` took ``week_pairs`` past the model's weeks or
-  negative; ``model.QualityBar`` took a share of 2 and a NaN or negative tolerance.
+  negative; ``model.QualityBar`` took a share of 2 and a NaN or negative tolerance;
+  ``model.week_map(1.5, 4)`` mapped a week to 0.5; ``alias_tables`` and
+  ``export_release_parameters`` of statistics were ``AttributeError``s.
+- ``population.generate`` used ``PopulationParams`` built in Python as they came
+  (``explore_prob=2``, a NaN sigma, tables of another taxonomy), as the parameters file is
+  not; ``calibrate`` took ``iterations=-1`` and ``rate=0`` or NaN (the initial knobs came back
+  as calibrated); ``empirical_statistics(sets, m=10)`` ignored ``m``.
+- ``dp.bound_contributions`` took ``user_ids`` of another length and ``seed=-1`` or ``1.5``;
+  ``Taxonomy.id_of(1.5)`` was dense index 1 and ``is_known(1.5)`` said topic 1.5 is known;
+  ``validate.distinct_topics_comparison`` compared sets of no users.
 
 API cases are plain ``pytest.raises(InputError)`` tests naming the field.
 """
@@ -105,6 +114,15 @@ def _api(name: str, *args: Any, **options: Any) -> Any:
 
     module, _, attr = name.rpartition(".")
     return getattr(importlib.import_module(f"topicslab.{module}"), attr)(*args, **options)
+
+
+def _generate(**fields: Any) -> Any:
+    import dataclasses
+
+    from topicslab import population
+
+    params = dataclasses.replace(population.load_reference("v2"), **fields)
+    return population.generate(10, params=params, taxonomy="v2")
 
 
 def _model(i: Path) -> Any:
@@ -195,6 +213,26 @@ def _profiles() -> Any:
     (lambda i, w: _api("model.QualityBar", abs_share=2.0), "field 'abs_share': abs_share must"),
     (lambda i, w: _api("model.QualityBar", rel_tol=-1.0), "field 'rel_tol': rel_tol must"),
     (lambda i, w: _api("model.QualityBar", abs_tol=float("nan")), "field 'abs_tol': abs_tol must"),
+    (lambda i, w: _generate(explore_prob=2.0),
+     "field 'explore_prob': must be a finite number in [0, 1], got 2"),
+    (lambda i, w: _generate(activity_log_sigma=float("nan")),
+     "field 'activity_log_sigma': must be a finite number"),
+    (lambda i, w: _generate(taxonomy="v1"),
+     "field 'taxonomy': the parameters are for taxonomy v1, not v2"),
+    (lambda i, w: _api("population.calibrate", n_users=100, iterations=-1, log=None),
+     "field 'iterations': iterations must be >= 1, got -1"),
+    (lambda i, w: _api("population.calibrate", n_users=100, rate=float("nan"), log=None),
+     "field 'rate': rate must be"),
+    (lambda i, w: _api("population.empirical_statistics", _sets(), m=10),
+     "field 'm': m is the taxonomy's size for TopicSets: 469 (v2), got 10"),
+    (lambda i, w: _api("model.week_map", 1.5, 4),
+     "field 'fitted_weeks': fitted_weeks must be an integer, got 1.5"),
+    (lambda i, w: _api("dp.bound_contributions", _sets().sets, 469, k=5, user_ids=[1, 2]),
+     "field 'user_ids': user_ids must have one entry per user (60)"),
+    (lambda i, w: _api("dp.bound_contributions", _sets().sets, 469, k=5, seed=1.5),
+     "field 'seed': seed must be an integer, got 1.5"),
+    (lambda i, w: _api("validate.distinct_topics_comparison", _sets(), _empty()),
+     "field 'synthetic_sets': the sets hold no users"),
 ], ids=["run-sets-of-no-users", "run-sets-of-2-weeks", "run-stats-not-statistics",
         "run-sets-taxonomy-v3", "run-out-is-a-file", "generate-ids-past-64-bits",
         "stream-seed-fraction", "stream-seed-past-63-bits", "stream-seed-negative",
@@ -209,7 +247,11 @@ def _profiles() -> Any:
         "population-tables-max-cells", "channel-sums-r-nan", "channel-sum-weights-length",
         "check-statistics-of-a-model", "fingerprint-of-a-model", "fit-quality-model-as-stats",
         "fit-quality-week-pair-past", "fit-quality-week-pair-negative", "quality-bar-share",
-        "quality-bar-tolerance", "quality-bar-nan"])
+        "quality-bar-tolerance", "quality-bar-nan", "generate-params-explore-2",
+        "generate-params-sigma-nan", "generate-params-of-v1", "calibrate-iterations-negative",
+        "calibrate-rate-nan", "empirical-statistics-m-ignored", "week-map-fraction",
+        "bound-contributions-user-ids-length", "bound-contributions-seed-fraction",
+        "distinct-comparison-of-no-users"])
 def test_api_refuses(inputs: Path, work: Path, call: Any, named: str) -> None:
     before = tree(inputs)
     with pytest.raises(InputError) as exc:
@@ -236,3 +278,24 @@ def test_api_guards(inputs: Path) -> None:
     assert attacks.AsymmetricAttack(popularity=np.full(469, 0.01)).clip == 1e-6
     assert _release(seed=2**63 - 1).k == 5
     assert _stream(inputs, seed=3).k == 5
+    assert _generate().n_users == 10
+    assert list(_api("taxonomy.resolve", "v2").is_known([1.5, 1.0])) == [False, True]
+
+
+@pytest.mark.parametrize("name", ["model.alias_tables", "model.export_release_parameters"])
+def test_statistics_where_a_model_belongs_is_a_type_error(inputs: Path, work: Path,
+                                                          name: str) -> None:
+    """(an ``AttributeError`` on ``.slot_probabilities`` or ``.stay`` before)"""
+    args = [_stats(inputs)] if name.endswith("tables") else [work / "o.json", _stats(inputs)]
+    with pytest.raises(TypeError, match="takes a TypeMixture"):
+        _api(name, *args)
+    assert not list(work.iterdir())
+
+
+def test_a_fractional_dense_index_is_not_a_topic() -> None:
+    """``Taxonomy.id_of(1.5)`` was dense index 1's id (``UnknownTopicError``, as ``index``)."""
+    from topicslab.errors import UnknownTopicError
+    from topicslab.taxonomy import resolve
+
+    with pytest.raises(UnknownTopicError, match="dense topic indices must be integers"):
+        resolve("v2").id_of([1.5])
