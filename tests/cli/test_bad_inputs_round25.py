@@ -38,6 +38,9 @@ earlier rounds did not try (``api``, ``attacks``, ``qif``, ``dp``, ``model``, ``
 - ``dp.bound_contributions`` took ``user_ids`` of another length and ``seed=-1`` or ``1.5``;
   ``Taxonomy.id_of(1.5)`` was dense index 1 and ``is_known(1.5)`` said topic 1.5 is known;
   ``validate.distinct_topics_comparison`` compared sets of no users.
+- ``qif.multi_epoch_capacity(mode="x")`` was answered as ``kronecker`` when k <= s;
+  ``attacks.solve_assignment`` truncated a fractional edge endpoint; ``register_attack``
+  registered a factory that is not callable.
 
 API cases are plain ``pytest.raises(InputError)`` tests naming the field.
 """
@@ -233,6 +236,10 @@ def _profiles() -> Any:
      "field 'seed': seed must be an integer, got 1.5"),
     (lambda i, w: _api("validate.distinct_topics_comparison", _sets(), _empty()),
      "field 'synthetic_sets': the sets hold no users"),
+    (lambda i, w: _api("qif.multi_epoch_capacity", 10, 2, 0.05, 2, mode="x"),
+     "field 'mode': mode must be one of parallel, kronecker, got 'x'"),
+    (lambda i, w: _api("attacks.solve_assignment", 2, 2, [0, 1.5], [0, 1], [1.0, 1.0]),
+     "field 'rows': rows must hold whole numbers, got 1.5"),
 ], ids=["run-sets-of-no-users", "run-sets-of-2-weeks", "run-stats-not-statistics",
         "run-sets-taxonomy-v3", "run-out-is-a-file", "generate-ids-past-64-bits",
         "stream-seed-fraction", "stream-seed-past-63-bits", "stream-seed-negative",
@@ -251,7 +258,8 @@ def _profiles() -> Any:
         "generate-params-sigma-nan", "generate-params-of-v1", "calibrate-iterations-negative",
         "calibrate-rate-nan", "empirical-statistics-m-ignored", "week-map-fraction",
         "bound-contributions-user-ids-length", "bound-contributions-seed-fraction",
-        "distinct-comparison-of-no-users"])
+        "distinct-comparison-of-no-users", "multi-epoch-capacity-mode",
+        "solve-assignment-row-fraction"])
 def test_api_refuses(inputs: Path, work: Path, call: Any, named: str) -> None:
     before = tree(inputs)
     with pytest.raises(InputError) as exc:
@@ -299,3 +307,12 @@ def test_a_fractional_dense_index_is_not_a_topic() -> None:
 
     with pytest.raises(UnknownTopicError, match="dense topic indices must be integers"):
         resolve("v2").id_of([1.5])
+
+
+def test_register_attack_refuses_what_cannot_make_an_attack() -> None:
+    """(``5`` was registered, and failed only when the attack was made)"""
+    from topicslab import attacks
+
+    with pytest.raises(TypeError, match="takes a factory"):
+        attacks.register_attack("round25-not-callable", 5)  # type: ignore[arg-type]
+    assert "round25-not-callable" not in attacks.available_attacks()
