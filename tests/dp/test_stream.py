@@ -191,7 +191,7 @@ def test_unknown_topic_is_located(tmp_path):
 
 @pytest.mark.parametrize(("kw", "msg"), [
     ({"weeks": (0, 5)}, "weeks must be"),
-    ({"chunk_users": 0}, "chunk_users must be positive"),
+    ({"chunk_users": 0}, "chunk_users must be in 1.."),
     ({"bound": "clip"}, "bound must be"),
 ])
 def test_bad_parameters(pop_file, kw, msg):

@@ -190,7 +190,7 @@ def answers(
     # sites="2" was read as 2 and sites=0 gave no trace at all, silently
     if np.isscalar(sites):
         n_sites = integer(sites, "sites", at_least=1)
-        site_ids = np.arange(n_sites)
+        site_ids = None  # (drawn after the memory check: sites=10**12 was a MemoryError)
     else:
         site_ids = integer_array(sites, "sites")
         if site_ids.ndim != 1 or site_ids.size == 0 or int(site_ids.min()) < 0:
@@ -204,12 +204,20 @@ def answers(
     # the site ids (8 bytes) and the answers (int16) of every site and user
     require_memory(8.0 * n_sites + 2.0 * n_sites * n_users * n_weeks,
                    f"the answers of {n_sites:,} sites x {n_users:,} users", field="sites")
-    site_keys = np.ascontiguousarray(site_ids, dtype=np.uint64)
+    site_keys = (np.arange(n_sites, dtype=np.uint64) if site_ids is None
+                 else np.ascontiguousarray(site_ids, dtype=np.uint64))
     user_keys = (np.arange(n_users, dtype=np.uint64) if user_ids is None
                  else np.ascontiguousarray(integer_array(user_ids, "user_ids")
                                            ).astype(np.uint64))
     if user_keys.shape != (n_users,):
         raise refuse("user_ids must have one entry per user", "user_ids")
+    if user_ids is not None and n_users > 1:
+        # two rows of one id got the same answers at every site: one user, not two
+        seen = np.sort(user_keys)
+        twice = seen[1:][seen[1:] == seen[:-1]]
+        if twice.size:
+            raise refuse(f"user id {int(twice[0].astype(np.int64))} appears more than once in "
+                         "user_ids; give each user once", "user_ids")
     first_week = integer(first_week, "first_week", at_least=0, at_most=MAX_COUNT)
     week_keys = np.arange(first_week, first_week + n_weeks, dtype=np.uint64)
     use_filter, use_mask = False, False

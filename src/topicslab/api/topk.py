@@ -134,7 +134,8 @@ def top_k_sparse(
 
     tax = resolve(taxonomy)
     k = Mechanism(k=k, taxonomy=tax).k  # the profile size, checked where it is defined
-    ip = np.ascontiguousarray(indptr, dtype=np.int64)
+    # (a fractional row boundary was truncated, as a fractional topic was)
+    ip = np.ascontiguousarray(integer_array(indptr, "indptr"), dtype=np.int64)
     tp = np.ascontiguousarray(integer_array(topics, "topics"))  # (a fraction truncated)
     ct = np.ascontiguousarray(counts)
     n = ip.shape[0] - 1
@@ -146,8 +147,22 @@ def top_k_sparse(
     ct = _check_counts(ct)
     if tp.size and (tp.min() < 0 or tp.max() >= tax.size):
         raise refuse(f"topic indices must be dense indices in 0..{tax.size - 1}", "topics")
-    keys = (np.arange(n, dtype=np.uint64) if row_keys is None
-            else np.ascontiguousarray(row_keys, dtype=np.uint64))
+    if tp.size:  # a topic twice in a row was ranked twice: a profile held it twice
+        row = np.repeat(np.arange(n, dtype=np.int64), np.diff(ip))
+        pair = row * tax.size + tp.astype(np.int64)
+        seen = np.sort(pair)
+        twice = seen[1:][seen[1:] == seen[:-1]]
+        if twice.size:
+            raise refuse(f"topic {int(twice[0] % tax.size)} appears twice in row "
+                         f"{int(twice[0] // tax.size)}; give each topic once per row "
+                         "(add up its counts)", "topics")
+    if row_keys is None:
+        keys = np.arange(n, dtype=np.uint64)
+    else:  # a fraction was truncated and a negative key wrapped past 2^63 (another row's)
+        rk = integer_array(row_keys, "row_keys")
+        if rk.size and rk.dtype.kind == "i" and int(rk.min()) < 0:
+            raise refuse(f"row_keys must be non-negative, got {int(rk.min())}", "row_keys")
+        keys = np.ascontiguousarray(rk, dtype=np.uint64)
     if keys.shape != (n,):
         raise refuse("row_keys must have one entry per row", "row_keys")
     out = np.empty((n, k), dtype=np.int16)

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from topicslab._checks import number, refuse
 from topicslab.api import Mechanism
 from topicslab.attacks.attack import MatchSetAttack, register_attack
 from topicslab.attacks.popularity import estimate_popularity
@@ -67,9 +68,22 @@ class AsymmetricAttack(MatchSetAttack):
 
     def __init__(self, *, pseudo_count: float = 1.0, clip: float = 1e-6,
                  popularity: npt.ArrayLike | None = None) -> None:
-        self.pseudo_count = float(pseudo_count)
-        self.clip = float(clip)
-        self._given = None if popularity is None else np.asarray(popularity, dtype=np.float64)
+        # checked here, not at the first fit: pseudo_count=-1 and clip=2 were ValueErrors deep
+        # in the trials, and a given popularity of NaN, -1 or 2 was clipped into (0, 1)
+        self.pseudo_count = number(pseudo_count, "pseudo_count", lo=0.0)
+        self.clip = number(clip, "clip", lo=0.0, hi=0.5, lo_open=True, hi_open=True)
+        self._given = None
+        if popularity is not None:
+            try:
+                given = np.asarray(popularity, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise refuse(f"popularity must be an array of probabilities, got "
+                             f"{popularity!r:.60}", "popularity") from None
+            if given.ndim != 1 or not (np.isfinite(given) & (given >= 0)
+                                       & (given <= 1)).all():
+                raise refuse("popularity must be a 1-d array of probabilities in [0, 1], one "
+                             "per topic", "popularity")
+            self._given = given
         self.popularity: npt.NDArray[np.float64] | None = None
         self.w_match: npt.NDArray[np.float64] | None = None
         self.w_mismatch: npt.NDArray[np.float64] | None = None

@@ -91,6 +91,9 @@ def register_attack(name: str, factory: Callable[..., MatchSetAttack]) -> None:
     """Register ``factory`` (called with keyword options) under ``name`` (replaces any)."""
     if not name or not name.replace("_", "").replace("-", "").isalnum():
         raise ValueError(f"attack names are alphanumeric (with - or _), got {name!r}")
+    if not callable(factory):  # (5 was registered, and failed only when the attack was made)
+        raise TypeError(f"register_attack takes a factory (a callable), got "
+                        f"{type(factory).__name__}")
     _REGISTRY[name] = factory
 
 

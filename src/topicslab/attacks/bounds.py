@@ -44,7 +44,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
-from topicslab._checks import integer_array
+from topicslab._checks import MAX_COUNT, integer, integer_array
 from topicslab.api import Mechanism, observe
 from topicslab.attacks.asymmetric import asymmetric_weights
 from topicslab.attacks.popularity import estimate_popularity
@@ -347,6 +347,13 @@ def reid_bounds(
             Corollary 1 alone is exact at four trace weeks whatever ``max_cells``
             (``qif.coverage``: |T|^3 prefixes, about 10 s at 1M users).
     """
+    if not isinstance(sets, TopicSets):  # (an array failed on .k)
+        raise TypeError(f"reid_bounds takes TopicSets, got {type(sets).__name__}")
+    # weeks=1.5 and seed=1.5 were TypeErrors, seed=-1 a ValueError, and max_cells=-1 or 2.5
+    # was taken as it came
+    weeks = integer(weeks, "weeks", at_least=1, at_most=MAX_COUNT)
+    seed = integer(seed, "seed", at_least=0, at_most=2**64 - 1)
+    max_cells = integer(max_cells, "max_cells", at_least=0)
     mech = mechanism or Mechanism(k=sets.k, taxonomy=sets.taxonomy)
     if mech.k != sets.k or mech.tax.size != sets.taxonomy.size:
         raise InputError("the mechanism's k / taxonomy do not match the sets", field="k")

@@ -86,7 +86,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
-from topicslab._checks import choice, integer
+from topicslab._checks import choice, integer, integer_array
 from topicslab._progress import task
 from topicslab.attacks.attack import MatchSetAttack
 from topicslab.attacks.engine import _TOP, MatchSetCounter, _zval
@@ -618,8 +618,9 @@ def solve_assignment(n_rows: int, n_cols: int, rows: npt.ArrayLike, cols: npt.Ar
         (``int64[n_rows]`` column of each row, -1 where the edges left it unmatched;
         ``{"components", "largest_component"}`` in rows).
     """
-    r = np.asarray(rows, dtype=np.int64)
-    c = np.asarray(cols, dtype=np.int64)
+    # (a fractional endpoint was truncated to a row or column)
+    r = np.asarray(integer_array(rows, "rows"), dtype=np.int64)
+    c = np.asarray(integer_array(cols, "cols"), dtype=np.int64)
     w = np.asarray(weights, dtype=np.float64)
     if not (r.shape == c.shape == w.shape) or r.ndim != 1:
         raise ValueError("rows, cols and weights must be 1-D arrays of one length")

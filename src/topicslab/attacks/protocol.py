@@ -863,6 +863,7 @@ def measure_risk_traces(
                            engine=engine, default_trials=1)
     trials, setting, engine = protocol.trials, protocol.setting, protocol.engine
     assign = _assignment_of(matching, setting)
+    seed = integer(seed, "seed", at_least=0)  # (-1 was NumPy's ValueError, as in measure_risk)
     mech = mechanism
     if isinstance(site1, SiteTraces):
         if site2 is not None:

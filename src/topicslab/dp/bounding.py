@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
-from topicslab._checks import integer_array
+from topicslab._checks import integer, integer_array
 from topicslab.api.hashing import STREAM_PAD, derive_key
 from topicslab.api.topk import pad_row
 from topicslab.dp.params import BoundMode, ContributionBound, contribution_of
@@ -128,6 +128,12 @@ def bound_contributions(
     uids = (np.arange(a.shape[0], dtype=np.int64) if user_ids is None
             else integer_array(user_ids, "user_ids").astype(np.int64))
     n, n_weeks, _ = a.shape
+    # user_ids of another length and seed=-1 or 1.5 were taken, whether padding used them or not
+    if uids.shape != (n,):
+        raise InputError(f"user_ids must have one entry per user ({n}), got shape {uids.shape}",
+                         field="user_ids")
+    if seed is not None:
+        seed = integer(seed, "seed", at_least=0, at_most=2**64 - 1)
     bad = (a < EMPTY) | (a >= m)
     if bad.any():
         u, w, s = np.argwhere(bad)[0]

@@ -28,6 +28,8 @@ from fractions import Fraction
 import numpy as np
 import numpy.typing as npt
 
+from topicslab._checks import integer
+
 _K_MAX = 64
 _TAIL_SIGMAS = 40
 _LIMIT = 2**62
@@ -37,6 +39,8 @@ class RandomWords:
     """Uniform 64-bit words from ``os.urandom`` (default) or a seeded PCG64 stream."""
 
     def __init__(self, seed: int | None = None) -> None:
+        # (seed=1.5 or "1" was the stream of seed 1)
+        seed = None if seed is None else integer(seed, "seed", at_least=0, at_most=2**64 - 1)
         self.seed = seed
         self._gen = None if seed is None else np.random.PCG64(np.random.SeedSequence(
             [int(seed), 0x7D9_D15C])).random_raw

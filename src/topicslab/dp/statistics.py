@@ -50,6 +50,13 @@ from topicslab.taxonomy import Taxonomy
 
 __all__ = ["LN3", "DPStatistics", "compute_statistics", "fingerprint", "release_counts"]
 
+def check_seed(seed: object) -> int | None:
+    """``seed`` (``None``: the OS CSPRNG) as an integer in 0..2^63-1, the CLI's bound, which
+    leaves room for the overlap weeks' offset. ``seed="0"`` was taken as it came, 1.5 was
+    truncated to 1, and past 64 bits the padding's key was masked (2**64 padded as seed 0)."""
+    return None if seed is None else integer(seed, "seed", at_least=0, at_most=2**63 - 1)
+
+
 #: offset of the overlap weeks' padding seed from the release's (``compute_statistics``)
 _OVERLAP_SEED = 0x5EED_0F
 
@@ -184,9 +191,7 @@ def compute_statistics(
     """
     if not isinstance(data, TopicSets):  # (an array failed on a missing attribute)
         raise TypeError(f"compute_statistics takes TopicSets, got {type(data).__name__}")
-    if seed is not None:  # seed="0" was taken as it came
-        # (past 64 bits the padding's key was masked: 2**64 padded as seed 0 does)
-        seed = integer(seed, "seed", at_least=0, at_most=2**63 - 1)
+    seed = check_seed(seed)
     if data.n_users == 0:  # a release of no one is noise only
         raise InputError("the topic sets hold no users", field="data")
     budget = budget_of(budget, epsilon=epsilon, delta=delta, split=split,
@@ -266,7 +271,11 @@ def release_counts(
                        accounting=accounting)
     epsilon, delta, accounting = budget.epsilon, budget.delta, budget.accounting
     m = taxonomy.size
-    w_sel = [int(w) for w in weeks]
+    seed = check_seed(seed)  # (seed=1.5 was the noise of seed 1)
+    # (a fraction was truncated to a week, a week given twice labelled two releases alike)
+    w_sel = [integer(w, "weeks", at_least=0) for w in weeks]
+    if len(set(w_sel)) != len(w_sel):
+        raise InputError(f"weeks {w_sel} name a week twice; give each week once", field="weeks")
     if counts.m != m or counts.n_weeks != len(w_sel) or counts.across.shape[0] != len(w_sel) - 1:
         raise ValueError(f"counts of shape within {counts.within.shape}, across "
                          f"{counts.across.shape} do not match {len(w_sel)} weeks of {m} topics")

@@ -61,6 +61,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from numba import njit, prange
 
+from topicslab._checks import MAX_COUNT, integer
 from topicslab._progress import task
 from topicslab.api.hashing import mix64
 from topicslab.dp.bounding import BoundingReport, bound_contributions
@@ -74,7 +75,7 @@ from topicslab.dp.params import (
     contribution_of,
     refuse_overlap,
 )
-from topicslab.dp.statistics import DPStatistics, release_counts
+from topicslab.dp.statistics import DPStatistics, check_seed, release_counts
 from topicslab.errors import InputError
 from topicslab.taxonomy import Taxonomy
 
@@ -365,12 +366,13 @@ def stream_counts(
         strict: a repeated topic in a week is an error (else merged), as ``read_sets``.
         progress: show a progress bar (stderr).
     """
-    if chunk_users < 1:
-        raise ValueError(f"chunk_users must be positive, got {chunk_users}")
+    # (chunk_users=1.5 was read in chunks of 1; seed=1.5 padded as seed 1, and 2**64 as 0)
+    chunk_users = integer(chunk_users, "chunk_users", at_least=1, at_most=MAX_COUNT)
+    seed = check_seed(seed)
     contribution = contribution_of(contribution, k=k, bound=bound, weeks=weeks)
     refuse_overlap(contribution, "stream")
     name = os.fspath(path)
-    pad_seed = secrets.randbits(63) if seed is None else int(seed)
+    pad_seed = secrets.randbits(63) if seed is None else seed
     if not _is_wide_parquet(name):
         return _stream_other(name, contribution=contribution, pad_seed=pad_seed,
                              chunk_users=chunk_users, taxonomy=taxonomy, strict=strict,

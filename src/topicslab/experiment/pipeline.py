@@ -50,10 +50,12 @@ import numpy as np
 
 import topicslab
 from topicslab._atomic import atomic_paths
-from topicslab._checks import integer
+from topicslab._checks import choice, integer
+from topicslab._paths import check_output_dir, no_new_empty_dirs
 from topicslab.errors import InputError
 from topicslab.experiment.cache import Lookup, StageCache, file_fingerprint
 from topicslab.experiment.presets import PRESETS, Preset
+from topicslab.taxonomy import VERSIONS
 
 Log = Callable[[str], None]
 
@@ -246,11 +248,6 @@ def run(
         cache: reuse finished stages recorded in ``OUT/stages.json``.
         log: called with one line per stage event.
     """
-    from topicslab import dp
-    from topicslab import io as tio
-    from topicslab.dp import ContributionBound
-    from topicslab.dp.bounding import distinct_per_week
-
     if preset not in PRESETS:
         raise InputError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}",
                          field="--preset")
@@ -262,7 +259,24 @@ def run(
     for field, given in (("--sets", sets_path), ("--stats", stats_dir)):
         if given is not None and not Path(given).exists():
             raise InputError("not found", file=str(given), field=field)
-    out_dir = Path(out)
+    if sets_taxonomy is not None:  # (an unknown version was refused after OUT was created)
+        choice(sets_taxonomy, "--taxonomy", VERSIONS)
+    # an existing file as OUT was a FileExistsError; another kind's directory was written into
+    out_dir = check_output_dir(out, "--out", "run")
+    # a refusal of the input (no users, too few weeks, not statistics) left an empty OUT
+    with no_new_empty_dirs(out_dir):
+        return _run(cfg, preset, out_dir, seed, sets_path, sets_taxonomy, stats_dir,
+                    progress, cache, log)
+
+
+def _run(cfg: Preset, preset: str, out_dir: Path, seed: int, sets_path: str | Path | None,
+         sets_taxonomy: str | None, stats_dir: str | Path | None, progress: bool,
+         cache: bool, log: Log | None) -> dict[str, Any]:
+    from topicslab import dp
+    from topicslab import io as tio
+    from topicslab.dp import ContributionBound
+    from topicslab.dp.bounding import distinct_per_week
+
     out_dir.mkdir(parents=True, exist_ok=True)
     say: Log = log or (lambda _msg: None)
     runner = _Runner(out_dir, StageCache(out_dir, enabled=cache), say)

@@ -224,6 +224,9 @@ def _check_week_pairs(meta: dict[str, Any], weeks: int, file: str) -> None:
 
 def export_release_parameters(path: str | Path, model: TypeMixture) -> Path:
     """Write θ in the release's nested ``output_parameters.json`` layout (atomic)."""
+    if not isinstance(model, TypeMixture):  # (statistics failed on .stay)
+        raise TypeError(f"export_release_parameters takes a TypeMixture (a fitted model), got "
+                        f"{type(model).__name__}")
     if model.stay is not None:
         raise FileFieldError("the release's output_parameters.json holds the paper's types only; "
                          "a persistent model's stay probabilities have no place there (fit "

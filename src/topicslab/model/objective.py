@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from topicslab._checks import number
 from topicslab.model.closed_forms import closed_forms
 from topicslab.model.targets import Targets, n_terms
 
@@ -55,6 +56,14 @@ class QualityBar:
     rel_tol: float = 0.2
     rel_share: float = 0.9
     rel_min_target: float = 1e-3
+
+    def __post_init__(self) -> None:
+        # (a share of 2 could never be met, a negative or NaN tolerance met nothing, silently)
+        for name in ("abs_tol", "rel_tol", "rel_min_target"):
+            object.__setattr__(self, name, number(getattr(self, name), name, lo=0.0))
+        for name in ("abs_share", "rel_share"):
+            object.__setattr__(self, name, number(getattr(self, name), name, lo=0.0, hi=1.0,
+                                                  why="a share of the terms"))
 
     def met(self, share_abs: float, share_rel: float) -> bool:
         return share_abs >= self.abs_share and share_rel >= self.rel_share

@@ -131,6 +131,9 @@ def _build_alias(P: npt.NDArray[np.float64], prob: npt.NDArray[np.float64],
 
 def alias_tables(model: TypeMixture) -> AliasTables:
     """Alias tables of all T·r·k slot distributions of ``model`` (float64 softmax)."""
+    if not isinstance(model, TypeMixture):  # (statistics failed on .slot_probabilities)
+        raise TypeError(f"alias_tables takes a TypeMixture (a fitted model), got "
+                        f"{type(model).__name__}")
     P = model.slot_probabilities()
     T, r, k, m = P.shape
     flat = np.ascontiguousarray(P.reshape(-1, m))
@@ -142,8 +145,9 @@ def alias_tables(model: TypeMixture) -> AliasTables:
 
 def week_map(fitted_weeks: int, weeks: int) -> npt.NDArray[np.int64]:
     """Fitted week used for each sampled week: ``w mod r`` (the stationarity rule)."""
-    if fitted_weeks < 1 or weeks < 1:
-        raise InputError(f"weeks must be >= 1, got {weeks}", field="weeks")
+    # (fitted_weeks=1.5 mapped weeks to 0, 1, 0.5, 0: a fractional week)
+    fitted_weeks = integer(fitted_weeks, "fitted_weeks", at_least=1)
+    weeks = integer(weeks, "weeks", at_least=1)
     return np.arange(weeks, dtype=np.int64) % fitted_weeks
 
 

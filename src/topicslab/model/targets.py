@@ -44,6 +44,19 @@ _FIELDS = ("q_single", "q_within", "q_across")
 _FAMILIES = ("single", "within", "across")
 
 
+def _statistic(stats: Any, name: str) -> npt.NDArray[np.float64]:
+    """``stats.name`` as float64; a model (whose ``q_single`` is a method) or another object
+    was "float() argument must be ... not 'method'"."""
+    value = getattr(stats, name, None)
+    if not callable(value):
+        try:
+            return np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            pass
+    raise InputError(f"{type(stats).__name__} holds no {name} array: give DP statistics "
+                     "(dp.load_statistics or dp.compute_statistics)", field=name)
+
+
 def check_statistics(stats: Any) -> None:
     """Raise ``InputError`` naming the field and entry of the first bad statistic.
 
@@ -62,7 +75,7 @@ def check_statistics(stats: Any) -> None:
     m = tax.size
     shapes = {"q_single": (m,), "q_within": (m, m), "q_across": (m, m)}
     for name in _FIELDS:
-        arr = np.asarray(getattr(stats, name, None), dtype=np.float64)
+        arr = _statistic(stats, name)
         if arr.shape != shapes[name]:
             raise InputError(
                 f"shape {arr.shape} does not match taxonomy {tax.version} "
@@ -110,7 +123,7 @@ def statistics_fingerprint(stats: Any) -> str:
     tax = resolve(stats.taxonomy)
     h.update(repr((tax.version, int(stats.k))).encode())
     for name in _FIELDS:
-        h.update(np.ascontiguousarray(getattr(stats, name), dtype=np.float64).tobytes())
+        h.update(np.ascontiguousarray(_statistic(stats, name)).tobytes())
     overlap = getattr(stats, "q_overlap", None)
     if overlap is not None:
         h.update(b"q_overlap")

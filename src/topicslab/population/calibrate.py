@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from topicslab._checks import integer, number
 from topicslab.population.generator import generate
 from topicslab.population.params import PopulationParams, reference_path
 from topicslab.population.stats import empirical_statistics, target_values
@@ -245,6 +246,13 @@ def calibrate(
     (see the module docstring for the knob of each target). Stops early once every target is
     within ``tol_margin`` times its tolerance.
     """
+    # iterations=-1 and rate=0 or NaN returned the initial knobs as calibrated, tol_margin=-1
+    # ran every iteration for a margin no target can meet, and 1.5 iterations was a TypeError
+    iterations = integer(iterations, "iterations", at_least=1)
+    rate = number(rate, "rate", lo=0.0, lo_open=True)
+    tol_margin = number(tol_margin, "tol_margin", lo=0.0)
+    if params is not None and not isinstance(params, PopulationParams):
+        raise TypeError(f"params takes PopulationParams, got {type(params).__name__}")
     tax = resolve(taxonomy)
     p = (params if params is not None else initial_params(tax)).copy()
     targets = published_targets(tax)

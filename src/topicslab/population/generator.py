@@ -289,15 +289,21 @@ def _generate_block(user_ids: npt.NDArray[np.int64], n_weeks: int, seed: int,
 
 def _check(n_users: int, n_weeks: int, k: int, first_user: int, tax: Taxonomy,
            params: object = None) -> None:
-    integer(n_users, "n_users", at_least=0)  # "10" and 10.7 failed inside the generator
+    n_users = integer(n_users, "n_users", at_least=0)  # "10" and 10.7 failed inside
     integer(n_weeks, "weeks", at_least=1, at_most=ROW_STRIDE - 1,
             why=f"the top-k randomness is keyed by user * {ROW_STRIDE} + week")
     Mechanism(k=k, taxonomy=tax)  # the profile size k, checked where it is defined
-    integer(first_user, "first_user", at_least=0)  # was a ValueError, not a refusal
+    # was a ValueError, not a refusal; and ids past 2^63 - 1 wrapped to negative ones
+    integer(first_user, "first_user", at_least=0, at_most=2**63 - 1 - max(n_users - 1, 0),
+            why=f"the ids of the {n_users:,} users are 64-bit signed integers")
     if params is not None and not isinstance(params, PopulationParams):
         # a dict failed deep in the generator ('dict' object has no attribute 'compile')
         raise TypeError(f"params takes PopulationParams (population.load_reference or "
                         f"PopulationParams.load), got {type(params).__name__}")
+    if params is not None:
+        # parameters built in Python were used as they came: explore_prob=2 or -0.5, a
+        # negative or NaN sigma, and tables of another taxonomy generated a population
+        params.check(tax)
 
 
 def _metadata(seed: int, params: PopulationParams, k: int, n_weeks: int, padded: int,

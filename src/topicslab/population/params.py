@@ -278,6 +278,12 @@ class PopulationParams:
             raise exc.located(file=name) from None
         return params
 
+    def check(self, taxonomy: Taxonomy | str) -> None:
+        """Every field in its type and range (as a parameters file's are checked) and the
+        tables fit ``taxonomy`` (``check_topics``): a ``FileFieldError`` naming the field."""
+        _check_document(self.to_dict())
+        self.check_topics(taxonomy)
+
     def check_topics(self, taxonomy: Taxonomy | str) -> None:
         """The tables fit ``taxonomy``: it is the parameters' own, every topic is one of its
         topics and every topic has a popularity (a ``FileFieldError`` naming the table)."""

@@ -59,6 +59,10 @@ def empirical_statistics(
 
     if isinstance(sets, TopicSets):
         arr = sets.sets
+        # (m=10 was ignored without a word: the statistics are of the taxonomy's topics)
+        if m is not None and integer(m, "m") != sets.taxonomy.size:
+            raise refuse(f"m is the taxonomy's size for TopicSets: {sets.taxonomy.size} "
+                         f"({sets.taxonomy.version}), got {m}; leave it out", "m")
         m = sets.taxonomy.size
     else:
         # m = 0 (or below a topic of the sets) let the kernel write past its tables: the

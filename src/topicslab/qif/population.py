@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
-from topicslab._checks import integer_array
+from topicslab._checks import integer, integer_array, number
 from topicslab.datamodel import TopicSets, canonicalize_sets
 from topicslab.qif.errors import QIFError, QIFParameterError
 from topicslab.qif.product_channel import ProductChannel, max_sums, topics_channel
@@ -116,7 +116,11 @@ def _epoch_list(n_weeks: int, weeks: Weeks) -> list[int]:
         return list(range(n_weeks))
     if isinstance(weeks, slice):
         return list(range(n_weeks))[weeks]
-    idx = [weeks] if isinstance(weeks, int | np.integer) else list(weeks)
+    idx: list[Any]
+    try:
+        idx = [weeks] if isinstance(weeks, int | np.integer) else list(weeks)
+    except TypeError:  # weeks=1.5 was "'float' object is not iterable": refused below
+        idx = [weeks]
     if not idx:
         raise QIFError("no epoch selected")
     for w in idx:
@@ -124,9 +128,13 @@ def _epoch_list(n_weeks: int, weeks: Weeks) -> list[int]:
         if isinstance(w, bool | np.bool_) or not isinstance(w, Integral):
             raise QIFParameterError(f"weeks must be week indices (integers), got {w!r}",
                                     field="weeks")
-        if not -n_weeks <= w < n_weeks:
+        if not -n_weeks <= int(w) < n_weeks:
             raise QIFError(f"week {w} is out of range: the data has {n_weeks} weeks")
-    return [int(w) % n_weeks for w in idx]
+    out = [int(w) % n_weeks for w in idx]
+    if len(set(out)) != len(out):  # (a week twice was a profile of two identical epochs)
+        raise QIFParameterError(f"weeks {[int(w) for w in idx]} name a week twice; give each "
+                                "week once", field="weeks")
+    return out
 
 
 def distinct_profiles(sets: TopicSets | npt.ArrayLike, *, m: int | None = None,
@@ -279,10 +287,24 @@ def _nonempty_sums(sets: I16, configs: list[tuple[F64, float]], m: int,
     return [Value(v, res.lower, res.upper) for v, res in zip(values, results, strict=True)]
 
 
+def _profile_weights(weights: npt.ArrayLike, n: int) -> npt.NDArray[np.float64]:
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != (n,) or not np.isfinite(w).all() or (w < 0).any():
+        raise QIFParameterError(f"weights must be {n} finite non-negative numbers, one per "
+                                f"distinct profile, got shape {w.shape}", field="weights")
+    return w
+
+
 def channel_sums(profiles: Profiles, configs: list[tuple[npt.ArrayLike, float]],
                  max_cells: int = MAX_CELLS) -> list[Value]:
     """:func:`channel_sum` for several ``(weights, r)`` at once (shared scatter indices)."""
-    cfg = [(np.asarray(w, dtype=np.float64), float(r)) for w, r in configs]
+    # (r = NaN gave NaN values, a weights vector of another length an IndexError, and
+    # max_cells = -1 or 2.5 was taken as it came)
+    n = profiles.sets.shape[0]
+    cfg = [(_profile_weights(w, n), number(r, "r", lo=0.0, hi=1.0, error=QIFParameterError,
+                                          why="r is the probability of a random topic"))
+           for w, r in configs]
+    max_cells = integer(max_cells, "max_cells", at_least=0, error=QIFParameterError)
     sets = profiles.sets
     empty: npt.NDArray[np.bool_] = np.asarray((sets < 0).all(axis=2))  # [n_distinct, k]
     # Group profiles by where their "no topic" epochs are: each group serves its own tuples.
@@ -462,6 +484,7 @@ def population_tables(sets: TopicSets | npt.ArrayLike, *, weeks: Weeks = 0,
     """
     raw, mm = _as_array(sets, m)
     epochs = _epoch_list(raw.shape[1], weeks)
+    max_cells = integer(max_cells, "max_cells", at_least=0, error=QIFParameterError)
     prof = distinct_profiles(raw, m=mm, weeks=epochs)
     n_ep, slots = prof.sets.shape[1], prof.sets.shape[2]
     ss = slots if s is None else int(s)

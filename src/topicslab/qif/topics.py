@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
-from topicslab._checks import integer, number
+from topicslab._checks import choice, integer, number
 from topicslab.qif.errors import QIFError, QIFParameterError
 
 #: Taxonomy sizes used in the paper (Sec. 5-6). "v2" is the largest v2 id (629); the v2
@@ -192,11 +192,11 @@ def multi_epoch_capacity(m: int, s: int, r: float, k: int, mode: Mode = "paralle
     """
     check_params(m, s, r)
     (k,) = check_epochs(k)
+    # (an unknown mode was answered as kronecker when k <= s, without a word)
+    choice(mode, "mode", ("parallel", "kronecker"), error=QIFParameterError)
     one = reporting_bayes_capacity(m, s, r)
     if mode == "kronecker" or k <= s:
         return one**k
-    if mode != "parallel":
-        raise QIFError(f"unknown multi-epoch mode {mode!r}")
     p, q = p_q(m, s, r)
     terms = []
     for lam in multiplicity_partitions(k):

@@ -125,7 +125,11 @@ class Taxonomy:
 
     def is_known(self, topic_ids: npt.ArrayLike) -> npt.NDArray[np.bool_]:
         """Boolean mask: which ids belong to this taxonomy."""
-        flat = np.asarray(topic_ids, dtype=np.int64)
+        arr = np.asarray(topic_ids)
+        if arr.dtype.kind == "f":  # (1.5 was topic 1, known; NaN a cast to garbage)
+            whole = np.isfinite(arr) & (arr == np.trunc(arr))
+            arr = np.where(whole, arr, -1)
+        flat = arr.astype(np.int64)
         ok = (flat >= 0) & (flat < self._lookup.shape[0])
         out = np.zeros(flat.shape, dtype=bool)
         out[ok] = self._lookup[flat[ok]] >= 0
@@ -133,7 +137,10 @@ class Taxonomy:
 
     def id_of(self, dense: npt.ArrayLike) -> npt.NDArray[np.int32]:
         """Taxonomy ids of dense indices; ``-1`` (empty slot) maps to ``-1``."""
-        arr = np.asarray(dense, dtype=np.int64)
+        arr = np.asarray(dense)
+        if arr.dtype.kind not in "iu" and arr.size:  # (1.5 was read as dense index 1)
+            raise UnknownTopicError(f"dense topic indices must be integers, got {arr.dtype}")
+        arr = arr.astype(np.int64)
         if ((arr < -1) | (arr >= self.size)).any():
             raise IndexError(f"dense topic index out of range 0..{self.size - 1}")
         out = np.where(arr >= 0, self.ids[np.clip(arr, 0, None)], -1)

@@ -107,6 +107,10 @@ def distinct_topics_comparison(population_sets: TopicSets, synthetic_sets: Topic
     if population_sets.taxonomy.version != synthetic_sets.taxonomy.version:
         raise InputError("population and synthetic sets use different taxonomies",
                          field="taxonomy")
+    # (sets of no users gave an all-zero histogram, compared as if it were one)
+    for field, sets in (("population_sets", population_sets), ("synthetic_sets", synthetic_sets)):
+        if sets.n_users == 0:
+            raise InputError("the sets hold no users: there is nothing to compare", field=field)
     a = distinct_topics(population_sets, weeks)
     b = distinct_topics(synthetic_sets, weeks)
     top = weeks * max(population_sets.k, synthetic_sets.k)

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from topicslab._checks import integer
 from topicslab.errors import InputError
 from topicslab.model import QualityBar, Targets, TypeMixture, model_terms, target_terms
 
@@ -169,6 +170,8 @@ def fit_quality(stats: Any, model: TypeMixture, *, bar: QualityBar | None = None
     if not isinstance(model, TypeMixture):  # None failed on .taxonomy (AttributeError)
         raise TypeError(f"fit_quality takes a TypeMixture (a fitted model) as model, got "
                         f"{type(model).__name__}")
+    if bar is not None and not isinstance(bar, QualityBar):  # (a str failed on an attribute)
+        raise TypeError(f"bar takes a QualityBar, got {type(bar).__name__}")
     bar = bar or QualityBar()
     targets = Targets.from_statistics(stats)
     if targets.taxonomy.version != model.taxonomy.version:
@@ -176,8 +179,11 @@ def fit_quality(stats: Any, model: TypeMixture, *, bar: QualityBar | None = None
                          f"{model.taxonomy.version}", field="taxonomy")
     if targets.k != model.k:
         raise InputError(f"statistics have k={targets.k}, the model k={model.k}", field="k")
-    pairs = model.week_pairs if week_pairs is None else [(int(a), int(b))
-                                                         for a, b in week_pairs]
+    # (a week past the model's, or a negative one, was taken as it came; 1.5 as week 1)
+    last = model.weeks - 1
+    pairs = model.week_pairs if week_pairs is None else [
+        (integer(a, "week_pairs", at_least=0, at_most=last),
+         integer(b, "week_pairs", at_least=0, at_most=last)) for a, b in week_pairs]
     qs, qw, qa = model.statistics(pairs)
     got = model_terms(qs, qw, qa)
     want = target_terms(targets, model.weeks, len(pairs))
