@@ -49,24 +49,15 @@ import numpy.typing as npt
 from topicslab.api import Mechanism, observe
 from topicslab.attacks import make_attack
 from topicslab.attacks.engine import MatchSetCounter
-from topicslab.attacks.matching import candidate_edges, cutoff_dummies, solve_assignment
+from topicslab.attacks.matching import (
+    _integer_costs,
+    candidate_edges,
+    cutoff_dummies,
+    solve_assignment,
+)
 from topicslab.population import generate
 
 Arr = npt.NDArray[np.int64]
-
-
-def integer_costs(n: int, rows: Arr, w: npt.NDArray[np.float64],
-                  dummy: npt.NDArray[np.float64], step: float) -> tuple[Arr, Arr]:
-    """Edge and dummy costs (>= 0, integers) of the weights rounded to ``step``."""
-    wq = np.rint(w / step).astype(np.int64)
-    dq = np.rint(dummy / step).astype(np.int64)
-    above = w > dummy[rows]
-    cap = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(cap, rows[above], wq[above] - 1)
-    dq = np.minimum(dq, cap)
-    best = dq.copy()
-    np.maximum.at(best, rows, wq)
-    return best[rows] - wq, best - dq
 
 
 def balanced(n: int, rows: Arr, cols: Arr, cost: Arr, dcost: Arr
@@ -181,7 +172,7 @@ def main(argv: list[str] | None = None) -> None:
                                 candidates=32, objective="loglik", rng=rng, counter=counter)
             rows, cols, w = e.rows, e.cols, e.weights
             d = cutoff_dummies(n, rows, w)
-            cost, dcost = integer_costs(n, rows, w, d, step)
+            cost, dcost = _integer_costs(n, rows, w, d, step)  # the library's own rounding
             ref = None
             for s in args.solvers:
                 t0 = time.perf_counter()
