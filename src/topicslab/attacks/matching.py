@@ -143,8 +143,7 @@ class MatchingOptions:
             self.candidates, "candidates", at_least=1,
             why="every trace needs a candidate user"))
         choice(self.objective, "objective", OBJECTIVES)
-        choice(self.solver, "solver", SOLVERS)
-        resolve_solver(self.solver)
+        resolve_solver(self.solver)  # the choice, and cost-scaling's dependency
 
     def to_dict(self) -> dict[str, Any]:
         return {"matching": self.matching, "candidates": self.candidates,

@@ -21,6 +21,9 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
+from topicslab.api import hashing
+from topicslab.model.sample import _INV32, _INV53, _TYPE_WORD
+
 if TYPE_CHECKING:
     from topicslab.model.sample import _Sampler
 
@@ -33,15 +36,12 @@ def _s64(x: int) -> int:
     return x - _U64 if x >= 1 << 63 else x
 
 
-_M1 = 0xBF58476D1CE4E5B9
-_M2 = 0x94D049BB133111EB
-_GOLDEN = 0x9E3779B97F4A7C15
+# the constants of ``hashing`` (uint64 there), as Python ints and their int64 bit patterns
+_M1 = int(hashing._M1)
+_M2 = int(hashing._M2)
 _M1_S = _s64(_M1)
 _M2_S = _s64(_M2)
-_GOLDEN_S = _s64(_GOLDEN)
-_TYPE_WORD = 0xFFFF_FFFF
-_INV32 = 1.0 / 4294967296.0
-_INV53 = 1.0 / 9007199254740992.0
+_GOLDEN_S = _s64(int(hashing._GOLDEN))
 
 
 def _shr(x: torch.Tensor, s: int) -> torch.Tensor:
@@ -106,7 +106,7 @@ def draw_torch(tabs: TorchTables, first: int, n: int, raw: bool) -> torch.Tensor
     if n == 0:
         return out
     uid = torch.arange(first, first + n, dtype=torch.int64, device=dev)
-    types = _below(_hash3(tabs.key, uid, _TYPE_WORD, 0), tabs.T)
+    types = _below(_hash3(tabs.key, uid, int(_TYPE_WORD), 0), tabs.T)
     slots = torch.zeros((n, k), dtype=torch.int64, device=dev)
     mode = torch.zeros(n, dtype=torch.int64, device=dev)
     if tabs.persistent:
