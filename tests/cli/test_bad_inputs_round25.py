@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 from refusal import fit_small_model, invoke, population_and_stats, random_profiles, tree
 
@@ -316,3 +317,36 @@ def test_register_attack_refuses_what_cannot_make_an_attack() -> None:
     with pytest.raises(TypeError, match="takes a factory"):
         attacks.register_attack("round25-not-callable", 5)  # type: ignore[arg-type]
     assert "round25-not-callable" not in attacks.available_attacks()
+
+
+# ---- round 25's three low-level leftovers, refused since the sixth session ----------------
+
+def _traces(n: int = 12, weeks: int = 3) -> npt.NDArray[np.int16]:
+    return np.random.default_rng(0).integers(0, 5, size=(n, weeks)).astype(np.int16)
+
+
+@pytest.mark.parametrize("rows", [[0, 1, 12], [0, -2, 1], [0, 1]])
+def test_true_rows_outside_site1_are_refused(rows: list[int]) -> None:
+    from topicslab.attacks import HammingAttack, evaluate_attacks, matching_attack
+
+    site1 = _traces()
+    queries = site1[:3]
+    attack = HammingAttack().fit(site1)
+    with pytest.raises(ValueError, match="true_rows"):
+        evaluate_attacks(site1, queries, np.array(rows), [attack])
+    with pytest.raises(ValueError, match="true_rows"):
+        matching_attack(site1, queries, np.array(rows), [attack], candidates=3)
+
+
+def test_cutoff_dummies_and_match_masks_check_their_shapes() -> None:
+    from topicslab.attacks import cutoff_dummies, match_masks
+
+    with pytest.raises(ValueError, match="one length"):
+        cutoff_dummies(4, np.array([0, 1, 2]), np.array([0.5, 0.2]))
+    with pytest.raises(ValueError, match=r"0\.\.3"):
+        cutoff_dummies(4, np.array([0, 4]), np.array([0.5, 0.2]))
+    with pytest.raises(ValueError, match="one shape"):
+        match_masks(np.zeros((3, 4), np.int16), np.zeros((3, 3), np.int16))
+    # the valid cases still work
+    assert cutoff_dummies(3, np.array([0, 0, 2]), np.array([0.5, 0.2, 0.7])).shape == (3,)
+    assert match_masks(np.zeros((2, 3), np.int16), np.zeros((2, 3), np.int16)).tolist() == [7, 7]

@@ -512,6 +512,11 @@ def evaluate_suffixes(
     engine = ReidProtocol(engine=engine).engine
     rows = np.asarray(true_rows, dtype=np.int64)
     width = site1.shape[1]
+    if rows.shape != (np.shape(queries)[0],):
+        raise ValueError("true_rows needs one row per query")
+    if rows.size and (int(rows.min()) < -1 or int(rows.max()) >= site1.shape[0]):
+        raise ValueError(f"true_rows must be rows of site1 (0..{site1.shape[0] - 1}) or -1 "
+                         "(not there)")
     if len(attacks) != len(columns) or any(not 1 <= c <= width for c in columns):
         raise ValueError(f"need one attack list per suffix length in 1..{width}")
     timing = seconds if seconds is not None else {}

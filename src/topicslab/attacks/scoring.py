@@ -40,6 +40,9 @@ def match_masks(rows: npt.NDArray[np.integer], queries: npt.NDArray[np.integer]
     """
     a = np.asarray(rows)
     b = np.asarray(queries)
+    if a.ndim != 2 or a.shape != b.shape:
+        raise ValueError(f"rows and queries must be [Q, r] traces of one shape, got "
+                         f"{a.shape} and {b.shape}")
     agree = (a == b) & (b >= 0)
     weights = np.left_shift(np.int64(1), np.arange(a.shape[1], dtype=np.int64))
     return (agree.astype(np.int64) * weights).sum(axis=1)
