@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 from topicslab import qif
-from topicslab.qif.product_channel import topics_channel
+from topicslab.qif.product_channel import max_sums, topics_channel
 
 
 def _random_sets(rng: np.random.Generator, n: int, k: int, m: int, s: int,
@@ -106,3 +107,48 @@ def test_three_epochs_of_the_full_taxonomy_are_exact() -> None:
     # distinct random profiles: each user is re-identified about as often as the
     # three-answer channel allows, and never more than the n profiles
     assert 1.0 < t.leak_topics <= n
+
+
+def test_holder_lists_are_a_stable_sort_of_the_slots() -> None:
+    """The counting sort fills each (position, topic) list in ascending user order, as a
+    stable argsort of the flattened slots by topic does (the definition it replaced)."""
+    from topicslab.qif.product_channel import _inverted_lists
+
+    rng = np.random.default_rng(3)
+    sets = _random_sets(rng, 200, 4, 9, 3, avoid_last=True)
+    ch = topics_channel(sets, 9, 0.5, 0.01)
+    p = ch.positions - 2
+    ptr, users = _inverted_lists(ch.local, ch.dims, p)
+    width = int(ch.dims.max()) + 1
+    offset = 0
+    for i in range(p):
+        topics = ch.local[:, i, :].ravel().astype(np.int64)
+        owner = np.repeat(np.arange(ch.users), ch.local.shape[2])
+        keep = topics >= 0
+        order = np.argsort(topics[keep], kind="stable")
+        expect = owner[keep][order]
+        starts = np.concatenate([[0], np.cumsum(np.bincount(topics[keep],
+                                                            minlength=width - 1))]) + offset
+        assert ptr[i * width:i * width + starts.size].tolist() == starts.tolist()
+        assert users[offset:offset + expect.size].tolist() == expect.tolist()
+        offset += expect.size
+    assert users.size == offset and users.dtype == np.int32
+
+
+def test_max_sums_share_values_and_weights() -> None:
+    """Configurations given the same arrays share one row of them and give the values of
+    configurations given equal copies."""
+    rng = np.random.default_rng(5)
+    sets = _random_sets(rng, 30, 3, 6, 2, avoid_last=False)
+    sizes = (sets >= 0).sum(axis=2)
+    w1, w2 = np.ones(30), rng.random(30) + 0.1
+    c0, c1 = 1.0 / sizes, 0.9 / sizes + 0.1 / 6
+    base = topics_channel(sets, 6, c0, 1e-9)
+    alt = dataclasses.replace(base, cin=c1, beta=np.where(base.mult > 0, 0.1 / 6, 0.0))
+    shared = max_sums([(base, w1), (alt, w1), (base, w2), (alt, w2)])
+    copies = max_sums([(dataclasses.replace(base, cin=c0.copy()), w1.copy()),
+                           (dataclasses.replace(alt, cin=c1.copy()), w1.copy()),
+                           (dataclasses.replace(base, cin=c0.copy()), w2.copy()),
+                           (dataclasses.replace(alt, cin=c1.copy()), w2.copy())])
+    assert shared == copies
+    assert shared == [base.max_sum(w1), alt.max_sum(w1), base.max_sum(w2), alt.max_sum(w2)]

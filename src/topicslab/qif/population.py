@@ -153,10 +153,12 @@ def distinct_profiles(sets: TopicSets | npt.ArrayLike, *, m: int | None = None,
     n, w, k = arr.shape
     bits = max(1, math.ceil(math.log2(mm + 1)))
     if bits * k <= 63:
-        shifted = arr.astype(np.int64) + 1  # -1 (empty) -> 0
+        # slot by slot (-1, empty, -> 0): an int64 copy of every slot at once was 2.4 GB of
+        # the three-epoch tables of 10M users
         codes = np.zeros((n, w), dtype=np.int64)
         for j in range(k):
-            codes = (codes << bits) | shifted[:, :, j]
+            codes <<= bits
+            codes |= arr[:, :, j].astype(np.int64) + 1
     else:  # too wide to pack: fall back to row-wise unique on the raw slots
         codes = arr.reshape(n, w * k).astype(np.int64)
     if codes.shape[1] == 1:
@@ -264,8 +266,9 @@ def _nonempty_sums(sets: I16, configs: list[tuple[F64, float]], m: int,
             v = _single_epoch_sum(sets[:, 0, :], w, m, r)
             results.append(Value(v, v, v))
         return results
-    sizes = (sets >= 0).sum(axis=2)
+    sizes = (sets >= 0).sum(axis=2, dtype=np.int8)
     channels: list[ProductChannel] = []
+    cins: dict[float, npt.NDArray[np.float64]] = {}  # one values array per r, shared
     for w, r in configs:
         # Bounds: fixing the best user for one position (the other positions' outputs sum to
         # 1 for that user) gives a lower bound; max of a product <= product of the maxima,
@@ -275,7 +278,9 @@ def _nonempty_sums(sets: I16, configs: list[tuple[F64, float]], m: int,
         upper = min(float(w.max()) * math.prod(caps), float(w.sum()))
         results.append(Value(None, lower, upper))
         # eq 11 per position with each set's own size; the configurations share the sets
-        cin = (1.0 - r) / sizes + r / m
+        if r not in cins:
+            cins[r] = (1.0 - r) / sizes + r / m
+        cin = cins[r]
         if not channels:
             channels.append(topics_channel(sets, m, cin, r / m))
         else:
@@ -328,7 +333,9 @@ def channel_sums(profiles: Profiles, configs: list[tuple[npt.ArrayLike, float]],
             parts = [Value(float(w[sel].max()), float(w[sel].max()), float(w[sel].max()))
                      for w, _ in cfg]
         else:
-            parts = _nonempty_sums(sets[sel][:, pos, :], [(w[sel], r) for w, r in cfg],
+            whole = bool(sel.all())  # (one group: no copies of the sets and weights)
+            part = sets if whole and pos.size == sets.shape[1] else sets[sel][:, pos, :]
+            parts = _nonempty_sums(part, [(w if whole else w[sel], r) for w, r in cfg],
                                    profiles.m, max_cells)
         for i, res in enumerate(parts):
             lower[i] += res.lower

@@ -83,25 +83,27 @@ def _prefix_of(index: int, dims: I64, p: int, out: I64) -> None:
 
 
 @njit(cache=True)
-def _max_layer(local: I32, cin: F64, w: F64, alpha: F64, beta: F64, da: int, db: int,
-               ) -> F64:
+def _max_layer(local: I32, cin: F64, w: F64, ci: I64, wi: I64, alpha: F64, beta: F64,
+               da: int, db: int) -> F64:
     """``M0[c, a, b] = max_u w_cu f_a f_b`` for every configuration c, over every user as if
-    it held no prefix topic (arrays with a leading configuration axis)."""
-    n_cfg = w.shape[0]
+    it held no prefix topic (configuration c takes the values ``cin[ci[c]]`` and weights
+    ``w[wi[c]]``: configurations share them instead of each holding a copy)."""
+    n_cfg = ci.shape[0]
     k = local.shape[1]
     ia, ib = k - 2, k - 1
     out = np.empty((n_cfg, da, db))
     for c in range(n_cfg):
+        cc, wc = ci[c], wi[c]
         g0 = 0.0
         r0 = np.zeros(da)
         c0 = np.zeros(db)
         cell0 = np.zeros((da, db))
         for u in range(local.shape[0]):
-            wu = w[c, u]
+            wu = w[wc, u]
             if wu > g0:
                 g0 = wu
-            va, vb = wu * cin[c, u, ia], wu * cin[c, u, ib]
-            vab = wu * cin[c, u, ia] * cin[c, u, ib]
+            va, vb = wu * cin[cc, u, ia], wu * cin[cc, u, ib]
+            vab = wu * cin[cc, u, ia] * cin[cc, u, ib]
             for s in range(local.shape[2]):
                 a = local[u, ia, s]
                 if a >= 0 and va > r0[a]:
@@ -127,11 +129,12 @@ def _max_layer(local: I32, cin: F64, w: F64, alpha: F64, beta: F64, da: int, db:
 
 
 @njit(cache=True, parallel=True)
-def _max_slices(local: I32, cin: F64, w: F64, alpha: F64, beta: F64, mult: F64, dims: I64,
-                ptr: I64, users: I64, m0: F64, n_blocks: int) -> F64:
+def _max_slices(local: I32, cin: F64, w: F64, ci: I64, wi: I64, alpha: F64, beta: F64,
+                mult: F64, dims: I64, ptr: I64, users: I32, m0: F64, n_blocks: int) -> F64:
     """Per configuration, the sum over every slice of the max over users (module docstring):
-    the invariant table ``m0`` scaled by the prefix's β, overlaid with the prefix holders."""
-    n_cfg = w.shape[0]
+    the invariant table ``m0`` scaled by the prefix's β, overlaid with the prefix holders
+    (configuration c: values ``cin[ci[c]]``, weights ``w[wi[c]]``)."""
+    n_cfg = ci.shape[0]
     k = local.shape[1]
     p = k - 2
     ia, ib = k - 2, k - 1
@@ -174,19 +177,19 @@ def _max_slices(local: I32, cin: F64, w: F64, alpha: F64, beta: F64, mult: F64, 
                     if seen:
                         continue
                     for c in range(n_cfg):
-                        base[c] = w[c, u]
+                        base[c] = w[wi[c], u]
                     for i2 in range(p):
                         held = _holds(local, u, i2, x[i2])
                         for c in range(n_cfg):
                             if held:
-                                base[c] *= cin[c, u, i2] * alpha[c, i2, x[i2]]
+                                base[c] *= cin[ci[c], u, i2] * alpha[c, i2, x[i2]]
                             else:
                                 base[c] *= beta[c, i2, x[i2]]
                     for c in range(n_cfg):
                         bc = base[c]
                         if bc > og[c]:
                             og[c] = bc
-                        va, vb = bc * cin[c, u, ia], bc * cin[c, u, ib]
+                        va, vb = bc * cin[ci[c], u, ia], bc * cin[ci[c], u, ib]
                         for s in range(local.shape[2]):
                             a = local[u, ia, s]
                             if a >= 0 and va > orow[c, a]:
@@ -208,7 +211,7 @@ def _max_slices(local: I32, cin: F64, w: F64, alpha: F64, beta: F64, mult: F64, 
                                 touched[n_touched] = cell
                                 n_touched += 1
                             for c in range(n_cfg):
-                                v = base[c] * cin[c, u, ia] * cin[c, u, ib]
+                                v = base[c] * cin[ci[c], u, ia] * cin[ci[c], u, ib]
                                 if v > ocell[c, cell]:
                                     ocell[c, cell] = v
             for c in range(n_cfg):
@@ -312,7 +315,7 @@ def _sum_layer(local: I32, cin: F64, w: F64, q: F64, da: int, db: int, mode: int
 
 @njit(cache=True, parallel=True)
 def _sum_slices(local: I32, cin: F64, w: F64, q: F64, mult: F64, dims: I64, ptr: I64,
-                users: I64, acc0: F64, rows0: F64, cols0: F64, cells0: F64, mode: int,
+                users: I32, acc0: F64, rows0: F64, cols0: F64, cells0: F64, mode: int,
                 n_blocks: int) -> F64:
     k = local.shape[1]
     p = k - 2
@@ -392,26 +395,47 @@ def _sum_slices(local: I32, cin: F64, w: F64, q: F64, mult: F64, dims: I64, ptr:
 # ------------------------------------------------------------------------------ the type
 
 
-def _inverted_lists(local: I32, dims: I64, p: int) -> tuple[I64, I64]:
-    """CSR lists ``users holding local topic x at position i`` for the prefix positions,
-    flattened as ``ptr[i * (D + 1) + x]`` with D = max dims."""
+@njit(cache=True)
+def _fill_lists(local: I32, p: int, width: int, ptr: I64, users: I32) -> None:
+    """Counting sort of (position, topic) → holders: each list in ascending user order (the
+    order of a stable sort of the flattened slots by topic)."""
     n, _, s = local.shape
-    width = int(dims.max()) + 1 if p else 1
-    ptr = np.zeros(max(p, 1) * width, dtype=np.int64)
-    chunks = []
     offset = 0
     for i in range(p):
-        topics = local[:, i, :].ravel()
-        owner = np.repeat(np.arange(n, dtype=np.int64), s)
-        keep = topics >= 0
-        topics, owner = topics[keep].astype(np.int64), owner[keep]
-        order = np.argsort(topics, kind="stable")
-        counts = np.bincount(topics, minlength=width - 1)
-        starts = np.concatenate([[0], np.cumsum(counts)]) + offset
-        ptr[i * width:i * width + len(starts)] = starts
-        chunks.append(owner[order])
-        offset += len(order)
-    users = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int64)
+        base = i * width
+        for u in range(n):
+            for j in range(s):
+                t = local[u, i, j]
+                if t >= 0:
+                    ptr[base + t + 1] += 1
+        ptr[base] = offset
+        for x in range(1, width):
+            ptr[base + x] += ptr[base + x - 1]
+        offset = ptr[base + width - 1]
+        fill = ptr[base:base + width].copy()
+        for u in range(n):
+            for j in range(s):
+                t = local[u, i, j]
+                if t >= 0:
+                    users[fill[t]] = u
+                    fill[t] += 1
+
+
+def _inverted_lists(local: I32, dims: I64, p: int) -> tuple[I64, I32]:
+    """CSR lists ``users holding local topic x at position i`` for the prefix positions,
+    flattened as ``ptr[i * (D + 1) + x]`` with D = max dims.
+
+    Filled by a counting sort in place: the argsort of every (user, slot) pair it replaces
+    took ~6 int64 copies of the slots (2.4 GB for the three-epoch tables of 10M users)."""
+    n = local.shape[0]
+    if n >= 2**31:
+        raise QIFError(f"{n} users: the holder lists index users with 32-bit integers")
+    width = int(dims.max()) + 1 if p else 1
+    ptr = np.zeros(max(p, 1) * width, dtype=np.int64)
+    held = int((local[:, :p, :] >= 0).sum()) if p else 0
+    users = np.empty(held, dtype=np.int32)
+    if p:
+        _fill_lists(local, p, width, ptr, users)
     return ptr, users
 
 
@@ -490,8 +514,15 @@ def max_sums(configs: list[tuple[ProductChannel, npt.ArrayLike]]) -> list[float]
     ``mult`` and ``dims``; values and weights may differ) in one pass over the users."""
     first = configs[0][0]
     n_cfg = len(configs)
-    ws, cins, alphas, betas = [], [], [], []
-    for ch, weights in configs:
+    # configurations that share a values or weights array (the QIF tables: two r values
+    # by two weightings) share its one row: stacking a copy per configuration was 1.3 GB of
+    # the three-epoch tables of 10M users
+    ws: list[F64] = []
+    cins: list[F64] = []
+    wi = np.empty(n_cfg, dtype=np.int64)
+    ci = np.empty(n_cfg, dtype=np.int64)
+    alphas, betas = [], []
+    for c, (ch, weights) in enumerate(configs):
         if ch.local is not first.local and not np.array_equal(ch.local, first.local):
             raise QIFError("max_sums needs channels over the same sets")
         w = np.ascontiguousarray(weights, dtype=np.float64)
@@ -500,19 +531,32 @@ def max_sums(configs: list[tuple[ProductChannel, npt.ArrayLike]]) -> list[float]
         low = ch.cin.min(axis=0)[:, None] * ch.alpha
         if (low < ch.beta * (1 - 1e-12)).any():
             raise QIFError("a held topic must be at least as likely as one not held")
-        ws.append(w)
-        cins.append(ch.cin)
+        wi[c] = _row_of(ws, w)
+        ci[c] = _row_of(cins, ch.cin)
         alphas.append(ch.alpha)
         betas.append(ch.beta)
     w_all, cin_all = np.stack(ws), np.stack(cins)
+    del ws, cins
     alpha_all, beta_all = np.stack(alphas), np.stack(betas)
     k = first.positions
     da, db = int(first.dims[k - 2]), int(first.dims[k - 1])
-    m0 = _max_layer(first.local, cin_all, w_all, alpha_all, beta_all, da, db)
+    m0 = _max_layer(first.local, cin_all, w_all, ci, wi, alpha_all, beta_all, da, db)
     ptr, users = _inverted_lists(first.local, first.dims, k - 2)
-    totals = _max_slices(first.local, cin_all, w_all, alpha_all, beta_all, first.mult[None],
-                         first.dims, ptr, users, m0, first._blocks())
+    totals = _max_slices(first.local, cin_all, w_all, ci, wi, alpha_all, beta_all,
+                         first.mult[None], first.dims, ptr, users, m0, first._blocks())
     return [float(v) for v in totals.sum(axis=0)[:n_cfg]]
+
+
+def _row_of(rows: list[F64], x: F64) -> int:
+    """Index of ``x`` in ``rows`` (the same array, or a view of the same memory with the same
+    layout), appending it when absent."""
+    key = (x.__array_interface__["data"][0], x.shape, x.strides, x.dtype)
+    for j, row in enumerate(rows):
+        if row is x or (row.__array_interface__["data"][0], row.shape, row.strides,
+                        row.dtype) == key:
+            return j
+    rows.append(x)
+    return len(rows) - 1
 
 
 def topics_channel(sets: npt.ArrayLike, m: int, cin: npt.ArrayLike, q: float | npt.ArrayLike,
@@ -567,10 +611,10 @@ def topics_channel(sets: npt.ArrayLike, m: int, cin: npt.ArrayLike, q: float | n
     alpha_c = np.ones((k, width))
     beta_c = np.zeros((k, width))
     for i, (topics, rest) in enumerate(zip(index_topics, others, strict=True)):
-        lut = np.full(m, -1, dtype=np.int64)
+        lut = np.full(m + 1, -1, dtype=np.int32)  # the last entry: an empty slot
         lut[topics] = np.arange(topics.size)
-        col = arr[:, i, :].astype(np.int64)
-        local[:, i, :] = np.where(col >= 0, lut[np.clip(col, 0, None)], -1)
+        col = arr[:, i, :]
+        local[:, i, :] = lut[np.where(col >= 0, col, np.int32(m))]
         mult[i, :topics.size] = 1.0
         alpha_c[i, :topics.size] = alpha_full[i, topics]
         beta_c[i, :topics.size] = beta_full[i, topics]
