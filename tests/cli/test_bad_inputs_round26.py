@@ -47,7 +47,8 @@ def _console_script(args: list[str], env: dict[str, str], cwd: Path,
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small v2 population as Parquet."""
     d = tmp_path_factory.mktemp("round26")
-    tio.write_sets(d / "pop.parquet", TopicSets(random_profiles(), "v2", np.arange(300, dtype=np.int64)))
+    tio.write_sets(d / "pop.parquet",
+                   TopicSets(random_profiles(), "v2", np.arange(300, dtype=np.int64)))
     return d
 
 
