@@ -123,3 +123,87 @@ def test_a_budget_whose_shares_hold_is_still_released(inputs: Path, work: Path) 
                   "--delta", "1e-320"])
     assert res.exit_code == 0, res.output
     assert (work / "st" / "privacy_ledger.json").exists()
+
+
+# ---- the Python API (part B) ---------------------------------------------------------------
+
+
+def _bands() -> object:
+    from topicslab import disclosure as dz
+
+    return dz.learn_bands(np.zeros((4, 2)), np.array([0, 0, 1, 1]), ["a", "other"])
+
+
+def _sets_writer(path: Path, **kw: object) -> None:
+    args: dict[str, object] = {"taxonomy": "v2", "k": 5, "weeks": 4, **kw}
+    tio.SetsWriter(path, **args).abort()  # type: ignore[arg-type]
+
+
+def _script(**kw: object) -> object:
+    from topicslab import disclosure as dz
+
+    return dz.make_script(["a", "b"], "p", **kw)  # type: ignore[arg-type]
+
+
+def _script_of(*steps: object, headers: tuple[tuple[str, str], ...] = (("probe", "p"),),
+               ) -> object:
+    from topicslab import disclosure as dz
+
+    return dz.Script(headers, steps)  # type: ignore[arg-type]
+
+
+def _personas(labels: object) -> object:
+    from topicslab import disclosure as dz
+
+    return dz.simulate_personas(labels, 0.1, categories=list(dz.default_categories()),  # type: ignore[arg-type]
+                                epochs=2)
+
+
+def _api_cases() -> list[tuple[str, object, str]]:
+    from topicslab import disclosure as dz
+
+    return [
+        ("sets-writer-k-fraction", lambda p: _sets_writer(p / "a.parquet", k=1.5), "k"),
+        ("sets-writer-k-0", lambda p: _sets_writer(p / "a.parquet", k=0), "k"),
+        ("sets-writer-no-weeks", lambda p: _sets_writer(p / "a.parquet", weeks=0), "weeks"),
+        ("sets-writer-1024-weeks", lambda p: _sets_writer(p / "a.parquet", weeks=1024),
+         "weeks"),
+        ("sets-writer-row-group-0", lambda p: _sets_writer(p / "a.parquet", row_group_size=0),
+         "row_group_size"),
+        ("script-header-line-break",
+         lambda p: _script(extra_headers=[("x", "a\nb")]), "'x'"),
+        ("script-header-key-colon",
+         lambda p: _script(extra_headers=[("x: y", "z")]), "headers"),
+        ("script-wait-true", lambda p: _script_of(dz.Query("a"), dz.Wait(True)), "wait"),
+        ("script-query-carriage-return", lambda p: _script_of(dz.Query("a\rb")), "query"),
+        ("make-script-seed-negative", lambda p: _script(seed=-1), "seed"),
+        ("make-script-group-fraction", lambda p: _script(group=(1.5, 3)), "group"),
+        ("detector-session-probes-fraction",
+         lambda p: dz.Detector(_bands(), session_probes=1.5), "session_probes"),  # type: ignore[arg-type]
+        ("simulate-personas-label-fraction", lambda p: _personas(np.array([0.5])), "labels"),
+    ]
+
+
+@pytest.mark.parametrize("case", _api_cases(), ids=lambda c: c[0])
+def test_api_refuses(case: tuple[str, object, str], tmp_path: Path) -> None:
+    from topicslab.errors import InputError
+
+    _, call, named = case
+    with pytest.raises(InputError) as exc:
+        call(tmp_path)  # type: ignore[operator]
+    assert named in str(exc.value), str(exc.value)
+    assert not list(tmp_path.iterdir())
+
+
+def test_api_guards(tmp_path: Path) -> None:
+    """What the checks let through: a whole-number float label, a header of one line, a
+    k within the taxonomy."""
+    from topicslab import disclosure as dz
+
+    _personas(np.array([1.0]))
+    script = _script(extra_headers=[("x-y_1", "one line")])
+    dz.write_script(tmp_path / "s.txt", script)  # type: ignore[arg-type]
+    assert dz.read_script(tmp_path / "s.txt") == script
+    with tio.SetsWriter(tmp_path / "a.parquet", "v2", 10, 4) as writer:
+        writer.write(TopicSets(random_profiles(20), "v2", np.arange(20, dtype=np.int64)))
+    assert tio.read_sets(tmp_path / "a.parquet").n_users == 20
