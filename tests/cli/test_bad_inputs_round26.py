@@ -181,7 +181,34 @@ def _api_cases() -> list[tuple[str, object, str]]:
         ("detector-session-probes-fraction",
          lambda p: dz.Detector(_bands(), session_probes=1.5), "session_probes"),  # type: ignore[arg-type]
         ("simulate-personas-label-fraction", lambda p: _personas(np.array([0.5])), "labels"),
+        ("domain-table-indptr-unsorted",
+         lambda p: _domain_table(("a.com", "b.com"), [0, 2, 1], [1, 2]), "indptr"),
+        ("domain-table-indptr-past-the-topics",
+         lambda p: _domain_table(("a.com",), [0, 5], [1]), "indptr"),
+        ("domain-table-topic-outside-the-taxonomy",
+         lambda p: _domain_table(("a.com",), [0, 1], [9999]), "topics"),
+        ("paper-types-cyclic-text", lambda p: _paper_types("no"), "cyclic"),
+        ("clique-partition-seed-negative", lambda p: _cliques(-1), "seed"),
     ]
+
+
+def _domain_table(domains: tuple[str, ...], indptr: list[int], topics: list[int]) -> object:
+    from topicslab.taxonomy import load
+
+    return tio.DomainTable(domains, np.array(indptr, np.int64), np.array(topics, np.int32),
+                           load("v2"))
+
+
+def _paper_types(cyclic: object) -> object:
+    from topicslab import model
+
+    return model.PaperTypes(types=2, cyclic=cyclic)  # type: ignore[arg-type]
+
+
+def _cliques(seed: object) -> object:
+    from topicslab import population
+
+    return population.clique_partition("v2", seed=seed)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("case", _api_cases(), ids=lambda c: c[0])
@@ -207,3 +234,6 @@ def test_api_guards(tmp_path: Path) -> None:
     with tio.SetsWriter(tmp_path / "a.parquet", "v2", 10, 4) as writer:
         writer.write(TopicSets(random_profiles(20), "v2", np.arange(20, dtype=np.int64)))
     assert tio.read_sets(tmp_path / "a.parquet").n_users == 20
+    assert len(_domain_table(("a.com", "b.com"), [0, 1, 1], [3]).domains) == 2  # type: ignore[attr-defined]
+    assert len(_domain_table((), [0], []).domains) == 0  # type: ignore[attr-defined]
+    _paper_types(np.bool_(True))
