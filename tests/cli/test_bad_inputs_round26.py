@@ -187,9 +187,31 @@ def _api_cases() -> list[tuple[str, object, str]]:
          lambda p: _domain_table(("a.com",), [0, 5], [1]), "indptr"),
         ("domain-table-topic-outside-the-taxonomy",
          lambda p: _domain_table(("a.com",), [0, 1], [9999]), "topics"),
+        ("learn-bands-label-fraction",
+         lambda p: dz.learn_bands(np.zeros((4, 2)), np.array([0, 0, 1, 0.5]), ["a", "b"]),
+         "labels"),
+        ("pri-fit-counts-nan",
+         lambda p: dz.PRI.fit_counts(np.full((2, 2), np.nan), np.array([1, 1]), ["a", "b"],
+                                     ["a", "other"]), "counts"),
+        ("topic-m-hat-answer-past-the-taxonomy", lambda p: _m_hat(469), "answers"),
+        ("topic-m-hat-answer-fraction", lambda p: _m_hat(3.7), "answers"),
+        ("topic-m-hat-pri-of-words", lambda p: _m_hat(3, words=True), "pri"),
         ("paper-types-cyclic-text", lambda p: _paper_types("no"), "cyclic"),
         ("clique-partition-seed-negative", lambda p: _cliques(-1), "seed"),
     ]
+
+
+def _m_hat(answer: float, words: bool = False) -> object:
+    from topicslab import disclosure as dz
+    from topicslab.taxonomy import load
+
+    tax = load("v2")
+    counts = np.zeros((2, tax.size))
+    counts[0, 3] = counts[1, 4] = 5
+    pri = (dz.PRI.fit([("a", ["doctor"]), ("other", ["car"])]) if words else
+           dz.PRI.fit_counts(counts, np.array([5, 5]), tuple(int(t) for t in tax.ids),
+                             ["a", "other"]))
+    return dz.topic_m_hat(np.full((1, 1, 1), answer), pri, tax)
 
 
 def _domain_table(domains: tuple[str, ...], indptr: list[int], topics: list[int]) -> object:
@@ -237,3 +259,5 @@ def test_api_guards(tmp_path: Path) -> None:
     assert len(_domain_table(("a.com", "b.com"), [0, 1, 1], [3]).domains) == 2  # type: ignore[attr-defined]
     assert len(_domain_table((), [0], []).domains) == 0  # type: ignore[attr-defined]
     _paper_types(np.bool_(True))
+    assert np.asarray(_m_hat(3)).ravel().tolist() == [1.0, 0.0]
+    assert np.asarray(_m_hat(-1)).ravel().tolist() == [0.0, 0.0]  # withheld
