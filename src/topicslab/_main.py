@@ -68,6 +68,15 @@ def _environment_error() -> str | None:
         # numba refuses it only at the first parallel kernel, as an unexpected failure
         return (f"environment variable NUMBA_THREADING_LAYER={layer!r} must be one of "
                 f"{', '.join(_THREADING_LAYERS)}; unset it or fix it")
+    encoding = getattr(sys.stdout, "encoding", None)
+    if encoding and getattr(sys.stdout, "errors", "strict") == "strict":
+        # the summaries and tables (×, →) failed to print only once the work was done and
+        # the outputs written or replaced: exit 2 after the command had done what it was asked
+        try:
+            "×→".encode(encoding)
+        except (UnicodeEncodeError, LookupError):
+            return (f"the output cannot be shown in the terminal's encoding ({encoding}); set "
+                    "PYTHONIOENCODING=utf-8 (or a UTF-8 locale)")
     for name in ("NUMBA_DISABLE_JIT", "NUMBA_BOUNDSCHECK"):
         # numba reads these as integers and, failing, prints a warning with a traceback
         value = os.environ.get(name)
@@ -166,6 +175,11 @@ def _exit_now(code: object) -> None:
 
 def main() -> None:
     """Run ``topicslab.cli.main``; a Ctrl-C before it takes over ends with one line."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) == 0:
+        # COLUMNS=0 ("no width known", as Python's shutil.get_terminal_size reads it) made
+        # rich print to a console 0 columns wide: nothing at all, not even the error line
+        del os.environ["COLUMNS"]
     problem = _environment_error()
     if problem is not None:
         sys.stderr.write(f"error: {problem}\n")

@@ -23,6 +23,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from topicslab._checks import integer_array
 from topicslab.errors import InputError
 
 Sides = Literal["two", "lower", "upper"]
@@ -114,7 +115,7 @@ def learn_bands(
         clip: clip the limits to [0, ∞).
     """
     arr = np.asarray(m_hat, dtype=np.float64)
-    lab = np.asarray(labels, dtype=np.int64)
+    lab = integer_array(labels, "labels").astype(np.int64)  # (0.5 was label 0)
     c = len(categories)
     if arr.ndim != 2 or arr.shape[1] != c:
         raise InputError(f"training M̂ must be [n_probes, {c}], got {arr.shape}", field="m_hat")

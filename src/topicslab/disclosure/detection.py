@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from topicslab._checks import integer
 from topicslab.disclosure.bands import Bands
 from topicslab.disclosure.pri import OTHER
 from topicslab.errors import InputError
@@ -38,8 +39,8 @@ class Detector:
         if self.other not in self.bands.categories:
             raise InputError(f"the bands have no catch-all category {self.other!r}",
                              field="other")
-        if self.session_probes < 1:
-            raise InputError("session_probes must be >= 1", field="session_probes")
+        # (1.5 failed later as a slice index)
+        integer(self.session_probes, "session_probes", at_least=1)
 
     @property
     def categories(self) -> tuple[str, ...]:

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from topicslab._checks import integer_array
 from topicslab._progress import task
 from topicslab.api import Mechanism
 from topicslab.disclosure.bands import Bands, learn_bands
@@ -67,14 +68,23 @@ def topic_m_hat(answers: npt.ArrayLike, pri: PRI, taxonomy: Taxonomy | str
     p̂_{a_k}(t) is the number of probe sites answering t, so M̂_k(c) = Σ_sites r(c, answer).
     """
     tax = resolve(taxonomy)
-    arr = np.asarray(answers)
+    arr = integer_array(answers, "answers")  # (3.7 was topic 3)
     if arr.ndim != 3:
         raise InputError(f"answers must be [sites, n, epochs], got {arr.shape}",
                          field="answers")
+    if arr.size and (int(arr.min()) < -1 or int(arr.max()) >= tax.size):
+        # m was read as a withheld answer, past it an IndexError
+        raise InputError(f"answers are dense indices of taxonomy {tax.version} (0.."
+                         f"{tax.size - 1}, -1 withheld), got {int(arr.max())} or "
+                         f"{int(arr.min())}", field="answers")
     c = len(pri.categories)
     dense = np.zeros((tax.size + 1, c))  # row m: withheld answers and unseen topics give 0
     if len(pri.dictionary):
-        dense[tax.index(np.asarray(pri.dictionary.terms, dtype=np.int64))] = pri.ratio.T
+        terms = pri.dictionary.terms
+        if not all(isinstance(t, int | np.integer) and not isinstance(t, bool) for t in terms):
+            raise InputError("the PRI's terms are not topic ids (it was fitted on words?): give "
+                             "a PRI fitted on Topics API answers", field="pri")
+        dense[tax.index(np.asarray(terms, dtype=np.int64))] = pri.ratio.T
     idx = np.where(arr >= 0, arr, tax.size).astype(np.int64)
     out: npt.NDArray[np.float64] = dense[idx].sum(axis=0)
     return out

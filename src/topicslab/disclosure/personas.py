@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from topicslab._checks import integer_array
 from topicslab.api import Mechanism, answers, top_k_sparse
 from topicslab.disclosure.design import ROW_STRIDE, DisclosureDesign
 from topicslab.errors import InputError, UnknownTopicError
@@ -248,7 +249,7 @@ def simulate_personas(
     tax = mech.tax
     m = tax.size
     mod = model or PersonaModel()
-    lab = np.asarray(labels, dtype=np.int64)
+    lab = integer_array(labels, "labels").astype(np.int64)  # 0.5 was 0
     n_cat = len(categories)
     if lab.ndim != 1 or (lab.size and (lab.min() < 0 or lab.max() > n_cat)):
         raise InputError(f"labels must be category indices in 0..{n_cat}", field="labels")

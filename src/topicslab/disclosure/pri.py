@@ -159,8 +159,8 @@ class PRI:
         if arr.ndim != 2 or arr.shape != (len(categories), len(terms)):
             raise InputError(f"counts must be [{len(categories)}, {len(terms)}], got "
                              f"{arr.shape}", field="counts")
-        if (arr < 0).any():
-            raise InputError("counts must be non-negative", field="counts")
+        if not (arr >= 0).all():  # (NaN counts were taken: the terms dropped without a word)
+            raise InputError("counts must be non-negative numbers", field="counts")
         keep = arr.sum(axis=0) > 0
         dictionary = Dictionary(tuple(t for t, k in zip(terms, keep, strict=True) if k))
         return cls(dictionary, tuple(categories), other, arr[:, keep],

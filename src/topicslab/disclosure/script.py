@@ -43,9 +43,11 @@ from typing import Any
 import numpy as np
 
 from topicslab._atomic import write_text_atomic
+from topicslab._checks import integer
 from topicslab.errors import InputError
 
 _HEADER = re.compile(r"^!\s*([A-Za-z][\w-]*)\s*:\s?(.*)$")
+_KEY = re.compile(r"[A-Za-z][\w-]*")
 _WAIT = re.compile(r"^!\s*wait(?:\s+(.*))?$", re.IGNORECASE)
 
 
@@ -79,6 +81,15 @@ class Script:
 
     def __post_init__(self) -> None:
         keys = [k for k, _ in self.headers]
+        for key, value in self.headers:
+            # written as "! key: value" lines, a line break in a value or a key the reader
+            # does not take read back as another script (an extra query), or not at all
+            if not isinstance(key, str) or not _KEY.fullmatch(key):
+                raise InputError(f"a header key is a word of letters, digits, '_' or '-' "
+                                 f"(starting with a letter), got {key!r}", field="headers")
+            if not isinstance(value, str) or len(value.splitlines()) > 1:
+                raise InputError(f"header {key!r} must be one line of text, got {value!r}",
+                                 field=key)
         if len(set(keys)) != len(keys):
             raise InputError("duplicate script header", field=keys[-1])
         if "probe" not in keys or not _norm(dict(self.headers)["probe"]):
@@ -86,10 +97,12 @@ class Script:
                              field="probe")
         for step in self.steps:
             if isinstance(step, Wait) and (not isinstance(step.seconds, int)
+                                           or isinstance(step.seconds, bool)
                                            or step.seconds < 0):
                 raise InputError(f"wait must be a non-negative integer, got {step.seconds!r}",
                                  field="wait")
-            if isinstance(step, Query) and ("\n" in step.text or not step.text.strip()
+            if isinstance(step, Query) and (len(step.text.splitlines()) > 1
+                                            or not step.text.strip()
                                             or step.text.lstrip().startswith("!")):
                 raise InputError(f"bad query text {step.text!r}", field="query")
 
@@ -216,12 +229,14 @@ def make_script(
     if any(len(k.split()) != 1 for k in kws):
         raise InputError("keywords must be single words", field="keywords")
     for name, (lo, hi) in (("group", group), ("probe_gap", probe_gap), ("wait", wait)):
+        # (a fraction was drawn from as the integers around it, and seed=-1 or 1.5 was
+        # NumPy's ValueError or TypeError)
+        lo, hi = (integer(x, name) for x in (lo, hi))
         if not 0 <= lo <= hi or (name != "wait" and lo < 1):
             raise InputError(f"{name} must be an increasing range of positive integers, "
                              f"got {(lo, hi)}", field=name)
-    if n_queries < 2:
-        raise InputError("n_queries must be at least 2", field="n_queries")
-    rng = np.random.default_rng(seed)
+    n_queries = integer(n_queries, "n_queries", at_least=2)
+    rng = np.random.default_rng(integer(seed, "seed", at_least=0))
     texts = [probe]
     while len(texts) < n_queries - 1:
         gap = int(rng.integers(probe_gap[0], probe_gap[1] + 1))

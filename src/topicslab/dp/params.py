@@ -116,7 +116,7 @@ class PrivacyBudget:
         weeks (``n_weeks`` within-week queries, then ``n_weeks - 1`` across-week pairs), and
         of the persistence query last when the release has one (``overlap``)."""
         if self.split is None:
-            return default_split(n_weeks, overlap)
+            return self._usable(default_split(n_weeks, overlap))
         n_q = 2 * n_weeks - 1 + int(overlap)
         if len(self.split) != n_q:
             extra = ", 1 persistence" if overlap else ""
@@ -124,7 +124,27 @@ class PrivacyBudget:
                          f"within-week, {n_weeks - 1} across-week{extra}), got "
                          f"{len(self.split)}", "split")
         total = math.fsum(self.split)
-        return [x / total for x in self.split]
+        return self._usable([x / total for x in self.split])
+
+    def _usable(self, shares: list[float]) -> list[float]:
+        """``shares``, once each query's part of δ (and, with paper accounting, of ε) is a
+        budget itself: δ = 5e-324 split four ways is 0, and a share of 1e-300 leaves an ε far
+        below ``MIN_EPSILON``; each was refused as if the user had given that δ or ε ("delta
+        must be in (0, 1), got 0")."""
+        for i, x in enumerate(shares):
+            part = f"query {i + 1} of {len(shares)} (share {x:.3g})"
+            if not x * self.delta > 0:
+                raise refuse(f"delta {self.delta:g} split over the release's {len(shares)} "
+                             f"queries leaves {part} a delta of 0: give a larger delta",
+                             "delta")
+            if self.accounting == "paper" and x * self.epsilon < MIN_EPSILON:
+                field = "epsilon" if self.split is None else "split"
+                raise refuse(f"epsilon {self.epsilon:g} split over the release's "
+                             f"{len(shares)} queries leaves {part} an epsilon of "
+                             f"{x * self.epsilon:.3g}, below {MIN_EPSILON:g}: give it a larger "
+                             f"share{' (--split)' if self.split is not None else ''} or a "
+                             "larger epsilon", field)
+        return shares
 
 
 def consecutive(weeks: Sequence[int]) -> bool:

@@ -345,10 +345,12 @@ def _run(cfg: Preset, preset: str, out_dir: Path, seed: int, sets_path: str | Pa
             from topicslab import population
 
             s = population.generate(cfg.users, cfg.weeks, seed=seed, progress=progress)
-            tio.write_sets(pop_path, s)
-            sets_cache["pop"] = s
             n_cal = min(s.n_users, cfg.calibration_users)
             table = population.calibration_table(s.subset(users=slice(0, n_cal)))
+            # written last: a Ctrl-C during the calibration table left OUT/pop.parquet of a
+            # stage never recorded, under "no stage had finished"
+            tio.write_sets(pop_path, s)
+            sets_cache["pop"] = s
             return {"users": s.n_users, "weeks": s.n_weeks, "taxonomy": s.taxonomy.version,
                     "padded_user_weeks_share": table.padded_share,
                     "calibration_users": n_cal, "calibration": table.to_records(),

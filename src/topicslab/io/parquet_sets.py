@@ -35,6 +35,7 @@ from topicslab.errors import InputError
 from topicslab.io._common import (
     DEFAULT_K,
     FORMAT_VERSION,
+    MAX_WEEKS,
     META_KEY,
     PathLike,
     check_exists,
@@ -91,9 +92,13 @@ class SetsWriter:
                  ) -> None:
         self.path = os.fspath(path)
         self.taxonomy = resolve(taxonomy)
-        self.k = int(k)
-        self.weeks = int(weeks)
-        self.row_group_size = int(row_group_size)
+        # int() took k = 1.5 as 1 and row_group_size = 1.5 as 1; k = 0 or 0 weeks wrote files
+        # every reader refuses, and row_group_size = 0 failed at the first write (range())
+        self.k = integer(k, "k", at_least=1, at_most=self.taxonomy.size,
+                         why="a week holds 1 to m topic slots")
+        self.weeks = integer(weeks, "weeks", at_least=1, at_most=MAX_WEEKS,
+                             why=f"a file holds 1 to {MAX_WEEKS} weeks")
+        self.row_group_size = integer(row_group_size, "row_group_size", at_least=1)
         self.rows = 0
         self._schema = _schema(self.weeks, _block(self.taxonomy, self.k, self.weeks,
                                                   dict(metadata or {})))

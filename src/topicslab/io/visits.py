@@ -149,6 +149,24 @@ class DomainTable:
     taxonomy: Taxonomy
     source: str = ""
 
+    def __post_init__(self) -> None:
+        # built directly (not read or from_mapping): an unsorted indptr gave domains the
+        # wrong topics without a word, one past the topics or an index outside the taxonomy
+        # failed deep in ingest_visits with NumPy's "out is the wrong size"
+        indptr, topics = np.asarray(self.indptr), np.asarray(self.topics)
+        n = len(self.domains)
+        if (indptr.ndim != 1 or indptr.shape[0] != n + 1 or int(indptr[0]) != 0
+                or bool((np.diff(indptr) < 0).any()) or int(indptr[-1]) != topics.shape[0]):
+            raise InputError(f"indptr must rise from 0 to the {topics.shape[0]} topics in "
+                             f"{n + 1} steps (one more than the domains), got "
+                             f"{indptr.tolist()[:10]}", file=self.source or None,
+                             field="indptr")
+        if topics.size and (int(topics.min()) < 0 or int(topics.max()) >= self.taxonomy.size):
+            raise InputError(f"topics are dense indices of taxonomy {self.taxonomy.version} "
+                             f"(0..{self.taxonomy.size - 1}), got {int(topics.max())} "
+                             f"or {int(topics.min())}", file=self.source or None,
+                             field="topics")
+
     @functools.cached_property
     def index(self) -> dict[str, int]:
         return {d: i for i, d in enumerate(self.domains)}

@@ -128,6 +128,9 @@ class PaperTypes:
 
     def __post_init__(self) -> None:
         _check_sizes(self.types, self.weeks)
+        if not isinstance(self.cyclic, bool | np.bool_):  # "no" was read as true
+            raise InputError(f"cyclic must be true or false, got {self.cyclic!r}",
+                             field="cyclic")
 
     def week_pairs(self) -> list[tuple[int, int]]:
         pairs = [(i, i + 1) for i in range(self.weeks - 1)]

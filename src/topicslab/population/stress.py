@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from topicslab._checks import integer
 from topicslab.errors import InputError
 from topicslab.population.params import PopulationParams, load_reference
 from topicslab.taxonomy import Taxonomy, resolve
@@ -107,7 +108,8 @@ class Stress:
 def clique_partition(taxonomy: Taxonomy | str, seed: int = CLIQUE_SEED) -> list[list[int]]:
     """A fixed partition of all topics (taxonomy ids) into cliques of 3–5 topics."""
     tax = resolve(taxonomy)
-    rng = np.random.default_rng(seed)
+    # (seed=-1 or 1.5 was NumPy's ValueError or TypeError)
+    rng = np.random.default_rng(integer(seed, "seed", at_least=0))
     ids = [int(i) for i in rng.permutation(tax.ids)]
     out: list[list[int]] = []
     i = 0
