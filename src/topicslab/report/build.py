@@ -456,12 +456,18 @@ def _timings(r: dict[str, Any]) -> Section:
 
 def build_report(results: dict[str, Any], *, statistics: Any, synthetic: Any,
                  population: Any = None, errors_path: Path | None = None) -> str:
-    """The HTML report of one ``topicslab run`` (see module docstring)."""
+    """The HTML report of one ``topicslab run`` (see module docstring).
+
+    ``synthetic`` and ``population``: the topic sets, or their ``empirical_statistics``
+    computed beforehand (so that a run need not hold a 10M-user table until the report)."""
     from topicslab.population import empirical_statistics
 
+    def stats_of(x: Any) -> Any:
+        return x if isinstance(x, tuple) else empirical_statistics(x)
+
     r = results
-    syn_stats = empirical_statistics(synthetic)
-    pop_stats = empirical_statistics(population) if population is not None else None
+    syn_stats = stats_of(synthetic)
+    pop_stats = stats_of(population) if population is not None else None
     sections = [
         _summary(r), _inputs(r), _population(r), _ledger(r),
         _top_topics(statistics, syn_stats, pop_stats),
