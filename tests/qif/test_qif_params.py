@@ -113,6 +113,8 @@ def test_tables_memory(users: int, m: int, epochs: int) -> None:
     if epochs == 1:
         assert need >= 24 * m * m  # the IBA co-occurrence tables
     else:
-        # per user its sets, codes and four configurations' channels; per thread two
-        # (m + 1)^2 slice tables (the exact sums visit cells, they do not store them)
-        assert need <= users * (epochs * 80 + 64 + 4 * epochs * 36) + 1024 * (m + 1) ** 2
+        # per user its sets, codes and the channels the four configurations share; per
+        # thread two (m + 1)^2 slice tables (the exact sums visit cells, they do not store
+        # them); at least what was measured at 10M users × 3 epochs (2.66 GB for 5 slots)
+        assert need <= users * (epochs * 100 + 96) + 1024 * (m + 1) ** 2
+        assert need >= users * epochs * 5 * 17.7

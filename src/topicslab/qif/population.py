@@ -468,17 +468,22 @@ class PopulationTables:
 
 def tables_memory(n_users: int, m: int, n_epochs: int, slots: int,
                   max_cells: int = MAX_CELLS) -> float:
-    """Bytes ``population_tables`` needs beyond the data, roughly, to refuse up front what
-    cannot fit: per user its canonical sets, packed codes and grouping (~16 bytes a slot plus
-    64); for one epoch the IBA vulnerabilities' m x m co-occurrence table (float64: the
-    bincount, its reshaped sum with q·mass, the row maxima: three of them); for several the
-    product channels of four configurations (their int32 sets and values, ~24 bytes a slot)
-    and per thread two (m + 1)^2 slice tables."""
-    users = float(n_users) * (n_epochs * slots * 16 + 64)
+    """Bytes ``population_tables`` needs beyond the data, roughly and from above, to refuse up
+    front what cannot fit: grouping the profiles (canonical sets, packed codes, the sort: ~16
+    bytes a slot plus 96 a user); for one epoch the IBA vulnerabilities' m x m co-occurrence
+    table (float64: the bincount, its reshaped sum with q·mass, the row maxima: three of
+    them); for several the distinct profiles kept (~2 bytes a slot plus 24 a user) under the
+    product channels (int32 sets and holder lists, the values of two r shared by the four
+    configurations, ~10 bytes a slot plus 40 an epoch and 32 a user), and per thread two
+    (m + 1)^2 slice tables. Measured at 10M users × 3 epochs × 5 slots: 2.66 GB traced
+    against 3.54 GB estimated (benchmarks/RESULTS.md, 2026-11-26)."""
+    n = float(n_users)
+    grouping = n * (n_epochs * slots * 16 + 96)
     if n_epochs == 1:
-        return users + 3 * 8.0 * m * m
-    channels = 4 * float(n_users) * n_epochs * (slots * 4 + 16)
-    return users + channels + 2 * 8.0 * (m + 1) ** 2 * 64
+        return grouping + 3 * 8.0 * m * m
+    kept = n * (n_epochs * slots * 2 + 24)
+    channels = n * n_epochs * (slots * 10 + 40) + 32 * n
+    return max(grouping, kept + channels) + 2 * 8.0 * (m + 1) ** 2 * 64
 
 
 def population_tables(sets: TopicSets | npt.ArrayLike, *, weeks: Weeks = 0,
