@@ -52,6 +52,7 @@ import topicslab
 from topicslab._atomic import atomic_paths
 from topicslab._checks import choice, integer
 from topicslab._paths import check_output_dir, no_new_empty_dirs
+from topicslab.datamodel import TopicSets
 from topicslab.errors import InputError
 from topicslab.experiment.cache import Lookup, StageCache, file_fingerprint
 from topicslab.experiment.presets import PRESETS, Preset
@@ -485,6 +486,18 @@ def _run(cfg: Preset, preset: str, out_dir: Path, seed: int, sets_path: str | Pa
             synth_memo["s"] = tio.read_sets(synth_path)
         return synth_memo["s"]
 
+    report_memo: dict[str, Any] = {}
+
+    def let_go_of_synthetic() -> None:
+        """Drop the release's synthetic table where the work ahead draws its own users or
+        needs none (0.8 GB at 10M users: it sat beside each trial's fresh users, and under
+        the QIF tables); the report's pair statistics are taken from it first."""
+        from topicslab.population import empirical_statistics
+
+        if "s" in synth_memo and "statistics" not in report_memo:
+            report_memo["statistics"] = empirical_statistics(synth_memo["s"])
+        synth_memo.clear()
+
     # ---- release fidelity: the verdict ----------------------------------------------------------
     from topicslab import validate as tv
 
@@ -496,6 +509,7 @@ def _run(cfg: Preset, preset: str, out_dir: Path, seed: int, sets_path: str | Pa
             def synthetic(trial: int) -> Any:
                 if trial == 0:
                     return synthetic_sets()
+                let_go_of_synthetic()  # (fidelity holds one synthetic table at a time)
                 return tm.sample(model, n_synth, seed=seed + 2000 + trial, weeks=cfg.weeks)
 
             f = tv.fidelity(population_sets(), synthetic, trials=cfg.fidelity_trials,
@@ -575,7 +589,12 @@ def _run(cfg: Preset, preset: str, out_dir: Path, seed: int, sets_path: str | Pa
                                "share_within_2sigma": q.share_within_2sigma})
             return tm.sample(model, n_synth, seed=seed + 1000 + trial, weeks=cfg.weeks)
 
-        r = attacks.measure_risk(synthetic_sets(), attacks=("hamming", "asymmetric"),
+        # every trial draws its own users (per_trial): of the release's table only its
+        # shape (weeks, k, taxonomy: the model's) is needed, so the table is let go first
+        mdl = fitted()
+        template = TopicSets(np.zeros((0, cfg.weeks, mdl.k), dtype=np.int16), mdl.taxonomy)
+        let_go_of_synthetic()
+        r = attacks.measure_risk(template, attacks=("hamming", "asymmetric"),
                                  weeks=cfg.weeks, targets=cfg.targets, trials=cfg.trials,
                                  seed=seed + 20, progress=progress, populations=per_trial)
         out = r.to_dict()
@@ -627,13 +646,7 @@ def _run(cfg: Preset, preset: str, out_dir: Path, seed: int, sets_path: str | Pa
             [pop_key or "", sample_key], [], _learned)
 
     # ---- QIF and disclosure sections ---------------------------------------------------------
-    # Nothing from here on needs the synthetic users but the report's pair statistics: they
-    # are taken now and the table let go, so that the QIF tables do not sit on top of it
-    # (the paper preset's peak: 10M users, 0.8 GB).
-    from topicslab.population import empirical_statistics
-
-    synthetic_statistics = empirical_statistics(synthetic_sets())
-    synth_memo.clear()
+    let_go_of_synthetic()  # (nothing from here on needs the synthetic users)
 
     def _qif() -> dict[str, Any]:
         from topicslab import qif
@@ -672,7 +685,8 @@ def _run(cfg: Preset, preset: str, out_dir: Path, seed: int, sets_path: str | Pa
                             "population": str(pop_path) if results["population"] else None,
                             "statistics": str(stats_path), "model": str(model_dir),
                             "synthetic": str(synth_path)}
-    html = build_report(results, statistics=statistics(), synthetic=synthetic_statistics,
+    html = build_report(results, statistics=statistics(),
+                        synthetic=report_memo.get("statistics") or synthetic_sets(),
                         population=(population_sets() if results["population"] is not None
                                     else None),
                         errors_path=out_dir / "validation" / "errors.npz")

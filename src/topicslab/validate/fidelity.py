@@ -258,10 +258,19 @@ def fidelity(population: TopicSets, synthetic: Synthetic, *,
     t0 = time.perf_counter()
     pop_acc: dict[tuple[str, int], AttackRisk] = {}
     syn_acc: dict[tuple[str, int], AttackRisk] = {}
+    n_synthetic = first.n_users
+    # a synthetic population drawn per trial is let go after its trial: one at a time (each
+    # is a 10M-user table at the paper's scale)
+    pending: TopicSets | None = first
+    del first
     with task("fidelity trials", trials, enabled=progress) as advance:
         # trials outermost: each trial's synthetic users are drawn once for every r
         for trial in range(trials):
-            syn = first if trial == 0 or not callable(synthetic) else synthetic(trial)
+            if callable(synthetic):
+                syn = pending if pending is not None else synthetic(trial)
+                pending = None
+            else:
+                syn = synthetic
             _check_sets(syn, population, "synthetic")
             for data, acc, stream in ((population, pop_acc, 0), (syn, syn_acc, 1)):
                 # one count of the R-week traces serves every r (the r-week traces are the
@@ -289,5 +298,5 @@ def fidelity(population: TopicSets, synthetic: Synthetic, *,
                 notes.append(f"{a} at r = {r}: the population's risk is 0; no gap")
     if targets is not None and targets < population.n_users:
         notes.append(f"{targets:,} random targets per trial (not every user)")
-    return Fidelity(gaps, float(tolerance), trials, population.n_users, first.n_users,
+    return Fidelity(gaps, float(tolerance), trials, population.n_users, n_synthetic,
                     time.perf_counter() - t0, notes, targets)
