@@ -67,10 +67,23 @@ def _pad_rows(flat: np.ndarray, rows: np.ndarray, filled: np.ndarray, row_keys: 
             flat[r, s] = row[s]
 
 
+@njit(cache=True)
+def _row_keys(rows: np.ndarray, ukeys: np.ndarray, n_weeks: int) -> np.ndarray:
+    """``ukeys[row // n_weeks] · n_weeks + row % n_weeks`` (uint64, wrapping as NumPy's) of
+    each padded row: its key without three temporaries of every padded row (45M rows of
+    360 MB each at the paper's scale)."""
+    out = np.empty(rows.size, dtype=np.uint64)
+    w = np.uint64(n_weeks)
+    for i in range(rows.size):
+        out[i] = ukeys[rows[i] // n_weeks] * w + np.uint64(rows[i] % n_weeks)
+    return out
+
+
 def _distinct_rows(a: npt.NDArray[np.int16]) -> tuple[npt.NDArray[np.int16], int]:
     """Each row sorted with its repeats made empty (empties last), and how many repeats."""
     a = _sort_rows(a)
-    dup = (a[..., 1:] == a[..., :-1]) & (a[..., 1:] >= 0)
+    dup = a[..., 1:] == a[..., :-1]
+    dup &= a[..., 1:] >= 0
     n_dup = int(dup.sum())
     if n_dup:  # (``a`` is _sort_rows' own array: no copy needed)
         a[..., 1:][dup] = EMPTY
@@ -165,10 +178,7 @@ def bound_contributions(
     if short.any():
         ukeys = uids.astype(np.uint64)
         rows = np.flatnonzero(short.ravel())
-        # in place: the same uint64 keys without three temporaries of every padded row
-        row_keys = ukeys[rows // n_weeks]
-        row_keys *= np.uint64(n_weeks)
-        row_keys += (rows % n_weeks).astype(np.uint64)
+        row_keys = _row_keys(rows, ukeys, n_weeks)
         key_seed = secrets.randbits(63) if seed is None else int(seed)
         flat = out.reshape(n * n_weeks, k)
         _pad_rows(flat, rows.astype(np.int64), count.ravel()[rows].astype(np.int64),

@@ -206,7 +206,9 @@ def compute_statistics(
     # listed twice would contribute twice.
     check_unique_users(np.asarray(data.user_ids, dtype=np.int64), file="(input)")
     # ---- private part: bounding and exact counts ------------------------------------
-    bounded, report = bound_contributions(data.sets[:, w_sel, :], data.taxonomy.size,
+    # (every week in order: the sets themselves, not a copy of a 10M-user table)
+    chosen = data.sets if w_sel == list(range(data.n_weeks)) else data.sets[:, w_sel, :]
+    bounded, report = bound_contributions(chosen, data.taxonomy.size,
                                           contribution=contribution, seed=seed,
                                           user_ids=data.user_ids)
     counts = pair_counts(bounded, data.taxonomy.size)
