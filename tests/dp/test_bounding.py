@@ -90,3 +90,14 @@ def test_over_long_week_is_rejected_naming_user_and_week():
 def test_out_of_range_topic_is_an_input_error():
     with pytest.raises(InputError, match="out of range"):
         bound_contributions(np.array([[[0, 1, M]]]), M, k=2)
+
+
+@pytest.mark.parametrize("rows", [[[1, 3, 2]], [[1, 2, 2]], [[-1, 2, 3]], [[1, 2, 40]]])
+def test_pair_counts_refuse_sets_that_are_not_bounded(rows: list[list[int]]) -> None:
+    """Unsorted, repeated, empty or out-of-range slots are refused (the check runs without
+    copies of the sets since 2026-11-26; a bounded week is counted)."""
+    good = np.array([[[1, 2, 3], [4, 5, 6]]], dtype=np.int16)
+    bad = np.concatenate([good, np.array([[rows[0], [4, 5, 6]]], dtype=np.int16)])
+    with pytest.raises(ValueError, match="bounded sets"):
+        pair_counts(bad, 40)
+    assert int(pair_counts(good, 40).within.sum()) == 6

@@ -119,8 +119,9 @@ def fingerprint(bounded: npt.NDArray[np.int16], user_ids: npt.NDArray[np.int64])
     """sha256 over the bounded arrays (shape, dtype, topics, user ids)."""
     h = hashlib.sha256()
     h.update(repr((bounded.shape, str(bounded.dtype))).encode())
-    h.update(np.ascontiguousarray(bounded).tobytes())
-    h.update(np.ascontiguousarray(user_ids, dtype=np.int64).tobytes())
+    # the arrays' own buffers (``tobytes`` copied 0.8 GB at the paper's scale): same bytes
+    h.update(np.ascontiguousarray(bounded))  # type: ignore[arg-type]  # (a buffer)
+    h.update(np.ascontiguousarray(user_ids, dtype=np.int64))  # type: ignore[arg-type]
     return "sha256:" + h.hexdigest()
 
 
