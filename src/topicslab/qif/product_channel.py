@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numba
 import numpy as np
@@ -535,7 +536,7 @@ def max_sums(configs: list[tuple[ProductChannel, npt.ArrayLike]]) -> list[float]
         ci[c] = _row_of(cins, ch.cin)
         alphas.append(ch.alpha)
         betas.append(ch.beta)
-    w_all, cin_all = np.stack(ws), np.stack(cins)
+    w_all, cin_all = _stacked(ws), _stacked(cins)
     del ws, cins
     alpha_all, beta_all = np.stack(alphas), np.stack(betas)
     k = first.positions
@@ -547,13 +548,29 @@ def max_sums(configs: list[tuple[ProductChannel, npt.ArrayLike]]) -> list[float]
     return [float(v) for v in totals.sum(axis=0)[:n_cfg]]
 
 
+def _stacked(rows: list[F64]) -> F64:
+    """``np.stack(rows)``, or without a copy the array whose rows they already are (values
+    the caller laid out as one ``[configurations, n, k]`` array, ``topics_channel``'s)."""
+    root = rows[0]
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if (root.ndim == rows[0].ndim + 1 and root.shape[0] == len(rows)
+            and root.dtype == rows[0].dtype and root.flags.c_contiguous
+            and all(_layout(r) == _layout(root[j]) for j, r in enumerate(rows))):
+        return root
+    return np.stack(rows)
+
+
+def _layout(x: F64) -> tuple[Any, ...]:
+    return (x.__array_interface__["data"][0], x.shape, x.strides, x.dtype)
+
+
 def _row_of(rows: list[F64], x: F64) -> int:
     """Index of ``x`` in ``rows`` (the same array, or a view of the same memory with the same
     layout), appending it when absent."""
-    key = (x.__array_interface__["data"][0], x.shape, x.strides, x.dtype)
+    key = _layout(x)
     for j, row in enumerate(rows):
-        if row is x or (row.__array_interface__["data"][0], row.shape, row.strides,
-                        row.dtype) == key:
+        if row is x or _layout(row) == key:
             return j
     rows.append(x)
     return len(rows) - 1
