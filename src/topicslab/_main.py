@@ -60,7 +60,8 @@ def _environment_error() -> str | None:
         return (f"environment variable TOPICSLAB_DEBUG={debug!r} must be 1 (show tracebacks) "
                 "or 0; unset it or fix it")
     threads = os.environ.get("NUMBA_NUM_THREADS")
-    if threads is not None and not (threads.strip().isdigit() and int(threads) > 0):
+    # isdecimal, not isdigit: '²' is a digit that int() cannot read (a traceback here)
+    if threads is not None and not (threads.strip().isdecimal() and int(threads) > 0):
         return (f"environment variable NUMBA_NUM_THREADS={threads!r} must be a positive "
                 "integer; unset it or fix it")
     layer = os.environ.get("NUMBA_THREADING_LAYER")
@@ -80,10 +81,42 @@ def _environment_error() -> str | None:
     for name in ("NUMBA_DISABLE_JIT", "NUMBA_BOUNDSCHECK"):
         # numba reads these as integers and, failing, prints a warning with a traceback
         value = os.environ.get(name)
-        if value is not None and value.strip() != "" and not value.strip().isdigit():
+        if value is not None and value.strip() != "" and not value.strip().isdecimal():
             return (f"environment variable {name}={value!r} must be 0 or 1; unset it or fix "
                     "it")
     return None
+
+
+#: the libraries each named threading layer can load (numba's _launch_threads; "default" and
+#: "forksafe" fall back on the workqueue, which is always there)
+_LAYER_LIBRARIES = {"tbb": ("tbb",), "safe": ("tbb",), "omp": ("omp",),
+                    "threadsafe": ("tbb", "omp")}
+
+
+def _threading_layer_error() -> str | None:
+    """NUMBA_THREADING_LAYER naming a layer whose library is not installed here (tbb, safe:
+    Intel TBB): numba refused it only at the first parallel kernel, as an unexpected failure
+    (exit 1) after the work had begun; ``None`` when the layer can be loaded. Called once
+    numba is imported."""
+    layer = os.environ.get("NUMBA_THREADING_LAYER")
+    if layer not in _LAYER_LIBRARIES:
+        return None
+    for library in _LAYER_LIBRARIES[layer]:
+        try:
+            if library == "tbb":
+                from numba.np.ufunc.parallel import _check_tbb_version_compatible
+
+                _check_tbb_version_compatible()
+                from numba.np.ufunc import tbbpool  # noqa: F401
+            else:
+                from numba.np.ufunc import omppool  # noqa: F401
+        except ImportError:
+            continue
+        return None
+    needs = " or ".join({"tbb": "Intel TBB (pip install tbb)", "omp": "OpenMP"}[x]
+                        for x in _LAYER_LIBRARIES[layer])
+    return (f"environment variable NUMBA_THREADING_LAYER={layer!r} needs {needs}, which "
+            "cannot be loaded here; unset it or use NUMBA_THREADING_LAYER=workqueue")
 
 
 def _numba_cache_error(exc: RuntimeError) -> str | None:
@@ -176,17 +209,24 @@ def _exit_now(code: object) -> None:
 def main() -> None:
     """Run ``topicslab.cli.main``; a Ctrl-C before it takes over ends with one line."""
     columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) == 0:
+    if columns.isdecimal() and int(columns) == 0:
         # COLUMNS=0 ("no width known", as Python's shutil.get_terminal_size reads it) made
         # rich print to a console 0 columns wide: nothing at all, not even the error line
         del os.environ["COLUMNS"]
+    for name in ("COLUMNS", "LINES"):
+        # rich reads a value that isdigit() as int() when its console is made: '²' is a digit
+        # int() cannot read, a traceback before any command; rich ignores other text, so this
+        # is ignored the same way
+        size = os.environ.get(name, "")
+        if size.isdigit() and not size.isdecimal():
+            del os.environ[name]
     problem = _environment_error()
     if problem is not None:
         sys.stderr.write(f"error: {problem}\n")
         raise SystemExit(2)
     try:
         cli_main, caught = _import_cli()
-        problem = _unparsed_environment(caught)
+        problem = _unparsed_environment(caught) or _threading_layer_error()
         if problem is not None and not _debugging():
             sys.stderr.write(f"error: {problem}\n")
             raise SystemExit(2)

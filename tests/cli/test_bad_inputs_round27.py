@@ -1,0 +1,92 @@
+"""Bad input, the twenty-seventh independent round (issue 15): options at and past their
+boundaries, other commands' files as inputs, special output files, environments and
+interruptions.
+
+- ``NUMBA_NUM_THREADS=²`` (a Unicode digit that ``int()`` cannot read) failed inside the
+  environment check with ``ValueError`` and a traceback; ``COLUMNS=²`` and ``LINES=²`` did the
+  same inside rich, before any command ran.
+- ``NUMBA_THREADING_LAYER=tbb`` (or ``safe``) where Intel TBB is not installed passed the
+  check of the layer's name and failed at the first parallel kernel, once the command had
+  begun, as an unexpected failure: "error: ValueError: No threading layer could be loaded"
+  with exit code 1.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from refusal import check_refused, random_profiles
+
+from topicslab import io as tio
+from topicslab.datamodel import TopicSets
+
+_SRC = str(Path(tio.__file__).parents[2])
+
+
+def _console_script(args: list[str], env: dict[str, str], cwd: Path,
+                    ) -> subprocess.CompletedProcess[str]:
+    """``topicslab ARGS`` through the real entry point, with ``env`` over this environment."""
+    full = {**os.environ, "PYTHONPATH": _SRC, **env}
+    full.pop("TOPICSLAB_DEBUG", None)
+    return subprocess.run([sys.executable, "-c", "from topicslab._main import main; main()",
+                           *args], capture_output=True, text=True, env=full, check=False,
+                          cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small v2 population as Parquet."""
+    d = tmp_path_factory.mktemp("round27")
+    tio.write_sets(d / "pop.parquet",
+                   TopicSets(random_profiles(), "v2", np.arange(300, dtype=np.int64)))
+    return d
+
+
+@pytest.mark.parametrize("name", ["NUMBA_NUM_THREADS", "NUMBA_DISABLE_JIT"])
+def test_a_unicode_digit_in_a_numba_variable_is_one_line(tmp_path: Path, name: str) -> None:
+    proc = _console_script(["qif"], {name: "²"}, tmp_path)
+    check_refused(proc.stderr, proc.returncode, name)
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("name", ["COLUMNS", "LINES"])
+def test_a_unicode_digit_as_the_terminal_size_is_ignored(tmp_path: Path, name: str) -> None:
+    """rich ignores a size it cannot read as a number; '²' is such a size (not a traceback)."""
+    proc = _console_script(["qif", "--m", "0"], {name: "²"}, tmp_path)
+    check_refused(proc.stderr, proc.returncode, "--m")
+    proc = _console_script(["qif"], {name: "²"}, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Topics API capacities" in proc.stdout
+
+
+def _tbb_loads() -> bool:
+    probe = ("from numba.np.ufunc.parallel import _check_tbb_version_compatible as c; c(); "
+             "from numba.np.ufunc import tbbpool")
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True,
+                          check=False).returncode == 0
+
+
+@pytest.mark.skipif(_tbb_loads(), reason="Intel TBB is installed here: the layer loads")
+@pytest.mark.parametrize("layer", ["tbb", "safe"])
+def test_a_threading_layer_that_cannot_load_is_refused_up_front(inputs: Path, tmp_path: Path,
+                                                                layer: str) -> None:
+    out = tmp_path / "stats"
+    proc = _console_script(["stats", "--sets", str(inputs / "pop.parquet"), "--out", str(out)],
+                           {"NUMBA_THREADING_LAYER": layer}, tmp_path)
+    line = check_refused(proc.stderr, proc.returncode, "NUMBA_THREADING_LAYER")
+    assert "TBB" in line
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_threading_layer_that_loads_still_runs(inputs: Path, tmp_path: Path) -> None:
+    """Guard: a layer that can be loaded here (the workqueue always can) is not refused."""
+    out = tmp_path / "stats"
+    proc = _console_script(["stats", "--sets", str(inputs / "pop.parquet"), "--out", str(out)],
+                           {"NUMBA_THREADING_LAYER": "workqueue"}, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "q_within.json").is_file()
