@@ -9,6 +9,9 @@ interruptions.
   check of the layer's name and failed at the first parallel kernel, once the command had
   begun, as an unexpected failure: "error: ValueError: No threading layer could be loaded"
   with exit code 1.
+- ``run --users 200000000`` was refused as "the release fidelity of 2 trials x 4 weeks needs
+  about 47.7 GiB ...; use fewer --fidelity-trials": an option the user had not given, and
+  whose least value (1) cannot fit either; the population is what does not fit (``--users``).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from refusal import check_refused, random_profiles
+from refusal import check_refused, invoke_refused, random_profiles
 
 from topicslab import io as tio
 from topicslab.datamodel import TopicSets
@@ -90,3 +93,32 @@ def test_a_threading_layer_that_loads_still_runs(inputs: Path, tmp_path: Path) -
                            {"NUMBA_THREADING_LAYER": "workqueue"}, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (out / "q_within.json").is_file()
+
+
+def _available() -> int:
+    from topicslab._resources import available_memory
+
+    return available_memory() or 1 << 40
+
+
+def test_a_fidelity_check_too_large_for_its_users_names_the_users(tmp_path: Path) -> None:
+    """The users of one trial alone exceed the memory: name --users, not the trials."""
+    from refusal import invoke
+
+    # the population and its synthetic twin take ~80 bytes a user (4 weeks), the fidelity
+    # check ~240: this many users pass the first check and fail the second
+    users = str(_available() // 150)
+    invoke_refused(invoke, ["run", "--preset", "smoke", "--out", "{out}", "--users", users],
+                   tmp_path, tmp_path, "field '--users'")
+    res = invoke(["run", "--preset", "smoke", "--out", str(tmp_path / "o"), "--users", users])
+    assert "release fidelity" in res.output and "fewer --users" in res.output, res.output
+    assert "fidelity-trials" not in res.output
+
+
+def test_a_fidelity_check_of_too_many_trials_still_names_the_trials(tmp_path: Path) -> None:
+    """Guard: where the trials are what does not fit, --fidelity-trials is still named."""
+    from refusal import invoke
+
+    invoke_refused(invoke, ["run", "--preset", "smoke", "--out", "{out}",
+                            "--fidelity-trials", str(10**12)], tmp_path, tmp_path,
+                   "use fewer --fidelity-trials")

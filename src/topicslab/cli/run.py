@@ -81,7 +81,8 @@ def _check_size(preset: str, users: int | None, overrides: dict[str, Any],
                    field=option, hint=f"use fewer {option}")
     # the fidelity check's trials were unchecked: --fidelity-trials 10^18 ran the stages
     check_fidelity_size(cfg.fidelity_trials, cfg.users if users_known else 0, cfg.weeks,
-                        option="--fidelity-trials")
+                        option="--fidelity-trials", users_option="--users",
+                        users_hint="use fewer --users")
     typed = overrides.get("targets")
     if users_known and isinstance(typed, int) and typed > cfg.users:
         # clamped to the users, as reid does, but said (it was silent)
