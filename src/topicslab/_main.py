@@ -244,6 +244,7 @@ def main() -> None:
             with contextlib.suppress(ValueError, AttributeError):  # not the main thread
                 if number is not None and signal.getsignal(number) == signal.SIG_DFL:
                     signal.signal(number, signal.default_int_handler)
+        _forget_earlier_command()
         cli_main()
     except SystemExit as done:  # the command's end: a Ctrl-C while Python shuts down
         _late_interrupts(done.code)
@@ -252,9 +253,40 @@ def main() -> None:
     except KeyboardInterrupt:
         if _debugging():
             raise
-        sys.stderr.write("interrupted: topicslab stopped while starting; nothing written\n")
+        # said once: a further Ctrl-C while Python shuts down changes nothing (it ended the
+        # process by the signal, exit status -2, with no line of its own)
+        _late_interrupts(EXIT_INTERRUPTED)
+        line = _interrupted_line()
+        if line is not None:
+            sys.stderr.write(f"interrupted: {line}\n")
         sys.stderr.flush()
         raise SystemExit(EXIT_INTERRUPTED) from None
+
+
+def _forget_earlier_command() -> None:
+    """No command has begun yet in this call (a command run earlier in this process, as tests
+    do, is not the one a Ctrl-C now stops)."""
+    state = getattr(sys.modules.get("topicslab.cli._app"), "_state", None)
+    if isinstance(state, dict):
+        state.update(command=None, kept=None, interrupted_said=False)
+
+
+def _interrupted_line() -> str | None:
+    """What a Ctrl-C that reached ``main`` says: nothing when the command already said it was
+    interrupted (a second Ctrl-C while its exit unwound printed "stopped while starting;
+    nothing written" under the command's own line); once a command has begun, what it kept
+    (a Ctrl-C just after a command had written its outputs said "nothing written"); before,
+    that topicslab was starting."""
+    app = sys.modules.get("topicslab.cli._app")
+    state = getattr(app, "_state", None)
+    if isinstance(state, dict) and state.get("interrupted_said"):
+        return None
+    if isinstance(state, dict) and state.get("command"):
+        try:
+            return str(app._interruption())  # type: ignore[union-attr]
+        except Exception:  # the line is all that is left to print
+            pass
+    return "topicslab stopped while starting; nothing written"
 
 
 if __name__ == "__main__":

@@ -12,11 +12,18 @@ interruptions.
 - ``run --users 200000000`` was refused as "the release fidelity of 2 trials x 4 weeks needs
   about 47.7 GiB ...; use fewer --fidelity-trials": an option the user had not given, and
   whose least value (1) cannot fit either; the population is what does not fit (``--users``).
+- A second Ctrl-C (or kill) while the first one's clean-up removed the atomic writes'
+  temporaries left a temporary behind (``.o.parquet.XXXX.tmp`` after ``ingest``), under the
+  line "nothing written (no partial output left)".
+- A second Ctrl-C while an interrupted command's exit unwound printed a second line,
+  "interrupted: topicslab stopped while starting; nothing written", under the command's own;
+  a Ctrl-C just after a command had written its outputs said "nothing written" too.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -122,3 +129,76 @@ def test_a_fidelity_check_of_too_many_trials_still_names_the_trials(tmp_path: Pa
     invoke_refused(invoke, ["run", "--preset", "smoke", "--out", "{out}",
                             "--fidelity-trials", str(10**12)], tmp_path, tmp_path,
                    "use fewer --fidelity-trials")
+
+
+@pytest.mark.parametrize("kind", ["atomic_path", "atomic_paths", "atomic_dir"])
+def test_a_second_ctrl_c_during_the_clean_up_leaves_no_temporary(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    from topicslab import _atomic
+
+    real = _atomic._full_disk
+
+    def second_ctrl_c(exc: BaseException, final: Path) -> OSError | None:
+        signal.raise_signal(signal.SIGINT)  # Python's handler: KeyboardInterrupt right here
+        return real(exc, final)
+
+    monkeypatch.setattr(_atomic, "_full_disk", second_ctrl_c)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            if kind == "atomic_path":
+                with _atomic.atomic_path(tmp_path / "o.parquet") as tmp:
+                    tmp.write_text("x")
+                    raise KeyboardInterrupt
+            elif kind == "atomic_paths":
+                with _atomic.atomic_paths([tmp_path / "a.csv", tmp_path / "b.csv"]) as tmps:
+                    tmps[0].write_text("x")
+                    raise KeyboardInterrupt
+            else:
+                with _atomic.atomic_dir(tmp_path / "d") as tmp:
+                    (tmp / "f.json").write_text("{}")
+                    raise KeyboardInterrupt
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert list(tmp_path.iterdir()) == []
+
+
+_UNWINDING = """
+import topicslab.cli
+from topicslab.cli import _app
+def done():
+    _app._state.update(command="convert", kept=None, interrupted_said=False)
+    {body}
+    raise KeyboardInterrupt
+topicslab.cli.main = done
+from topicslab._main import main
+main()
+"""
+
+
+def _unwinding(body: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": _SRC}
+    env.pop("TOPICSLAB_DEBUG", None)
+    return subprocess.run([sys.executable, "-c", _UNWINDING.format(body=body), "convert"],
+                          capture_output=True, text=True, env=env, check=False, cwd=cwd)
+
+
+def test_a_second_ctrl_c_while_the_command_exits_adds_no_line(tmp_path: Path) -> None:
+    """The command said it was interrupted; a second Ctrl-C while its exit unwinds (here:
+    raised after the line) ends the same way, with that one line."""
+    proc = _unwinding("_app.OneLineErrors._print_interrupted()", tmp_path)
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert proc.returncode == 130, proc.stderr
+    assert lines == ["interrupted: convert stopped; nothing written (no partial output left)"]
+
+
+def test_a_ctrl_c_after_the_outputs_were_written_names_them(tmp_path: Path) -> None:
+    """A Ctrl-C that reaches the entry point once the command has written its output: the
+    line names the complete output, not "stopped while starting; nothing written"."""
+    proc = _unwinding("from topicslab._atomic import write_text_atomic; "
+                      "write_text_atomic('o.txt', 'x')", tmp_path)
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert proc.returncode == 130, proc.stderr
+    assert lines == ["interrupted: convert stopped; kept the complete o.txt; nothing "
+                     "half-written"], lines
+    assert (tmp_path / "o.txt").read_text() == "x"

@@ -41,7 +41,8 @@ MAX_SEED = 2**63 - 1
 
 #: what the group callback learnt of this invocation: --debug, the command's name and what
 #: the command keeps when interrupted (``on_interrupt``)
-_state: dict[str, Any] = {"debug": False, "command": None, "kept": None}
+_state: dict[str, Any] = {"debug": False, "command": None, "kept": None,
+                         "interrupted_said": False}
 
 InterruptNote = str | Callable[[], str | None]
 
@@ -238,7 +239,7 @@ class OneLineErrors(TyperGroup):
         extra["windows_expand_args"] = windows_expand_args
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
-        _state.update(debug=False, command=None, kept=None)
+        _state.update(debug=False, command=None, kept=None, interrupted_said=False)
         sys.exit(self._run(args, prog_name, complete_var, **extra))
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
@@ -350,6 +351,7 @@ class OneLineErrors(TyperGroup):
         from topicslab._progress import close_bars
 
         close_bars()
+        _state["interrupted_said"] = True  # (a second Ctrl-C while exiting: no second line)
         try:
             err.print(f"[yellow]interrupted:[/] {escape(_interruption())}",
                       highlight=False, soft_wrap=True)
