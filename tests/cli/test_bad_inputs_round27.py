@@ -18,6 +18,8 @@ interruptions.
 - A second Ctrl-C while an interrupted command's exit unwound printed a second line,
   "interrupted: topicslab stopped while starting; nothing written", under the command's own;
   a Ctrl-C just after a command had written its outputs said "nothing written" too.
+- A Ctrl-C while Typer parsed the arguments (about 0.35 s after the start, as it imports
+  pydantic) ended with exit code 130 and no line at all: Typer turns it into ``Exit(130)``.
 """
 
 from __future__ import annotations
@@ -202,3 +204,19 @@ def test_a_ctrl_c_after_the_outputs_were_written_names_them(tmp_path: Path) -> N
     assert lines == ["interrupted: convert stopped; kept the complete o.txt; nothing "
                      "half-written"], lines
     assert (tmp_path / "o.txt").read_text() == "x"
+
+
+def test_a_ctrl_c_while_the_arguments_are_parsed_says_so(monkeypatch: pytest.MonkeyPatch,
+                                                          ) -> None:
+    from refusal import invoke
+
+    from topicslab.cli._app import OneLineErrors
+
+    def interrupted(*_args: object, **_kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(OneLineErrors, "make_context", interrupted)
+    res = invoke(["qif"])
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert res.exit_code == 130, res.output
+    assert len(lines) == 1 and lines[0].startswith("interrupted: topicslab stopped; "), lines

@@ -344,7 +344,12 @@ class OneLineErrors(TyperGroup):
                         "(rerun with topicslab --debug for the traceback)")
             return EXIT_FAILURE
         # standalone_mode=False returns the code of an explicit Exit (--help: 0)
-        return rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
+        code = rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
+        if code == EXIT_INTERRUPTED and not _state.get("interrupted_said"):
+            # a Ctrl-C while Typer parsed the arguments (it imports pydantic then), before
+            # the command began: Typer turns it into Exit(130), which ended with no line
+            self._print_interrupted()
+        return code
 
     @staticmethod
     def _print_interrupted() -> None:
