@@ -20,6 +20,9 @@ interruptions.
   a Ctrl-C just after a command had written its outputs said "nothing written" too.
 - A Ctrl-C while Typer parsed the arguments (about 0.35 s after the start, as it imports
   pydantic) ended with exit code 130 and no line at all: Typer turns it into ``Exit(130)``.
+- ``reid --targets ²`` failed as "error: ValueError: invalid literal for int()" (exit code 1).
+- ``disclosure --script`` read ``! wait ３`` (full-width digit) as 3: every other reader of
+  files takes ASCII digits only (round 24: population parameters, CSV ids).
 """
 
 from __future__ import annotations
@@ -220,3 +223,22 @@ def test_a_ctrl_c_while_the_arguments_are_parsed_says_so(monkeypatch: pytest.Mon
     lines = [ln for ln in res.output.splitlines() if ln.strip()]
     assert res.exit_code == 130, res.output
     assert len(lines) == 1 and lines[0].startswith("interrupted: topicslab stopped; "), lines
+
+
+def test_a_unicode_digit_as_targets_is_refused(inputs: Path, tmp_path: Path) -> None:
+    from refusal import invoke
+
+    invoke_refused(invoke, ["reid", "--sets", "{in}/pop.parquet", "--targets", "²",
+                            "--trials", "1", "--no-progress"], inputs, tmp_path, "--targets")
+
+
+def test_a_script_wait_in_other_digits_is_refused(tmp_path: Path) -> None:
+    from refusal import invoke
+
+    script = tmp_path / "s.txt"
+    script.write_text("! probe: a.com\n! wait \uff13\nhttps://x.com\n", encoding="utf-8")
+    res = invoke(["disclosure", "--script", str(script)])
+    line = check_refused(res.output, res.exit_code, "row 2, field 'wait'")
+    assert str(script) in line
+    script.write_text("! probe: a.com\n! wait 3\nhttps://x.com\n", encoding="utf-8")
+    assert invoke(["disclosure", "--script", str(script)]).exit_code == 0  # (guard)
