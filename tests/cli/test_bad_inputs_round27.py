@@ -242,3 +242,31 @@ def test_a_script_wait_in_other_digits_is_refused(tmp_path: Path) -> None:
     assert str(script) in line
     script.write_text("! probe: a.com\n! wait 3\nhttps://x.com\n", encoding="utf-8")
     assert invoke(["disclosure", "--script", str(script)]).exit_code == 0  # (guard)
+
+
+def test_an_interrupted_run_tells_its_stages_from_an_earlier_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    import topicslab.experiment
+    from refusal import invoke
+
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "stages.json").write_text(json.dumps(
+        {name: {"key": "0" * 16, "summary": {}} for name in ("population", "dp_statistics",
+                                                             "fit")}))
+
+    def interrupted(*_args: object, log: object = None, **_kwargs: object) -> None:
+        assert callable(log)
+        log("population: running")
+        log("population: 0.5 s")  # this run's population (its record replaced the old one)
+        log("dp_statistics: running")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(topicslab.experiment, "run", interrupted)
+    res = invoke(["run", "--preset", "smoke", "--out", str(out), "-q"])
+    assert res.exit_code == 130, res.output
+    line = [ln for ln in res.output.splitlines() if ln.startswith("interrupted:")][0]
+    assert "(population); the same command continues from them" in line, line
+    assert "dp_statistics, fit are an earlier run's" in line, line
