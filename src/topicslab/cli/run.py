@@ -24,12 +24,8 @@ from topicslab.cli.model import MAX_STEPS, check_fidelity_size
 from topicslab.errors import InputError
 
 
-def _stages_kept(out_dir: Path, this_run: Sequence[str] | None = None) -> str:
-    """What an interrupted run leaves: the stages it finished or reused (``this_run``; all
-    recorded ones when ``None``) and those an earlier run recorded, which the same command
-    reuses only where that run's options were the same (an interrupted ``--seed 1`` over a
-    finished ``--seed 0`` run listed the old fit, sample, ... as stages it would continue
-    from)."""
+def _stage_records(out_dir: Path) -> dict[str, Any]:
+    """The finished stages' records in ``OUT/stages.json`` (none when unreadable)."""
     import json
 
     try:
@@ -38,9 +34,24 @@ def _stages_kept(out_dir: Path, this_run: Sequence[str] | None = None) -> str:
         record = {}
     # a record edited by hand (a number or null: TypeError and a traceback on Ctrl-C; text:
     # its letters listed as stages) holds no finished stage
-    finished = ([name for name, stage in record.items() if isinstance(stage, dict)]
-                if isinstance(record, dict) else [])
-    ours = [name for name in finished if this_run is None or name in this_run]
+    return ({name: stage for name, stage in record.items() if isinstance(stage, dict)}
+            if isinstance(record, dict) else {})
+
+
+def _stages_kept(out_dir: Path, this_run: Sequence[str] | None = None,
+                 before: dict[str, Any] | None = None) -> str:
+    """What an interrupted run leaves: the stages it finished or reused (``this_run``, and
+    those whose record changed since ``before``; every recorded one when both are ``None``)
+    and those an earlier run recorded, which the same command reuses only where that run's
+    options were the same (an interrupted ``--seed 1`` over a finished ``--seed 0`` run
+    listed the old fit, sample, ... as stages it would continue from)."""
+    records = _stage_records(out_dir)
+    finished = list(records)
+    if this_run is None and before is None:
+        ours = finished
+    else:
+        ours = [name for name in finished if name in (this_run or ())
+                or records[name] != (before or {}).get(name)]
     earlier = [name for name in finished if name not in ours]
     if not ours:
         line = "no stage had finished (the same command starts over)"
@@ -338,7 +349,8 @@ def run(
             done.append(stage.group(1))
         err.print(f"[dim]·[/] {escape(msg)}", highlight=False)
 
-    on_interrupt(lambda: _stages_kept(out_dir, done))
+    before = _stage_records(out_dir)
+    on_interrupt(lambda: _stages_kept(out_dir, done, before))
     # two runs into one --out at once mixed their stages (the report and release of one,
     # the model of the other): the second is refused while the first holds the directory
     with no_new_empty_dirs(out_dir), exclusive_dir(out_dir, "--out"):
