@@ -270,3 +270,16 @@ def test_an_interrupted_run_tells_its_stages_from_an_earlier_runs(
     line = [ln for ln in res.output.splitlines() if ln.startswith("interrupted:")][0]
     assert "(population); the same command continues from them" in line, line
     assert "dp_statistics, fit are an earlier run's" in line, line
+
+
+def test_attack_train_into_its_shard_directory_is_refused(inputs: Path, tmp_path: Path
+                                                          ) -> None:
+    from refusal import invoke
+
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    tio.write_sets(shards / "s.tfrecord", TopicSets(random_profiles(), "v2",
+                                                     np.arange(300, dtype=np.int64)), shards=2)
+    invoke_refused(invoke, ["attack-train", "--sets", str(shards), "--out", str(shards / "a"),
+                            "--epochs", "0", "--no-progress"], shards, inputs,
+                   "lies inside the input --sets")
