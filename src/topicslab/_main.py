@@ -10,6 +10,7 @@ can catch that ``KeyboardInterrupt`` and end as every interrupted command does: 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import re
 import sys
@@ -107,9 +108,7 @@ def _threading_layer_error() -> str | None:
                 from numba.np.ufunc.parallel import _check_tbb_version_compatible
 
                 _check_tbb_version_compatible()
-                from numba.np.ufunc import tbbpool  # noqa: F401
-            else:
-                from numba.np.ufunc import omppool  # noqa: F401
+            importlib.import_module(f"numba.np.ufunc.{library}pool")
         except ImportError:
             continue
         return None

@@ -248,8 +248,9 @@ def test_an_interrupted_run_tells_its_stages_from_an_earlier_runs(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import json
 
-    import topicslab.experiment
     from refusal import invoke
+
+    import topicslab.experiment
 
     out = tmp_path / "run"
     out.mkdir()
@@ -267,7 +268,7 @@ def test_an_interrupted_run_tells_its_stages_from_an_earlier_runs(
     monkeypatch.setattr(topicslab.experiment, "run", interrupted)
     res = invoke(["run", "--preset", "smoke", "--out", str(out), "-q"])
     assert res.exit_code == 130, res.output
-    line = [ln for ln in res.output.splitlines() if ln.startswith("interrupted:")][0]
+    line = next(ln for ln in res.output.splitlines() if ln.startswith("interrupted:"))
     assert "(population); the same command continues from them" in line, line
     assert "dp_statistics, fit are an earlier run's" in line, line
 
