@@ -289,8 +289,9 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         _give_usual_mode(tmp, 0o666)
         os.replace(tmp, final)
     except BaseException as exc:
-        full = _full_disk(exc, final)
-        _remove(tmp)
+        with interrupts_deferred():  # (a second Ctrl-C here left the temporary behind)
+            full = _full_disk(exc, final)
+            _remove(tmp)
         if full is not None:
             raise full from exc
         denied = _denied(exc, final, [tmp])
@@ -336,9 +337,10 @@ def atomic_paths(paths: Sequence[str | os.PathLike[str]],
             # interrupted command's line must say so (it said "nothing written")
             _completed.extend(f.absolute() for f in finals)
     except BaseException as exc:
-        full = _full_disk(exc, finals[0]) if finals else None
-        for tmp in tmps:
-            _remove(tmp)
+        with interrupts_deferred():  # (a second Ctrl-C here left temporaries behind)
+            full = _full_disk(exc, finals[0]) if finals else None
+            for tmp in tmps:
+                _remove(tmp)
         if full is not None:
             raise full from exc
         denied = _denied(exc, finals[0], tmps) if finals else None
@@ -410,8 +412,9 @@ def atomic_dir(path: str | os.PathLike[str], owned: Sequence[str] = ()) -> Itera
                 os.rename(tmp, final)
             _completed.append(final.absolute())  # before a held-back Ctrl-C is delivered
     except BaseException as exc:
-        full = _full_disk(exc, final)
-        _remove(tmp)
+        with interrupts_deferred():  # (a second Ctrl-C here left the temporary behind)
+            full = _full_disk(exc, final)
+            _remove(tmp)
         if full is not None:
             raise full from exc
         denied = _denied(exc, final, [tmp])

@@ -10,6 +10,7 @@ can catch that ``KeyboardInterrupt`` and end as every interrupted command does: 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import re
 import sys
@@ -60,7 +61,8 @@ def _environment_error() -> str | None:
         return (f"environment variable TOPICSLAB_DEBUG={debug!r} must be 1 (show tracebacks) "
                 "or 0; unset it or fix it")
     threads = os.environ.get("NUMBA_NUM_THREADS")
-    if threads is not None and not (threads.strip().isdigit() and int(threads) > 0):
+    # isdecimal, not isdigit: '²' is a digit that int() cannot read (a traceback here)
+    if threads is not None and not (threads.strip().isdecimal() and int(threads) > 0):
         return (f"environment variable NUMBA_NUM_THREADS={threads!r} must be a positive "
                 "integer; unset it or fix it")
     layer = os.environ.get("NUMBA_THREADING_LAYER")
@@ -80,10 +82,40 @@ def _environment_error() -> str | None:
     for name in ("NUMBA_DISABLE_JIT", "NUMBA_BOUNDSCHECK"):
         # numba reads these as integers and, failing, prints a warning with a traceback
         value = os.environ.get(name)
-        if value is not None and value.strip() != "" and not value.strip().isdigit():
+        if value is not None and value.strip() != "" and not value.strip().isdecimal():
             return (f"environment variable {name}={value!r} must be 0 or 1; unset it or fix "
                     "it")
     return None
+
+
+#: the libraries each named threading layer can load (numba's _launch_threads; "default" and
+#: "forksafe" fall back on the workqueue, which is always there)
+_LAYER_LIBRARIES = {"tbb": ("tbb",), "safe": ("tbb",), "omp": ("omp",),
+                    "threadsafe": ("tbb", "omp")}
+
+
+def _threading_layer_error() -> str | None:
+    """NUMBA_THREADING_LAYER naming a layer whose library is not installed here (tbb, safe:
+    Intel TBB): numba refused it only at the first parallel kernel, as an unexpected failure
+    (exit 1) after the work had begun; ``None`` when the layer can be loaded. Called once
+    numba is imported."""
+    layer = os.environ.get("NUMBA_THREADING_LAYER")
+    if layer not in _LAYER_LIBRARIES:
+        return None
+    for library in _LAYER_LIBRARIES[layer]:
+        try:
+            if library == "tbb":
+                from numba.np.ufunc.parallel import _check_tbb_version_compatible
+
+                _check_tbb_version_compatible()
+            importlib.import_module(f"numba.np.ufunc.{library}pool")
+        except ImportError:
+            continue
+        return None
+    needs = " or ".join({"tbb": "Intel TBB (pip install tbb)", "omp": "OpenMP"}[x]
+                        for x in _LAYER_LIBRARIES[layer])
+    return (f"environment variable NUMBA_THREADING_LAYER={layer!r} needs {needs}, which "
+            "cannot be loaded here; unset it or use NUMBA_THREADING_LAYER=workqueue")
 
 
 def _numba_cache_error(exc: RuntimeError) -> str | None:
@@ -176,17 +208,24 @@ def _exit_now(code: object) -> None:
 def main() -> None:
     """Run ``topicslab.cli.main``; a Ctrl-C before it takes over ends with one line."""
     columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) == 0:
+    if columns.isdecimal() and int(columns) == 0:
         # COLUMNS=0 ("no width known", as Python's shutil.get_terminal_size reads it) made
         # rich print to a console 0 columns wide: nothing at all, not even the error line
         del os.environ["COLUMNS"]
+    for name in ("COLUMNS", "LINES"):
+        # rich reads a value that isdigit() as int() when its console is made: '²' is a digit
+        # int() cannot read, a traceback before any command; rich ignores other text, so this
+        # is ignored the same way
+        size = os.environ.get(name, "")
+        if size.isdigit() and not size.isdecimal():
+            del os.environ[name]
     problem = _environment_error()
     if problem is not None:
         sys.stderr.write(f"error: {problem}\n")
         raise SystemExit(2)
     try:
         cli_main, caught = _import_cli()
-        problem = _unparsed_environment(caught)
+        problem = _unparsed_environment(caught) or _threading_layer_error()
         if problem is not None and not _debugging():
             sys.stderr.write(f"error: {problem}\n")
             raise SystemExit(2)
@@ -204,6 +243,7 @@ def main() -> None:
             with contextlib.suppress(ValueError, AttributeError):  # not the main thread
                 if number is not None and signal.getsignal(number) == signal.SIG_DFL:
                     signal.signal(number, signal.default_int_handler)
+        _forget_earlier_command()
         cli_main()
     except SystemExit as done:  # the command's end: a Ctrl-C while Python shuts down
         _late_interrupts(done.code)
@@ -212,9 +252,40 @@ def main() -> None:
     except KeyboardInterrupt:
         if _debugging():
             raise
-        sys.stderr.write("interrupted: topicslab stopped while starting; nothing written\n")
+        # said once: a further Ctrl-C while Python shuts down changes nothing (it ended the
+        # process by the signal, exit status -2, with no line of its own)
+        _late_interrupts(EXIT_INTERRUPTED)
+        line = _interrupted_line()
+        if line is not None:
+            sys.stderr.write(f"interrupted: {line}\n")
         sys.stderr.flush()
         raise SystemExit(EXIT_INTERRUPTED) from None
+
+
+def _forget_earlier_command() -> None:
+    """No command has begun yet in this call (a command run earlier in this process, as tests
+    do, is not the one a Ctrl-C now stops)."""
+    state = getattr(sys.modules.get("topicslab.cli._app"), "_state", None)
+    if isinstance(state, dict):
+        state.update(command=None, kept=None, interrupted_said=False)
+
+
+def _interrupted_line() -> str | None:
+    """What a Ctrl-C that reached ``main`` says: nothing when the command already said it was
+    interrupted (a second Ctrl-C while its exit unwound printed "stopped while starting;
+    nothing written" under the command's own line); once a command has begun, what it kept
+    (a Ctrl-C just after a command had written its outputs said "nothing written"); before,
+    that topicslab was starting."""
+    app = sys.modules.get("topicslab.cli._app")
+    state = getattr(app, "_state", None)
+    if isinstance(state, dict) and state.get("interrupted_said"):
+        return None
+    if isinstance(state, dict) and state.get("command"):
+        try:
+            return str(app._interruption())  # type: ignore[union-attr]
+        except Exception:  # the line is all that is left to print
+            pass
+    return "topicslab stopped while starting; nothing written"
 
 
 if __name__ == "__main__":

@@ -125,7 +125,8 @@ class ReidProtocol:
         t = self.targets
         if isinstance(t, str):
             word = t.strip().lower()
-            t = "all" if word == "all" else (int(word) if word.isdigit() else t)
+            # isdecimal, not isdigit: '²' is a digit int() cannot read (exit code 1)
+            t = "all" if word == "all" else (int(word) if word.isdecimal() else t)
         if t != "all":
             if isinstance(t, str):
                 raise refuse(f"targets must be a positive integer or 'all', got {t!r}",

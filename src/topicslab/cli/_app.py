@@ -41,7 +41,8 @@ MAX_SEED = 2**63 - 1
 
 #: what the group callback learnt of this invocation: --debug, the command's name and what
 #: the command keeps when interrupted (``on_interrupt``)
-_state: dict[str, Any] = {"debug": False, "command": None, "kept": None}
+_state: dict[str, Any] = {"debug": False, "command": None, "kept": None,
+                         "interrupted_said": False}
 
 InterruptNote = str | Callable[[], str | None]
 
@@ -238,7 +239,7 @@ class OneLineErrors(TyperGroup):
         extra["windows_expand_args"] = windows_expand_args
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
-        _state.update(debug=False, command=None, kept=None)
+        _state.update(debug=False, command=None, kept=None, interrupted_said=False)
         sys.exit(self._run(args, prog_name, complete_var, **extra))
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
@@ -343,13 +344,19 @@ class OneLineErrors(TyperGroup):
                         "(rerun with topicslab --debug for the traceback)")
             return EXIT_FAILURE
         # standalone_mode=False returns the code of an explicit Exit (--help: 0)
-        return rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
+        code = rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
+        if code == EXIT_INTERRUPTED and not _state.get("interrupted_said"):
+            # a Ctrl-C while Typer parsed the arguments (it imports pydantic then), before
+            # the command began: Typer turns it into Exit(130), which ended with no line
+            self._print_interrupted()
+        return code
 
     @staticmethod
     def _print_interrupted() -> None:
         from topicslab._progress import close_bars
 
         close_bars()
+        _state["interrupted_said"] = True  # (a second Ctrl-C while exiting: no second line)
         try:
             err.print(f"[yellow]interrupted:[/] {escape(_interruption())}",
                       highlight=False, soft_wrap=True)

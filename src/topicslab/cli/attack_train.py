@@ -40,7 +40,7 @@ def attack_train(
     """Train the learned re-identification attack (asymmetric attack + learned terms)."""
     import dataclasses
 
-    from topicslab._paths import check_output_dir
+    from topicslab._paths import check_output_dir, refuse_overwriting_inputs
     from topicslab.api import Mechanism
     from topicslab.attacks.learned import (
         LearnedAttackConfig,
@@ -51,6 +51,9 @@ def attack_train(
     from topicslab.attacks.protocol import check_call_weeks
 
     check_output_dir(out_dir, "--out", "attack")
+    # (inside a shard directory given as --sets it was written there, as no other command
+    # writes into its input)
+    refuse_overwriting_inputs([("--out", out_dir)], [("--sets", sets_path)])
     device = resolve_device(device)  # before reading the data
     r = check_call_weeks(weeks, lookback)
     try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +24,8 @@ from topicslab.cli.model import MAX_STEPS, check_fidelity_size
 from topicslab.errors import InputError
 
 
-def _stages_kept(out_dir: Path) -> str:
-    """What an interrupted run leaves: the stages it (or an earlier run) finished."""
+def _stage_records(out_dir: Path) -> dict[str, Any]:
+    """The finished stages' records in ``OUT/stages.json`` (none when unreadable)."""
     import json
 
     try:
@@ -32,12 +34,34 @@ def _stages_kept(out_dir: Path) -> str:
         record = {}
     # a record edited by hand (a number or null: TypeError and a traceback on Ctrl-C; text:
     # its letters listed as stages) holds no finished stage
-    finished = ([name for name, stage in record.items() if isinstance(stage, dict)]
-                if isinstance(record, dict) else [])
-    if not finished:
-        return "no stage had finished (the same command starts over)"
-    return (f"finished stages kept in {out_dir} ({', '.join(finished)}); the same command "
-            "continues from them")
+    return ({name: stage for name, stage in record.items() if isinstance(stage, dict)}
+            if isinstance(record, dict) else {})
+
+
+def _stages_kept(out_dir: Path, this_run: Sequence[str] | None = None,
+                 before: dict[str, Any] | None = None) -> str:
+    """What an interrupted run leaves: the stages it finished or reused (``this_run``, and
+    those whose record changed since ``before``; every recorded one when both are ``None``)
+    and those an earlier run recorded, which the same command reuses only where that run's
+    options were the same (an interrupted ``--seed 1`` over a finished ``--seed 0`` run
+    listed the old fit, sample, ... as stages it would continue from)."""
+    records = _stage_records(out_dir)
+    finished = list(records)
+    if this_run is None and before is None:
+        ours = finished
+    else:
+        ours = [name for name in finished if name in (this_run or ())
+                or records[name] != (before or {}).get(name)]
+    earlier = [name for name in finished if name not in ours]
+    if not ours:
+        line = "no stage had finished (the same command starts over)"
+    else:
+        line = (f"finished stages kept in {out_dir} ({', '.join(ours)}); the same command "
+                "continues from them")
+    if earlier:
+        line += (f"; {', '.join(earlier)} {'is' if len(earlier) == 1 else 'are'} an earlier "
+                 "run's, reused only if that run's options were the same")
+    return line
 
 
 #: bytes the learned section keeps per target and trial: the success of its four attacks
@@ -81,7 +105,8 @@ def _check_size(preset: str, users: int | None, overrides: dict[str, Any],
                    field=option, hint=f"use fewer {option}")
     # the fidelity check's trials were unchecked: --fidelity-trials 10^18 ran the stages
     check_fidelity_size(cfg.fidelity_trials, cfg.users if users_known else 0, cfg.weeks,
-                        option="--fidelity-trials")
+                        option="--fidelity-trials", users_option="--users",
+                        users_hint="use fewer --users")
     typed = overrides.get("targets")
     if users_known and isinstance(typed, int) and typed > cfg.users:
         # clamped to the users, as reid does, but said (it was silent)
@@ -316,7 +341,16 @@ def run(
                 out_dir=out_dir, stats_dir=stats)
     # every stage's artefacts are all-or-nothing and recorded once complete, so Ctrl-C keeps
     # the finished stages and the same command carries on from them
-    on_interrupt(lambda: _stages_kept(out_dir))
+    done: list[str] = []  # the stages this run finished or reused, from its log lines
+
+    def log(msg: str) -> None:
+        stage = re.fullmatch(r"(\w+): (?:cached|\d+(?:\.\d+)? s)", msg)
+        if stage:
+            done.append(stage.group(1))
+        err.print(f"[dim]·[/] {escape(msg)}", highlight=False)
+
+    before = _stage_records(out_dir)
+    on_interrupt(lambda: _stages_kept(out_dir, done, before))
     # two runs into one --out at once mixed their stages (the report and release of one,
     # the model of the other): the second is refused while the first holds the directory
     with no_new_empty_dirs(out_dir), exclusive_dir(out_dir, "--out"):
@@ -324,7 +358,7 @@ def run(
                              sets_taxonomy=taxonomy,
                              stats_dir=stats, overrides=overrides, progress=not quiet,
                              cache=not no_cache,
-                             log=lambda msg: err.print(f"[dim]·[/] {escape(msg)}", highlight=False))
+                             log=log)
     t = Table(title=f"topicslab run --preset {preset}")
     t.add_column("", no_wrap=True)
     t.add_column("value (fidelity: population → synthetic, gap ± 95%)", justify="right")

@@ -166,7 +166,8 @@ def parse_script(text: str, *, file: str | None = None) -> Script:
             wait = _WAIT.match(stripped)
             if wait:
                 arg = (wait.group(1) or "").strip()
-                if not re.fullmatch(r"\d+", arg):
+                # ASCII digits, as every reader of files takes (r"\d" took '３', full width)
+                if not re.fullmatch(r"[0-9]+", arg):
                     raise InputError(f"'! wait' needs a non-negative integer number of "
                                      f"seconds, got {arg!r}", file=file, row=row,
                                      field="wait")
