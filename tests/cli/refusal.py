@@ -6,6 +6,9 @@ Shared by the rounds of bad inputs (tests/cli/test_bad_inputs*.py); imported as 
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -98,3 +101,27 @@ def refusal_test(cases: list[tuple[str, list[str], str]]) -> Callable[..., None]
         invoke_refused(invoke, args, inputs, work, named)
 
     return test_bad_input_is_refused
+
+
+def console_script(args: list[str], env: dict[str, str], cwd: Path,
+                   ) -> subprocess.CompletedProcess[str]:
+    """``topicslab ARGS`` through the real entry point (a subprocess: environment variables,
+    encodings and signals matter), with ``env`` over this environment and this checkout's
+    package first on the path."""
+    from topicslab import io as tio
+
+    full = {**os.environ, "PYTHONPATH": str(Path(tio.__file__).parents[2]), **env}
+    full.pop("TOPICSLAB_DEBUG", None)
+    return subprocess.run([sys.executable, "-c", "from topicslab._main import main; main()",
+                           *args], capture_output=True, text=True, env=full, check=False,
+                          cwd=cwd)
+
+
+def small_population(directory: Path) -> Path:
+    """``directory`` with ``pop.parquet``: the 300 random profiles as a v2 population."""
+    from topicslab import io as tio
+    from topicslab.datamodel import TopicSets
+
+    tio.write_sets(directory / "pop.parquet",
+                   TopicSets(random_profiles(), "v2", np.arange(300, dtype=np.int64)))
+    return directory

@@ -18,47 +18,29 @@ paths, environments, odd encodings and interruptions.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from refusal import check_refused, invoke, random_profiles
+from refusal import check_refused, console_script, invoke, random_profiles, small_population
 
 from topicslab import io as tio
 from topicslab.datamodel import TopicSets
-
-_SRC = str(Path(tio.__file__).parents[2])
-
-
-def _console_script(args: list[str], env: dict[str, str], cwd: Path,
-                    ) -> subprocess.CompletedProcess[str]:
-    """``topicslab ARGS`` through the real entry point, with ``env`` over this environment."""
-    full = {**os.environ, "PYTHONPATH": _SRC, **env}
-    full.pop("TOPICSLAB_DEBUG", None)
-    return subprocess.run([sys.executable, "-c", "from topicslab._main import main; main()",
-                           *args], capture_output=True, text=True, env=full, check=False,
-                          cwd=cwd)
 
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small v2 population as Parquet."""
-    d = tmp_path_factory.mktemp("round26")
-    tio.write_sets(d / "pop.parquet",
-                   TopicSets(random_profiles(), "v2", np.arange(300, dtype=np.int64)))
-    return d
+    return small_population(tmp_path_factory.mktemp("round26"))
 
 
 def test_columns_zero_still_prints_the_error_line(tmp_path: Path) -> None:
-    proc = _console_script(["qif", "--m", "0"], {"COLUMNS": "0"}, tmp_path)
+    proc = console_script(["qif", "--m", "0"], {"COLUMNS": "0"}, tmp_path)
     check_refused(proc.stderr, proc.returncode, "--m")
 
 
 def test_columns_zero_still_prints_the_output(tmp_path: Path) -> None:
-    proc = _console_script(["qif"], {"COLUMNS": "0"}, tmp_path)
+    proc = console_script(["qif"], {"COLUMNS": "0"}, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "Topics API capacities" in proc.stdout
 
@@ -67,7 +49,7 @@ def test_a_terminal_that_cannot_show_the_output_is_refused_before_the_work(
         inputs: Path, tmp_path: Path) -> None:
     target = tmp_path / "o.csv"
     target.write_text("an older file\n")
-    proc = _console_script(["convert", str(inputs / "pop.parquet"), str(target)],
+    proc = console_script(["convert", str(inputs / "pop.parquet"), str(target)],
                            {"PYTHONIOENCODING": "ascii"}, tmp_path)
     check_refused(proc.stderr, proc.returncode, "PYTHONIOENCODING")
     assert target.read_text() == "an older file\n"
@@ -77,7 +59,7 @@ def test_a_terminal_that_cannot_show_the_output_is_refused_before_the_work(
 def test_a_terminal_that_replaces_what_it_cannot_show_is_not_refused(
         inputs: Path, tmp_path: Path) -> None:
     """The guard: ``ascii:replace`` shows every line (with ``?``), so the command runs."""
-    proc = _console_script(["convert", str(inputs / "pop.parquet"), str(tmp_path / "o.csv")],
+    proc = console_script(["convert", str(inputs / "pop.parquet"), str(tmp_path / "o.csv")],
                            {"PYTHONIOENCODING": "ascii:replace"}, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "wrote 300 users ? 4 weeks" in proc.stdout

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from refusal import check_refused, invoke_refused, random_profiles
+from refusal import check_refused, console_script, invoke_refused, random_profiles, small_population
 
 from topicslab import io as tio
 from topicslab.datamodel import TopicSets
@@ -43,28 +43,15 @@ from topicslab.datamodel import TopicSets
 _SRC = str(Path(tio.__file__).parents[2])
 
 
-def _console_script(args: list[str], env: dict[str, str], cwd: Path,
-                    ) -> subprocess.CompletedProcess[str]:
-    """``topicslab ARGS`` through the real entry point, with ``env`` over this environment."""
-    full = {**os.environ, "PYTHONPATH": _SRC, **env}
-    full.pop("TOPICSLAB_DEBUG", None)
-    return subprocess.run([sys.executable, "-c", "from topicslab._main import main; main()",
-                           *args], capture_output=True, text=True, env=full, check=False,
-                          cwd=cwd)
-
-
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small v2 population as Parquet."""
-    d = tmp_path_factory.mktemp("round27")
-    tio.write_sets(d / "pop.parquet",
-                   TopicSets(random_profiles(), "v2", np.arange(300, dtype=np.int64)))
-    return d
+    return small_population(tmp_path_factory.mktemp("round27"))
 
 
 @pytest.mark.parametrize("name", ["NUMBA_NUM_THREADS", "NUMBA_DISABLE_JIT"])
 def test_a_unicode_digit_in_a_numba_variable_is_one_line(tmp_path: Path, name: str) -> None:
-    proc = _console_script(["qif"], {name: "²"}, tmp_path)
+    proc = console_script(["qif"], {name: "²"}, tmp_path)
     check_refused(proc.stderr, proc.returncode, name)
     assert not list(tmp_path.iterdir())
 
@@ -72,9 +59,9 @@ def test_a_unicode_digit_in_a_numba_variable_is_one_line(tmp_path: Path, name: s
 @pytest.mark.parametrize("name", ["COLUMNS", "LINES"])
 def test_a_unicode_digit_as_the_terminal_size_is_ignored(tmp_path: Path, name: str) -> None:
     """rich ignores a size it cannot read as a number; '²' is such a size (not a traceback)."""
-    proc = _console_script(["qif", "--m", "0"], {name: "²"}, tmp_path)
+    proc = console_script(["qif", "--m", "0"], {name: "²"}, tmp_path)
     check_refused(proc.stderr, proc.returncode, "--m")
-    proc = _console_script(["qif"], {name: "²"}, tmp_path)
+    proc = console_script(["qif"], {name: "²"}, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "Topics API capacities" in proc.stdout
 
@@ -91,7 +78,7 @@ def _tbb_loads() -> bool:
 def test_a_threading_layer_that_cannot_load_is_refused_up_front(inputs: Path, tmp_path: Path,
                                                                 layer: str) -> None:
     out = tmp_path / "stats"
-    proc = _console_script(["stats", "--sets", str(inputs / "pop.parquet"), "--out", str(out)],
+    proc = console_script(["stats", "--sets", str(inputs / "pop.parquet"), "--out", str(out)],
                            {"NUMBA_THREADING_LAYER": layer}, tmp_path)
     line = check_refused(proc.stderr, proc.returncode, "NUMBA_THREADING_LAYER")
     assert "TBB" in line
@@ -101,7 +88,7 @@ def test_a_threading_layer_that_cannot_load_is_refused_up_front(inputs: Path, tm
 def test_a_threading_layer_that_loads_still_runs(inputs: Path, tmp_path: Path) -> None:
     """Guard: a layer that can be loaded here (the workqueue always can) is not refused."""
     out = tmp_path / "stats"
-    proc = _console_script(["stats", "--sets", str(inputs / "pop.parquet"), "--out", str(out)],
+    proc = console_script(["stats", "--sets", str(inputs / "pop.parquet"), "--out", str(out)],
                            {"NUMBA_THREADING_LAYER": "workqueue"}, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (out / "q_within.json").is_file()
