@@ -479,8 +479,9 @@ def tables_memory(n_users: int, m: int, n_epochs: int, slots: int,
     them); for several the distinct profiles kept (~2 bytes a slot plus 24 a user) under the
     product channels (int32 sets and holder lists, the values of two r shared by the four
     configurations, ~10 bytes a slot plus 40 an epoch and 32 a user), and per thread two
-    (m + 1)^2 slice tables. Measured at 10M users × 3 epochs × 5 slots: 2.66 GB traced
-    against 3.54 GB estimated (benchmarks/RESULTS.md, 2026-11-26)."""
+    (m + 1)^2 slice tables. Measured at 10M users × 3 epochs × 5 slots: 1.92 GB traced
+    against 3.79 GB estimated (benchmarks/RESULTS.md, 2026-11-26): an estimate from above,
+    since a refusal of work that would fit costs less than a run killed for memory."""
     n = float(n_users)
     grouping = n * (n_epochs * slots * 16 + 96)
     if n_epochs == 1:
