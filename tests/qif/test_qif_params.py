@@ -115,7 +115,7 @@ def test_tables_memory(users: int, m: int, epochs: int) -> None:
     else:
         # per user its sets, codes and the channels the four configurations share; per
         # thread two (m + 1)^2 slice tables (the exact sums visit cells, they do not store
-        # them); at least what was measured at 10M users × 3 epochs (2.66 GB for 5 slots before the
-        # int16 indices, 1.92 GB since)
+        # them); at least what was measured at 10M users × 3 epochs × 5 slots (2.66 GB
+        # before the int16 indices, 1.92 GB since)
         assert need <= users * (epochs * 100 + 96) + 1024 * (m + 1) ** 2
         assert need >= users * epochs * 5 * 17.7
