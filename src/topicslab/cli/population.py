@@ -270,8 +270,8 @@ def check_generation_memory(users: int, weeks: int, option: str, hint: str,
     weeks peaked at 0.3 GB with k = 5 and 4.5 GB with k = 469 (~22 bytes a topic slot)."""
     from topicslab._resources import require_memory
 
-    per = GENERATION_BYTES_PER_USER_WEEK + (WRITE_BYTES_PER_USER_WEEK if writing else 0)
-    per *= max(k, API_K) / API_K
+    per = ((GENERATION_BYTES_PER_USER_WEEK + (WRITE_BYTES_PER_USER_WEEK if writing else 0))
+           * max(k, API_K) / API_K)
     require_memory(float(users) * weeks * per,
                    f"generating {users:,} users x {weeks:,} weeks"
                    f"{f' of {k} topics' if k != API_K else ''} at once", field=option,
