@@ -129,7 +129,8 @@ def population(
                                  chunk_users=chunk_users, progress=True)
     _check_disk(out_path, users, weeks)
     check_generation_memory(min(users, chunk_users), weeks, "--chunk-users",
-                            "use a smaller --chunk-users or fewer --weeks", writing=True)
+                            "use a smaller --chunk-users, fewer --weeks or a smaller --k",
+                            writing=True, k=k)
     with tio.SetsWriter(out_path, taxonomy=taxonomy, k=k, weeks=weeks) as writer:
         for chunk in chunks:
             writer.write(chunk)
@@ -261,15 +262,19 @@ WRITE_BYTES_PER_USER_WEEK = 48
 
 
 def check_generation_memory(users: int, weeks: int, option: str, hint: str,
-                            writing: bool = False) -> None:
+                            writing: bool = False, k: int = API_K) -> None:
     """Refuse generating ``users`` x ``weeks`` at once when it surely cannot fit in memory
     (``population`` generates a chunk of --chunk-users at a time, ``writing`` it to Parquet
-    while it is held), naming ``option``."""
+    while it is held), naming ``option``. The bytes per user-week, measured at the API's
+    ``k`` = 5, grow with ``k`` (the top-k sets, their ids and offsets): 100,000 users x 4
+    weeks peaked at 0.3 GB with k = 5 and 4.5 GB with k = 469 (~22 bytes a topic slot)."""
     from topicslab._resources import require_memory
 
-    per = GENERATION_BYTES_PER_USER_WEEK + (WRITE_BYTES_PER_USER_WEEK if writing else 0)
+    per = ((GENERATION_BYTES_PER_USER_WEEK + (WRITE_BYTES_PER_USER_WEEK if writing else 0))
+           * max(k, API_K) / API_K)
     require_memory(float(users) * weeks * per,
-                   f"generating {users:,} users x {weeks:,} weeks at once", field=option,
+                   f"generating {users:,} users x {weeks:,} weeks"
+                   f"{f' of {k} topics' if k != API_K else ''} at once", field=option,
                    hint=hint)
 
 

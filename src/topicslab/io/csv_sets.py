@@ -147,9 +147,12 @@ def read_sets_csv(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
                       and d in names[0]), None)
         if other is not None:
             # no extension names ';' ("name the file .csv" was said of a .csv file)
+            named = "tsv" if other == chr(9) else "csv"
             fix = ("separate the columns with ',' (or tabs, in a .tsv file)" if other == ";"
-                   else f"name the file {'.tsv' if other == chr(9) else '.csv'} (or separate "
-                   "the columns as its extension says)")
+                   else f"read it as {named} (format='{named}', convert --from {named})"
+                   if delimiter is not None and delimiter != delimiter_for(file)
+                   else f"name the file .{named} (or separate the columns as its extension "
+                   "says)")
             raise InputError(f"missing column: the header is separated by {other!r}, not "
                              f"{delim!r}; {fix}", file=file, field="user_id")
         raise InputError("missing column", file=file, field="user_id")

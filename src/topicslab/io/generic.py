@@ -169,7 +169,10 @@ def _read_sets(path: PathLike, fmt: str, format: str | None, *,
     if fmt == "parquet":
         return read_sets_parquet(path, **opts)
     if fmt in ("csv", "tsv"):
-        return read_sets_csv(path, delimiter="\t" if fmt == "tsv" else None, **opts)
+        # a format given reads its own separator (format="csv" of a .tsv file read tabs,
+        # the option ignored without a word); named by the extension only otherwise
+        delimiter = "\t" if fmt == "tsv" else "," if format == "csv" else None
+        return read_sets_csv(path, delimiter=delimiter, **opts)
     if fmt == "tfrecord":
         return read_sets_tfrecord(path, **opts)
     if fmt == "profiles":
@@ -221,7 +224,9 @@ def write_sets(path: PathLike, sets: TopicSets, *, format: str | None = None,
     if fmt == "parquet":
         write_sets_parquet(path, sets, **options)
     elif fmt in ("csv", "tsv"):
-        options.setdefault("delimiter", "\t" if fmt == "tsv" else None)
+        # as the reader: a format given writes its own separator, else the name's
+        options.setdefault("delimiter",
+                           "\t" if fmt == "tsv" else "," if format == "csv" else None)
         write_sets_csv(path, sets, **options)
     elif fmt == "tfrecord":
         write_sets_tfrecord(path, sets, **options)
