@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from refusal import invoke, invoke_refused, random_profiles, small_population
+from refusal import check_refused, invoke, invoke_refused, random_profiles, small_population, tree
 
 from topicslab import io as tio
 from topicslab.datamodel import TopicSets
@@ -119,3 +119,29 @@ def test_convert_wider_than_memory_is_refused_before_writing(
                    inputs, work, "--k")
     res = invoke(["convert", str(inputs / "pop.parquet"), str(work / "o.parquet")])
     assert res.exit_code == 0, res.output
+
+
+def test_an_ingest_of_wide_profiles_is_refused_up_front(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """D4: ``ingest``'s check counted 8 bytes a topic slot where ~24 are used (5,000 users x
+    100 weeks at k = 469 peaked at 5.6 GB): 2,000 users x 100 weeks at k = 469 passed 2 GiB
+    at 0.75 GB estimated and needs ~2.3 GB. Refused now, naming the time column and --k."""
+    from topicslab import _resources
+    from topicslab.io.visits import sample_files
+
+    _, domains = sample_files()
+    visits = tmp_path / "visits.csv"
+    rows = ["user_id,timestamp,url"]
+    for u in range(2000):
+        rows.append(f"{u},2024-01-01T01:00:00Z,https://hoops-report.com")
+        rows.append(f"{u},2025-11-24T01:00:00Z,https://hoops-report.com")  # week 99
+    visits.write_text("\n".join(rows) + "\n")
+    monkeypatch.setattr(_resources, "available_memory", lambda: 2 << 30)
+    work = tmp_path / "work"
+    work.mkdir()
+    before = tree(work)
+    res = invoke(["ingest", "-v", str(visits), "-d", str(domains), "--k", "469",
+                  "-o", str(work / "p.parquet")])
+    line = check_refused(res.output, res.exit_code, "timestamp")
+    assert "--k" in line and "100 weeks" in line, line
+    assert tree(work) == before
