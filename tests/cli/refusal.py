@@ -125,3 +125,17 @@ def small_population(directory: Path) -> Path:
     tio.write_sets(directory / "pop.parquet",
                    TopicSets(random_profiles(), "v2", np.arange(300, dtype=np.int64)))
     return directory
+
+
+def api_refused(call: Callable[[Path, Path], Any], inputs: Path, work: Path,
+                named: str) -> None:
+    """``call(inputs, work)`` raises an ``InputError`` naming ``named``, writes nothing into
+    ``work`` and changes no input (the Python API's side of the contract)."""
+    from topicslab.errors import InputError
+
+    before = tree(inputs)
+    with pytest.raises(InputError) as exc:
+        call(inputs, work)
+    assert named in str(exc.value), str(exc.value)
+    assert not list(work.iterdir())
+    assert tree(inputs) == before
