@@ -283,6 +283,7 @@ class ReidBounds:
     unique_profiles: int
     profile_full_information: float
     full_information_bound: float | None = None
+    full_information_interval: tuple[float, float] | None = None
     matching_bound: float | None = None
     partial_information_bound: float | None = None
     partial_information_popularity: str | None = None
@@ -331,6 +332,8 @@ def reid_bounds(
     seed: int = 0,
     popularity: str = "profiles",
     max_cells: int = MAX_CELLS,
+    certify: bool = False,
+    progress: bool = False,
 ) -> ReidBounds:
     """The framework's bounds for the Topics API traces of a population.
 
@@ -346,6 +349,10 @@ def reid_bounds(
             for three weeks of the v2 taxonomy, seconds at 1M users; 4.8e10 for four, hours).
             Corollary 1 alone is exact at four trace weeks whatever ``max_cells``
             (``qif.coverage``: |T|^3 prefixes, about 10 s at 1M users).
+        certify: where Corollary 1 is not exact, bracket it between certified bounds
+            (``full_information_interval``; ``qif.cover_levels``: exact counts of unions of
+            the users' boxes, minutes at 1M users and 5–6 weeks, more beyond).
+        progress: a progress bar for the certified interval.
     """
     if not isinstance(sets, TopicSets):  # (an array failed on .k)
         raise TypeError(f"reid_bounds takes TopicSets, got {type(sets).__name__}")
@@ -354,6 +361,8 @@ def reid_bounds(
     weeks = integer(weeks, "weeks", at_least=1, at_most=MAX_COUNT)
     seed = integer(seed, "seed", at_least=0, at_most=2**64 - 1)
     max_cells = integer(max_cells, "max_cells", at_least=0)
+    if not isinstance(certify, bool):
+        raise InputError(f"certify must be True or False, got {certify!r}", field="certify")
     mech = mechanism or Mechanism(k=sets.k, taxonomy=sets.taxonomy)
     if mech.k != sets.k or mech.tax.size != sets.taxonomy.size:
         raise InputError("the mechanism's k / taxonomy do not match the sets", field="k")
@@ -419,6 +428,13 @@ def reid_bounds(
                          f"(> max_cells {max_cells:.3g}; Corollary 1 is exact up to 4 weeks of "
                          f"a taxonomy of up to 584 topics, the others up to 3 weeks of the "
                          f"full taxonomy by default)")
+    if certify and out.full_information_bound is None:
+        from topicslab.qif.cover_levels import corollary1_interval
+
+        out.full_information_interval = corollary1_interval(profiles, m, mech.q_in,
+                                                            mech.q_out, progress=progress)
+        out.notes.append("Corollary 1 between certified bounds (exact counts of the users' "
+                         "box unions per cover level; qif.cover_levels)")
     if ldp >= 1:
         out.notes.append("the LDP bound exceeds 1 (vacuous): the per-answer epsilon is large")
     return out

@@ -11,7 +11,7 @@ Public names:
     TheoryCurve                                       rows per r (``to_dict()``)
     theory_curve(sets, weeks=range(1, 9), *, mechanism=None, attacks=("hamming",
                  "asymmetric"), targets=10240, trials=1, bayes_targets=20000, seed=0,
-                 max_cells=MAX_CELLS, progress=True) -> TheoryCurve
+                 max_cells=MAX_CELLS, certify=False, progress=True) -> TheoryCurve
 """
 
 from __future__ import annotations
@@ -52,6 +52,8 @@ class TheoryCurve:
                 d = a.to_dict()
                 row[name] = {"risk": d["expected_risk_mean"], "ci95": d["ci95"]}
             row["bayes_exact"] = b.full_information_bound
+            row["bayes_interval"] = (None if b.full_information_interval is None
+                                     else list(b.full_information_interval))
             row["bayes_sampled"] = None if bay is None else bay.to_dict()
             row["ldp_bound"] = b.ldp_bound
             row["k_anonymity_bound"] = b.k_anonymity_bound
@@ -79,12 +81,14 @@ def theory_curve(
     bayes_targets: int | None = 20_000,
     seed: int = 0,
     max_cells: int = MAX_CELLS,
+    certify: bool = False,
     progress: bool = True,
 ) -> TheoryCurve:
     """Risk, Bayes attacker and bounds for every r in ``weeks`` (module docstring).
 
     The Bayes attacker is sampled (``bayes_targets`` users, ``None`` for all) only where its
-    exact value is out of reach (``max_cells``); both are the same quantity.
+    exact value is out of reach (``max_cells``); both are the same quantity. ``certify``
+    adds certified bounds on it there (``reid_bounds``).
     """
     mech = mechanism or Mechanism(k=sets.k, taxonomy=sets.taxonomy)
     rs = [int(r) for r in weeks]
@@ -98,7 +102,8 @@ def theory_curve(
     t0 = time.perf_counter()
     with task("bounds and the Bayes attacker", len(rs), enabled=progress) as advance:
         for r in rs:
-            b = reid_bounds(sets, weeks=r, mechanism=mech, seed=seed, max_cells=max_cells)
+            b = reid_bounds(sets, weeks=r, mechanism=mech, seed=seed, max_cells=max_cells,
+                            certify=certify)
             found.append(b)
             trace = r + mech.lookback - 1
             if b.full_information_bound is None:

@@ -170,14 +170,21 @@ def _bounds_table(bounds: list[Any], bayes: list[Any]) -> Table:
                         "al.)",
                   caption="Bayes C1: full-information Bayes-optimal accuracy, exact; with ±: "
                           "measured on sampled traces (95% CI)")
+    certified = any(b.full_information_interval is not None for b in bounds)
     table.add_column("r", justify="right")
-    for col in ("Bayes C1", "partial L2", "matching L4", "MI L9", "LDP L3", "k-anon L7"):
-        table.add_column(col, justify="right", no_wrap=col == "Bayes C1")
+    cols = ("Bayes C1", *(("C1 certified",) if certified else ()), "partial L2",
+            "matching L4", "MI L9", "LDP L3", "k-anon L7")
+    for col in cols:
+        table.add_column(col, justify="right", no_wrap=col.startswith(("Bayes", "C1")))
     for b, bay in zip(bounds, bayes, strict=True):
-        table.add_row(str(b.weeks), _bayes_cell(b, bay),
-                      _fmt_bound(b.partial_information_bound), _fmt_bound(b.matching_bound),
-                      _fmt_bound(b.mutual_information_bound), _fmt_bound(b.ldp_bound),
-                      f"1/{b.k_anonymity}")
+        interval = b.full_information_interval
+        cells = [str(b.weeks), _bayes_cell(b, bay)]
+        if certified:
+            cells.append("—" if interval is None
+                         else f"{interval[0]:.4g}–{interval[1]:.4g}")
+        table.add_row(*cells, _fmt_bound(b.partial_information_bound),
+                      _fmt_bound(b.matching_bound), _fmt_bound(b.mutual_information_bound),
+                      _fmt_bound(b.ldp_bound), f"1/{b.k_anonymity}")
     return table
 
 
@@ -282,6 +289,11 @@ def reid(
     figure_path: Path | None = typer.Option(
         None, "--figure", help="With --bounds: risk, Bayes attacker and bounds against r "
                                "(PNG)."),
+    certify: bool = typer.Option(
+        False, "--certify",
+        help="With --bounds: where Corollary 1 is not exact (r ≥ 5 weeks of the full "
+             "taxonomy), also bracket it between certified bounds (docs/theory.md §2c; "
+             "minutes at 1M users and 5–6 weeks)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bars."),
     k: int = typer.Option(API_K, "--k", min=1,
                           help="Most topics a week of --sets may hold (the API's top 5, as "
@@ -312,6 +324,9 @@ def reid(
     if json_path is not None:
         check_output_file(json_path, "--json", (".json",), "JSON")
         refuse_overwriting_inputs([("--json", json_path)], inputs)
+    if certify and not bounds:
+        raise InputError("--certify brackets the Bayes attacker of --bounds: add --bounds",
+                         field="--certify")
     if figure_path is not None:
         if not bounds:
             raise InputError("--figure draws the bounds: add --bounds", field="--figure")
@@ -415,7 +430,8 @@ def reid(
                 curve = atk.risk_curve(data, weeks=r_list, mechanism=mech, **opts)
                 results = curve.results
                 payload = curve.to_dict()
-            found = [atk.reid_bounds(data, weeks=r, mechanism=mech, seed=seed)
+            found = [atk.reid_bounds(data, weeks=r, mechanism=mech, seed=seed,
+                                     certify=certify, progress=progress)
                      for r in r_list] if bounds else []
             if found:
                 from topicslab.attacks.bayes import bayes_risk

@@ -31,6 +31,10 @@ Population (``population``), Tables 2-4 analogues for one or several epochs:
     distinct_profiles -> Profiles, channel_sum / channel_sums -> Value, iba_vulnerabilities,
     population_tables -> PopulationTables, tables_memory (bytes, to refuse what cannot fit)
 
+Corollary 1 (Carey et al.) without materialising the channel: ``coverage``
+(corollary1_four_weeks, exact at four weeks) and ``cover_levels`` (corollary1_interval,
+cover_levels -> CoverLevels: certified bounds at any number of weeks).
+
 Figures and report: tradeoff_figure, figure5, png_base64, report_section.
 Errors: QIFError (a TopicsLabError); QIFParameterError (also a ParameterError naming the
 parameter) for m, s, r and the epochs out of range.
@@ -70,6 +74,7 @@ from topicslab.qif.core import (
     prior_vulnerability,
     uniform,
 )
+from topicslab.qif.cover_levels import CoverLevels, corollary1_interval, cover_levels
 from topicslab.qif.errors import QIFError, QIFParameterError
 from topicslab.qif.figures import figure5, png_base64, tradeoff_figure
 from topicslab.qif.population import (
@@ -118,6 +123,7 @@ __all__ = [
     "MAX_SET_SIZE",
     "MAX_TOPICS",
     "TAXONOMY_SIZES",
+    "CoverLevels",
     "PopulationTables",
     "Profiles",
     "QIFError",
@@ -136,8 +142,10 @@ __all__ = [
     "check_epochs",
     "check_params",
     "choice_labels",
+    "corollary1_interval",
     "counting_a_q",
     "counting_channel",
+    "cover_levels",
     "deterministic_channel",
     "distinct_profiles",
     "dp_channel",

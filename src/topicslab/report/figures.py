@@ -243,6 +243,12 @@ def risk_and_bounds(rows: Sequence[Mapping[str, Any]], users: int) -> bytes:
     if exact:
         ax.plot(*zip(*exact, strict=True), "-D", color="black", ms=5,
                 label="Bayes attacker, full information (Cor. 1, exact)")
+    certified = [(row["weeks"], 100 * row["bayes_interval"][0], 100 * row["bayes_interval"][1])
+                 for row in rows if row.get("bayes_interval") is not None]
+    if certified:
+        cx, clo, chi = (np.array(v) for v in zip(*certified, strict=True))
+        ax.vlines(cx, clo, chi, color="black", linewidth=4, alpha=0.45,
+                  label="Bayes attacker, certified interval (Cor. 1)")
     if sampled:
         sx, sy, slo, shi = (np.array(v) for v in zip(*sampled, strict=True))
         ax.errorbar(sx, sy, yerr=[np.maximum(sy - slo, 0), np.maximum(shi - sy, 0)],

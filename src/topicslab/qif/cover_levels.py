@@ -1,0 +1,733 @@
+"""Corollary 1 (Carey et al.) between certified bounds at any number of weeks, by cover levels.
+
+Under the Topics API a week's answer has one of two values for a user (q_in inside the week's
+top-k set, q_out outside), so ``max_u P[u, o] = q_out^r ρ^{M(o)}``, ρ = q_in/q_out, with
+``M(o)`` the most weeks of the trace o that one user covers (``qif.coverage``). Writing
+``U_c = {o : M(o) ≥ c}`` (the traces some user covers in at least c weeks),
+
+    n · Corollary 1 = Σ_o q_out^r ρ^{M(o)} = q_out^r (|T|^r + Σ_{c=1..r} (ρ^c − ρ^{c−1}) |U_c|),
+
+a sum of the level sizes |U_c| with positive weights. Bounds on each |U_c| are therefore
+bounds on Corollary 1, and this module computes them from exact counts of unions of *boxes*
+(a user's box over weeks Z is Π_{s∈Z} S_u^s):
+
+* ``|U_r|`` is the size of the union of the n users' r-week boxes: **exact**.
+* ``U_{r−1}`` is the union over the missed week s of ``V_s = {o : o_{−s} in some user's
+  (r−1)-week box}``. A trace of ``U_r`` lies in all r of them, so on the traces of
+  ``U_{r−1} ∖ U_r`` the sums ``S_j' = Σ_{|A|=j} |∩_{s∈A} V_s| − C(r, j)|U_r|`` are the binomial
+  moments of f(o) = #{s : o ∈ V_s}, and Bonferroni's inequalities give
+  ``S1' − S2' ≤ |U_{r−1} ∖ U_r| ≤ S1' − S2' + S3'``.
+* ``U_{r−2}``: the same over the pairs E of missed weeks (``G(o)`` sets instead of f), with
+  the traces of ``U_{r−1}`` taken out through their known multiplicities: an upper bound from
+  ``S1`` and a Bonferroni lower bound from ``S1 − S2``.
+* lower levels: monotonicity (``|U_c| ≥ |U_{c+1}|``, ≥ the largest single box union), the
+  multiplicity bound ``Σ_{|W|=c} |P_W| |T|^{r−c} ≥ |U_c| + c|U_{c+1}|`` (P_W: the union of the
+  users' boxes over the weeks W), the union bound over users and the trace space |T|^r;
+  ``|U_1|`` is exact (a trace is outside it when no week's topic is held by anyone).
+
+Every intersection above is a sum over the covered tuples z of the other weeks of a function
+of the users H(z) whose box holds z: a product of unions of their week sets or 2-week boxes,
+or the number of triples whose three pairs are each covered by a user of H(z). One depth-first
+walk over the weeks Z groups the users by topic (a counting sort per node) and stops as soon as
+a node holds one user, whose whole remaining sub-box counts in closed form. Its cost is the
+number of (user, node) pairs above singleton nodes: near n·k^{|Z|} for a population whose
+users share long runs of topics, much less when they diverge. The counts are exact integers;
+only the final weights are rounded, outward.
+
+What is exact: |U_r| and |U_1|, hence Corollary 1 itself for r ≤ 2; the other levels are
+bracketed, so the interval's width says how far the levels are from being pinned down. It is
+a certified interval (no sampling), next to which the sampled Bayes attacker
+(``attacks.bayes``) gives an unbiased estimate with a confidence interval.
+
+Public names:
+    box_sums(profiles, m, weeks, specs) -> list[int]   (the counting walk)
+    cover_levels(profiles, m, *, progress) -> CoverLevels
+    corollary1_interval(profiles, m, q_in, q_out, *, progress) -> (lower, upper)
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+import numpy.typing as npt
+from numba import njit, prange
+
+from topicslab._checks import integer, integer_array, number
+from topicslab.qif.errors import QIFError, QIFParameterError
+
+__all__ = ["CoverLevels", "box_sums", "corollary1_interval", "cover_levels"]
+
+I32 = npt.NDArray[np.int32]
+I64 = npt.NDArray[np.int64]
+F64 = npt.NDArray[np.float64]
+
+
+@njit(cache=True)
+def _popcount(x: np.uint64) -> int:
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@njit(cache=True)
+def _union1(p: I32, users: I32, w: int, mark: npt.NDArray[np.bool_]) -> int:
+    """|∪_{u} S_u^w|."""
+    k = p.shape[2]
+    c = 0
+    for u in users:
+        for a in range(k):
+            t = p[u, w, a]
+            if not mark[t]:
+                mark[t] = True
+                c += 1
+    for u in users:
+        for a in range(k):
+            mark[p[u, w, a]] = False
+    return c
+
+
+@njit(cache=True)
+def _rows(p: I32, users: I32, w1: int, w2: int, bits: npt.NDArray[np.uint64], words: int,
+          mark: npt.NDArray[np.bool_], touched: I64, nt: int) -> int:
+    """OR each user's week-w2 set into the row of each of its week-w1 topics (bitsets);
+    the touched rows are appended to ``touched`` (marked in ``mark``)."""
+    k = p.shape[2]
+    for u in users:
+        for a in range(k):
+            t = p[u, w1, a]
+            if not mark[t]:
+                mark[t] = True
+                touched[nt] = t
+                nt += 1
+            for b in range(k):
+                t2 = p[u, w2, b]
+                bits[t * words + (t2 >> 6)] |= np.uint64(1) << np.uint64(t2 & 63)
+    return nt
+
+
+@njit(cache=True)
+def _clear_rows(bits: npt.NDArray[np.uint64], words: int, mark: npt.NDArray[np.bool_],
+                touched: I64, nt: int) -> None:
+    for j in range(nt):
+        t = touched[j]
+        mark[t] = False
+        for w in range(words):
+            bits[t * words + w] = np.uint64(0)
+
+
+@njit(cache=True)
+def _union2(p: I32, users: I32, w1: int, w2: int, bits: npt.NDArray[np.uint64], words: int,
+            mark: npt.NDArray[np.bool_], touched: I64) -> int:
+    """|∪_u S_u^w1 × S_u^w2|: per week-w1 topic, the bitset of week-w2 topics beside it."""
+    nt = _rows(p, users, w1, w2, bits, words, mark, touched, 0)
+    c = 0
+    for j in range(nt):
+        t = touched[j]
+        for w in range(words):
+            c += _popcount(bits[t * words + w])
+    _clear_rows(bits, words, mark, touched, nt)
+    return c
+
+
+@njit(cache=True)
+def _pairwise3(p: I32, users: I32, wa: int, wb: int, wc: int, scratch: npt.NDArray[np.uint64],
+               words: int, mark: npt.NDArray[np.bool_], touched: I64) -> int:
+    """#{(x, y, z) : (x, y), (x, z) and (y, z) each in some user's 2-week box} over the weeks
+    (wa, wb, wc): Σ_x Σ_{y ∈ ab[x]} |ac[x] ∩ bc[y]|."""
+    m = mark.shape[0] // 3
+    size = m * words
+    ab = scratch[:size]
+    ac = scratch[size:2 * size]
+    bc = scratch[2 * size:3 * size]
+    na = _rows(p, users, wa, wb, ab, words, mark[:m], touched[:m], 0)
+    _rows(p, users, wa, wc, ac, words, mark[m:2 * m], touched[m:2 * m], 0)
+    nb = _rows(p, users, wb, wc, bc, words, mark[2 * m:], touched[2 * m:], 0)
+    c = 0
+    for j in range(na):
+        x = touched[j]
+        for w in range(words):
+            bitsy = ab[x * words + w]
+            while bitsy:
+                low = bitsy & (~bitsy + np.uint64(1))
+                y = w * 64 + _popcount(low - np.uint64(1))
+                bitsy ^= low
+                for v in range(words):
+                    c += _popcount(ac[x * words + v] & bc[y * words + v])
+    _clear_rows(ab, words, mark[:m], touched[:m], na)
+    for j in range(na):  # ac's rows are ab's (both keyed by the week-a topics)
+        mark[m + touched[j]] = False
+        for w in range(words):
+            ac[touched[j] * words + w] = np.uint64(0)
+    _clear_rows(bc, words, mark[2 * m:], touched[2 * m:], nb)
+    return c
+
+
+@njit(cache=True)
+def _leaf(p: I32, users: I32, specs: I64, out: I64, fout: F64,
+          scratch: npt.NDArray[np.uint64], words: int, mark: npt.NDArray[np.bool_],
+          touched: I64) -> None:
+    """Add each spec's product over its groups for the users ``users`` (one covered tuple)."""
+    m = mark.shape[0] // 3
+    for s in range(specs.shape[0]):
+        v = 1
+        for g in range(specs.shape[1]):
+            a, b, c = specs[s, g, 0], specs[s, g, 1], specs[s, g, 2]
+            if a < 0:
+                continue
+            if b < 0:
+                v *= _union1(p, users, a, mark[:m])
+            elif c < 0:
+                v *= _union2(p, users, a, b, scratch[:m * words], words, mark[:m], touched[:m])
+            else:
+                v *= _pairwise3(p, users, a, b, c, scratch, words, mark, touched)
+            if v == 0:
+                break
+        out[s] += v
+        fout[s] += v
+
+
+@njit(cache=True)
+def _walk(p: I32, zw: I64, specs: I64, tail: I64, m: int, first: I32, out: I64,
+          fout: F64) -> None:
+    """Depth-first walk over the covered tuples of the weeks ``zw`` below one first-week
+    topic (its holders ``first``); adds every spec's sum into ``out``."""
+    k = p.shape[2]
+    nz = zw.shape[0]
+    words = (m + 63) // 64
+    h0 = first.shape[0]
+    buf = np.empty(2 * h0 * k + 64, dtype=np.int32)
+    buf[:h0] = first
+    cap = m * (nz + 1) + 4
+    fdepth = np.empty(cap, dtype=np.int64)
+    fs = np.empty(cap, dtype=np.int64)
+    fe = np.empty(cap, dtype=np.int64)
+    fdepth[0], fs[0], fe[0] = 1, 0, h0
+    sp = 1
+    mark = np.zeros(3 * m, dtype=np.bool_)
+    touched = np.empty(3 * m, dtype=np.int64)
+    scratch = np.zeros(3 * m * words, dtype=np.uint64)
+    cnt = np.zeros(m + 1, dtype=np.int64)
+    keys = np.empty(64, dtype=np.int32)
+    vals = np.empty(64, dtype=np.int32)
+    pair = np.zeros(specs.shape[0], dtype=np.int64)
+    fpair = np.zeros(specs.shape[0], dtype=np.float64)
+    while sp > 0:
+        sp -= 1
+        d, s0, e0 = fdepth[sp], fs[sp], fe[sp]
+        h = e0 - s0
+        if h == 1:
+            # one user: every tuple of its remaining sub-box is covered by it alone
+            for s in range(specs.shape[0]):
+                out[s] += tail[s, d]
+                fout[s] += tail[s, d]
+            continue
+        if d == nz:
+            _leaf(p, buf[s0:e0], specs, out, fout, scratch, words, mark, touched)
+            continue
+        if h == 2:
+            # two users: their sub-boxes meet in I = Π_w |S_a^w ∩ S_b^w| tuples (covered by
+            # both), the rest of each is its own; no need to walk further
+            ua, ub = buf[s0], buf[s0 + 1]
+            inter = 1
+            for j in range(d, nz):
+                both = 0
+                for x in range(k):
+                    for y in range(k):
+                        if p[ua, zw[j], x] == p[ub, zw[j], y]:
+                            both += 1
+                inter *= both
+            pair[:] = 0
+            fpair[:] = 0.0
+            if inter > 0:
+                _leaf(p, buf[s0:e0], specs, pair, fpair, scratch, words, mark, touched)
+            for s in range(specs.shape[0]):
+                v = 2 * (tail[s, d] - inter * tail[s, nz]) + inter * pair[s]
+                out[s] += v
+                fout[s] += 2.0 * (tail[s, d] - inter * tail[s, nz]) + inter * fpair[s]
+            continue
+        w = zw[d]
+        ne = h * k
+        top = e0
+        if top + ne > buf.shape[0]:
+            grown = np.empty(max(2 * buf.shape[0], top + ne), dtype=np.int32)
+            grown[:top] = buf[:top]
+            buf = grown
+        if ne <= 48:
+            # a few users: insertion sort of (topic, user) beats a pass over m counters
+            q = 0
+            for i in range(s0, e0):
+                u = buf[i]
+                for a in range(k):
+                    t = p[u, w, a]
+                    j = q
+                    while j > 0 and keys[j - 1] > t:
+                        keys[j] = keys[j - 1]
+                        vals[j] = vals[j - 1]
+                        j -= 1
+                    keys[j] = t
+                    vals[j] = u
+                    q += 1
+            i = 0
+            while i < ne:
+                j = i
+                while j < ne and keys[j] == keys[i]:
+                    buf[top + j - i] = vals[j]
+                    j += 1
+                fdepth[sp], fs[sp], fe[sp] = d + 1, top, top + (j - i)
+                sp += 1
+                top += j - i
+                i = j
+        else:
+            for i in range(s0, e0):
+                u = buf[i]
+                for a in range(k):
+                    cnt[p[u, w, a] + 1] += 1
+            for t in range(m):
+                cnt[t + 1] += cnt[t]
+            for i in range(s0, e0):
+                u = buf[i]
+                for a in range(k):
+                    t = p[u, w, a]
+                    buf[top + cnt[t]] = u
+                    cnt[t] += 1
+            prev = 0
+            for t in range(m):  # cnt[t] is now where topic t's group ends
+                if cnt[t] > prev:
+                    fdepth[sp], fs[sp], fe[sp] = d + 1, top + prev, top + cnt[t]
+                    sp += 1
+                    prev = cnt[t]
+            cnt[:] = 0
+
+
+@njit(cache=True, parallel=True)
+def _box_sums(p: I32, zw: I64, specs: I64, tail: I64, m: int) -> tuple[I64, F64]:
+    n, _, k = p.shape
+    w = zw[0]
+    start = np.zeros(m + 1, dtype=np.int64)
+    for u in range(n):
+        for a in range(k):
+            start[p[u, w, a] + 1] += 1
+    for t in range(m):
+        start[t + 1] += start[t]
+    holders = np.empty(start[m], dtype=np.int32)
+    fill = start[:-1].copy()
+    for u in range(n):
+        for a in range(k):
+            t = p[u, w, a]
+            holders[fill[t]] = u
+            fill[t] += 1
+    order = np.argsort(start[:-1] - start[1:])  # the largest groups first (load balance)
+    out = np.zeros((m, specs.shape[0]), dtype=np.int64)
+    fout = np.zeros((m, specs.shape[0]), dtype=np.float64)
+    for i in prange(m):
+        t = order[i]
+        if start[t + 1] > start[t]:
+            _walk(p, zw, specs, tail, m, holders[start[t]:start[t + 1]], out[t], fout[t])
+    return out.sum(axis=0), fout.sum(axis=0)
+
+
+@njit(cache=True)
+def _leaf_all(p: I32, specs: I64, m: int) -> tuple[I64, F64]:
+    out = np.zeros(specs.shape[0], dtype=np.int64)
+    fout = np.zeros(specs.shape[0], dtype=np.float64)
+    words = (m + 63) // 64
+    users = np.arange(p.shape[0]).astype(np.int32)
+    _leaf(p, users, specs, out, fout, np.zeros(3 * m * words, dtype=np.uint64), words,
+          np.zeros(3 * m, dtype=np.bool_), np.empty(3 * m, dtype=np.int64))
+    return out, fout
+
+
+Group = Sequence[int]
+
+
+def box_sums(profiles: npt.ArrayLike, m: int, weeks: Sequence[int],
+             specs: Sequence[Sequence[Group]] = ((),)) -> list[int]:
+    """For each spec (a list of groups of 1–3 weeks outside ``weeks``), the exact sum over the
+    tuples z of ``weeks`` covered by at least one user's box of Π over the groups of:
+
+    * one week w: ``|∪_{u∈H(z)} S_u^w|``;
+    * two weeks (w1, w2): ``|∪_{u∈H(z)} S_u^w1 × S_u^w2|``;
+    * three weeks (a, b, c): the triples whose three pairs each lie in some user's 2-week box;
+
+    H(z): the users whose box over ``weeks`` holds z. The empty spec counts the covered
+    tuples (the size of the union of the boxes).
+
+    Args:
+        profiles: ``int[n, r, k]`` topic indices in ``0..m-1``, a full set every week.
+        m: taxonomy size |T|.
+        weeks: the weeks Z of the tuples (distinct, may be empty: then H = every user).
+        specs: the functions to sum; groups within a spec use distinct weeks outside Z.
+    """
+    p = np.ascontiguousarray(profiles, dtype=np.int32)
+    n, r, k = p.shape
+    zw = np.asarray(list(weeks), dtype=np.int64)
+    arr = np.full((len(specs), max(1, max((len(s) for s in specs), default=1)), 3), -1,
+                  dtype=np.int64)
+    for i, spec in enumerate(specs):
+        for j, group in enumerate(spec):
+            if not 1 <= len(group) <= 3:
+                raise QIFError(f"a group has 1 to 3 weeks, got {list(group)}")
+            arr[i, j, :len(group)] = list(group)
+    used = [w for spec in specs for g in spec for w in g]
+    if len(set(zw.tolist())) != len(zw) or any(not 0 <= w < r for w in [*zw.tolist(), *used]):
+        raise QIFError(f"weeks must be distinct and in 0..{r - 1}")
+    if set(zw.tolist()) & set(used):
+        raise QIFError("a group's week is one of the tuple weeks")
+    if n == 0:
+        return [0] * len(specs)
+    if len(zw) == 0:
+        return _exact(*_leaf_all(p, arr, int(m)))
+    # a single user's sub-box below depth d: k per remaining tuple week, k^|g| per group
+    tail = np.zeros((len(specs), len(zw) + 1), dtype=np.int64)
+    for i, spec in enumerate(specs):
+        gw = sum(len(g) for g in spec)
+        for d in range(len(zw) + 1):
+            tail[i, d] = k ** (len(zw) - d + gw)
+    return _exact(*_box_sums(p, zw, arr, tail, int(m)))
+
+
+def _exact(sums: I64, shadow: F64) -> list[int]:
+    # the walk adds in int64; its float64 shadow says whether a sum could have wrapped
+    if (shadow > 2.0**62).any():
+        raise QIFError("a box sum exceeds 2^62: too many users or weeks for the exact counts")
+    return [int(v) for v in sums]
+
+
+@dataclass(frozen=True)
+class CoverLevels:
+    """Certified bounds on the level sizes ``|U_c| = #{o : M(o) ≥ c}``, c = 1..r (index c−1),
+    exact integers; ``exact`` marks the levels known exactly."""
+
+    users: int
+    weeks: int
+    topics: int
+    lower: tuple[int, ...]
+    upper: tuple[int, ...]
+    box_walks: int
+
+    @property
+    def exact(self) -> tuple[bool, ...]:
+        return tuple(lo == hi for lo, hi in zip(self.lower, self.upper, strict=True))
+
+    def widths(self, q_in: float, q_out: float) -> list[float]:
+        """Each level's share of the interval's width (fractions of Corollary 1's scale, in
+        level order c = 1..r): where the uncertainty comes from."""
+        qi, qo = Fraction(q_in), Fraction(q_out)
+        if qo == 0:
+            return [0.0] * self.weeks
+        rho = qi / qo
+        return [float((rho**c - rho ** (c - 1)) * (hi - lo) * qo**self.weeks / self.users)
+                for c, (lo, hi) in enumerate(zip(self.lower, self.upper, strict=True), 1)]
+
+    def corollary1(self, q_in: float, q_out: float) -> tuple[float, float]:
+        """(lower, upper) on Corollary 1's ``(1/n) Σ_o max_u P[u, o]``, rounded outward."""
+        qi, qo = Fraction(q_in), Fraction(q_out)
+        r, t = self.weeks, self.topics
+        if qo == 0:
+            # only traces some user covers in every week have mass: q_in^r |U_r|
+            lo = hi = qi**r * self.lower[r - 1]
+        else:
+            rho = qi / qo
+            base = Fraction(t) ** r
+            gains = [rho**c - rho ** (c - 1) for c in range(1, r + 1)]
+            lo = qo**r * (base + sum(g * x for g, x in zip(gains, self.lower, strict=True)))
+            hi = qo**r * (base + sum(g * x for g, x in zip(gains, self.upper, strict=True)))
+        lo_f = math.nextafter(float(lo / self.users), -math.inf)
+        hi_f = math.nextafter(float(hi / self.users), math.inf)
+        return max(0.0, lo_f), min(1.0, hi_f)
+
+
+def _check(profiles: npt.ArrayLike, m: int) -> tuple[I32, int]:
+    m = integer(m, "m", at_least=1, error=QIFParameterError)
+    arr = integer_array(profiles, "profiles", error=QIFParameterError)
+    if arr.ndim != 3 or arr.shape[0] < 1 or arr.shape[1] < 1 or arr.shape[2] < 1:
+        raise QIFError(f"profiles must be a non-empty [users, weeks, slots] array, got shape "
+                       f"{arr.shape}")
+    if ((arr < 0) | (arr >= m)).any():
+        raise QIFError(f"a topic index is outside [0, {m}) (the bounds need full profiles)")
+    srt = np.sort(arr, axis=2)
+    if (srt[:, :, 1:] == srt[:, :, :-1]).any():
+        raise QIFError("a user holds the same topic twice in a week")
+    return np.ascontiguousarray(arr, dtype=np.int32), m
+
+
+def _heaviest_tree(nodes: Sequence[object], weight: dict[tuple, int]) -> int:
+    """The largest total weight of a spanning tree of the complete graph on ``nodes``
+    (``weight[(a, b)]``, a before b in ``nodes``; Prim). Hunter's bound:
+    |∪ A_i| ≤ Σ |A_i| − Σ_{tree} |A_i ∩ A_j| for any spanning tree."""
+    if len(nodes) < 2:
+        return 0
+    index = {v: i for i, v in enumerate(nodes)}
+
+    def w(a: object, b: object) -> int:
+        return weight[(a, b)] if index[a] < index[b] else weight[(b, a)]
+
+    inside = [nodes[0]]
+    best = {v: w(nodes[0], v) for v in nodes[1:]}
+    total = 0
+    while best:
+        v = max(best, key=lambda x: best[x])
+        total += best.pop(v)
+        inside.append(v)
+        for x in best:
+            best[x] = max(best[x], w(v, x))
+    return total
+
+
+def _ds(kappa: int, g: int) -> Fraction:
+    """Dawson and Sankoff's pointwise bound: 1[g ≥ 1] ≥ g (2κ + 1 − g) / (κ (κ + 1))."""
+    return Fraction(g * (2 * kappa + 1 - g), kappa * (kappa + 1))
+
+
+def _moment_bounds(moments: Sequence[int], largest: int) -> tuple[int, int]:
+    """The sharpest bounds on ``N = Σ_{f ≥ 1} x_f`` over non-negative x_1..x_largest with
+    ``Σ_f C(f, j) x_f = moments[j − 1]`` (the binomial moments S_j of a count f ≥ 1 on N
+    traces): the linear programme's optimum lies at a basic solution with at most
+    ``len(moments)`` non-zero x, so every choice of that many values of f is solved exactly
+    (Boros and Prékopa's bounds). Rounded inward to integers (N is one)."""
+    j = len(moments)
+    values = range(1, largest + 1)
+    lo: Fraction | None = None
+    hi: Fraction | None = None
+    for support in itertools.combinations(values, min(j, largest)):
+        rows = [[Fraction(math.comb(f, i + 1)) for f in support] for i in range(j)]
+        x = _solve(rows, [Fraction(v) for v in moments])
+        if x is None or any(v < 0 for v in x):
+            continue
+        total = sum(x, Fraction(0))
+        lo = total if lo is None or total < lo else lo
+        hi = total if hi is None or total > hi else hi
+    if lo is None or hi is None:
+        raise QIFError("the binomial moments of a level admit no distribution (a counting "
+                       "error)")
+    return math.ceil(lo), math.floor(hi)
+
+
+def _solve(rows: list[list[Fraction]], rhs: list[Fraction]) -> list[Fraction] | None:
+    """The exact solution of ``rows · x = rhs`` (rows × columns, columns ≤ rows), or None
+    when there is none (inconsistent or singular)."""
+    n_rows, n_cols = len(rows), len(rows[0])
+    a = [[*row, rhs[i]] for i, row in enumerate(rows)]
+    pivot_row = 0
+    where = [-1] * n_cols
+    for col in range(n_cols):
+        sel = next((i for i in range(pivot_row, n_rows) if a[i][col] != 0), None)
+        if sel is None:
+            return None
+        a[pivot_row], a[sel] = a[sel], a[pivot_row]
+        for i in range(n_rows):
+            if i != pivot_row and a[i][col] != 0:
+                factor = a[i][col] / a[pivot_row][col]
+                a[i] = [vi - factor * vp for vi, vp in zip(a[i], a[pivot_row], strict=True)]
+        where[col] = pivot_row
+        pivot_row += 1
+    if any(a[i][n_cols] != 0 for i in range(pivot_row, n_rows)):
+        return None
+    return [a[where[c]][n_cols] / a[where[c]][c] for c in range(n_cols)]
+
+
+def _pair_level_lp(r: int, f_moments: tuple[int, int, int],
+                   g_moments: tuple[int, int]) -> tuple[int, int]:
+    """Bounds on #{o : M(o) = r − 2} from a linear programme over how the traces spread on
+    G (the pairs E of missed weeks whose V_E holds the trace): x_G for those traces (G ≥ 1)
+    and y_{f,G} for the traces of U_{r−1} ∖ U_r (f = #{s : o ∈ V_s}, G ≥ C(r,2) − C(r−f,2)),
+    subject to the exact moments Σ C(f, j) y (j = 1..3) and Σ G (x + y), Σ C(G, 2)(x + y)
+    (U_r taken out). HiGHS solves it in floats; each bound is a dual solution checked and
+    repaired in exact arithmetic (weak duality), so it is certified whatever the solver's
+    rounding. Returns (0, huge) when the solver fails."""
+    from scipy.optimize import linprog
+
+    kk = math.comb(r, 2)
+    cols: list[tuple[int, int]] = [(0, g) for g in range(1, kk + 1)]  # (f = 0: new trace)
+    for f in range(1, r + 1):
+        cols += [(f, g) for g in range(kk - math.comb(r - f, 2), kk + 1)]
+    a = [[Fraction(math.comb(f, j)) for f, _ in cols] for j in (1, 2, 3)]
+    a += [[Fraction(g) for _, g in cols], [Fraction(math.comb(g, 2)) for _, g in cols]]
+    b = [Fraction(v) for v in (*f_moments, *g_moments)]
+    cost = [Fraction(1 if f == 0 else 0) for f, _ in cols]
+    scale = float(max(max(abs(v) for v in b), Fraction(1)))
+    a_f = np.array([[float(v) for v in row] for row in a])
+    b_f = np.array([float(v) / scale for v in b])
+    g_row = 3  # every column has G ≥ 1 there: the direction that repairs a dual
+
+    def certified_min(c: list[Fraction]) -> Fraction | None:
+        res = linprog(np.array([float(v) for v in c]), A_eq=a_f, b_eq=b_f, bounds=(0, None),
+                      method="highs")
+        if res.status != 0:
+            return None
+        y = [Fraction(float(v)) for v in res.eqlin.marginals]
+        slack_t = Fraction(0)
+        for col in range(len(cols)):
+            excess = sum((a[i][col] * y[i] for i in range(len(a))), Fraction(0)) - c[col]
+            if excess > 0:
+                slack_t = max(slack_t, excess / a[g_row][col])
+        y[g_row] -= slack_t  # now Aᵀy ≤ c exactly: b·y ≤ min c·x
+        return sum((bi * yi for bi, yi in zip(b, y, strict=True)), Fraction(0))
+
+    lo = certified_min(cost)
+    neg = certified_min([-v for v in cost])
+    return (0 if lo is None else max(0, math.ceil(lo)),
+            2**200 if neg is None else math.floor(-neg))
+
+
+def _ds_at_least(kappa: int, h: int) -> Fraction:
+    """The largest ``_ds(κ, G)`` over integers G ≥ h (the parabola peaks at κ and κ + 1)."""
+    return _ds(kappa, max(h, kappa)) if h <= kappa + 1 else _ds(kappa, h)
+
+
+def _dawson_sankoff(s1: int, s2: int) -> int:
+    """The best Dawson–Sankoff lower bound on |∪| from S1 = Σ G and S2 = Σ C(G, 2)."""
+    if s1 <= 0:
+        return 0
+    best = Fraction(0)
+    for kappa in {1, 1 + (2 * s2) // s1, 2 + (2 * s2) // s1}:
+        best = max(best, Fraction(2 * s1, kappa + 1) - Fraction(2 * s2, kappa * (kappa + 1)))
+    return math.floor(best)
+
+
+def _new_level_lower(big_s1: int, big_s2: int, kk: int, u_r: int, r: int, s1: int,
+                     n1: tuple[int, int]) -> int:
+    """Lower bound on #{o : M(o) = r − 2} from the pair family's S1 = Σ G and S2 = Σ C(G, 2),
+    taking out the traces of U_r (G = C(r, 2)) and of U_{r−1} ∖ U_r (G ≥ h(f), f ≥ 1,
+    Σ f = s1, their number in ``n1``) through the best Dawson–Sankoff κ."""
+    best = Fraction(0)
+    for kappa in range(1, kk + 1):
+        vals = [_ds_at_least(kappa, kk - math.comb(r - f, 2)) for f in range(1, r + 1)]
+        slope = max((Fraction(v - vals[0], f) for f, v in enumerate(vals[1:], start=1)),
+                    default=Fraction(0))
+        rest_u = max((vals[0] - slope) * x + slope * s1 for x in n1)
+        low = (Fraction(2 * big_s1, kappa + 1) - Fraction(2 * big_s2, kappa * (kappa + 1))
+               - u_r * _ds(kappa, kk) - rest_u)
+        best = max(best, low)
+    return math.floor(best)
+
+
+def cover_levels(profiles: npt.ArrayLike, m: int, *, progress: bool = False) -> CoverLevels:
+    """Certified bounds on every level size |U_c| of the profiles' r-week traces (module
+    docstring); the counts are exact, the brackets come from Bonferroni's inequalities and
+    monotonicity."""
+    from topicslab._progress import task
+
+    p, m = _check(profiles, m)
+    n, r, k = p.shape
+    weeks = list(range(r))
+    total = m**r
+    comb = math.comb
+    walks = 0
+
+    def rest(*out: int) -> list[int]:
+        return [w for w in weeks if w not in out]
+
+    # one walk per tuple-week set; how many walks the levels need, for the bar
+    plan = 1 + (r + 1 if r == 2 else 0)
+    plan += r + comb(r, 2) + comb(r, 3) + comb(r, 4) if r >= 3 else 0
+    lower = [0] * (r + 1)
+    upper = [0] * (r + 1)
+    with task(f"cover levels, {r} weeks", plan, progress) as advance:
+
+        def walk(z: list[int], specs: Sequence[Sequence[Group]]) -> list[int]:
+            nonlocal walks
+            walks += 1
+            out = box_sums(p, m, z, specs)
+            advance(1)
+            return out
+
+        (u_r,) = walk(weeks, [()])
+        lower[r] = upper[r] = u_r
+        held = [len(np.unique(p[:, s])) for s in weeks]
+        u_1 = total - math.prod(m - d for d in held)
+        if r >= 2:
+            # level r − 1: f(o) = #{s : o ∈ V_s} on U_{r−1} ∖ U_r (U_r lies in every V_s)
+            v1 = {s: m * walk(rest(s), [()])[0] for s in weeks}
+            v2: dict[tuple[int, int], int] = {}  # |V_s ∩ V_s'|
+            pair_plain: dict[tuple[int, int], int] = {}
+            if r >= 3:
+                for a, b in itertools.combinations(weeks, 2):
+                    plain, v2[(a, b)] = walk(rest(a, b), [(), ((a,), (b,))])
+                    pair_plain[(a, b)] = plain
+            else:
+                (v2[(0, 1)],) = walk([], [((0,), (1,))])
+            s1 = sum(v1.values()) - r * u_r
+            s2 = sum(v2.values()) - comb(r, 2) * u_r
+            s3 = 0
+            triple_sums: dict[tuple[int, int, int], list[int]] = {}
+            if r >= 3:
+                for a, b, c in itertools.combinations(weeks, 3):
+                    specs = [((a, b, c),), ((a,), (b,)), ((a,), (c,)), ((b,), (c,))]
+                    triple_sums[(a, b, c)] = walk(rest(a, b, c), specs)
+                    s3 += triple_sums[(a, b, c)][0]
+                s3 -= comb(r, 3) * u_r
+            # f − C(f,2) ≤ 1 ≤ f − C(f,2) + C(f,3) for f ≥ 1, with equality on the right for
+            # f ≤ 3: three weeks are exact
+            if r == 3:
+                new1_lo = new1_hi = s1 - s2 + s3
+            else:
+                moments = [s1, s2, s3] if r >= 3 else [s1, s2]
+                new1_lo, new1_hi = _moment_bounds(moments, r) if s1 > 0 else (0, 0)
+                new1_lo = max(new1_lo, _dawson_sankoff(s1, s2))
+                # Hunter's spanning-tree bound on the union
+                new1_hi = min(new1_hi, s1 - s2 + s3 if r >= 3 else s1 - s2,
+                              sum(v1.values()) - _heaviest_tree(weeks, v2) - u_r)
+            lower[r - 1] = u_r + new1_lo
+            upper[r - 1] = u_r + new1_hi
+        if r >= 4:
+            # level r − 2: G(o) = #{E, |E| = 2 : o_{−E} in a user's (r−2)-week box}
+            kk = comb(r, 2)
+            pairs = list(itertools.combinations(weeks, 2))
+            vv1 = {e: m * m * v for e, v in pair_plain.items()}
+            # |V_E ∩ V_E'| keyed (E, E') with E before E' (pairs of weeks a < b < c < d)
+            vv2: dict[tuple[tuple[int, int], tuple[int, int]], int] = {}
+            for (a, b, c), sums in triple_sums.items():  # pairs E, E' sharing one week
+                vv2[((a, c), (b, c))] = m * sums[1]  # share c: the free weeks a and b
+                vv2[((a, b), (b, c))] = m * sums[2]  # share b: a and c
+                vv2[((a, b), (a, c))] = m * sums[3]  # share a: b and c
+            for quad in itertools.combinations(weeks, 4):  # disjoint pairs
+                a, b, c, d = quad
+                pairings = [((a, b), (c, d)), ((a, c), (b, d)), ((a, d), (b, c))]
+                for (e1, e2), v in zip(pairings, walk(rest(*quad), pairings), strict=True):
+                    vv2[(e1, e2)] = v
+            big_s1, big_s2 = sum(vv1.values()), sum(vv2.values())
+            # on U_{r−1} ∖ U_r, G ≥ h(f) = C(r, 2) − C(r − f, 2) (the pairs meeting F);
+            # Σ G ≥ (r−1)·S1' − S2' exactly (h is that quadratic in f)
+            new2_hi = big_s1 - kk * u_r - ((r - 1) * s1 - s2)
+            hunter = big_s1 - _heaviest_tree(pairs, vv2)  # ≥ |U_{r−2}| (Hunter)
+            new2_lo = max(0, _new_level_lower(big_s1, big_s2, kk, u_r, r, s1,
+                                              (new1_lo, new1_hi)))
+            lp_lo, lp_hi = _pair_level_lp(r, (s1, s2, s3),
+                                          (big_s1 - kk * u_r, big_s2 - comb(kk, 2) * u_r))
+            new2_lo, new2_hi = max(new2_lo, lp_lo), min(new2_hi, lp_hi)
+            lower[r - 2] = lower[r - 1] + new2_lo
+            upper[r - 2] = min(total, hunter, upper[r - 1] + max(new2_hi, 0))
+        for c in range(r - 3, 1, -1):
+            # the users' boxes, at most n·C(r, c)·k^c·(m − k)^{r−c} traces of exact level c
+            upper[c] = min(total, upper[c + 1] + n * comb(r, c) * k**c * (m - k) ** (r - c))
+            lower[c] = lower[c + 1]
+        if r >= 1:
+            lower[1] = upper[1] = u_1
+        for c in range(1, r):  # levels are nested
+            lower[c] = max(lower[c], lower[c + 1])
+            upper[c] = min(max(upper[c], lower[c]), total)
+    return CoverLevels(n, r, m, tuple(lower[1:]), tuple(upper[1:]), walks)
+
+
+def corollary1_interval(profiles: npt.ArrayLike, m: int, q_in: float, q_out: float, *,
+                        progress: bool = False) -> tuple[float, float]:
+    """Certified (lower, upper) on Corollary 1's ``(1/n) Σ_o max_u P[u, o]`` over all |T|^r
+    traces, for any r (module docstring; exact when the levels are).
+
+    Args:
+        profiles: ``int[n, r, k]`` topic indices in ``0..m-1``, k distinct topics every week.
+        m: taxonomy size |T|.
+        q_in, q_out: the answer's probability for a topic in / outside the week's set.
+    """
+    q_in = number(q_in, "q_in", lo=0, hi=1, error=QIFParameterError)
+    q_out = number(q_out, "q_out", lo=0, hi=1, error=QIFParameterError)
+    if not q_in >= q_out >= 0:
+        raise QIFError(f"need q_in >= q_out >= 0, got q_in {q_in}, q_out {q_out}")
+    return cover_levels(profiles, m, progress=progress).corollary1(q_in, q_out)
