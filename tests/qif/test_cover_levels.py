@@ -206,14 +206,17 @@ def test_reid_bounds_certify_and_the_cli(tmp_path):
 
     pop = tmp_path / "pop.parquet"
     tio.write_sets(pop, sets)
-    out = tmp_path / "b.json"
-    res = CliRunner().invoke(app, ["reid", "--sets", str(pop), "--weeks", "5", "--targets",
+    out, fig = tmp_path / "b.json", tmp_path / "b.png"
+    res = CliRunner().invoke(app, ["reid", "--sets", str(pop), "--weeks", "4..5", "--targets",
                                    "200", "--bounds", "--certify", "--json", str(out),
-                                   "--no-progress"])
+                                   "--figure", str(fig), "--no-progress"])
     assert res.exit_code == 0, res.output
     assert "C1 certified" in res.output
     data = json.loads(out.read_text())
-    assert data["bounds"]["full_information_interval"] == pytest.approx([lo, hi])
+    assert data["bounds"][0]["full_information_interval"] is None  # r = 4: exact
+    assert data["bounds"][1]["full_information_interval"] == pytest.approx([lo, hi])
+    assert data["theory"][1]["bayes_interval"] == pytest.approx([lo, hi])
+    assert fig.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     res = CliRunner().invoke(app, ["reid", "--sets", str(pop), "--weeks", "5", "--certify",
                                    "--no-progress"])
     assert res.exit_code == 2

@@ -616,6 +616,9 @@ def cover_levels(profiles: npt.ArrayLike, m: int, *, progress: bool = False) -> 
 
     p, m = _check(profiles, m)
     n, r, k = p.shape
+    # users in profile order: a node's users then sit close in memory (the counts do not
+    # depend on the order)
+    p = np.ascontiguousarray(p[np.lexsort(p.reshape(n, -1).T[::-1])])
     weeks = list(range(r))
     total = m**r
     comb = math.comb

@@ -209,7 +209,8 @@ def risk_vs_weeks(gaps: Sequence[Mapping[str, Any]], tolerance: float) -> bytes:
 
 
 #: the keys of a ``TheoryCurve.rows()`` row that are not an attack's name
-THEORY_ROW_KEYS = frozenset({"weeks", "bayes_exact", "bayes_sampled", "ldp_bound",
+THEORY_ROW_KEYS = frozenset({"weeks", "bayes_exact", "bayes_sampled", "bayes_interval",
+                             "ldp_bound",
                              "k_anonymity_bound", "matching_bound", "partial_information_bound",
                              "mutual_information", "mutual_information_bound"})
 
