@@ -351,7 +351,8 @@ def reid_bounds(
             (``qif.coverage``: |T|^3 prefixes, about 10 s at 1M users).
         certify: where Corollary 1 is not exact, bracket it between certified bounds
             (``full_information_interval``; ``qif.cover_levels``: exact counts of unions of
-            the users' boxes, minutes at 1M users and 5–6 weeks, more beyond).
+            the users' boxes; at 1M users about 5 minutes at five weeks, 30 at six, 3× more a
+            week beyond).
         progress: a progress bar for the certified interval.
     """
     if not isinstance(sets, TopicSets):  # (an array failed on .k)

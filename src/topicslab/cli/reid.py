@@ -292,8 +292,8 @@ def reid(
     certify: bool = typer.Option(
         False, "--certify",
         help="With --bounds: where Corollary 1 is not exact (r ≥ 5 weeks of the full "
-             "taxonomy), also bracket it between certified bounds (docs/theory.md §2c; "
-             "minutes at 1M users and 5–6 weeks)."),
+             "taxonomy), also bracket it between certified bounds (docs/theory.md §2c; at "
+             "1M users about 5 minutes at r = 5, 30 at r = 6, 3× more a week beyond)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bars."),
     k: int = typer.Option(API_K, "--k", min=1,
                           help="Most topics a week of --sets may hold (the API's top 5, as "

@@ -58,6 +58,7 @@ import numpy.typing as npt
 from numba import njit, prange
 
 from topicslab._checks import integer, integer_array, number
+from topicslab.qif.coverage import _popcount
 from topicslab.qif.errors import QIFError, QIFParameterError
 
 __all__ = ["CoverLevels", "box_sums", "corollary1_interval", "cover_levels"]
@@ -65,14 +66,6 @@ __all__ = ["CoverLevels", "box_sums", "corollary1_interval", "cover_levels"]
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
-
-
-@njit(cache=True)
-def _popcount(x: np.uint64) -> int:
-    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
-    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
-    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
 @njit(cache=True)
