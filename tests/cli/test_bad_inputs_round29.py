@@ -13,6 +13,8 @@ on Corollary 1, ``qif.cover_levels``) and its Python API, then the other command
   (k q_in + (m - k) q_out != 1) returned a lower bound above the upper one ((9.5, 1.0)).
 - ragged nested lists as profiles were NumPy's "inhomogeneous shape" ValueError;
   ``CoverLevels.corollary1(nan, ...)`` was Fraction's "cannot convert NaN" ValueError.
+- ``attacks.theory.theory_curve(sets, [2.5])`` ran r = 2, ``"12"`` ran r = 1 and 2, ``[True]``
+  r = 1: the weeks were cast with ``int``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from refusal import invoke, small_population
+from refusal import invoke, random_profiles, small_population
 
 from topicslab.errors import TopicsLabError
 from topicslab.qif.errors import QIFError
@@ -137,3 +139,14 @@ def test_cover_levels_methods_refuse_nan(method: str) -> None:
     levels = cl.cover_levels(_profiles()[:, :2], 12)
     with pytest.raises(QIFError, match="q_in"):
         getattr(levels, method)(float("nan"), 0.1)
+
+
+@pytest.mark.parametrize("weeks", [[2.5], "12", [True]], ids=["fraction", "text", "bool"])
+def test_theory_curve_refuses_weeks_it_would_cast(weeks: object) -> None:
+    from topicslab.attacks.theory import theory_curve
+    from topicslab.datamodel import TopicSets
+    from topicslab.errors import InputError
+
+    sets = TopicSets(random_profiles(60, 4), "v2", np.arange(60, dtype=np.int64))
+    with pytest.raises(InputError, match="weeks"):
+        theory_curve(sets, weeks, targets=10, progress=False)  # type: ignore[arg-type]
