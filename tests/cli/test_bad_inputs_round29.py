@@ -15,6 +15,8 @@ on Corollary 1, ``qif.cover_levels``) and its Python API, then the other command
   ``CoverLevels.corollary1(nan, ...)`` was Fraction's "cannot convert NaN" ValueError.
 - ``attacks.theory.theory_curve(sets, [2.5])`` ran r = 2, ``"12"`` ran r = 1 and 2, ``[True]``
   r = 1: the weeks were cast with ``int``.
+- ``reid --p 0 --bounds --json`` wrote ``"ldp_bound": Infinity``: not JSON (run's
+  results.json maps NaN/inf to null).
 """
 
 from __future__ import annotations
@@ -150,3 +152,18 @@ def test_theory_curve_refuses_weeks_it_would_cast(weeks: object) -> None:
     sets = TopicSets(random_profiles(60, 4), "v2", np.arange(60, dtype=np.int64))
     with pytest.raises(InputError, match="weeks"):
         theory_curve(sets, weeks, targets=10, progress=False)  # type: ignore[arg-type]
+
+
+def test_reid_json_is_strict_json_when_a_bound_is_infinite(inputs: Path, tmp_path: Path) -> None:
+    import json
+
+    def no_constants(name: str) -> None:
+        raise AssertionError(f"{name} in the JSON")
+
+    out = tmp_path / "r.json"
+    res = invoke(["reid", "--sets", str(inputs / "pop.parquet"), "--weeks", "1", "--p", "0",
+                  "--bounds", "--trials", "1", "--targets", "20", "--no-progress",
+                  "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text(), parse_constant=no_constants)
+    assert doc["theory"][0]["ldp_bound"] is None
