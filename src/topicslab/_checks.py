@@ -115,7 +115,11 @@ def integer_array(value: object, field: str, *, error: Error = ParameterError) -
     id), and so is any other dtype (bool, text, objects)."""
     import numpy as np
 
-    arr = np.asarray(value)
+    try:
+        arr = np.asarray(value)
+    except ValueError:  # ragged nested lists: NumPy's "inhomogeneous shape" ValueError
+        raise refuse(f"{field} must be a rectangular integer array (nested lists of one "
+                     "length per level)", field, error=error) from None
     if np.issubdtype(arr.dtype, np.integer):
         return arr
     if not np.issubdtype(arr.dtype, np.floating):

@@ -21,12 +21,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from topicslab._checks import integer
 from topicslab._progress import task
 from topicslab.api import Mechanism
 from topicslab.attacks.bayes import BayesRisk, bayes_risk
 from topicslab.attacks.bounds import MAX_CELLS, ReidBounds, reid_bounds
 from topicslab.attacks.protocol import RiskResult, risk_curve
 from topicslab.datamodel import TopicSets
+from topicslab.errors import InputError
 
 __all__ = ["TheoryCurve", "theory_curve"]
 
@@ -91,7 +93,10 @@ def theory_curve(
     adds certified bounds on it there (``reid_bounds``).
     """
     mech = mechanism or Mechanism(k=sets.k, taxonomy=sets.taxonomy)
-    rs = [int(r) for r in weeks]
+    # weeks=[2.5] ran r = 2, weeks="12" r = 1 and 2, [True] r = 1: cast, never checked
+    if isinstance(weeks, str | bytes):
+        raise InputError(f"weeks must be a sequence of integers, got {weeks!r}", field="weeks")
+    rs = [integer(r, "weeks", at_least=1) for r in weeks]
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
     curve = risk_curve(sets, weeks=rs, attacks=tuple(attacks), targets=targets, trials=trials,

@@ -500,8 +500,11 @@ def reid(
         err.print(f"wrote {escape(str(figure_path))}")
     if json_path is not None:
         from topicslab._atomic import write_text_atomic
+        from topicslab._json import jsonable
 
-        write_text_atomic(json_path, json.dumps(payload, indent=2))
+        # JSON has no infinity: --p 0 wrote "ldp_bound": Infinity, which strict readers refuse
+        # (run's results.json and the other commands' JSON map NaN/inf to null)
+        write_text_atomic(json_path, json.dumps(jsonable(payload), indent=2, allow_nan=False))
         err.print(f"wrote {escape(str(json_path))}")
 
 

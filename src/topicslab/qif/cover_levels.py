@@ -357,9 +357,31 @@ def box_sums(profiles: npt.ArrayLike, m: int, weeks: Sequence[int],
         weeks: the weeks Z of the tuples (distinct, may be empty: then H = every user).
         specs: the functions to sum; groups within a spec use distinct weeks outside Z.
     """
-    p = np.ascontiguousarray(profiles, dtype=np.int32)
+    # the profiles went to the walk unchecked: a topic id >= m, a negative one, m = 0 or
+    # True, or NaN (cast) wrote outside its arrays (a segmentation fault); weeks "01" or
+    # [0.5] were cast to weeks 0, 1 and 0
+    p, m = _check(profiles, m, users_at_least=0)
+    return _sums(p, m, _weeks(weeks, "weeks"),
+                 [[_weeks(g, "a group") for g in _sequence(spec, "a spec")]
+                  for spec in _sequence(specs, "specs")])
+
+
+def _sequence(value: object, what: str) -> list[object]:
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence | np.ndarray):
+        raise QIFError(f"{what} must be a sequence, got {value!r}")
+    return list(value)
+
+
+def _weeks(value: object, what: str) -> list[int]:
+    """A sequence of week indices (integers, not bools), checked against r by ``_sums``."""
+    return [integer(w, f"{what}'s week", error=QIFParameterError)
+            for w in _sequence(value, what)]
+
+
+def _sums(p: I32, m: int, weeks: list[int], specs: list[list[list[int]]]) -> list[int]:
+    """``box_sums`` of checked profiles (``_check``), weeks and specs."""
     n, r, k = p.shape
-    zw = np.asarray(list(weeks), dtype=np.int64)
+    zw = np.asarray(weeks, dtype=np.int64)
     arr = np.full((len(specs), max(1, max((len(s) for s in specs), default=1)), 3), -1,
                   dtype=np.int64)
     for i, spec in enumerate(specs):
@@ -411,7 +433,8 @@ class CoverLevels:
     def widths(self, q_in: float, q_out: float) -> list[float]:
         """Each level's share of the interval's width (fractions of Corollary 1's scale, in
         level order c = 1..r): where the uncertainty comes from."""
-        qi, qo = Fraction(q_in), Fraction(q_out)
+        # (NaN was a ValueError of Fraction: "cannot convert NaN to integer ratio")
+        qi, qo = (Fraction(q) for q in _probabilities(q_in, q_out))
         if qo == 0:
             return [0.0] * self.weeks
         rho = qi / qo
@@ -420,7 +443,7 @@ class CoverLevels:
 
     def corollary1(self, q_in: float, q_out: float) -> tuple[float, float]:
         """(lower, upper) on Corollary 1's ``(1/n) Σ_o max_u P[u, o]``, rounded outward."""
-        qi, qo = Fraction(q_in), Fraction(q_out)
+        qi, qo = (Fraction(q) for q in _probabilities(q_in, q_out))
         r, t = self.weeks, self.topics
         if qo == 0:
             # only traces some user covers in every week have mass: q_in^r |U_r|
@@ -436,10 +459,14 @@ class CoverLevels:
         return max(0.0, lo_f), min(1.0, hi_f)
 
 
-def _check(profiles: npt.ArrayLike, m: int) -> tuple[I32, int]:
-    m = integer(m, "m", at_least=1, error=QIFParameterError)
+def _check(profiles: npt.ArrayLike, m: int, *, users_at_least: int = 1) -> tuple[I32, int]:
+    # topic ids are 32-bit in the walk (an id past 2^31 wrapped), and each of its threads
+    # keeps three m x m bitsets: m = 10**12 failed on the allocation, m = 2**31 + 20 was
+    # killed by the kernel
+    m = integer(m, "m", at_least=1, at_most=2**31 - 1, error=QIFParameterError)
     arr = integer_array(profiles, "profiles", error=QIFParameterError)
-    if arr.ndim != 3 or arr.shape[0] < 1 or arr.shape[1] < 1 or arr.shape[2] < 1:
+    if (arr.ndim != 3 or arr.shape[0] < users_at_least or arr.shape[1] < 1
+            or arr.shape[2] < 1):
         raise QIFError(f"profiles must be a non-empty [users, weeks, slots] array, got shape "
                        f"{arr.shape}")
     if ((arr < 0) | (arr >= m)).any():
@@ -447,6 +474,13 @@ def _check(profiles: npt.ArrayLike, m: int) -> tuple[I32, int]:
     srt = np.sort(arr, axis=2)
     if (srt[:, :, 1:] == srt[:, :, :-1]).any():
         raise QIFError("a user holds the same topic twice in a week")
+    import numba
+
+    from topicslab._resources import require_memory
+
+    words = (m + 63) // 64
+    require_memory(numba.get_num_threads() * (24.0 * m * words + 8.0 * m * (arr.shape[1] + 9)),
+                   f"the cover levels' bitsets over m = {m:,} topics", field="m")
     return np.ascontiguousarray(arr, dtype=np.int32), m
 
 
@@ -630,7 +664,7 @@ def cover_levels(profiles: npt.ArrayLike, m: int, *, progress: bool = False) -> 
         def walk(z: list[int], specs: Sequence[Sequence[Group]]) -> list[int]:
             nonlocal walks
             walks += 1
-            out = box_sums(p, m, z, specs)
+            out = _sums(p, m, z, [[list(g) for g in spec] for spec in specs])
             advance(1)
             return out
 
@@ -722,8 +756,22 @@ def corollary1_interval(profiles: npt.ArrayLike, m: int, q_in: float, q_out: flo
         m: taxonomy size |T|.
         q_in, q_out: the answer's probability for a topic in / outside the week's set.
     """
+    q_in, q_out = _probabilities(q_in, q_out)
+    p, m = _check(profiles, m)
+    k = p.shape[2]
+    # q_in = 0.5, q_out = 0.01 over k = 3 of m = 12 topics (1.59 a week) gave (9.5, 1.0): a
+    # lower bound above the upper one, the sum clipped to 1 on one side only
+    if not math.isclose(k * q_in + (m - k) * q_out, 1.0, rel_tol=1e-9, abs_tol=1e-12):
+        raise QIFParameterError(
+            f"q_in and q_out must be one week's answer distribution over {m:,} topics with "
+            f"{k} in the set (k q_in + (m - k) q_out = 1), got {k * q_in + (m - k) * q_out:.6g}",
+            field="q_out")
+    return cover_levels(p, m, progress=progress).corollary1(q_in, q_out)
+
+
+def _probabilities(q_in: object, q_out: object) -> tuple[float, float]:
     q_in = number(q_in, "q_in", lo=0, hi=1, error=QIFParameterError)
     q_out = number(q_out, "q_out", lo=0, hi=1, error=QIFParameterError)
     if not q_in >= q_out >= 0:
         raise QIFError(f"need q_in >= q_out >= 0, got q_in {q_in}, q_out {q_out}")
-    return cover_levels(profiles, m, progress=progress).corollary1(q_in, q_out)
+    return q_in, q_out
