@@ -185,8 +185,106 @@ def _leaf(p: I32, users: I32, specs: I64, out: I64, fout: F64,
         fout[s] += v
 
 
+#: nodes with at most this many users are counted in closed form (inclusion–exclusion over
+#: the 2^h − 1 subsets of their users) instead of walked
+SMALL = 4
+
+
 @njit(cache=True)
-def _walk(p: I32, zw: I64, specs: I64, tail: I64, m: int, first: I32, out: I64,
+def _few(p: I32, buf: I32, s0: int, e0: int, zw: I64, d: int, specs: I64, tail: I64,
+         out: I64, fout: F64, val: I64, fval: F64, inter: I64, sub: I32,
+         scratch: npt.NDArray[np.uint64], words: int, mark: npt.NDArray[np.bool_],
+         touched: I64) -> None:
+    """A node of h ≤ SMALL users below depth d: the tuples of the remaining weeks covered by
+    exactly the users S number e(S) = Σ_{S' ⊇ S} (−1)^{|S' − S|} I(S'), I(S') = Π_w
+    |∩_{u∈S'} S_u^w| (Möbius over supersets), and each such tuple adds every spec's value
+    for the users S."""
+    k = p.shape[2]
+    nz = zw.shape[0]
+    h = e0 - s0
+    full = (1 << h) - 1
+    for mask in range(1, full + 1):
+        size = 1
+        for j in range(d, nz):
+            common = 0
+            first = -1
+            for b in range(h):
+                if mask >> b & 1:
+                    first = b
+                    break
+            u0 = buf[s0 + first]
+            for a in range(k):
+                t = p[u0, zw[j], a]
+                inall = True
+                for b in range(first + 1, h):
+                    if mask >> b & 1:
+                        u = buf[s0 + b]
+                        hit = False
+                        for c in range(k):
+                            if p[u, zw[j], c] == t:
+                                hit = True
+                                break
+                        if not hit:
+                            inall = False
+                            break
+                if inall:
+                    common += 1
+            size *= common
+            if size == 0:
+                break
+        inter[mask] = size
+    for mask in range(1, full + 1):
+        exact = 0
+        for sup in range(mask, full + 1):
+            if sup & mask == mask:
+                extra = 0
+                rest = sup ^ mask
+                while rest:
+                    rest &= rest - 1
+                    extra += 1
+                exact += -inter[sup] if extra & 1 else inter[sup]
+        if exact == 0:
+            continue
+        n_sub = 0
+        for b in range(h):
+            if mask >> b & 1:
+                sub[n_sub] = buf[s0 + b]
+                n_sub += 1
+        val[:] = 0
+        fval[:] = 0.0
+        if n_sub == 1:
+            for s in range(specs.shape[0]):
+                val[s] = tail[s, nz]
+                fval[s] = tail[s, nz]
+        else:
+            _leaf(p, sub[:n_sub], specs, val, fval, scratch, words, mark, touched)
+        for s in range(specs.shape[0]):
+            out[s] += exact * val[s]
+            fout[s] += exact * fval[s]
+
+
+@njit(cache=True)
+def _alike(p: I32, buf: I32, s0: int, e0: int, zw: I64, d: int, gw: I64) -> bool:
+    """Whether the users buf[s0:e0] hold the same sets in the tuple weeks from depth d on and
+    in the groups' weeks: then they cover the same sub-box with the same unions, as one user
+    (identical or converging users made the walk exponential in the weeks)."""
+    k = p.shape[2]
+    u0 = buf[s0]
+    for i in range(s0 + 1, e0):
+        u = buf[i]
+        for j in range(d, zw.shape[0]):
+            for a in range(k):
+                if p[u, zw[j], a] != p[u0, zw[j], a]:
+                    return False
+        for j in range(gw.shape[0]):
+            for a in range(k):
+                if p[u, gw[j], a] != p[u0, gw[j], a]:
+                    return False
+    return True
+
+
+@njit(cache=True)
+def _walk(p: I32, zw: I64, gw: I64, specs: I64, tail: I64, m: int, first: I32, out: I64,
           fout: F64) -> None:
     """Depth-first walk over the covered tuples of the weeks ``zw`` below one first-week
     topic (its holders ``first``); adds every spec's sum into ``out``."""
@@ -210,10 +308,14 @@ def _walk(p: I32, zw: I64, specs: I64, tail: I64, m: int, first: I32, out: I64,
     vals = np.empty(64, dtype=np.int32)
     pair = np.zeros(specs.shape[0], dtype=np.int64)
     fpair = np.zeros(specs.shape[0], dtype=np.float64)
+    inter = np.zeros(1 << SMALL, dtype=np.int64)
+    sub = np.empty(SMALL, dtype=np.int32)
     while sp > 0:
         sp -= 1
         d, s0, e0 = fdepth[sp], fs[sp], fe[sp]
         h = e0 - s0
+        if h > 1 and _alike(p, buf, s0, e0, zw, d, gw):
+            h = 1  # the same sets from here on: one user's sub-box and unions
         if h == 1:
             # one user: every tuple of its remaining sub-box is covered by it alone
             for s in range(specs.shape[0]):
@@ -223,26 +325,9 @@ def _walk(p: I32, zw: I64, specs: I64, tail: I64, m: int, first: I32, out: I64,
         if d == nz:
             _leaf(p, buf[s0:e0], specs, out, fout, scratch, words, mark, touched)
             continue
-        if h == 2:
-            # two users: their sub-boxes meet in I = Π_w |S_a^w ∩ S_b^w| tuples (covered by
-            # both), the rest of each is its own; no need to walk further
-            ua, ub = buf[s0], buf[s0 + 1]
-            inter = 1
-            for j in range(d, nz):
-                both = 0
-                for x in range(k):
-                    for y in range(k):
-                        if p[ua, zw[j], x] == p[ub, zw[j], y]:
-                            both += 1
-                inter *= both
-            pair[:] = 0
-            fpair[:] = 0.0
-            if inter > 0:
-                _leaf(p, buf[s0:e0], specs, pair, fpair, scratch, words, mark, touched)
-            for s in range(specs.shape[0]):
-                v = 2 * (tail[s, d] - inter * tail[s, nz]) + inter * pair[s]
-                out[s] += v
-                fout[s] += 2.0 * (tail[s, d] - inter * tail[s, nz]) + inter * fpair[s]
+        if h <= SMALL:
+            _few(p, buf, s0, e0, zw, d, specs, tail, out, fout, pair, fpair, inter,
+                 sub, scratch, words, mark, touched)
             continue
         w = zw[d]
         ne = h * k
@@ -299,7 +384,7 @@ def _walk(p: I32, zw: I64, specs: I64, tail: I64, m: int, first: I32, out: I64,
 
 
 @njit(cache=True, parallel=True)
-def _box_sums(p: I32, zw: I64, specs: I64, tail: I64, m: int) -> tuple[I64, F64]:
+def _box_sums(p: I32, zw: I64, gw: I64, specs: I64, tail: I64, m: int) -> tuple[I64, F64]:
     n, _, k = p.shape
     w = zw[0]
     start = np.zeros(m + 1, dtype=np.int64)
@@ -321,7 +406,7 @@ def _box_sums(p: I32, zw: I64, specs: I64, tail: I64, m: int) -> tuple[I64, F64]
     for i in prange(m):
         t = order[i]
         if start[t + 1] > start[t]:
-            _walk(p, zw, specs, tail, m, holders[start[t]:start[t + 1]], out[t], fout[t])
+            _walk(p, zw, gw, specs, tail, m, holders[start[t]:start[t + 1]], out[t], fout[t])
     return out.sum(axis=0), fout.sum(axis=0)
 
 
@@ -401,10 +486,11 @@ def _sums(p: I32, m: int, weeks: list[int], specs: list[list[list[int]]]) -> lis
     # a single user's sub-box below depth d: k per remaining tuple week, k^|g| per group
     tail = np.zeros((len(specs), len(zw) + 1), dtype=np.int64)
     for i, spec in enumerate(specs):
-        gw = sum(len(g) for g in spec)
+        group_weeks = sum(len(g) for g in spec)
         for d in range(len(zw) + 1):
-            tail[i, d] = k ** (len(zw) - d + gw)
-    return _exact(*_box_sums(p, zw, arr, tail, int(m)))
+            tail[i, d] = k ** (len(zw) - d + group_weeks)
+    every_group_week = np.unique(arr[arr >= 0]).astype(np.int64)
+    return _exact(*_box_sums(p, zw, every_group_week, arr, tail, int(m)))
 
 
 def _exact(sums: I64, shadow: F64) -> list[int]:
@@ -481,7 +567,9 @@ def _check(profiles: npt.ArrayLike, m: int, *, users_at_least: int = 1) -> tuple
     words = (m + 63) // 64
     require_memory(numba.get_num_threads() * (24.0 * m * words + 8.0 * m * (arr.shape[1] + 9)),
                    f"the cover levels' bitsets over m = {m:,} topics", field="m")
-    return np.ascontiguousarray(arr, dtype=np.int32), m
+    # each week's set in topic order: users with the same sets then have the same rows,
+    # which the walk's test of alike users compares (the sums do not depend on the order)
+    return np.ascontiguousarray(np.sort(arr, axis=2), dtype=np.int32), m
 
 
 def _heaviest_tree(nodes: Sequence[object], weight: dict[tuple, int]) -> int:
