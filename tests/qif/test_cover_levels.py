@@ -243,3 +243,13 @@ def test_moment_bounds_bracket_and_pin_down():
         assert lo <= int(x.sum()) <= hi
         if largest <= 3:
             assert lo == hi == int(x.sum())
+
+
+def test_brackets_respect_the_nesting_of_the_levels():
+    """U_{c+1} ⊆ U_c: both ends are non-increasing in c (50 identical users at five weeks had
+    an upper bound of level 2 above the exact level 1)."""
+    p = np.array([[[0, 1, 2, 3, 4]] * 5] * 50, dtype=np.int32)
+    levels = cover_levels(p, 12)
+    assert list(levels.upper) == sorted(levels.upper, reverse=True)
+    assert list(levels.lower) == sorted(levels.lower, reverse=True)
+    assert levels.upper[1] <= levels.lower[0] == levels.upper[0]

@@ -828,9 +828,12 @@ def cover_levels(profiles: npt.ArrayLike, m: int, *, progress: bool = False) -> 
             lower[c] = lower[c + 1]
         if r >= 1:
             lower[1] = upper[1] = u_1
-        for c in range(1, r):  # levels are nested
+        # levels are nested, U_{c+1} ⊆ U_c: lower bounds pass down, upper bounds up (level 1
+        # is exact, so a loose upper bound of level 2 gave way to it)
+        for c in range(r - 1, 0, -1):
             lower[c] = max(lower[c], lower[c + 1])
-            upper[c] = min(max(upper[c], lower[c]), total)
+        for c in range(1, r + 1):
+            upper[c] = min(upper[c], total, upper[c - 1] if c > 1 else total)
     return CoverLevels(n, r, m, tuple(lower[1:]), tuple(upper[1:]), walks)
 
 
