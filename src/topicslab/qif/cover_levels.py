@@ -29,10 +29,16 @@ Every intersection above is a sum over the covered tuples z of the other weeks o
 of the users H(z) whose box holds z: a product of unions of their week sets or 2-week boxes,
 or the number of triples whose three pairs are each covered by a user of H(z). One depth-first
 walk over the weeks Z groups the users by topic (a counting sort per node) and stops as soon as
-a node holds one user, whose whole remaining sub-box counts in closed form. Its cost is the
-number of (user, node) pairs above singleton nodes: near n·k^{|Z|} for a population whose
-users share long runs of topics, much less when they diverge. The counts are exact integers;
-only the final weights are rounded, outward.
+a node's users can be counted in closed form: one user (or users holding the same sets from
+there on) covers its whole remaining sub-box; up to four users, inclusion–exclusion over their
+subsets. Its cost is the number of (user, node) pairs above those nodes: up to n·k^{|Z|} for a
+population whose users share long runs of topics, much less when they diverge. The counts are
+exact integers; only the final weights are rounded, outward.
+
+The brackets use the counts through exact linear programmes over the distribution of how many
+sets of a family hold a trace (level r − 1: solved over its bases in rationals; level r − 2:
+solved by HiGHS, its dual checked and repaired in rationals, so the bound is certified
+whatever the solver's rounding), Hunter's spanning-tree bound and Dawson–Sankoff's.
 
 What is exact: |U_r| and |U_1|, hence Corollary 1 itself for r ≤ 2; the other levels are
 bracketed, so the interval's width says how far the levels are from being pinned down. It is
