@@ -159,10 +159,7 @@ def _pairwise3(p: I32, users: I32, wa: int, wb: int, wc: int, scratch: npt.NDArr
                 for v in range(words):
                     c += _popcount(ac[x * words + v] & bc[y * words + v])
     _clear_rows(ab, words, mark[:m], touched[:m], na)
-    for j in range(na):  # ac's rows are ab's (both keyed by the week-a topics)
-        mark[m + touched[j]] = False
-        for w in range(words):
-            ac[touched[j] * words + w] = np.uint64(0)
+    _clear_rows(ac, words, mark[m:2 * m], touched[m:2 * m], na)  # ac's rows are ab's
     _clear_rows(bc, words, mark[2 * m:], touched[2 * m:], nb)
     return c
 
@@ -312,8 +309,8 @@ def _walk(p: I32, zw: I64, gw: I64, specs: I64, tail: I64, m: int, first: I32, o
     cnt = np.zeros(m + 1, dtype=np.int64)
     keys = np.empty(64, dtype=np.int32)
     vals = np.empty(64, dtype=np.int32)
-    pair = np.zeros(specs.shape[0], dtype=np.int64)
-    fpair = np.zeros(specs.shape[0], dtype=np.float64)
+    val = np.zeros(specs.shape[0], dtype=np.int64)
+    fval = np.zeros(specs.shape[0], dtype=np.float64)
     inter = np.zeros(1 << SMALL, dtype=np.int64)
     sub = np.empty(SMALL, dtype=np.int32)
     while sp > 0:
@@ -332,7 +329,7 @@ def _walk(p: I32, zw: I64, gw: I64, specs: I64, tail: I64, m: int, first: I32, o
             _leaf(p, buf[s0:e0], specs, out, fout, scratch, words, mark, touched)
             continue
         if h <= SMALL:
-            _few(p, buf, s0, e0, zw, d, specs, tail, out, fout, pair, fpair, inter,
+            _few(p, buf, s0, e0, zw, d, specs, tail, out, fout, val, fval, inter,
                  sub, scratch, words, mark, touched)
             continue
         w = zw[d]
@@ -702,16 +699,6 @@ def _ds_at_least(kappa: int, h: int) -> Fraction:
     return _ds(kappa, max(h, kappa)) if h <= kappa + 1 else _ds(kappa, h)
 
 
-def _dawson_sankoff(s1: int, s2: int) -> int:
-    """The best Dawson–Sankoff lower bound on |∪| from S1 = Σ G and S2 = Σ C(G, 2)."""
-    if s1 <= 0:
-        return 0
-    best = Fraction(0)
-    for kappa in {1, 1 + (2 * s2) // s1, 2 + (2 * s2) // s1}:
-        best = max(best, Fraction(2 * s1, kappa + 1) - Fraction(2 * s2, kappa * (kappa + 1)))
-    return math.floor(best)
-
-
 def _new_level_lower(big_s1: int, big_s2: int, kk: int, u_r: int, r: int, s1: int,
                      n1: tuple[int, int]) -> int:
     """Lower bound on #{o : M(o) = r − 2} from the pair family's S1 = Σ G and S2 = Σ C(G, 2),
@@ -731,11 +718,15 @@ def _new_level_lower(big_s1: int, big_s2: int, kk: int, u_r: int, r: int, s1: in
 
 def cover_levels(profiles: npt.ArrayLike, m: int, *, progress: bool = False) -> CoverLevels:
     """Certified bounds on every level size |U_c| of the profiles' r-week traces (module
-    docstring); the counts are exact, the brackets come from Bonferroni's inequalities and
-    monotonicity."""
+    docstring); the counts are exact, the brackets come from the counts' moments (linear
+    programmes), Hunter's and Dawson–Sankoff's bounds and the levels' nesting."""
+    return _cover_levels(*_check(profiles, m), progress)
+
+
+def _cover_levels(p: I32, m: int, progress: bool) -> CoverLevels:
+    """``cover_levels`` of profiles and m that ``_check`` passed."""
     from topicslab._progress import task
 
-    p, m = _check(profiles, m)
     n, r, k = p.shape
     # users in profile order: a node's users then sit close in memory (the counts do not
     # depend on the order)
@@ -787,17 +778,12 @@ def cover_levels(profiles: npt.ArrayLike, m: int, *, progress: bool = False) -> 
                     triple_sums[(a, b, c)] = walk(rest(a, b, c), specs)
                     s3 += triple_sums[(a, b, c)][0]
                 s3 -= comb(r, 3) * u_r
-            # f − C(f,2) ≤ 1 ≤ f − C(f,2) + C(f,3) for f ≥ 1, with equality on the right for
-            # f ≤ 3: three weeks are exact
-            if r == 3:
-                new1_lo = new1_hi = s1 - s2 + s3
-            else:
-                moments = [s1, s2, s3] if r >= 3 else [s1, s2]
-                new1_lo, new1_hi = _moment_bounds(moments, r) if s1 > 0 else (0, 0)
-                new1_lo = max(new1_lo, _dawson_sankoff(s1, s2))
-                # Hunter's spanning-tree bound on the union
-                new1_hi = min(new1_hi, s1 - s2 + s3 if r >= 3 else s1 - s2,
-                              sum(v1.values()) - _heaviest_tree(weeks, v2) - u_r)
+            # the sharpest bounds S1'..S3' allow (exact for f ≤ 3: three weeks are exact; the
+            # Bonferroni and Dawson–Sankoff bounds hold for every distribution it ranges over,
+            # so they never do better); Hunter's spanning-tree bound uses more than moments
+            moments = [s1, s2, s3] if r >= 3 else [s1, s2]
+            new1_lo, new1_hi = _moment_bounds(moments, r) if s1 > 0 else (0, 0)
+            new1_hi = min(new1_hi, sum(v1.values()) - _heaviest_tree(weeks, v2) - u_r)
             lower[r - 1] = u_r + new1_lo
             upper[r - 1] = u_r + new1_hi
         if r >= 4:
@@ -863,7 +849,7 @@ def corollary1_interval(profiles: npt.ArrayLike, m: int, q_in: float, q_out: flo
             f"q_in and q_out must be one week's answer distribution over {m:,} topics with "
             f"{k} in the set (k q_in + (m - k) q_out = 1), got {k * q_in + (m - k) * q_out:.6g}",
             field="q_out")
-    return cover_levels(p, m, progress=progress).corollary1(q_in, q_out)
+    return _cover_levels(p, m, progress).corollary1(q_in, q_out)
 
 
 def _probabilities(q_in: object, q_out: object) -> tuple[float, float]:
