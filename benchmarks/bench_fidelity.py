@@ -57,6 +57,7 @@ def run_variant(name: str, args: argparse.Namespace, repeat: int = 0) -> dict[st
     t = time.perf_counter()
     variant = tm.make_variant(args.model, args.types, args.weeks, modes=args.modes)
     optimizer = tm.FullObjective(steps=args.steps, stop_at_noise=not args.no_noise_stop,
+                                 truncation=args.truncation,
                                  **({} if args.lr is None else {"lr": args.lr}))
     res = tm.fit(stats, variant, optimizer,
                  seed=args.seed + repeat, progress=False)
@@ -70,7 +71,8 @@ def run_variant(name: str, args: argparse.Namespace, repeat: int = 0) -> dict[st
     label = name if repeat == 0 else f"{name} #{repeat}"
     return {"variant": label, "stress": stress.to_dict(), "taxonomy": taxonomy,
             "users": sets.n_users, "model": args.model, "epsilon": args.epsilon,
-            "fit": {"lr": optimizer.lr, "steps": res.steps, "seconds": res.seconds,
+            "fit": {"lr": optimizer.lr, "truncation": optimizer.truncation,
+                    "steps": res.steps, "seconds": res.seconds,
                     "stopped": res.stopped,
                     "share_rel_within_20pct": q.share_rel_within_20pct,
                     "share_abs_within_0_1pp": q.share_abs_within_0_1pp,
@@ -137,6 +139,9 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=tm.FullObjective().steps)
     ap.add_argument("--lr", type=float, default=None,
                     help="the optimiser's starting learning rate (default: FullObjective's)")
+    ap.add_argument("--truncation", type=float, default=tm.FullObjective().truncation,
+                    help="the fit's truncation of the subset expansion, a share of the DP "
+                         "noise (0: exact)")
     ap.add_argument("--no-noise-stop", action="store_true",
                     help="run every step (the fit otherwise stops at the DP noise floor)")
     ap.add_argument("--epsilon", type=float, default=LN3)

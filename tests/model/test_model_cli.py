@@ -129,3 +129,21 @@ def test_noise_stop_option_belongs_to_the_default_optimiser(tmp_path):
     assert res.exit_code == 2
     assert "--no-noise-stop" in res.output and "default optimiser" in res.output
     assert not (tmp_path / "m").exists()
+
+
+def test_truncation_option(tmp_path):
+    tax = load("v1")
+    stats_dir = _stats_dir(tmp_path, random_model(tax, T=2, r=2, k=5, seed=3))
+    base = ["fit", "--stats", str(stats_dir), "--out", str(tmp_path / "m")]
+    for extra, words in ((["--truncation", "2"], "[0, 1]"),
+                         (["--truncation", "nan"], "[0, 1]"),
+                         (["--model", "paper", "--optimizer", "paper", "--truncation", "0.1"],
+                          "default optimiser")):
+        res = runner.invoke(app, [*base, *extra])
+        assert res.exit_code == 2, res.output
+        assert "--truncation" in res.output and words in res.output
+        assert not (tmp_path / "m").exists()
+    res = runner.invoke(app, [*base, "--types", "2", "--steps", "2", "--truncation", "0",
+                              "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert load_model(tmp_path / "m").metadata["truncation"] == 0.0

@@ -326,6 +326,11 @@ def fit_command(
              "statistic (q_overlap.json; a release without one refuses it), 0..1e6; 0 "
              "ignores it. Experimental: measured to widen the long-trace risk gap "
              "(docs/fidelity.md §4c)."),
+    truncation: float | None = typer.Option(
+        None, "--truncation",
+        help="Default optimiser: error allowed in a step's pair statistics, as a share of "
+             "the DP noise (0..1; default 1e-3: faster steps, the same fit); 0 computes "
+             "every step exactly. The final model and J are exact either way."),
     epochs: int | None = typer.Option(None, "--epochs", min=1,
                                       help="Epochs (paper optimiser; 8000)."),
     lr: float | None = typer.Option(None, "--lr", help="Learning rate (default 0.5 / 1.0)."),
@@ -390,6 +395,9 @@ def fit_command(
         if persistence is not None:
             raise InputError("--persistence belongs to the default optimiser",
                              field="--persistence")
+        if truncation is not None:
+            raise InputError("--truncation belongs to the default optimiser (the paper's "
+                             "computes each minibatch term exactly)", field="--truncation")
         d = tm.PaperAdam()
         opt = tm.PaperAdam(epochs=d.epochs if epochs is None else epochs,
                            lr=d.lr if lr is None else lr,
@@ -404,7 +412,9 @@ def fit_command(
         opt = tm.FullObjective(steps=f.steps if steps is None else steps,
                                lr=f.lr if lr is None else lr, stop_at_noise=not no_noise_stop,
                                persistence=f.persistence if persistence is None
-                               else persistence)
+                               else persistence,
+                               truncation=f.truncation if truncation is None
+                               else truncation)
     else:
         raise InputError(f"--optimizer must be default or paper, got {optimizer!r}",
                          field="--optimizer")

@@ -17,8 +17,10 @@ Public names:
                    progress=True) -> list[str]
     save_model(dir, model) / load_model(dir)
     export_release_parameters(path, model) / import_release_parameters(path, taxonomy)
-    closed_forms(theta, week_pairs)  differentiable exact statistics (torch)
-    persistent_forms(theta, mode_weights, mode_stay, log_slot_stay, lags)
+    closed_forms(theta, week_pairs, tolerance=0)
+                                     differentiable exact statistics (torch; a tolerance
+                                     > 0 truncates the pair terms' expansion within it)
+    persistent_forms(theta, mode_weights, mode_stay, log_slot_stay, lags, tolerance=0)
                                      the same for persistent types
     Objective, exact_loss, QualityBar   J of the paper, its float64 check, the quality bar
     Targets, check_statistics, n_terms, target_terms, model_terms   targets and term layout

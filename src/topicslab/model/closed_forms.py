@@ -10,6 +10,7 @@ Public names:
     signed_gram(H, sign)                      ``Σ_S sign_S H_S^T H_S`` with a one-product backward
     weighted_gram(H, w)                       ``Σ_rows w_row h_rowᵀ h_row``, differentiable in w
     subset_signs(k, dtype)                    the signs of the expansion
+    kept_rows(norms, tolerance) -> idx        the expansion's rows a fit step needs
 
 Derivation. With N(t, i, A) = Π_s (1 − Σ_{x∈A} P[t,i,s,x]) = Pr(S_i ∩ A = ∅ | I = t):
 
@@ -28,6 +29,17 @@ Gram matrix of 2^k rank-T blocks (2^k is the minimal separable rank of the produ
 rank-2 slot factors). Writing it with A in the S = ∅ block avoids the cancellation of
 "1 − (numbers close to 1)" in float32, and A itself is summed from the positive h_S
 (Σ_S h_S = 1) instead of computed as 1 − Π(1 − P).
+
+Truncating the expansion (``tolerance``). Row S of a component contributes the rank-one
+matrix ±w h_S h_Sᵀ, of Frobenius norm w‖h_S‖². For |S| ≥ 2, h_S(o) is a product of two or more
+slot probabilities and nearly every such row is tiny: on the default fit of a 1M-user release,
+dropping all but 4,600 of the 15,500 rows (S ≠ ∅) changes the pair statistics by less than
+1e-3 of the DP noise's Frobenius norm (benchmarks/RESULTS.md). ``tolerance > 0`` drops the
+smallest rows whose norms add up to at most ``tolerance``, so every pair statistic changes by
+at most that much in Frobenius norm (triangle inequality) while the Gram products, most of a
+fit step, shrink with the rows kept.
+The presence rows (the ∅ block) are always kept, so q_single and the diagonal stay exact.
+``tolerance = 0`` (the default) is the exact expansion.
 
 Persistent types (``persistent_forms``). A type t has M *modes* (weekly themes) with weights
 w_tμ; each mode has its own k slot laws P_tμs, shared by all weeks. In week 0 the user's mode is
@@ -68,6 +80,7 @@ import torch
 
 __all__ = [
     "closed_forms",
+    "kept_rows",
     "persistent_forms",
     "presence",
     "signed_gram",
@@ -172,13 +185,28 @@ def signed_gram(H: torch.Tensor, sign: torch.Tensor) -> torch.Tensor:
     return out
 
 
+def kept_rows(norms: torch.Tensor, tolerance: float) -> torch.Tensor:
+    """Indices (ascending) of the rows of ``norms`` (``[J, C]`` Frobenius norms of the rows'
+    rank-one terms, flattened row-major) kept when the smallest rows whose norms add up to at
+    most ``tolerance`` are dropped; rows of block 0 (the presence rows) are always kept."""
+    flat = norms.detach().reshape(-1).to(torch.float64)
+    C = norms.shape[1]
+    order = torch.argsort(flat[C:]) + C
+    dropped = torch.cumsum(flat[order], dim=0) <= float(tolerance)
+    keep = torch.cat([torch.arange(C, device=flat.device), order[~dropped]])
+    return torch.sort(keep).values
+
+
 def closed_forms(theta: torch.Tensor, week_pairs: Sequence[tuple[int, int]] | None = None,
+                 tolerance: float = 0.0,
                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Exact model statistics for all terms (differentiable in ``theta``).
 
     Args:
         theta: ``[T, r, k, m]`` slot logits.
         week_pairs: ordered week pairs (i, j) of q_across; default consecutive (i, i+1).
+        tolerance: the Frobenius error allowed in each week's q_within (module docstring;
+            0: exact).
 
     Returns:
         ``q_single[r, m]``, ``q_within[r, m, m]`` (symmetric; its diagonal is meaningless —
@@ -190,7 +218,19 @@ def closed_forms(theta: torch.Tensor, week_pairs: Sequence[tuple[int, int]] | No
     A = presence(H)  # [r, T, m]
     G = torch.cat([A.unsqueeze(1), H[:, 1:]], dim=1)
     del H
-    q_within = signed_gram(G, subset_signs(k, theta.dtype, theta.device)) / T
+    sign = subset_signs(k, theta.dtype, theta.device)
+    if tolerance > 0:
+        # each week keeps its own rows (its weights are all 1/T)
+        flat = G.reshape(r, -1, G.shape[-1])
+        rows = []
+        for i in range(r):
+            with torch.no_grad():
+                keep = kept_rows((G[i] * G[i]).sum(dim=-1) / T, tolerance)
+            w = (sign.view(-1, 1).expand(-1, T).reshape(-1)[keep] / T).unsqueeze(0)
+            rows.append(weighted_gram(flat[i].index_select(0, keep).unsqueeze(0), w))
+        q_within = torch.stack(rows)
+    else:
+        q_within = signed_gram(G, sign) / T
     q_single = A.mean(dim=1)
     if pairs:
         left = torch.stack([A[i] for i, _ in pairs])
@@ -239,6 +279,7 @@ def _exclusive_products(x: Sequence[torch.Tensor]) -> tuple[list[torch.Tensor],
 
 def persistent_forms(theta: torch.Tensor, mode_weights: torch.Tensor, mode_stay: torch.Tensor,
                      log_slot_stay: torch.Tensor, lags: Sequence[int] = (1,),
+                     tolerance: float = 0.0,
                      ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Exact statistics of persistent types with weekly modes (module docstring);
     differentiable in every argument.
@@ -249,6 +290,9 @@ def persistent_forms(theta: torch.Tensor, mode_weights: torch.Tensor, mode_stay:
         mode_stay: ``[T]`` probability that a week keeps last week's mode (ρ).
         log_slot_stay: ``[T, M, k]`` log of each slot's stay probability (σ; −inf for 0).
         lags: week distances ℓ ≥ 1 of the across-week statistics (1 = consecutive weeks).
+        tolerance: the Frobenius error allowed in q_within and each q_across off the
+            diagonal (module docstring; 0: exact). A row's across weight σ_S^ℓ ρ^ℓ w/T is at
+            most its within weight w/T, so one choice of rows bounds both.
 
     Returns:
         ``q_single[m]``, ``q_within[m, m]`` (diagonal meaningless), ``q_across[len(lags), m, m]``.
@@ -264,7 +308,17 @@ def persistent_forms(theta: torch.Tensor, mode_weights: torch.Tensor, mode_stay:
     G = torch.cat([A.unsqueeze(0), _log_expansion(logP, log1mP)], dim=0)  # A in the ∅ block
     w = mode_weights.reshape(C)
     sign = subset_signs(k, theta.dtype, theta.device).unsqueeze(-1)  # [2^k, 1]
-    q_within = weighted_gram(G, sign * (w / T))
+    if tolerance > 0:
+        with torch.no_grad():
+            keep = kept_rows((w / T).abs() * (G * G).sum(dim=-1), tolerance)
+        G = G.reshape(-1, m).index_select(0, keep).unsqueeze(0)  # [1, R, m]
+
+        def rows(weights: torch.Tensor) -> torch.Tensor:
+            return weights.reshape(1, -1).index_select(1, keep)
+    else:
+        def rows(weights: torch.Tensor) -> torch.Tensor:
+            return weights
+    q_within = weighted_gram(G, rows(sign * (w / T)))
     q_single = (w.view(C, 1) * A).sum(dim=0) / T
     log_slot_stay = log_slot_stay.reshape(C, k).clamp(min=-1000.0)
     log_sigma_S = _subset_bits(k, theta.dtype, theta.device) @ log_slot_stay.T  # [2^k, C]
@@ -279,7 +333,7 @@ def persistent_forms(theta: torch.Tensor, mode_weights: torch.Tensor, mode_stay:
         kept = mode_stay ** int(lag)  # [T]: the mode was never redrawn
         comp = kept.repeat_interleave(M) * w / T  # [C]
         # row (S, c) weighs sign_S σ_S^ℓ comp_c; the ∅ block (A ⊗ A) has σ_∅ = 1
-        qa = weighted_gram(G, sign * torch.exp(float(lag) * log_sigma_S) * comp)
+        qa = weighted_gram(G, rows(sign * torch.exp(float(lag) * log_sigma_S) * comp))
         # the diagonal: Π_s x_s − Π_s y_s as a telescope of non-negative terms,
         # x = (1 − a)(1 − a + σa), y = (1 − a)², d = x − y = (1 − a)σa
         d = (one_minus * P * torch.exp(float(lag) * log_slot_stay).unsqueeze(-1)).unbind(dim=1)

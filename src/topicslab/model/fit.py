@@ -27,8 +27,10 @@ paper's ``PaperTypes``); how, an optimiser:
   weights the single terms for equal relative error instead, see ``objective``), a cosine
   learning-rate decay 0.5 → 0.005 whose clock is the larger of the step and the wall-time
   fraction (so a time budget is used to the end), float32, starting from the targets'
-  marginals plus noise that breaks the symmetry between types. The final J is recomputed in
-  float64 (``loss_float64``).
+  marginals plus noise that breaks the symmetry between types. A step's pair statistics may
+  be off by ``truncation`` (1e-3) of the DP noise's Frobenius norm, the expansion's smallest
+  rows dropped (``closed_forms``): 2.6× faster steps, the same fit. The final J, quality and
+  model are exact, and J is recomputed in float64 (``loss_float64``).
 
 Both stop at ``target`` (a loss value, or a ``QualityBar``/``"bar"`` checked every
 ``eval_every`` steps), at ``max_minutes``, or after their steps/epochs; ``FullObjective`` also
@@ -114,6 +116,12 @@ class FullObjective:
     #: release has one and the model is persistent types, in units of J's noise floor per
     #: squared relative moment error; 0 ignores the statistic (docs/fidelity.md §4c)
     persistence: float = 0.03
+    #: the Frobenius error allowed in each pair statistic during the steps, as a share of
+    #: the DP noise's own (σ·m for an m × m table): the fit drops the subset expansion's
+    #: smallest rows within it (``closed_forms``), 2.6× faster steps on the default fit at
+    #: 1e-3; 0, or statistics without a noise scale, keep the exact expansion. The final
+    #: J, quality and model are computed exactly either way.
+    truncation: float = 1e-3
     name: str = "default"
 
     def __post_init__(self) -> None:
@@ -130,6 +138,20 @@ class FullObjective:
         _positive("lr_end", self.lr_end)
         _positive("eval_every", self.eval_every, integer=True)
         _check_init_and_weights(self.init_std, self.single_weight)
+        t = self.truncation
+        if (isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t)
+                or not 0 <= t <= 1):
+            raise InputError(f"truncation must be a number in [0, 1] (a share of the DP "
+                             f"noise), got {t!r}", field="truncation")
+
+    def tolerance(self, targets: Targets, m: int) -> float:
+        """The Frobenius bound on each pair statistic's error during the steps: this share
+        of the smallest pair noise scale times m (0 without a noise scale)."""
+        sig = targets.noise_sigma
+        if not self.truncation or not sig:
+            return 0.0
+        scales = [float(sig[name]) for name in ("within", "across") if sig.get(name)]
+        return float(self.truncation) * min(scales) * m if scales else 0.0
 
     def config(self) -> dict[str, Any]:
         # the persistence weight is recorded by ``fit`` only when its term is active, so
@@ -403,7 +425,9 @@ def fit(stats: Any, model: ModelVariant | str = "persistent",
                loss_target=loss_target, stop_at_bar=stop_at_bar, noise_floor=floor,
                budget=None if max_minutes is None else 60.0 * max_minutes,
                callback=callback, tuner=tuner, persistence=persistence,
-               unit_floor=obj.noise_floor() if persistence is not None else None)
+               unit_floor=obj.noise_floor() if persistence is not None else None,
+               tolerance=(opt.tolerance(targets, targets.m)
+                          if isinstance(opt, FullObjective) else 0.0))
     try:
         if isinstance(opt, PaperAdam):
             stopped = run.paper(opt, seed, progress)
@@ -491,6 +515,8 @@ class _Run:
     #: J's noise floor as the persistence term's unit, known even when the fit does not
     #: stop at it (``stop_at_noise=False``), so that a weight means the same either way
     unit_floor: float | None = None
+    #: the Frobenius error allowed in the pair statistics of a step (``FullObjective``)
+    tolerance: float = 0.0
     history: list[dict[str, float]] = field(default_factory=list)
     step: int = 0
     elapsed0: float = 0.0
@@ -609,7 +635,7 @@ class _Run:
                 for g in opt.param_groups:
                     g["lr"] = cur
                 opt.zero_grad(set_to_none=True)
-                qs, qw, qa = self.variant.statistics(self.params)
+                qs, qw, qa = self.variant.statistics(self.params, self.tolerance)
                 objective, sse = self.obj.fit_sse_of(qs, qw, qa)
                 extra = self.persistence_sse(sse)
                 if extra is not None:
@@ -737,6 +763,7 @@ class _Run:
             "steps": self.step, "seconds": round(seconds, 3),
             "loss": loss, "loss_float64": loss64, "stopped": stopped,
             "noise_floor": self.noise_floor,
+            "truncation": self.tolerance,
             "week_pairs": [list(p) for p in self.variant.week_pairs()],
             "share_abs_within_0_1pp": quality[0], "share_rel_within_20pct": quality[1],
             "package": {"name": "topicslab", "version": topicslab.__version__},

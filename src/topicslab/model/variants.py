@@ -81,8 +81,10 @@ class ModelVariant(Protocol):
         """Initial parameters (float64, CPU)."""
         ...
 
-    def statistics(self, params: Params) -> Stats:
-        """Exact, differentiable ``(q_single[R, m], q_within[R, m, m], q_across[P, m, m])``."""
+    def statistics(self, params: Params, tolerance: float = 0.0) -> Stats:
+        """Differentiable ``(q_single[R, m], q_within[R, m, m], q_across[P, m, m])``: exact,
+        or with each pair statistic within ``tolerance`` in Frobenius norm (a truncated
+        expansion, ``closed_forms``' docstring)."""
         ...
 
     def build(self, params: Params, taxonomy: Any, metadata: dict[str, Any]) -> TypeMixture:
@@ -146,8 +148,8 @@ class PaperTypes:
         shape = (self.types, self.weeks, targets.k, targets.m)
         return {"theta": _theta_init(targets, shape, seed, init_std, around_marginals)}
 
-    def statistics(self, params: Params) -> Stats:
-        return closed_forms(params["theta"], self.week_pairs())
+    def statistics(self, params: Params, tolerance: float = 0.0) -> Stats:
+        return closed_forms(params["theta"], self.week_pairs(), tolerance)
 
     def build(self, params: Params, taxonomy: Any, metadata: dict[str, Any]) -> TypeMixture:
         theta = params["theta"].detach().to("cpu", torch.float32).numpy()
@@ -212,10 +214,10 @@ class PersistentTypes:
                 torch.sigmoid(params["mode_stay_logit"]),
                 torch.nn.functional.logsigmoid(params["slot_stay_logit"]))
 
-    def statistics(self, params: Params) -> Stats:
+    def statistics(self, params: Params, tolerance: float = 0.0) -> Stats:
         weights, mode_stay, log_slot_stay = self.laws(params)
         qs, qw, qa = persistent_forms(params["theta"], weights, mode_stay, log_slot_stay,
-                                      (1,) if self.weeks > 1 else ())
+                                      (1,) if self.weeks > 1 else (), tolerance)
         return qs.unsqueeze(0), qw.unsqueeze(0), qa
 
     def build(self, params: Params, taxonomy: Any, metadata: dict[str, Any]) -> TypeMixture:
