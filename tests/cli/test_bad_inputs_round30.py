@@ -1,0 +1,59 @@
+"""Bad input, the thirtieth independent round.
+
+- ``import_release_parameters`` (``sample --model output_parameters.json``) read topic keys with
+  ``int()``: ``"01"``, ``" 1"``, ``"1_2"`` and full-width digits were topic ids, so a second
+  key of the same topic (``"1"`` and ``"01"``) silently replaced the first one's logit; a logit
+  past float32's range (1e308) was refused as "theta has non-finite logits", naming no file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from refusal import check_refused, invoke
+
+from topicslab.errors import InputError
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """A small paper-types model's output_parameters.json, as a dict."""
+    from topicslab.model.files import export_release_parameters
+    from topicslab.model.typemixture import TypeMixture
+    from topicslab.taxonomy import load
+
+    tax = load("v2")
+    theta = np.random.default_rng(0).normal(size=(2, 2, 5, tax.size)).astype(np.float32)
+    path = tmp_path_factory.mktemp("round30") / "output_parameters.json"
+    export_release_parameters(path, TypeMixture(theta, tax))
+    return json.loads(path.read_text())
+
+
+@pytest.mark.parametrize(("key", "value"), [("01", 50.0), (" 1", 50.0), ("1_2", 50.0),
+                                            ("\uff11\uff12", 50.0), ("+1", 50.0)])
+def test_release_topic_keys_are_canonical_ids(release: dict, tmp_path: Path, key: str,
+                                              value: float) -> None:
+    from topicslab.model.files import import_release_parameters
+
+    doc = json.loads(json.dumps(release))
+    doc["type 0"]["epoch 0"]["slot 0"][key] = value  # the same topic as "1" or "12"
+    path = tmp_path / "op.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match="is not an integer id") as exc:
+        import_release_parameters(path)
+    assert "type 0/epoch 0/slot 0" in str(exc.value)
+
+
+def test_release_logit_past_float32_is_named(release: dict, tmp_path: Path) -> None:
+    doc = json.loads(json.dumps(release))
+    doc["type 1"]["epoch 1"]["slot 2"]["1"] = 1e308
+    path = tmp_path / "op.json"
+    path.write_text(json.dumps(doc))
+    res = invoke(["sample", "--model", str(path), "--users", "5", "--seed", "0", "--out",
+                  str(tmp_path / "s.parquet")])
+    line = check_refused(res.output, res.exit_code, "type 1/epoch 1/slot 2")
+    assert "op.json" in line and "float32" in line
+    assert not (tmp_path / "s.parquet").exists()
