@@ -57,3 +57,52 @@ def test_release_logit_past_float32_is_named(release: dict, tmp_path: Path) -> N
     line = check_refused(res.output, res.exit_code, "type 1/epoch 1/slot 2")
     assert "op.json" in line and "float32" in line
     assert not (tmp_path / "s.parquet").exists()
+
+
+# ``qif.iba_vulnerabilities`` checked nothing: a topic id >= m wrote past its m x m
+# co-occurrence matrix (2**24 with m = 10: a segmentation fault), a topic twice in a set gave
+# a vulnerability of 2, weights of another length were NumPy's broadcast ValueError, m = 0 a
+# ZeroDivisionError, r = 1.5 or NaN weights were used as given
+@pytest.mark.parametrize(("topics", "weights", "m", "r", "named"), [
+    ([[1, 2**24]], [1.0], 10, 0.05, "topics"),
+    ([[1, 20]], [1.0], 10, 0.05, "topics"),
+    ([[1, -2]], [1.0], 10, 0.05, "topics"),
+    ([[1, 1]], [1.0], 10, 0.05, "topics"),
+    ([[1.5, 2]], [1.0], 10, 0.05, "topics"),
+    ([1, 2], [1.0, 1.0], 10, 0.05, "topics"),
+    ([[1, 2]], [1.0, 2.0], 10, 0.05, "weights"),
+    ([[1, 2], [3, 4]], [1.0, -2.0], 10, 0.05, "weights"),
+    ([[1, 2]], [float("nan")], 10, 0.05, "weights"),
+    ([[1, 2]], "a", 10, 0.05, "weights"),
+    ([[1, 2]], [1.0], 0, 0.05, "'m'"),
+    ([[1, 2]], [1.0], True, 0.05, "'m'"),
+    ([[1, 2]], [1.0], 10, 1.5, "'r'"),
+    ([[1, 2]], [1.0], 10, float("nan"), "'r'"),
+], ids=["id-2^24", "id>=m", "id-2", "twice", "fraction", "1-D", "weights-length",
+        "weights-negative", "weights-nan", "weights-text", "m0", "m-bool", "r1.5", "r-nan"])
+def test_iba_vulnerabilities_checks_its_inputs(topics: object, weights: object, m: object,
+                                               r: object, named: str) -> None:
+    from topicslab.qif import iba_vulnerabilities
+
+    with pytest.raises(InputError, match=named):
+        iba_vulnerabilities(topics, weights, m, r)  # type: ignore[arg-type]
+
+
+def test_iba_vulnerabilities_of_padded_sets_still_computes() -> None:
+    from topicslab.qif import iba_vulnerabilities
+
+    prior, post = iba_vulnerabilities([[1, -1], [2, 3]], [0.5, 0.5], 10, 0.05)
+    assert prior == pytest.approx(0.5) and 0.5 < post <= 1.0
+
+
+@pytest.mark.parametrize(("call", "named"), [
+    (lambda q: q.iba_theorem7_bounds(0.05, 2.0), "prior_iba"),
+    (lambda q: q.iba_theorem7_bounds(float("nan"), 0.5), "'r'"),
+    (lambda q: q.iba_tight_lower_bound(469, float("nan"), 0.05), "'s'"),
+    (lambda q: q.iba_tight_lower_bound(10, 50, 0.05), "'s'"),
+], ids=["theorem7-prior2", "theorem7-r-nan", "tight-s-nan", "tight-s>m"])
+def test_iba_bounds_check_their_inputs(call: object, named: str) -> None:
+    from topicslab import qif
+
+    with pytest.raises(InputError, match=named):
+        call(qif)  # type: ignore[operator]

@@ -237,6 +237,14 @@ def iba_theorem7_bounds(r: float, prior_iba: float) -> tuple[float, float]:
 
     The lower bound is stated for ``r < 0.5`` (it comes from Lemma 6 with Thm 5).
     """
+    # (a prior vulnerability of 2 gave an upper bound of 1.05, r = NaN NaN bounds)
+    r = number(r, "r", lo=0.0, hi=1.0, error=QIFParameterError,
+               why="r is the probability of a random topic")
+    prior_iba = number(prior_iba, "prior_iba", lo=0.0, error=QIFParameterError)
+    if prior_iba > 1.0 + 1e-9:  # (a sum of a prior's weights may round past 1)
+        raise QIFParameterError(f"prior_iba must be in [0, 1], got {prior_iba:g}: a "
+                                "vulnerability is a probability", field="prior_iba")
+    prior_iba = min(prior_iba, 1.0)
     return 1.0 - r, (1.0 - r) + r * prior_iba
 
 
@@ -249,6 +257,9 @@ def iba_tight_lower_bound(m: int, s: float, r: float) -> float:
     """
     if m < 1 or not 0.0 <= r <= 1.0:
         raise QIFError("need m >= 1 and r in [0, 1]")
+    # (s = NaN gave NaN, s > m a bound above 1)
+    s = number(s, "s", lo=0.0, hi=m, lo_open=True, error=QIFParameterError,
+               why="s is the (mean) number of topics in a set of the m")
     return (1.0 - r) + r * s / m
 
 
