@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from refusal import check_refused, invoke
 
-from topicslab.errors import InputError
+from topicslab.errors import InputError, TopicsLabError
 
 
 @pytest.fixture(scope="module")
@@ -106,3 +106,57 @@ def test_iba_bounds_check_their_inputs(call: object, named: str) -> None:
 
     with pytest.raises(InputError, match=named):
         call(qif)  # type: ignore[operator]
+
+
+# the explicit channels and their compositions (``qif.core``, ``qif.compose``,
+# ``qif.channels``), the figures and the combinatorial helpers: MemoryErrors of TiBs
+# (identity_channel(10**6), deterministic_channel([10**12])), a parallel power that ran out of
+# memory after minutes, figures of a billion points that ran for hours, NumPy's zero-size
+# reduction ValueError for an empty channel, a NaN gain giving a NaN vulnerability, casts
+# (deterministic_channel([0.5]) was column 0, r_for_capacity(decimals=2.5) floored to
+# multiples of 1/316.2) and Python's TypeError/ValueError/InvalidOperation for the rest
+_C = [[0.5, 0.5], [0.2, 0.8]]
+
+
+@pytest.mark.parametrize(("call", "named"), [
+    (lambda q: q.identity_channel(10**6), "'n'"),
+    (lambda q: q.identity_channel(2.5), "'n'"),
+    (lambda q: q.deterministic_channel([10**12]), "outputs"),
+    (lambda q: q.deterministic_channel([0.5]), "outputs"),
+    (lambda q: q.deterministic_channel([0, 1], 0), "n_outputs"),
+    (lambda q: q.parallel_power(_C, 80), "'k'"),
+    (lambda q: q.parallel_power(_C, 2.5), "'k'"),
+    (lambda q: q.kron_power(_C, 2.5), "'n'"),
+    (lambda q: q.k_anonymity(np.zeros((0, 0))), "non-empty"),
+    (lambda q: q.bayes_capacity(np.zeros((0, 3))), "non-empty"),
+    (lambda q: q.bayes_capacity([["a", "b"]]), "numeric"),
+    (lambda q: q.posterior_vulnerability([0.5, 0.5], _C, np.full((2, 2), np.nan)), "finite"),
+    (lambda q: q.figure5(n_max=10**9), "n_max"),
+    (lambda q: q.figure5(n_max=0), "n_max"),
+    (lambda q: q.tradeoff_figure(469, r_points=10**9), "r_points"),
+    (lambda q: q.round_half_up(1.25, 400), "decimals"),
+    (lambda q: q.r_for_capacity(2.0, 469, 5, 2.5), "decimals"),
+    (lambda q: q.tuples_with_partition(5, (-1, 2)), "lam"),
+    (lambda q: q.tuples_with_partition(5, (10**9,)), "lam"),
+    (lambda q: q.tuples_with_partition(5.5, (1,)), "'m'"),
+    (lambda q: list(q.multiplicity_partitions(2.5)), "'k'"),
+], ids=["identity-1e6", "identity-2.5", "deterministic-1e12", "deterministic-0.5",
+        "deterministic-n0", "parallel-80", "parallel-2.5", "kron-2.5", "k-anonymity-empty",
+        "capacity-no-secret", "capacity-text", "gain-nan", "figure5-1e9", "figure5-0",
+        "tradeoff-1e9", "round-400", "r-for-capacity-2.5", "partition-negative",
+        "partition-1e9", "partition-m-5.5", "partitions-2.5"])
+def test_qif_helpers_refuse_in_one_line(call: object, named: str) -> None:
+    from topicslab import qif
+
+    with pytest.raises(TopicsLabError, match=named):
+        call(qif)  # type: ignore[operator]
+
+
+def test_qif_helpers_still_compute() -> None:
+    from topicslab import qif
+
+    assert qif.parallel_power(_C, 3).shape == (2, 8)
+    assert qif.deterministic_channel([0, 2]).shape == (2, 3)
+    assert qif.tuples_with_partition(5, (2, 1)) == 60
+    assert qif.round_half_up(66.415, 2) == 66.42
+    assert qif.posterior_vulnerability([0.5, 0.5], _C, np.eye(2)) == pytest.approx(0.65)
