@@ -160,3 +160,30 @@ def test_qif_helpers_still_compute() -> None:
     assert qif.tuples_with_partition(5, (2, 1)) == 60
     assert qif.round_half_up(66.415, 2) == 66.42
     assert qif.posterior_vulnerability([0.5, 0.5], _C, np.eye(2)) == pytest.approx(0.65)
+
+
+# ``attacks.ldp_bound`` / ``ldp_delta``: epsilon = NaN gave a NaN bound and a delta of 0,
+# 1e308 an OverflowError, n = 2.5 a bound for 2.5 users (and a bad n or m was reported as
+# epsilon); ``asymmetric_weights(k=2.5)`` weighted sets of 2.5 topics
+@pytest.mark.parametrize(("call", "named"), [
+    (lambda a: a.ldp_bound(10, 469, float("nan")), "'epsilon'"),
+    (lambda a: a.ldp_bound(2.5, 469, 1.0), "'n'"),
+    (lambda a: a.ldp_bound(10, 469.5, 1.0), "'m'"),
+    (lambda a: a.ldp_bound(10, 469, 1.0, 2.0), "'delta'"),
+    (lambda a: a.ldp_delta(_C, float("nan")), "'epsilon'"),
+    (lambda a: a.asymmetric_weights([0.5, 0.5], 0.2, 0.001, 2.5), "'k'"),
+], ids=["ldp-bound-nan", "ldp-bound-n-2.5", "ldp-bound-m-469.5", "ldp-bound-delta-2",
+        "ldp-delta-nan", "asymmetric-k-2.5"])
+def test_attack_bounds_check_their_arguments(call: object, named: str) -> None:
+    from topicslab import attacks
+
+    with pytest.raises(InputError, match=named):
+        call(attacks)  # type: ignore[operator]
+
+
+def test_ldp_bounds_of_huge_or_infinite_epsilon_are_infinite() -> None:
+    from topicslab.attacks import ldp_bound, ldp_delta
+
+    assert ldp_bound(10, 469, 1e308) == float("inf")
+    assert ldp_bound(10, 469, float("inf")) == float("inf")
+    assert ldp_delta(_C, 1e308) == 0.0
