@@ -187,3 +187,14 @@ def test_ldp_bounds_of_huge_or_infinite_epsilon_are_infinite() -> None:
     assert ldp_bound(10, 469, 1e308) == float("inf")
     assert ldp_bound(10, 469, float("inf")) == float("inf")
     assert ldp_delta(_C, 1e308) == 0.0
+
+
+@pytest.mark.parametrize("sensitivity", [-1.0, 0.0, float("nan"), float("inf"), True],
+                         ids=["negative", "zero", "nan", "inf", "bool"])
+def test_calibrate_sigma_checks_the_sensitivity(sensitivity: float) -> None:
+    """``dp.calibrate_sigma`` with sensitivity -1 returned σ = -4.2 (0: σ = 0, NaN: NaN)."""
+    from topicslab.dp import calibrate_sigma
+
+    with pytest.raises(InputError, match="sensitivity"):
+        calibrate_sigma(1.0, 1e-6, sensitivity)
+    assert calibrate_sigma(1.0, 1e-6, 2.0) == pytest.approx(2 * calibrate_sigma(1.0, 1e-6, 1.0))
