@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from refusal import check_refused, invoke
+from refusal import check_refused, invoke, invoke_refused, small_population
 
 from topicslab.errors import InputError, TopicsLabError
 
@@ -198,3 +198,41 @@ def test_calibrate_sigma_checks_the_sensitivity(sensitivity: float) -> None:
     with pytest.raises(InputError, match="sensitivity"):
         calibrate_sigma(1.0, 1e-6, sensitivity)
     assert calibrate_sigma(1.0, 1e-6, 2.0) == pytest.approx(2 * calibrate_sigma(1.0, 1e-6, 1.0))
+
+
+# an output file replaced a file of another command's output directory: ``reid --json
+# model/model.json`` wrote its risk table over a fitted model's metadata (the model could no
+# longer be loaded), ``disclosure --json stats/privacy_ledger.json`` over a release's ledger
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = small_population(tmp_path_factory.mktemp("round30-outputs"))
+    (d / "model").mkdir()
+    (d / "model" / "model.json").write_text(json.dumps({"format": "topicslab-type-mixture"}))
+    (d / "stats").mkdir()
+    (d / "stats" / "privacy_ledger.json").write_text("{}")
+    (d / "run").mkdir()
+    (d / "run" / "stages.json").write_text("{}")
+    (d / "run" / "results.json").write_text("{}")
+    return d
+
+
+REID = ["reid", "--sets", "{in}/pop.parquet", "--weeks", "1", "--trials", "1", "--targets",
+        "10", "--no-progress"]
+
+
+@pytest.mark.parametrize(("args", "named"), [
+    ([*REID, "--json", "{in}/model/model.json"], "a fitted model"),
+    ([*REID, "--json", "{in}/run/results.json"], "a run's output"),
+    (["disclosure", "--example", "--json", "{in}/stats/privacy_ledger.json"], "DP statistics"),
+], ids=["reid-json-over-model-json", "reid-json-over-run-results", "disclosure-over-ledger"])
+def test_an_output_file_does_not_replace_another_commands_file(outputs: Path, work: Path,
+                                                               args: list[str],
+                                                               named: str) -> None:
+    invoke_refused(invoke, args, outputs, work, named)
+
+
+def test_an_output_file_beside_another_commands_files_is_written(outputs: Path,
+                                                                 tmp_path: Path) -> None:
+    res = invoke(["disclosure", "--example", "--json", str(outputs / "stats" / "mine.json")])
+    assert res.exit_code == 0, res.output
+    (outputs / "stats" / "mine.json").unlink()
