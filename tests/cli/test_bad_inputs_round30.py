@@ -236,3 +236,13 @@ def test_an_output_file_beside_another_commands_files_is_written(outputs: Path,
     res = invoke(["disclosure", "--example", "--json", str(outputs / "stats" / "mine.json")])
     assert res.exit_code == 0, res.output
     (outputs / "stats" / "mine.json").unlink()
+
+
+def test_qif_r_minus_zero_is_zero() -> None:
+    """``qif --r -0`` printed ``q = -0`` and ``"r": -0.0``."""
+    res = invoke(["qif", "--m", "469", "--s", "5", "--r", "-0", "--json"])
+    assert res.exit_code == 0, res.output
+    assert '"r": 0.0' in res.output and "-0" not in res.output
+    res = invoke(["qif", "--m", "469", "--s", "5", "--r", "-0"])
+    assert res.exit_code == 0, res.output
+    assert "q = 0," in res.output
