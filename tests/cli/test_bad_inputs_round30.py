@@ -4,6 +4,18 @@
   ``int()``: ``"01"``, ``" 1"``, ``"1_2"`` and full-width digits were topic ids, so a second
   key of the same topic (``"1"`` and ``"01"``) silently replaced the first one's logit; a logit
   past float32's range (1e308) was refused as "theta has non-finite logits", naming no file.
+- ``qif.iba_vulnerabilities`` checked nothing: a topic id >= m wrote past its co-occurrence
+  matrix (a segmentation fault), a topic twice in a set gave a vulnerability of 2;
+  ``iba_theorem7_bounds`` took a prior vulnerability of 2 (an upper bound of 1.05).
+- qif's explicit channels, compositions, figures and combinatorial helpers: MemoryErrors of
+  TiBs, a parallel power and figures that ran for hours, NaN gains, casts, and NumPy's or
+  Python's own errors instead of one line.
+- ``attacks.ldp_bound``/``ldp_delta``: epsilon NaN gave NaN (and a delta of 0), 1e308 an
+  OverflowError, n = 2.5 a bound; ``asymmetric_weights(k=2.5)``.
+- ``dp.calibrate_sigma`` with a negative sensitivity returned a negative sigma.
+- an output file replaced a file of another command's output: ``reid --json model/model.json``
+  destroyed a fitted model.
+- ``qif --r -0`` printed ``q = -0`` and ``"r": -0.0``.
 """
 
 from __future__ import annotations
