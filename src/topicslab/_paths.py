@@ -153,7 +153,26 @@ def check_output_file(path: str | os.PathLike[str], option: str,
         raise InputError(f"this option writes {fmt}files: the name must end in "
                          f"{' or '.join(suffixes)}", file=name, field=option)
     _check_parent(p, option)
+    if p.is_file():
+        # (reid --json model/model.json replaced a fitted model's metadata with a risk table:
+        # the model could no longer be loaded; the same for a release's files)
+        for kind in _output_kinds(p.parent):
+            if p.name in _OWN_FILES[kind]:
+                raise InputError(f"is a file of {OUTPUT_KINDS[kind]} in {p.parent}; writing "
+                                 "here would destroy that output: choose another name",
+                                 file=name, field=option)
     return p
+
+
+#: the files that make up each kind of output: an output file of another command must not
+#: replace one of them
+_OWN_FILES = {
+    "model": ("model.json", "model.safetensors", "fit_history.json"),
+    "attack": ("model.json", "model.safetensors"),
+    "stats": ("q_within.json", "q_across.json", "q_single.json", "q_overlap.json",
+              "privacy_ledger.json", "taxonomy.json", "qwithin.json", "qacross.json"),
+    "run": ("stages.json", "results.json"),
+}
 
 
 #: output kinds of the commands that write a directory, as the refusal names them

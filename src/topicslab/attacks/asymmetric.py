@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from topicslab._checks import number, refuse
+from topicslab._checks import integer, number, refuse
 from topicslab.api import Mechanism
 from topicslab.attacks.attack import MatchSetAttack, register_attack
 from topicslab.attacks.popularity import estimate_popularity
@@ -46,6 +46,7 @@ def asymmetric_weights(p: npt.ArrayLike, q_in: float, q_out: float, k: int
         raise ValueError("popularities must lie in (0, 1); clip the estimates")
     if not q_in > q_out >= 0 or k < 1:
         raise ValueError("need q_in > q_out >= 0 and k >= 1")
+    k = integer(k, "k", at_least=1)  # (k = 2.5 weighted as a set of 2.5 topics)
     gap = q_in - q_out
     p_in_given_match = q_in * pp / (q_out + gap * pp)  # Bayes: P(t ∈ S | W = t)
     alpha = (k - 1) * pp / (k - pp)  # Lemma 11: P(t ∈ S | W ∈ S, W ≠ t)

@@ -38,13 +38,14 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import asdict, dataclass, field
+from numbers import Real
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
-from topicslab._checks import MAX_COUNT, integer, integer_array
+from topicslab._checks import MAX_COUNT, integer, integer_array, number
 from topicslab.api import Mechanism, observe
 from topicslab.attacks.asymmetric import asymmetric_weights
 from topicslab.attacks.popularity import estimate_popularity
@@ -123,9 +124,27 @@ def optimal_matching_accuracy(p: npt.ArrayLike, *, max_work: int = 5_000_000) ->
 
 def ldp_bound(n: int, m: int, epsilon: float, delta: float = 0.0) -> float:
     """Lemma 3: ``(e^ε + min(n, m)·δ)/n`` (may exceed 1: then the bound is vacuous)."""
-    if n < 1 or m < 1 or epsilon < 0 or not 0 <= delta <= 1:
-        raise InputError("need n, m >= 1, epsilon >= 0 and 0 <= delta <= 1", field="epsilon")
-    return (math.exp(epsilon) + min(n, m) * delta) / n
+    # (epsilon = NaN gave NaN, 1e308 an OverflowError, n = 2.5 a bound for 2.5 users, and a
+    # bad n, m or delta was reported as epsilon)
+    n = integer(n, "n", at_least=1)
+    m = integer(m, "m", at_least=1)
+    eps = _epsilon(epsilon)
+    delta = number(delta, "delta", lo=0.0, hi=1.0)
+    return (_exp(eps) + min(n, m) * delta) / n
+
+
+def _epsilon(epsilon: float) -> float:
+    """An LDP epsilon: a number >= 0, infinity included (a mechanism with p = 0)."""
+    if isinstance(epsilon, Real) and not isinstance(epsilon, bool) and epsilon == math.inf:
+        return math.inf
+    return number(epsilon, "epsilon", lo=0.0, why="an LDP epsilon is a number >= 0 or infinity")
+
+
+def _exp(x: float) -> float:
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return math.inf
 
 
 def ldp_delta(p: npt.ArrayLike, epsilon: float) -> float:
@@ -134,9 +153,7 @@ def ldp_delta(p: npt.ArrayLike, epsilon: float) -> float:
     (The worst event for a pair (i, j) is ``{o : P[i,o] > e^ε P[j,o]}``.)
     """
     arr = _matrix(p)
-    if epsilon < 0:
-        raise InputError("epsilon must be >= 0", field="epsilon")
-    scale = math.exp(epsilon)
+    scale = _exp(_epsilon(epsilon))  # (NaN gave delta 0, 1e308 an OverflowError)
     worst = 0.0
     for i in range(arr.shape[0]):
         worst = max(worst, float(np.maximum(arr[i][None, :] - scale * arr, 0.0).sum(axis=1)

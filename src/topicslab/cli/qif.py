@@ -126,6 +126,7 @@ def qif(
     from topicslab import qif as q
     from topicslab._paths import check_output_file, refuse_overwriting_inputs
 
+    r += 0.0  # --r -0 is r = 0 (it printed "q = -0" and "r = -0.0")
     if plot is not None:
         check_output_file(plot, "--plot", (".png",), "PNG")
         refuse_overwriting_inputs([("--plot", plot)], [("--sets", sets_path)])

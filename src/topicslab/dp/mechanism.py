@@ -48,7 +48,7 @@ from typing import Any
 import dp_accounting
 from dp_accounting.rdp import rdp_privacy_accountant as rdp
 
-from topicslab._checks import integer
+from topicslab._checks import integer, number
 from topicslab.dp.params import Accounting, PrivacyBudget, budget_of, default_split
 
 __all__ = ["Accounting", "GaussianQuery", "calibrate_sigma", "default_split", "plan_queries",
@@ -137,6 +137,10 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
 
 def calibrate_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
     """Smallest σ making ``f + N(0, σ² I)`` (ε, δ)-DP for L2 sensitivity ``sensitivity``."""
+    # (a negative sensitivity gave a negative σ, NaN a NaN σ, 0 a σ of 0 that the sampler
+    # refuses later naming no field)
+    sensitivity = number(sensitivity, "sensitivity", lo=0.0, lo_open=True,
+                         why="an L2 sensitivity is a positive, finite norm")
     return sensitivity * unit_sigma(epsilon, delta)
 
 

@@ -245,6 +245,7 @@ def export_release_parameters(path: str | Path, model: TypeMixture) -> Path:
 
 
 _INDEX = re.compile(r"(\d+)\s*$")
+_TOPIC_KEY = re.compile(r"-?(0|[1-9][0-9]*)")  # str(id), as export_release_parameters writes
 
 
 def _ordered(level: Any, what: str, file: str, where: str) -> list[Any]:
@@ -316,11 +317,13 @@ def _slot_logits(sval: Any, lut: dict[int, int], tax: Taxonomy, file: str, where
         raise FileFieldError("expected an object {topic_id: logit}", file=file, field=where)
     row = np.full(tax.size, np.nan, dtype=np.float64)
     for key, value in sval.items():
-        try:
-            tid = int(key)
-        except ValueError:
-            raise FileFieldError(f"topic key {key!r} is not an integer id", file=file,
-                             field=where) from None
+        # int() also read " 1", "01", "1_2" and full-width digits: a second key of the same
+        # topic ("1" and "01") silently replaced the first one's logit
+        if not isinstance(key, str) or _TOPIC_KEY.fullmatch(key) is None:
+            raise FileFieldError(f"topic key {key!r} is not an integer id (digits 0-9: no "
+                                 "spaces, underscores, '+' or leading zeros)", file=file,
+                                 field=where)
+        tid = int(key)
         if tid not in lut:
             raise FileFieldError(f"unknown topic id {tid} (taxonomy {tax.version}; wrong "
                              "taxonomy?)", file=file, field=where)
@@ -328,6 +331,9 @@ def _slot_logits(sval: Any, lut: dict[int, int], tax: Taxonomy, file: str, where
                 or not math.isfinite(value):
             raise FileFieldError(f"logit of topic {tid} is {value!r}, not a finite number",
                              file=file, field=where)
+        if abs(value) > np.finfo(np.float32).max:  # (was "theta has non-finite logits")
+            raise FileFieldError(f"logit of topic {tid} is {value!r}, past float32's range",
+                                 file=file, field=where)
         row[lut[tid]] = float(value)
     if np.isnan(row).any():
         missing = int(tax.ids[int(np.argmax(np.isnan(row)))])

@@ -13,8 +13,9 @@ import math
 import numpy as np
 import numpy.typing as npt
 
+from topicslab._checks import integer, integer_array
 from topicslab.qif.core import Array
-from topicslab.qif.errors import QIFError
+from topicslab.qif.errors import QIFError, QIFParameterError
 from topicslab.qif.topics import check_params, counting_pq, p_q
 
 #: Refuse to materialise channels with more rows than this (memory and time guard).
@@ -23,17 +24,28 @@ MAX_ROWS = 200_000
 
 def identity_channel(n: int) -> Array:
     """The identity channel (e.g. ``C_BH``, ``C_U``: users -> histories -> uids, Alg. 1)."""
+    # (n = 10**6 was a MemoryError of 7.28 TiB, 2.5 a TypeError)
+    n = integer(n, "n", at_least=1, error=QIFParameterError, why="a channel needs a secret")
+    from topicslab._resources import require_memory
+
+    require_memory(8.0 * n * n, f"the identity channel on {n:,} secrets", field="n")
     return np.eye(n)
 
 
 def deterministic_channel(outputs: npt.ArrayLike, n_outputs: int | None = None) -> Array:
     """The 0/1 channel of a function ``x -> outputs[x]`` (e.g. ``C_G``: user -> top-s set)."""
-    f = np.asarray(outputs, dtype=np.int64)
-    if f.ndim != 1 or (f < 0).any():
-        raise QIFError("outputs must be a vector of non-negative column indices")
-    n = int(f.max()) + 1 if n_outputs is None else int(n_outputs)
+    # (0.5 was cast to column 0, an index of 10**12 a MemoryError of 7.28 TiB)
+    f = np.asarray(integer_array(outputs, "outputs", error=QIFParameterError), dtype=np.int64)
+    if f.ndim != 1 or f.size == 0 or (f < 0).any():
+        raise QIFError("outputs must be a non-empty vector of non-negative column indices")
+    n = int(f.max()) + 1 if n_outputs is None else integer(
+        n_outputs, "n_outputs", at_least=1, error=QIFParameterError)
     if (f >= n).any():
         raise QIFError("an output index exceeds n_outputs")
+    from topicslab._resources import require_memory
+
+    require_memory(8.0 * f.shape[0] * n, f"a deterministic channel of {f.shape[0]:,} x {n:,}",
+                   field="n_outputs" if n_outputs is not None else "outputs")
     out = np.zeros((f.shape[0], n))
     out[np.arange(f.shape[0]), f] = 1.0
     return out

@@ -11,8 +11,9 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from topicslab._checks import integer
 from topicslab.qif.core import Array, as_channel
-from topicslab.qif.errors import QIFError
+from topicslab.qif.errors import QIFError, QIFParameterError
 
 
 def _check_r(r: float) -> float:
@@ -89,8 +90,8 @@ def kron(a: npt.ArrayLike, b: npt.ArrayLike) -> Array:
 
 def kron_power(a: npt.ArrayLike, n: int) -> Array:
     """The n-fold Kronecker power ``A^{(x)n}`` (eq 24), ``n >= 1``."""
-    if n < 1:
-        raise QIFError("a Kronecker power needs n >= 1")
+    n = integer(n, "n", at_least=1, error=QIFParameterError,
+                why="a Kronecker power needs n >= 1 copies")  # (2.5 was a TypeError)
     base = as_channel(a)
     from topicslab._resources import require_memory  # (n = 60 was a MemoryError)
 
@@ -116,9 +117,15 @@ def parallel(c1: npt.ArrayLike, c2: npt.ArrayLike) -> Array:
 
 def parallel_power(c: npt.ArrayLike, k: int) -> Array:
     """``C || C || ... || C`` (k copies, eq 30), ``k >= 1``."""
-    if k < 1:
-        raise QIFError("a parallel power needs k >= 1")
+    # (k = 80 ran out of memory after minutes, k = 2.5 was a TypeError, k = True one copy)
+    k = integer(k, "k", at_least=1, error=QIFParameterError,
+                why="a parallel power needs k >= 1 copies")
     base = as_channel(c)
+    from topicslab._resources import require_memory
+
+    require_memory(8.0 * base.shape[0] * float(base.shape[1]) ** min(k, 64),
+                   f"the {k}-fold parallel power of a {base.shape[0]} x {base.shape[1]} "
+                   "channel", field="k")
     out = base
     for _ in range(k - 1):
         out = parallel(out, base)

@@ -23,9 +23,11 @@ _ATOL = 1e-9
 
 def as_channel(c: npt.ArrayLike) -> Array:
     """Validate and return ``c`` as a float row-stochastic matrix."""
-    arr = np.asarray(c, dtype=np.float64)
-    if arr.ndim != 2:
-        raise QIFError(f"a channel must be a 2-d matrix, got shape {arr.shape}")
+    arr = _floats(c, "a channel")
+    # (a channel of no secret or no output passed: k_anonymity and bayes_capacity then
+    # failed on NumPy's "zero-size array to reduction operation" ValueError)
+    if arr.ndim != 2 or 0 in arr.shape:
+        raise QIFError(f"a channel must be a non-empty 2-d matrix, got shape {arr.shape}")
     if (arr < -_ATOL).any():
         raise QIFError("a channel must not have negative entries")
     if not np.allclose(arr.sum(axis=1), 1.0, atol=1e-7):
@@ -35,7 +37,7 @@ def as_channel(c: npt.ArrayLike) -> Array:
 
 def as_prior(pi: npt.ArrayLike, n: int | None = None) -> Array:
     """Validate and return ``pi`` as a probability vector (of length ``n`` if given)."""
-    arr = np.asarray(pi, dtype=np.float64)
+    arr = _floats(pi, "the prior")
     if arr.ndim != 1 or (n is not None and arr.shape[0] != n):
         raise QIFError(f"the prior must be a vector of length {n}, got shape {arr.shape}")
     if (arr < -_ATOL).any() or not math.isclose(float(arr.sum()), 1.0, abs_tol=1e-7):
@@ -59,10 +61,21 @@ def uniform(n: int) -> Array:
 def _gain(g: npt.ArrayLike | None, n_secrets: int) -> Array | None:
     if g is None:
         return None
-    arr = np.asarray(g, dtype=np.float64)
-    if arr.ndim != 2 or arr.shape[1] != n_secrets:
+    arr = _floats(g, "a gain matrix")
+    if arr.ndim != 2 or arr.shape[1] != n_secrets or arr.shape[0] == 0:
         raise QIFError(f"a gain matrix must be W x {n_secrets}, got shape {arr.shape}")
+    if not np.isfinite(arr).all():  # (a NaN gain gave a NaN vulnerability)
+        raise QIFError("a gain matrix must hold finite numbers")
     return arr
+
+
+def _floats(value: npt.ArrayLike, what: str) -> Array:
+    """``value`` as a float array; text or ragged lists are a ``QIFError`` (they were NumPy's
+    "could not convert" or "inhomogeneous shape" ``ValueError``)."""
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise QIFError(f"{what} must be a numeric array, got {str(value)[:40]!r}") from None
 
 
 def prior_vulnerability(pi: npt.ArrayLike, g: npt.ArrayLike | None = None) -> float:

@@ -14,7 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from topicslab._checks import integer
 from topicslab._plotting import png_bytes, png_data_uri, pyplot
+from topicslab.qif.errors import QIFParameterError
 from topicslab.qif.topics import (
     check_params,
     p_correct,
@@ -24,6 +26,17 @@ from topicslab.qif.topics import (
 )
 
 _pyplot = pyplot
+
+
+#: points of a curve: n_max = 10**9 (or r_points) computed and plotted a billion points (it
+#: ran for hours); 0 drew an empty curve
+MAX_POINTS = 100_000
+_POINTS_WHY = f"a curve is drawn from 2 to {MAX_POINTS:,} points"
+
+
+def _n_max(n_max: int) -> int:
+    return integer(n_max, "n_max", at_least=2, at_most=MAX_POINTS, error=QIFParameterError,
+                   why=f"Fig. 5 plots N = 2..n_max, at most {MAX_POINTS:,} points")
 
 
 def _save(fig: Any, path: str | Path | None) -> bytes:
@@ -39,6 +52,9 @@ def tradeoff_figure(m: int, s_values: Sequence[int] = (1, 3, 5, 7, 9),
     the rounded-down r of each s reaching that capacity (as in Table 7).
     """
     check_params(m, reference_s, reference_r)
+    r_points = integer(r_points, "r_points", at_least=2, at_most=MAX_POINTS,
+                       error=QIFParameterError, why=_POINTS_WHY)
+    n_max = _n_max(n_max)
     # Only set sizes the taxonomy admits; always show the reference s.
     s_values = sorted({s for s in (*s_values, reference_s) if 1 <= s <= m})
     plt = _pyplot()
@@ -79,6 +95,7 @@ def figure5(s: int = 5, r: float = 0.05, n_max: int = 30,
             path: str | Path | None = None) -> bytes:
     """Fig. 5 alone: ``P_correct(N) = ((1 + (1-r)/s)/2)^N`` for ``2 <= N <= n_max``."""
     check_params(s, s, r)
+    n_max = _n_max(n_max)
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(5, 3.6))
     _plot_fig5(ax, s, r, n_max)

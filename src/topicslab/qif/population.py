@@ -36,6 +36,7 @@ from topicslab.datamodel import TopicSets, canonicalize_sets
 from topicslab.qif.errors import QIFError, QIFParameterError
 from topicslab.qif.product_channel import ProductChannel, max_sums, topics_channel
 from topicslab.qif.topics import (
+    MAX_TOPICS,
     check_params,
     generalisation_capacity,
     iba_theorem7_bounds,
@@ -374,8 +375,33 @@ def iba_vulnerabilities(topics: npt.ArrayLike, weights: npt.ArrayLike, m: int,
     Posterior: ``sum_t max_t' [q pi(t') + sum_{sigma ni t, t'} pi_sigma (p_sigma - q)]`` with
     ``pi(t') = sum_{sigma ni t'} pi_sigma``; the co-occurrence matrix is an m x m bincount.
     """
-    tp = np.asarray(topics, dtype=np.int64)
-    w = np.asarray(weights, dtype=np.float64)
+    # nothing was checked: a topic id >= m wrote past the co-occurrence matrix (a
+    # segmentation fault), a topic twice in a set gave a vulnerability of 2, weights of
+    # another length NumPy's broadcast ValueError, m = 0 a ZeroDivisionError
+    m = integer(m, "m", at_least=1, at_most=MAX_TOPICS, error=QIFParameterError)
+    r = number(r, "r", lo=0.0, hi=1.0, error=QIFParameterError,
+               why="r is the probability of a random topic")
+    tp = np.asarray(integer_array(topics, "topics", error=QIFParameterError), dtype=np.int64)
+    if tp.ndim != 2:
+        raise QIFParameterError(f"topics must be an [n_sets, k] array, got shape {tp.shape}",
+                                field="topics")
+    if ((tp < -1) | (tp >= m)).any():
+        raise QIFParameterError(f"a topic index is outside [0, {m}) (-1 pads a set)",
+                                field="topics")
+    srt = np.sort(tp, axis=1)
+    if ((srt[:, 1:] == srt[:, :-1]) & (srt[:, 1:] >= 0)).any():
+        raise QIFParameterError("a set holds the same topic twice", field="topics")
+    try:
+        w = np.asarray(weights, dtype=np.float64)
+    except (TypeError, ValueError):  # text, ragged lists
+        w = np.array([np.nan])
+    if w.shape != (tp.shape[0],) or not np.isfinite(w).all() or (w < 0).any():
+        raise QIFParameterError(f"weights must be {tp.shape[0]} finite non-negative numbers, "
+                                f"one per set, got shape {w.shape}", field="weights")
+    from topicslab._resources import require_memory
+
+    require_memory(8.0 * m * m, f"the IBA gain's co-occurrence matrix over m = {m:,} topics",
+                   field="m")
     valid = tp >= 0
     n = valid.sum(axis=1)
     if (n == 0).any():

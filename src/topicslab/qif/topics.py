@@ -140,6 +140,9 @@ def r_for_capacity(target: float, m: int, s: int, decimals: int = 2) -> float:
     if not lo <= target <= hi:
         raise QIFError(f"capacity {target} is not reachable with m={m}, s={s}: "
                        f"it must lie in [{lo}, {hi:.6g}]")
+    # (decimals = 2.5 floored to multiples of 1/316.2, 400 overflowed a float)
+    decimals = integer(decimals, "decimals", at_least=0, at_most=12, error=QIFParameterError,
+                       why="r is a probability read to 12 decimals")
     exact = (m / s - target) / (m / s - 1.0)
     scale = 10**decimals
     # Round the product first so a value like 0.47 * 100 = 46.99999... floors to 47.
@@ -155,9 +158,13 @@ def multiplicity_partitions(k: int) -> Iterator[tuple[int, ...]]:
         for part in range(min(rest, largest), 0, -1):
             for tail in rec(rest - part, part):
                 yield (part, *tail)
-    if k < 0:
-        raise QIFError("k must be non-negative")
+    # (k = 2.5 was a TypeError from range)
+    k = integer(k, "k", at_least=0, error=QIFParameterError)
     yield from rec(k, k)
+
+
+#: the longest tuple ``tuples_with_partition`` counts (k! is exact: 10^4! takes milliseconds)
+_MAX_TUPLE_LENGTH = 10_000
 
 
 def tuples_with_partition(m: int, lam: tuple[int, ...]) -> int:
@@ -166,7 +173,17 @@ def tuples_with_partition(m: int, lam: tuple[int, ...]) -> int:
     ``m!/(m-d)! / prod_j mult_j!`` ways to pick the d distinct values (parts of equal size are
     interchangeable) times the multinomial ``k! / prod_i lam_i!`` arrangements.
     """
+    # (a negative part was factorial's ValueError, m = 5.5 perm's TypeError, a part of 10**9
+    # a factorial that ran for hours)
+    m = integer(m, "m", at_least=0, error=QIFParameterError)
+    if isinstance(lam, str | bytes) or not isinstance(lam, tuple | list):
+        raise QIFParameterError(f"lam must be a tuple of positive integers, got {lam!r:.40}",
+                                field="lam")
+    lam = tuple(integer(part, "lam", at_least=1, error=QIFParameterError) for part in lam)
     k, d = sum(lam), len(lam)
+    if k > _MAX_TUPLE_LENGTH:
+        raise QIFParameterError(f"lam must be a partition of k <= {_MAX_TUPLE_LENGTH:,}, got "
+                                f"k = {k:,}: its factorials take hours past that", field="lam")
     values = math.perm(m, d)  # 0 when d > m: no such tuple
     for size in set(lam):
         values //= math.factorial(lam.count(size))
@@ -237,6 +254,14 @@ def iba_theorem7_bounds(r: float, prior_iba: float) -> tuple[float, float]:
 
     The lower bound is stated for ``r < 0.5`` (it comes from Lemma 6 with Thm 5).
     """
+    # (a prior vulnerability of 2 gave an upper bound of 1.05, r = NaN NaN bounds)
+    r = number(r, "r", lo=0.0, hi=1.0, error=QIFParameterError,
+               why="r is the probability of a random topic")
+    prior_iba = number(prior_iba, "prior_iba", lo=0.0, error=QIFParameterError)
+    if prior_iba > 1.0 + 1e-9:  # (a sum of a prior's weights may round past 1)
+        raise QIFParameterError(f"prior_iba must be in [0, 1], got {prior_iba:g}: a "
+                                "vulnerability is a probability", field="prior_iba")
+    prior_iba = min(prior_iba, 1.0)
     return 1.0 - r, (1.0 - r) + r * prior_iba
 
 
@@ -249,6 +274,9 @@ def iba_tight_lower_bound(m: int, s: float, r: float) -> float:
     """
     if m < 1 or not 0.0 <= r <= 1.0:
         raise QIFError("need m >= 1 and r in [0, 1]")
+    # (s = NaN gave NaN, s > m a bound above 1)
+    s = number(s, "s", lo=0.0, hi=m, lo_open=True, error=QIFParameterError,
+               why="s is the (mean) number of topics in a set of the m")
     return (1.0 - r) + r * s / m
 
 
@@ -260,6 +288,9 @@ def iba_uniform_prior(m: int, s: int) -> float:
 
 def round_half_up(x: float, decimals: int) -> float:
     """Round as the paper prints (66.415 -> 66.42), immune to binary representation."""
+    # (decimals = 400 was decimal's InvalidOperation, True one decimal)
+    decimals = integer(decimals, "decimals", at_least=-12, at_most=12, error=QIFParameterError,
+                       why="x is read to 12 decimals")
     if not math.isfinite(x):
         return x
     d = Decimal(f"{x:.12f}").quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
