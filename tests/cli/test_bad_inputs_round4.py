@@ -61,7 +61,7 @@ TRAIN = ["attack-train", "--no-progress", "--sets", "{in}/pop.parquet", "--out",
 
 CASES: list[tuple[str, list[str], str]] = [
     # the learned attack's model directory is an input: nothing is written into it
-    ("reid-json-into-the-attack-model", [*LEARNED, "--json", "{in}/model/model.json"],
+    ("reid-json-into-the-attack-model", [*LEARNED, "--json", "{in}/model/r.json"],
      "field '--json': lies inside the input --attack-model"),
     ("reid-figure-into-the-attack-model", [*LEARNED, "--bounds", "--figure",
                                            "{in}/model/x.png"],

@@ -99,7 +99,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("validate-without-json", VAL, "Missing option '--json'"),
     ("validate-json-is-a-directory", [*VAL, "--json", "{in}/stats"], "is an existing directory"),
     ("validate-json-txt", [*VAL, "--json", "v.txt"], "must end in .json"),
-    ("validate-json-inside-model", [*VAL, "--json", M + "/model.json"], "input --model"),
+    ("validate-json-inside-model", [*VAL, "--json", M + "/v.json"], "input --model"),
     ("validate-json-dotdot", [*VAL, "--json", ".."], "an output file name is needed"),
     ("validate-risk-without-population", [*VAL, *J, "--risk"], "give --population"),
     ("validate-tolerance-nan", [*VAL, *J, "--population", P, "--risk", "--tolerance", "nan"],

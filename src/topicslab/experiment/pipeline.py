@@ -449,6 +449,8 @@ def _run(cfg: Preset, preset: str, out_dir: Path, seed: int, sets_path: str | Pa
                 "weeks": cfg.weeks, "optimizer": cfg.optimizer, "steps_limit": cfg.fit_steps,
                 "seconds": float(res.seconds), "steps": int(res.steps),
                 "stopped": res.stopped,
+                # the Frobenius bound on a step's pair statistics (0: exact steps)
+                "truncation": mdl.metadata.get("truncation"),
                 "final_loss": float(hist[-1]["loss"]) if hist else None,
                 "persistence": mdl.metadata.get("persistence"),
                 "stay_quantiles": quantiles(mdl.stay),
