@@ -1,0 +1,90 @@
+"""Bad input, the thirty-first independent round.
+
+- an output file replaced the population, synthetic release or report of a run's output
+  directory: ``population --out run/pop.parquet`` replaced the input of the run's DP release,
+  so the next ``run`` released it again (fresh noise, every stage recomputed);
+  ``sample --out run/synth.parquet`` replaced the release's synthetic users under a
+  results.json that described the old ones.
+- ``model.closed_forms`` / ``persistent_forms`` (public; new ``tolerance`` argument): NaN or a
+  negative tolerance silently computed the exact expansion, inf dropped every row but the
+  presence rows (statistics off by 0.05), text or None was a ``TypeError``.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from refusal import check_refused, invoke, small_population, tree
+
+from topicslab.errors import InputError
+
+# ---- D1: a run's population, synthetic release and report are its own files ---------------
+
+
+@pytest.fixture
+def run_dir(work: Path) -> Path:
+    """A run's output directory (stages.json) holding its population and synthetic users, and
+    the inputs of the commands that would write over them."""
+    small_population(work)
+    run = work / "run"
+    run.mkdir()
+    (run / "stages.json").write_text("{}", encoding="utf-8")
+    for name in ("pop.parquet", "synth.parquet", "report.html"):
+        (run / name).write_bytes(b"the run's " + name.encode())
+    return run
+
+
+@pytest.mark.parametrize(("args", "name"), [
+    (["population", "--users", "20", "--weeks", "2", "--out", "{run}/pop.parquet"],
+     "pop.parquet"),
+    (["convert", "pop.parquet", "{run}/synth.parquet"], "synth.parquet"),
+    (["observe", "--sets", "pop.parquet", "--out", "{run}/synth.parquet"], "synth.parquet"),
+], ids=["population-over-pop", "convert-over-synth", "observe-over-synth"])
+def test_an_output_file_does_not_replace_a_runs_population_or_release(
+        run_dir: Path, work: Path, args: list[str], name: str) -> None:
+    before = tree(work)
+    res = invoke([a.format(run=run_dir) for a in args])
+    line = check_refused(res.output, res.exit_code, name)
+    assert "a run's output" in line
+    assert tree(work) == before
+
+
+def test_an_output_file_beside_a_runs_files_is_written(run_dir: Path) -> None:
+    res = invoke(["convert", "pop.parquet", str(run_dir / "copy.parquet")])
+    assert res.exit_code == 0, res.output
+    assert (run_dir / "copy.parquet").is_file()
+
+
+# ---- D2: closed_forms / persistent_forms check their tolerance -----------------------------
+
+
+@pytest.mark.parametrize("tolerance", [math.nan, -1.0, math.inf, "0.1", None, True])
+def test_closed_forms_check_the_tolerance(tolerance: object) -> None:
+    import torch
+
+    from topicslab.model import closed_forms, persistent_forms
+
+    torch.manual_seed(0)
+    theta = torch.randn(3, 2, 5, 20, dtype=torch.float64)
+    with pytest.raises(InputError, match="tolerance"):
+        closed_forms(theta, None, tolerance)  # type: ignore[arg-type]
+    w = torch.full((3, 2), 0.5, dtype=torch.float64)
+    rho = torch.full((3,), 0.5, dtype=torch.float64)
+    slot = torch.log(torch.full((3, 2, 5), 0.5, dtype=torch.float64))
+    with pytest.raises(InputError, match="tolerance"):
+        persistent_forms(theta, w, rho, slot, (1,), tolerance)  # type: ignore[arg-type]
+
+
+def test_closed_forms_within_the_tolerance_still_compute() -> None:
+    import torch
+
+    from topicslab.model import closed_forms
+
+    torch.manual_seed(0)
+    theta = torch.randn(3, 2, 5, 20, dtype=torch.float64)
+    exact = closed_forms(theta)[1]
+    for tol in (0, 0.0, 1e-4):
+        assert float((closed_forms(theta, None, tol)[1] - exact).norm(dim=(1, 2)).max()) <= (
+            tol + 1e-12)
