@@ -8,6 +8,8 @@
 - ``model.closed_forms`` / ``persistent_forms`` (public; new ``tolerance`` argument): NaN or a
   negative tolerance silently computed the exact expansion, inf dropped every row but the
   presence rows (statistics off by 0.05), text or None was a ``TypeError``.
+- ``validate.fidelity`` did not check its seed: 2.5, ``"1"`` and ``True`` were cast, and -1
+  was refused naming a trial's derived seed (-10007030021).
 """
 
 from __future__ import annotations
@@ -88,3 +90,20 @@ def test_closed_forms_within_the_tolerance_still_compute() -> None:
     for tol in (0, 0.0, 1e-4):
         assert float((closed_forms(theta, None, tol)[1] - exact).norm(dim=(1, 2)).max()) <= (
             tol + 1e-12)
+
+
+# ---- D3: validate.fidelity checks its seed ----------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [-1, 2.5, "1", True])
+def test_fidelity_checks_its_seed(seed: object) -> None:
+    import numpy as np
+    from refusal import random_profiles
+
+    from topicslab import validate as tv
+    from topicslab.datamodel import TopicSets
+
+    sets = TopicSets(random_profiles(40, 2, seed=0), "v2", np.arange(40, dtype=np.int64))
+    with pytest.raises(InputError, match="seed") as exc:
+        tv.fidelity(sets, sets, seed=seed)  # type: ignore[arg-type]
+    assert "10007" not in str(exc.value)  # (the seed given, not a trial's derived seed)
