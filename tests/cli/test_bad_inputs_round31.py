@@ -10,6 +10,11 @@
   presence rows (statistics off by 0.05), text or None was a ``TypeError``.
 - ``validate.fidelity`` did not check its seed: 2.5, ``"1"`` and ``True`` were cast, and -1
   was refused naming a trial's derived seed (-10007030021).
+- ``experiment.run``'s overrides ``optimizer``, ``qif_weeks``, ``calibration_users`` and
+  ``fidelity_tolerance`` were not checked: ``optimizer="xyz"`` ran the default optimiser
+  (recorded as "xyz"), ``calibration_users=-5`` calibrated all but the last 5 users,
+  ``qif_weeks=2.5`` or 0 failed only after every other stage had run (a ``TypeError``), and
+  ``optimizer="paper"`` with persistent types only after the population and the DP release.
 """
 
 from __future__ import annotations
@@ -107,3 +112,32 @@ def test_fidelity_checks_its_seed(seed: object) -> None:
     with pytest.raises(InputError, match="seed") as exc:
         tv.fidelity(sets, sets, seed=seed)  # type: ignore[arg-type]
     assert "10007" not in str(exc.value)  # (the seed given, not a trial's derived seed)
+
+
+# ---- D4: the run's Python-only overrides are checked before any stage ------------------------
+
+
+@pytest.mark.parametrize(("override", "named"), [
+    ({"optimizer": "xyz"}, "optimizer"), ({"optimizer": "paper"}, "optimizer"),
+    ({"qif_weeks": 2.5}, "qif_weeks"), ({"qif_weeks": 0}, "qif_weeks"),
+    ({"calibration_users": -5}, "calibration_users"),
+    ({"calibration_users": 0}, "calibration_users"),
+    ({"fidelity_tolerance": "0.1"}, "fidelity_tolerance"),
+], ids=["optimizer-xyz", "paper-optimizer-persistent", "qif-weeks-2.5", "qif-weeks-0",
+        "calibration-users-neg", "calibration-users-0", "fidelity-tolerance-text"])
+def test_run_overrides_are_checked_before_any_stage(work: Path, override: dict,
+                                                    named: str) -> None:
+    from topicslab import experiment
+
+    with pytest.raises(InputError) as exc:
+        experiment.run("smoke", work / "out", users=20, overrides=override)
+    assert exc.value.field == named, str(exc.value)
+    assert not (work / "out").exists()
+
+
+def test_run_paper_optimizer_of_paper_types_is_a_preset() -> None:
+    from topicslab.experiment.presets import PRESETS
+
+    p = PRESETS["smoke"].with_overrides(optimizer="paper", model="paper", qif_weeks=2,
+                                        calibration_users=10)
+    assert (p.optimizer, p.qif_weeks, p.calibration_users) == ("paper", 2, 10)
