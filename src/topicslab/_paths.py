@@ -171,7 +171,9 @@ _OWN_FILES = {
     "attack": ("model.json", "model.safetensors"),
     "stats": ("q_within.json", "q_across.json", "q_single.json", "q_overlap.json",
               "privacy_ledger.json", "taxonomy.json", "qwithin.json", "qacross.json"),
-    "run": ("stages.json", "results.json"),
+    # (the population and the synthetic release too: population --out run/pop.parquet
+    # replaced the input of the run's DP release, which the next run released again)
+    "run": ("stages.json", "results.json", "report.html", "pop.parquet", "synth.parquet"),
 }
 
 

@@ -87,6 +87,22 @@ class Preset:
                 raise InputError(f"{name} must be a positive 64-bit integer, got {v!r}",
                                  field="--" + name.replace("_", "-"))
             object.__setattr__(self, name, int(v))  # a NumPy integer (refused before)
+        # fields of the Python API only (no option): calibration_users=-5 calibrated all but
+        # the last 5 users, qif_weeks=2.5 or 0 failed after every other stage had run
+        for name in ("calibration_users", "qif_weeks"):
+            v = getattr(self, name)
+            if (isinstance(v, bool) or not isinstance(v, Integral)
+                    or not 1 <= int(v) <= MAX_COUNT):
+                raise InputError(f"{name} must be a positive 64-bit integer, got {v!r}",
+                                 field=name)
+            object.__setattr__(self, name, int(v))
+        if self.optimizer not in ("default", "paper"):  # ("xyz" ran the default one)
+            raise InputError(f"optimizer must be default or paper, got {self.optimizer!r}",
+                             field="optimizer")
+        if self.optimizer == "paper" and self.model != "paper":
+            # (refused by the fit only after the population and the DP release)
+            raise InputError("the paper's optimiser fits the paper's types only (model "
+                             "paper)", field="optimizer")
         # after the integers: the release's weeks are counted from ``weeks``
         self._check_stage_parameters()
         for name in ("refit_per_trial", "disclosure", "theory", "learned"):
@@ -116,9 +132,11 @@ class Preset:
             raise InputError(f"overlap_lags must be at most {room} (weeks {self.weeks}, first "
                              f"released week {self.release_weeks[0]}), got {self.overlap_lags}",
                              field="--overlap-lags")
-        if not 0 < self.fidelity_tolerance < 1:
-            raise InputError(f"fidelity_tolerance must be in (0, 1), got "
-                             f"{self.fidelity_tolerance}", field="fidelity_tolerance")
+        t = self.fidelity_tolerance
+        if isinstance(t, bool) or not isinstance(t, int | float) or not 0 < t < 1:
+            # ("0.1" was a TypeError)
+            raise InputError(f"fidelity_tolerance must be a number in (0, 1), got {t!r}",
+                             field="fidelity_tolerance")
 
     def _check_stage_parameters(self) -> None:
         """The stages' parameters, checked by their own parameter objects (the DP release's

@@ -78,6 +78,8 @@ from typing import Any
 
 import torch
 
+from topicslab._checks import number
+
 __all__ = [
     "closed_forms",
     "kept_rows",
@@ -197,6 +199,13 @@ def kept_rows(norms: torch.Tensor, tolerance: float) -> torch.Tensor:
     return torch.sort(keep).values
 
 
+def _tolerance(value: object) -> float:
+    """``tolerance`` checked: a finite number >= 0 (NaN or a negative one computed the exact
+    expansion, inf dropped every row but the presence rows, text was a TypeError)."""
+    return number(value, "tolerance", lo=0,
+                  why="the Frobenius error allowed in each pair statistic (0: exact)")
+
+
 def closed_forms(theta: torch.Tensor, week_pairs: Sequence[tuple[int, int]] | None = None,
                  tolerance: float = 0.0,
                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -212,6 +221,7 @@ def closed_forms(theta: torch.Tensor, week_pairs: Sequence[tuple[int, int]] | No
         ``q_single[r, m]``, ``q_within[r, m, m]`` (symmetric; its diagonal is meaningless —
         only o1 ≠ o2 are statistics), ``q_across[len(week_pairs), m, m]``.
     """
+    tolerance = _tolerance(tolerance)
     T, r, k, _ = theta.shape
     pairs = [(i, i + 1) for i in range(r - 1)] if week_pairs is None else list(week_pairs)
     H = subset_expansion(slot_probabilities(theta))
@@ -297,6 +307,7 @@ def persistent_forms(theta: torch.Tensor, mode_weights: torch.Tensor, mode_stay:
     Returns:
         ``q_single[m]``, ``q_within[m, m]`` (diagonal meaningless), ``q_across[len(lags), m, m]``.
     """
+    tolerance = _tolerance(tolerance)
     T, M, k, m = theta.shape
     C = T * M
     logP = torch.log_softmax(theta, dim=-1).reshape(C, k, m)

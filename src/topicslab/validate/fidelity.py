@@ -236,6 +236,9 @@ def fidelity(population: TopicSets, synthetic: Synthetic, *,
     """
     # targets and trials: the re-identification protocol's checks
     ReidProtocol("all" if targets is None else targets, trials)
+    # (each trial's seed is derived from it: 2.5, "1" and True were cast, and -1 was refused
+    # naming the derived seed, -10007030021)
+    seed = integer(seed, "seed", at_least=0)
     if isinstance(attacks, str):  # "hamming" was read letter by letter ("unknown attack 'h'")
         raise TypeError(f"attacks takes a sequence of attack names, e.g. ({attacks!r},), got "
                         f"the string {attacks!r}")
