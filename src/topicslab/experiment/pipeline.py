@@ -460,6 +460,8 @@ def _run(cfg: Preset, preset: str, out_dir: Path, seed: int, sets_path: str | Pa
     fit_key, results["fit"] = runner.stage(
         "fit", {"model": cfg.model, "types": cfg.types, "weeks": cfg.weeks,
                 "optimizer": cfg.optimizer, "steps": cfg.fit_steps,
+                # how the steps computed the statistics: a change refits
+                "truncation": getattr(optimizer, "truncation", None),
                 "minutes": cfg.fit_minutes, "target": cfg.fit_target, "seed": seed}, [dp_key],
         ["model/model.safetensors", "model/model.json"], _fit)
     model_memo: dict[str, Any] = {}
