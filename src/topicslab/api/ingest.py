@@ -32,6 +32,7 @@ import numpy.typing as npt
 import pyarrow as pa
 from numba import njit
 
+from topicslab._checks import flag, is_integer
 from topicslab._progress import task
 from topicslab.api.hashing import mix64
 from topicslab.api.topk import top_k_sparse
@@ -471,6 +472,7 @@ def ingest_visits(
         batch_rows: rows per batch (memory vs. overhead).
         progress: show a progress bar (stderr).
     """
+    progress = flag(progress, "progress")
     from topicslab.io.visits import BATCH_ROWS
 
     file = os.fspath(visits)
@@ -485,8 +487,9 @@ def ingest_visits(
         raise InputError("the domain table lists no domains; give the table of classified "
                          "domains", file=table.source or None, field=None)
     tax = table.taxonomy
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= tax.size:
+    if not is_integer(k) or not 1 <= k <= tax.size:  # (is_integer: a NumPy one too)
         raise ParameterError(f"k must be an integer in 1..{tax.size}, got {k!r}", field="k")
+    k = int(k)
     cols = visit_columns(file, week_column=week_column, timestamp_column=timestamp_column)
     is_week = cols.is_week
     if is_week and epoch_start is not None:

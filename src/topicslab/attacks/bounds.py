@@ -45,7 +45,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
-from topicslab._checks import MAX_COUNT, integer, integer_array, number
+from topicslab._checks import MAX_COUNT, flag, integer, integer_array, number
 from topicslab.api import Mechanism, observe
 from topicslab.attacks.asymmetric import asymmetric_weights
 from topicslab.attacks.popularity import estimate_popularity
@@ -372,6 +372,7 @@ def reid_bounds(
             week beyond).
         progress: a progress bar for the certified interval.
     """
+    progress = flag(progress, "progress")
     if not isinstance(sets, TopicSets):  # (an array failed on .k)
         raise TypeError(f"reid_bounds takes TopicSets, got {type(sets).__name__}")
     # weeks=1.5 and seed=1.5 were TypeErrors, seed=-1 a ValueError, and max_cells=-1 or 2.5

@@ -82,6 +82,7 @@ import torch
 from numba import njit, prange
 from torch import nn
 
+from topicslab._checks import flag, is_integer
 from topicslab._json import DuplicateKeyError, bounded_int, unique_keys
 from topicslab._progress import task
 from topicslab.api import Mechanism, observe
@@ -605,6 +606,7 @@ def train_attack(
         progress: a progress bar over the epochs (loss and validation risk after the bar).
         device: ``cpu``, ``cuda`` or ``auto`` (the model is small: cpu is as fast).
     """
+    progress = flag(progress, "progress")
     cfg = config or LearnedAttackConfig()
     dev = resolve_device(device)
     mech = mechanism or Mechanism(k=sets.k, taxonomy=sets.taxonomy)
@@ -614,8 +616,9 @@ def train_attack(
     if not mech.q_in > mech.q_out:
         raise InputError("the learned attack builds on the asymmetric attack, which needs "
                          "p < 1", field="p")
-    if isinstance(weeks, bool) or not isinstance(weeks, int) or weeks < 1:
+    if not is_integer(weeks) or weeks < 1:  # (is_integer: a NumPy one too)
         raise InputError(f"weeks must be a positive integer, got {weeks!r}", field="weeks")
+    weeks = int(weeks)
     c = weeks + mech.lookback - 1
     if sets.n_weeks < c:
         raise InputError(f"training on {weeks} call-week(s) with lookback {mech.lookback} "
@@ -1008,6 +1011,7 @@ def measure_risk_learned(
     trial: the share of targets whose true user shares a topic with the query) and the
     seconds of its stages. Returns a ``RiskResult``.
     """
+    progress = flag(progress, "progress")
     from topicslab.attacks.protocol import ReidProtocol, measure_risk
 
     r = attack.weeks if weeks is None else weeks

@@ -86,7 +86,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
-from topicslab._checks import choice, integer, integer_array
+from topicslab._checks import choice, flag, integer, integer_array
 from topicslab._progress import task
 from topicslab.attacks.attack import MatchSetAttack
 from topicslab.attacks.engine import _TOP, MatchSetCounter, _zval
@@ -624,6 +624,8 @@ def solve_assignment(n_rows: int, n_cols: int, rows: npt.ArrayLike, cols: npt.Ar
         (``int64[n_rows]`` column of each row, -1 where the edges left it unmatched;
         ``{"components", "largest_component"}`` in rows).
     """
+    # (0 or -1 edges a block was accepted; a fractional count compared as it came)
+    batch_edges = integer(batch_edges, "batch_edges", at_least=1)
     # (a fractional endpoint was truncated to a row or column)
     r = np.asarray(integer_array(rows, "rows"), dtype=np.int64)
     c = np.asarray(integer_array(cols, "cols"), dtype=np.int64)
@@ -707,6 +709,7 @@ def matching_attack(
         seed: the relabelling, the tie-breaks and the completion.
         solver: ``"lapjv"`` (default), ``"cost-scaling"`` or ``"auto"`` (``solve_assignment``).
     """
+    progress = flag(progress, "progress")
     opts = MatchingOptions("assignment", candidates, objective, solver)
     how = resolve_solver(opts.solver)
     s1 = np.asarray(site1)

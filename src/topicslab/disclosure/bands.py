@@ -23,7 +23,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from topicslab._checks import integer_array
+from topicslab._checks import flag, integer_array
 from topicslab.errors import InputError
 
 Sides = Literal["two", "lower", "upper"]
@@ -114,6 +114,7 @@ def learn_bands(
         sides: "two", "lower" or "upper" (see the module docstring).
         clip: clip the limits to [0, ∞).
     """
+    clip = flag(clip, "clip")
     arr = np.asarray(m_hat, dtype=np.float64)
     lab = integer_array(labels, "labels").astype(np.int64)  # (0.5 was label 0)
     c = len(categories)

@@ -37,17 +37,18 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from topicslab._checks import number, refuse
+from topicslab._checks import integer, number
 from topicslab.disclosure.detection import Detector
 from topicslab.errors import InputError
 
 
 def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
     """Wilson score interval of a binomial proportion (``(0, 1)`` when ``n = 0``)."""
-    if n <= 0:
+    # (a fractional count was taken as a proportion, a negative n as none)
+    n = integer(n, "n", at_least=0)
+    if n == 0:
         return (0.0, 1.0)
-    if not 0 <= successes <= n:  # (it was "ValueError: math domain error")
-        raise refuse(f"successes must be in 0..n = {n}, got {successes}", "successes")
+    successes = integer(successes, "successes", at_least=0, at_most=n)
     z = number(z, "z", lo=0.0, lo_open=True, why="a normal quantile")
     p = successes / n
     den = 1.0 + z * z / n

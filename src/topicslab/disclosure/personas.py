@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from topicslab._checks import integer_array
+from topicslab._checks import flag, integer_array
 from topicslab.api import Mechanism, answers, top_k_sparse
 from topicslab.disclosure.design import ROW_STRIDE, DisclosureDesign
 from topicslab.errors import InputError, UnknownTopicError
@@ -245,6 +245,7 @@ def simulate_personas(
         popularity: topic popularity (dense, default :func:`topic_popularity`).
         with_answers: also compute the probe sites' answers.
     """
+    with_answers = flag(with_answers, "with_answers")
     mech = mechanism or Mechanism()
     tax = mech.tax
     m = tax.size

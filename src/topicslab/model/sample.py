@@ -59,7 +59,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
-from topicslab._checks import integer
+from topicslab._checks import flag, integer
 from topicslab._progress import task
 from topicslab.api.hashing import below, derive_key, hash3, next_word
 from topicslab.datamodel import TopicSets
@@ -351,6 +351,8 @@ def sample(model: TypeMixture, n_users: int, *, seed: int, weeks: int | None = N
         device: ``"cpu"`` (numba kernel), ``"cuda"`` (PyTorch on the GPU, the same users bit
             for bit), ``"auto"`` (CUDA when available), or a ``torch.device``.
     """
+    raw = flag(raw, "raw")
+    progress = flag(progress, "progress")
     tdev = _torch_device(device)
     return _sample(model, n_users, seed=seed, weeks=weeks, chunk_users=chunk_users,
                    first_user=first_user, raw=raw, progress=progress, torch_device=tdev)
@@ -417,6 +419,7 @@ def sample_to_file(model: TypeMixture, path: str | os.PathLike[str], n_users: in
     and on failure nothing changes. Drawing the next chunk overlaps writing the previous
     one. Returns the file names. ``device`` as for ``sample`` (the same users on any).
     """
+    progress = flag(progress, "progress")
     from topicslab import io as tio
     from topicslab._atomic import atomic_paths
     from topicslab.io.tfrecord import shard_names, shard_set_on_disk

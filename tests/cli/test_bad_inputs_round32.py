@@ -1,0 +1,264 @@
+"""Bad input, the thirty-second independent round.
+
+Leftovers of rounds 30 and 31:
+
+- the boolean flags of the public functions (``progress``, ``cache``, ``resume``, ``strict``,
+  ``raw``, ``clip``, ``with_answers``) took any value for its truth:
+  ``experiment.run(progress="no", cache="no")`` showed the bars and reused the stages.
+- ``model.closed_forms`` / ``persistent_forms`` with a theta of another rank failed with an
+  unpacking ``ValueError``; week pairs out of range were an ``IndexError``; mode tensors of
+  another shape torch's ``RuntimeError``.
+- NumPy numbers: ``np.float32(0.5)`` and ``np.int64(3)`` were refused by the checks that took
+  ``int | float`` (``Stress``, ``FullObjective``, ``PaperAdam``, ``Preset``'s fit_minutes and
+  fidelity_tolerance, ``train_attack``'s weeks, ``ingest_visits``' k) and taken by those of
+  ``_checks``; ``FullObjective(init_std="x")`` was a ``TypeError`` and ``init_std=True`` a
+  standard deviation of 1; ``fit(max_minutes="5")`` a ``TypeError``.
+- ``check_call_weeks(lookback=0)``, ``wilson_interval`` of a fractional count,
+  ``student_interval`` with a NaN (it returned ``(nan, nan)``), ``solve_assignment``'s
+  ``batch_edges=0`` and ``dp_channel``'s ``sets`` (only their count was read) were unchecked.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from topicslab.errors import InputError
+from topicslab.qif.errors import QIFError
+
+# ---- leftover: boolean flags ---------------------------------------------------------------
+
+
+def _flag_calls() -> list[tuple[str, str]]:
+    return [
+        ("topicslab.experiment:run", "progress"),
+        ("topicslab.experiment:run", "cache"),
+        ("topicslab.model.sample:sample", "progress"),
+        ("topicslab.model.sample:sample", "raw"),
+        ("topicslab.model.sample:sample_to_file", "progress"),
+        ("topicslab.model.fit:fit", "progress"),
+        ("topicslab.model.fit:fit", "resume"),
+        ("topicslab.api.ingest:ingest_visits", "progress"),
+        ("topicslab.population.generator:generate", "progress"),
+        ("topicslab.qif.cover_levels:cover_levels", "progress"),
+        ("topicslab.qif.cover_levels:corollary1_interval", "progress"),
+        ("topicslab.dp.stream:stream_counts", "strict"),
+        ("topicslab.dp.stream:stream_statistics", "progress"),
+        ("topicslab.validate.fidelity:fidelity", "progress"),
+        ("topicslab.attacks.protocol:measure_risk", "progress"),
+        ("topicslab.attacks.protocol:measure_risk_traces", "progress"),
+        ("topicslab.attacks.protocol:evaluate_attacks", "progress"),
+        ("topicslab.attacks.matching:matching_attack", "progress"),
+        ("topicslab.attacks.engine:match_set_counts", "progress"),
+        ("topicslab.attacks.bounds:reid_bounds", "progress"),
+        ("topicslab.attacks.theory:theory_curve", "progress"),
+        ("topicslab.attacks.learned:train_attack", "progress"),
+        ("topicslab.attacks.learned:measure_risk_learned", "progress"),
+        ("topicslab.attacks.learned_curve:learned_curve", "progress"),
+        ("topicslab.disclosure.experiment:topics_experiment", "clip"),
+        ("topicslab.disclosure.experiment:topics_experiment", "progress"),
+        ("topicslab.disclosure.bands:learn_bands", "clip"),
+        ("topicslab.disclosure.personas:simulate_personas", "with_answers"),
+    ]
+
+
+def _function(where: str) -> Any:
+    import importlib
+
+    module, name = where.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+@pytest.mark.parametrize(("where", "flag"), _flag_calls())
+def test_boolean_flags_of_public_functions_are_real_bools(where: str, flag: str,
+                                                          work: Path) -> None:
+    fn = _function(where)
+    required = {name: None for name, p in inspect.signature(fn).parameters.items()
+                if p.default is inspect.Parameter.empty
+                and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    if where.endswith(":run"):
+        required.update(preset="smoke", out=work / "out")
+    with pytest.raises(InputError) as err:
+        fn(**{**required, flag: "no"})
+    assert err.value.field == flag
+    assert f"{flag} must be True or False, got 'no'" in str(err.value)
+    assert not (work / "out").exists()
+
+
+def test_a_numpy_bool_is_a_flag() -> None:
+    from topicslab.qif.cover_levels import cover_levels
+
+    profiles = np.array([[[0, 1]], [[1, 2]]], dtype=np.int32)
+    assert cover_levels(profiles, 5, progress=np.bool_(False)) is not None
+
+
+# ---- leftover: closed forms of a theta of another rank ---------------------------------------
+
+
+def _theta(*shape: int) -> Any:
+    import torch
+
+    return torch.zeros(shape, dtype=torch.float64)
+
+
+@pytest.mark.parametrize("case", ["3-d", "5-d", "empty", "ndarray", "int", "pairs", "pair-text"])
+def test_closed_forms_refuse_a_theta_of_another_rank(case: str) -> None:
+    import torch
+
+    from topicslab.model import closed_forms
+
+    theta: Any = {"3-d": _theta(2, 2, 5), "5-d": _theta(1, 2, 2, 2, 5),
+                  "empty": _theta(0, 2, 2, 5), "ndarray": np.zeros((2, 2, 2, 5)),
+                  "int": torch.zeros((2, 2, 2, 5), dtype=torch.int64)}.get(case,
+                                                                           _theta(2, 2, 2, 5))
+    pairs = {"pairs": [(0, 2)], "pair-text": [("0", "1")]}.get(case)
+    with pytest.raises(InputError) as err:
+        closed_forms(theta, pairs)
+    assert err.value.field == ("week_pairs" if case.startswith("pair") else "theta")
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("case", ["theta", "weights", "stay", "slot", "lags"])
+def test_persistent_forms_refuse_tensors_of_other_shapes(case: str) -> None:
+    import torch
+
+    from topicslab.model import persistent_forms
+
+    T, M, k, m = 2, 2, 2, 5
+    args: dict[str, Any] = {"theta": _theta(T, M, k, m), "mode_weights": torch.full((T, M), 0.5,
+                            dtype=torch.float64), "mode_stay": torch.full((T,), 0.5,
+                            dtype=torch.float64), "log_slot_stay": _theta(T, M, k),
+                            "lags": (1,)}
+    bad = {"theta": ("theta", _theta(T, k, m)), "weights": ("mode_weights", _theta(T, M + 1)),
+           "stay": ("mode_stay", _theta(T, 1)), "slot": ("log_slot_stay", _theta(T, M, k + 1)),
+           "lags": ("lags", (0,))}[case]
+    args[bad[0]] = bad[1]
+    with pytest.raises(InputError) as err:
+        persistent_forms(**args)
+    assert err.value.field == bad[0]
+
+
+def test_closed_forms_of_right_tensors_still_compute() -> None:
+    import torch
+
+    from topicslab.model import closed_forms, persistent_forms
+
+    qs, _, qa = closed_forms(_theta(2, 2, 2, 5), [(0, 1)])
+    assert qs.shape == (2, 5) and qa.shape == (1, 5, 5)
+    qs, _, qa = persistent_forms(_theta(2, 2, 2, 5), torch.full((2, 2), 0.5,
+                                  dtype=torch.float64), torch.full((2,), 0.5,
+                                  dtype=torch.float64), _theta(2, 2, 2), [np.int64(1), 2])
+    assert qa.shape == (2, 5, 5)
+    assert 0 < float(qs.sum()) <= 2.0  # at most k = 2 topics a week
+
+
+# ---- leftover: NumPy numbers ------------------------------------------------------------------
+
+
+def test_numpy_numbers_are_numbers_everywhere() -> None:
+    from topicslab.experiment import PRESETS
+    from topicslab.model.fit import FullObjective, PaperAdam
+    from topicslab.population.stress import Stress
+
+    s = Stress(persistence=np.float32(0.5), routine=np.float64(0.25), groups=np.int64(0),
+               interests=np.int64(3))
+    assert s.persistence == 0.5 and type(s.persistence) is float
+    assert type(s.interests) is float
+    o = FullObjective(steps=np.int64(10), lr=np.float32(0.5), truncation=np.float32(0.001),
+                      persistence=np.int64(1), eval_every=np.int32(5),
+                      init_std=np.float16(1.0))
+    assert type(o.steps) is int and type(o.truncation) is float
+    import json
+
+    json.dumps(o.config())  # (a NumPy number in model.json is a TypeError)
+    assert type(PaperAdam(epochs=np.int64(3), batch_terms=np.int16(8)).epochs) is int
+    p = PRESETS["smoke"].with_overrides(fit_minutes=np.float32(0.5),
+                                        fidelity_tolerance=np.float64(0.1))
+    assert type(p.fit_minutes) is float
+    json.dumps(p.to_dict())
+
+
+@pytest.mark.parametrize("case", ["bool", "text", "np-bool", "nan", "huge"])
+def test_numeric_fields_still_refuse_what_is_no_number(case: str) -> None:
+    from topicslab.model.fit import FullObjective
+    from topicslab.population.stress import Stress
+
+    v: Any = {"bool": True, "text": "0.5", "np-bool": np.bool_(True), "nan": float("nan"),
+              "huge": 10**400}[case]
+    with pytest.raises(InputError):
+        Stress(routine=v)
+    with pytest.raises(InputError) as err:
+        FullObjective(init_std=v)  # ("0.5" was a TypeError, True a standard deviation of 1)
+    assert err.value.field == "init_std"
+    with pytest.raises(InputError):
+        FullObjective(lr=v)
+
+
+def test_fit_checks_max_minutes() -> None:
+    from topicslab.model.fit import fit
+
+    with pytest.raises(InputError) as err:
+        fit(None, max_minutes="5")  # (a TypeError out of math.isfinite)
+    assert err.value.field == "max_minutes"
+
+
+def test_training_and_ingest_take_numpy_integers(work: Path) -> None:
+    from topicslab.api.ingest import ingest_visits
+
+    (work / "domains.csv").write_text("domain,topics\na.com,1\n")
+    (work / "visits.csv").write_text("user,week,domain\n1,0,a.com\n2,0,a.com\n")
+    with pytest.raises(InputError) as err:  # an integer: refused only for k > m
+        ingest_visits(work / "visits.csv", work / "domains.csv", k=np.int64(10**6))
+    assert err.value.field == "k" and "1..469" in str(err.value)
+    got = ingest_visits(work / "visits.csv", work / "domains.csv", k=np.int64(3))
+    assert got.sets.k == 3  # (np.int64(3) was refused as no integer)
+
+
+# ---- leftover: minor unchecked arguments of round 30 ------------------------------------------
+
+
+@pytest.mark.parametrize("case", ["lookback-0", "lookback-2.5", "wilson-1.5", "wilson-n",
+                                  "wilson-disclosure", "student-nan", "student-2d",
+                                  "student-text", "batch-edges", "dp-sets", "dp-fraction"])
+def test_round30_minor_arguments_are_checked(case: str) -> None:
+    from topicslab.attacks import protocol
+    from topicslab.attacks.matching import solve_assignment
+    from topicslab.disclosure.evaluation import wilson_interval
+    from topicslab.qif.channels import dp_channel
+
+    calls: dict[str, tuple[Any, str]] = {
+        "lookback-0": (lambda: protocol.check_call_weeks(2, lookback=0), "lookback"),
+        "lookback-2.5": (lambda: protocol.check_call_weeks(2, lookback=2.5), "lookback"),
+        "wilson-1.5": (lambda: protocol.wilson_interval(1.5, 3), "successes"),
+        "wilson-n": (lambda: protocol.wilson_interval(0, -2), "n"),
+        "wilson-disclosure": (lambda: wilson_interval(1.5, 3), "successes"),
+        "student-nan": (lambda: protocol.student_interval([float("nan"), 1.0]), "values"),
+        "student-2d": (lambda: protocol.student_interval([[1.0, 2.0]]), "values"),
+        "student-text": (lambda: protocol.student_interval(["a", "b"]), "values"),
+        "batch-edges": (lambda: solve_assignment(2, 2, [0, 1], [0, 1], [1.0, 1.0],
+                                                 batch_edges=0), "batch_edges"),
+        "dp-sets": (lambda: dp_channel(10, 2, [[0, 20]]), ""),
+        "dp-fraction": (lambda: dp_channel(10, 2, [[0, 1.5]]), "sets"),
+    }
+    call, field = calls[case]
+    with pytest.raises((InputError, QIFError)) as err:  # (qif's own errors: QIFError)
+        call()
+    if field:
+        assert getattr(err.value, "field", None) == field
+    assert "\n" not in str(err.value)
+
+
+def test_round30_minor_arguments_in_range_still_work() -> None:
+    from topicslab.attacks import protocol
+    from topicslab.qif.channels import dp_channel
+
+    assert protocol.check_call_weeks(np.int64(2), lookback=2) == 2
+    lo, hi = protocol.wilson_interval(np.int64(5), 100)
+    assert 0 < lo < 0.05 < hi
+    lo, hi = protocol.student_interval([0.1, 0.2, 0.3])
+    assert lo < 0.2 < hi
+    assert dp_channel(10, 2, [[0, 1], [2, 3]]).shape == (2, 10)
