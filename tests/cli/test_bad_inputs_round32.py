@@ -262,3 +262,159 @@ def test_round30_minor_arguments_in_range_still_work() -> None:
     lo, hi = protocol.student_interval([0.1, 0.2, 0.3])
     assert lo < 0.2 < hi
     assert dp_channel(10, 2, [[0, 1], [2, 3]]).shape == (2, 10)
+
+
+# ---- fresh: write_sets wrote files its readers refuse or read otherwise -------------------------
+
+@pytest.mark.parametrize("ext", ["parquet", "csv", "tfrecord", "long.csv", "prof.csv"])
+def test_write_sets_refuses_sets_no_reader_takes(ext: str, work: Path) -> None:
+    from topicslab import io as tio
+    from topicslab.datamodel import TopicSets
+
+    fmt = {"long.csv": "long", "prof.csv": "profiles"}.get(ext)
+    twice = TopicSets(np.array([[[7, 7, 3, -1, -1]], [[1, 2, 3, 4, 5]]], np.int16), "v2")
+    path = work / f"x.{ext}"
+    with pytest.raises(InputError) as err:  # (CSV: written, then refused by its reader;
+        tio.write_sets(path, twice, format=fmt)  # TFRecord: read back as [3, 7])
+    assert err.value.file == str(path) and err.value.field == "sets"
+    assert "distinct" in str(err.value)
+    assert not path.exists()
+
+
+def test_write_sets_refuses_an_empty_tfrecord(work: Path) -> None:
+    from topicslab import io as tio
+    from topicslab.datamodel import TopicSets
+
+    empty = TopicSets(np.zeros((0, 2, 5), np.int16), "v2")
+    with pytest.raises(InputError) as err:  # (written; its reader said "empty file")
+        tio.write_sets(work / "e.tfrecord", empty)
+    assert err.value.field == "sets"
+    assert not (work / "e.tfrecord").exists()
+    tio.write_sets(work / "e.parquet", empty)  # (Parquet and CSV read back no user)
+    assert tio.read_sets(work / "e.parquet").n_users == 0
+
+
+# ---- fresh: the API's answers ------------------------------------------------------------------
+
+def _profiles() -> Any:
+    rng = np.random.default_rng(0)
+    return np.sort(np.stack([rng.choice(469, 5, replace=False) for _ in range(12)]
+                            ).reshape(4, 3, 5), axis=-1).astype(np.int16)
+
+
+@pytest.mark.parametrize("mask", ["float", "int", "text"])
+def test_answers_witnessed_mask_must_be_boolean(mask: str) -> None:
+    from topicslab.api import answers, observe
+
+    sets = _profiles()
+    given = {"float": np.full((2, 4, 3, 5), 0.5), "int": np.ones((2, 4, 3, 5), np.int64),
+             "text": np.full((2, 4, 3, 5), "yes")}[mask]
+    with pytest.raises(InputError) as err:  # (0.5 was cast to True: every topic witnessed)
+        answers(sets, 2, witnessed=given)
+    assert err.value.field == "witnessed"
+    with pytest.raises(InputError):
+        observe(sets, 2, weeks=3, witnessed=given)
+    # a boolean mask and a probability still filter
+    none = answers(sets, 2, witnessed=np.zeros((2, 4, 3, 5), bool))
+    assert (none == -1).mean() > 0.5  # (the random topic is not filtered)
+    assert (answers(sets, 2, witnessed=0.0) == -1).mean() > 0.5
+
+
+def test_answers_refuse_a_site_id_twice() -> None:
+    from topicslab.api import answers
+
+    with pytest.raises(InputError) as err:  # (two identical traces, as if of two sites)
+        answers(_profiles(), [3, 3])
+    assert err.value.field == "sites" and "site id 3" in str(err.value)
+    assert answers(_profiles(), [3, 7]).shape == (2, 4, 3)
+
+
+@pytest.mark.parametrize("where", ["answers", "observe"])
+def test_answers_refuse_a_topic_twice_in_a_week(where: str) -> None:
+    from topicslab.api import answers, observe
+
+    sets = _profiles()
+    sets[2, 1] = [7, 7, 7, 7, 7]  # (answered 7 every time: "a profile" of one topic)
+    with pytest.raises(InputError) as err:
+        if where == "answers":
+            answers(sets, 2)
+        else:
+            observe(sets, 1, weeks=2)
+    assert err.value.field == "sets" and "user 2" in str(err.value)
+    assert "week 1" in str(err.value) if where == "answers" else True
+    sets[2, 1] = [3, 7, -1, -1, -1]  # a short week is padded, as the browser does
+    assert answers(sets, 2).shape == (2, 4, 3)
+
+
+# ---- fresh: calibration of one week; published targets of v1 ------------------------------------
+
+def test_calibration_needs_two_weeks() -> None:
+    from topicslab.population import calibrate, calibration_table, generate
+
+    with pytest.raises(InputError) as err:  # (ran, pushed the knobs to the across targets
+        calibrate(n_users=50, n_weeks=1, iterations=1, log=None)  # measured as 0)
+    assert err.value.field == "n_weeks"
+    with pytest.raises(InputError) as err:  # (across targets and persistence reported 0)
+        calibration_table(generate(20, 1, seed=1))
+    assert err.value.field == "sets"
+    assert calibration_table(generate(20, 2, seed=1)).rows
+
+
+def test_published_targets_are_of_v2() -> None:
+    from topicslab.population import calibration_table, generate, published_targets
+
+    with pytest.raises(InputError) as err:  # (UnknownTopicError of one label)
+        published_targets("v1")
+    assert err.value.field == "taxonomy" and "v2" in str(err.value)
+    with pytest.raises(InputError):
+        calibration_table(generate(20, 2, seed=1, taxonomy="v1"))
+
+
+# ---- fresh: disclosure ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("keywords", "probe", "field"), [
+    ("loneliness", "probe", "keywords"), ([1, 2], "probe", "keywords"),
+    (["lonely"], 5, "probe")])
+def test_make_script_takes_lists_of_words(keywords: Any, probe: Any, field: str) -> None:
+    from topicslab.disclosure import make_script
+
+    with pytest.raises(InputError) as err:  # ("loneliness": keywords l, o, n, e, ...)
+        make_script(keywords, probe)
+    assert err.value.field == field
+    assert make_script(["lonely", "alone"], "probe").probe == "probe"
+
+
+@pytest.mark.parametrize(("case", "field"), [
+    ("cats-text", "categories"), ("cats-twice", "categories"), ("sigma-text", "n_sigma"),
+    ("sigma-true", "n_sigma"), ("m-hat-text", "m_hat")])
+def test_learn_bands_checks_its_arguments(case: str, field: str) -> None:
+    from topicslab.disclosure import learn_bands
+
+    m = np.array([[0.5, 0.5], [0.4, 0.6], [0.6, 0.4], [0.5, 0.5]])
+    args: dict[str, Any] = {"m_hat": m, "labels": [0, 1, 0, 1], "categories": ["a", "other"]}
+    args.update({"cats-text": {"categories": "ab"}, "cats-twice": {"categories": ["a", "a"]},
+                 "sigma-text": {"n_sigma": "3"}, "sigma-true": {"n_sigma": True},
+                 "m-hat-text": {"m_hat": [["a", "b"]], "labels": [0]}}[case])
+    with pytest.raises(InputError) as err:
+        learn_bands(**args)
+    assert err.value.field == field
+    assert learn_bands(m, [0, 1, 0, 1], ["a", "other"], n_sigma=np.float32(2)).n_sigma == 2
+
+
+@pytest.mark.parametrize(("call", "field"), [
+    ("eps-nan", "epsilon"), ("eps-neg", "epsilon"), ("ln-nan", "ln_m"), ("ln-0d", "ln_m"),
+    ("slr-text", "p"), ("slr-k", "k")])
+def test_white_box_functions_check_their_arguments(call: str, field: str) -> None:
+    from topicslab.disclosure import first_violation, single_answer_likelihood_ratio
+
+    calls = {"eps-nan": lambda: first_violation([[0.1, 0.9]], epsilon=float("nan")),
+             "eps-neg": lambda: first_violation([[0.1, 0.9]], epsilon=-1.0),
+             "ln-nan": lambda: first_violation([[float("nan"), 0.9]]),
+             "ln-0d": lambda: first_violation(0.1),
+             "slr-text": lambda: single_answer_likelihood_ratio(p="0.05"),
+             "slr-k": lambda: single_answer_likelihood_ratio(k=2.5)}
+    with pytest.raises(InputError) as err:  # (NaN: never violated; -1: at every epoch)
+        calls[call]()
+    assert err.value.field == field
+    assert first_violation([[0.1, 0.9]]).tolist() == [2]
+    assert single_answer_likelihood_ratio() > 1
