@@ -65,7 +65,10 @@ MAX_PREFIXES = 200_000_000
 
 
 def _matrix(p: npt.ArrayLike, name: str = "P") -> npt.NDArray[np.float64]:
-    arr = np.asarray(p, dtype=np.float64)
+    try:
+        arr = np.asarray(p, dtype=np.float64)
+    except (TypeError, ValueError):  # (NumPy's "could not convert string to float")
+        raise InputError(f"{name} must be a matrix of probabilities", field=name) from None
     if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
         raise InputError(f"{name} must be a non-empty [users, representations] matrix",
                          field=name)
