@@ -418,3 +418,90 @@ def test_white_box_functions_check_their_arguments(call: str, field: str) -> Non
     assert err.value.field == field
     assert first_violation([[0.1, 0.9]]).tolist() == [2]
     assert single_answer_likelihood_ratio() > 1
+
+
+# ---- fresh: the attacks' building blocks -----------------------------------------------------------
+
+@pytest.mark.parametrize(("case", "field"), [
+    ("bound-text", "P"), ("pop-pseudo-nan", "pseudo_count"), ("pop-float", "answers"),
+    ("pop-below", "answers"), ("pop-q-text", "q_in"), ("radius-text", "n"),
+    ("radius-delta", "delta"), ("weights-text", "p"), ("weights-q", "q_in")])
+def test_attack_building_blocks_refuse_in_one_line(case: str, field: str) -> None:
+    from topicslab import attacks
+
+    ans = np.zeros((3, 2), np.int16)
+    calls = {
+        "bound-text": lambda: attacks.full_information_bound([["a"]]),
+        "pop-pseudo-nan": lambda: attacks.estimate_popularity(ans, 5, 0.2, 0.01,
+                                                              pseudo_count=float("nan")),
+        "pop-float": lambda: attacks.estimate_popularity(np.full((3, 2), 1.5), 5, 0.2, 0.01),
+        "pop-below": lambda: attacks.estimate_popularity(np.full((3, 2), -3), 5, 0.2, 0.01),
+        "pop-q-text": lambda: attacks.estimate_popularity(ans, 5, "0.2", 0.01),
+        "radius-text": lambda: attacks.lemma10_radius("10", 5, 0.2, 0.01, 0.1),
+        "radius-delta": lambda: attacks.lemma10_radius(10, 5, 0.2, 0.01, float("nan")),
+        "weights-text": lambda: attacks.asymmetric_weights(["a"], 0.2, 0.01, 2),
+        "weights-q": lambda: attacks.asymmetric_weights([0.2], "0.2", 0.01, 2),
+    }
+    with pytest.raises(InputError) as err:  # (NaN popularities; NumPy's casting errors)
+        calls[case]()
+    assert err.value.field == field
+    assert "\n" not in str(err.value)
+
+
+def test_attack_building_blocks_still_estimate() -> None:
+    from topicslab import attacks
+
+    p = attacks.estimate_popularity(np.array([[0, 1], [1, -1]]), 5, 0.2, 0.01)
+    assert p.shape == (5,) and np.isfinite(p).all()
+    assert attacks.lemma10_radius(np.int64(10), 5, 0.2, 0.01, 0.1) > 0
+    with pytest.raises(ValueError):  # (still a ValueError, as before)
+        attacks.estimate_popularity(np.zeros(2, np.int16), 5, 0.01, 0.2)
+
+
+@pytest.mark.parametrize(("case", "error"), [
+    ("array", TypeError), ("config", TypeError), ("seed-neg", InputError),
+    ("seed-frac", InputError), ("attack", TypeError)])
+def test_learned_attack_entries_check_their_arguments(case: str, error: type) -> None:
+    from topicslab.attacks.learned import measure_risk_learned, train_attack
+    from topicslab.population import generate
+
+    pop = generate(30, 3, seed=1)
+    calls = {"array": lambda: train_attack(pop.sets, weeks=2),
+             "config": lambda: train_attack(pop, weeks=2, config={"epochs": 0}),
+             "seed-neg": lambda: train_attack(pop, weeks=2, seed=-1),
+             "seed-frac": lambda: train_attack(pop, weeks=2, seed=2.5),
+             "attack": lambda: measure_risk_learned(pop, "model-dir", progress=False)}
+    with pytest.raises(error) as err:  # (AttributeErrors; NumPy's "expected non-negative
+        calls[case]()  # integer" and "seed must be integer")
+    assert "\n" not in str(err.value)
+    if error is InputError:
+        assert err.value.field == "seed"
+
+
+# ---- fresh: the DP building blocks --------------------------------------------------------------
+
+@pytest.mark.parametrize(("case", "field"), [
+    ("pairs-float", "bounded"), ("pairs-wrap", "bounded"), ("pairs-m", "m"),
+    ("overlap-float", "bounded"), ("noise-n", "n"), ("noise-frac", "n"),
+    ("noise-huge", "epsilon"), ("noise-nan", "sigma"), ("split", "overlap")])
+def test_dp_building_blocks_refuse_in_one_line(case: str, field: str) -> None:
+    from topicslab import dp
+
+    s = np.stack([np.stack([np.arange(5) + 7 * u + w for w in range(2)]) for u in range(4)])
+    calls = {
+        "pairs-float": lambda: dp.pair_counts(s + 0.5, 469),  # (truncated to topics)
+        "pairs-wrap": lambda: dp.pair_counts((s + 65536).astype(np.int32), 469),  # (wrapped)
+        "pairs-m": lambda: dp.pair_counts(s, "469"),
+        "overlap-float": lambda: dp.overlap_counts(s + 0.5),
+        "noise-n": lambda: dp.discrete_gaussian(-1, 1.0, dp.RandomWords(1)),
+        "noise-frac": lambda: dp.discrete_gaussian(2.5, 1.0, dp.RandomWords(1)),
+        "noise-huge": lambda: dp.discrete_gaussian(3, 1e200, dp.RandomWords(1)),  # (Overflow)
+        "noise-nan": lambda: dp.discrete_gaussian(3, float("nan"), dp.RandomWords(1)),
+        "split": lambda: dp.default_split(2, overlap="no"),  # (taken as true)
+    }
+    with pytest.raises(InputError) as err:
+        calls[case]()
+    assert err.value.field == field
+    assert int(dp.pair_counts(s, 469).within.sum()) == 4 * 2 * 10
+    assert dp.discrete_gaussian(3, 2.0, dp.RandomWords(1)).shape == (3,)
+    assert dp.default_split(2, overlap=np.bool_(True))[-1] == dp.OVERLAP_SHARE
