@@ -505,3 +505,30 @@ def test_dp_building_blocks_refuse_in_one_line(case: str, field: str) -> None:
     assert int(dp.pair_counts(s, 469).within.sum()) == 4 * 2 * 10
     assert dp.discrete_gaussian(3, 2.0, dp.RandomWords(1)).shape == (3,)
     assert dp.default_split(2, overlap=np.bool_(True))[-1] == dp.OVERLAP_SHARE
+
+
+# ---- fresh: top_k of negative or infinite counts; iter_records' verify ----------------------
+
+@pytest.mark.parametrize("bad", [-1.0, float("inf")])
+def test_top_k_refuses_counts_that_are_no_visits(bad: float) -> None:
+    from topicslab.api import top_k, top_k_sparse
+
+    counts = np.zeros((1, 469))
+    counts[0, :3] = [bad, 2.0, 1.0]
+    with pytest.raises(InputError) as err:  # (-1 was read as no visit, silently)
+        top_k(counts, seed=1)
+    assert err.value.field == "counts"
+    with pytest.raises(InputError):
+        top_k_sparse([0, 3], [0, 1, 2], [bad, 2.0, 1.0], seed=1)
+    counts[0, 0] = 0.5  # weights of visits still rank
+    assert top_k(counts, seed=1)[0, :3].tolist() == [0, 1, 2]
+
+
+def test_iter_records_verify_is_a_bool(work: Path) -> None:
+    from topicslab import io as tio
+
+    tio.write_records(work / "r.tfrecord", [b"abc"])
+    with pytest.raises(InputError) as err:  # ("no" verified every CRC all the same)
+        list(tio.iter_records(work / "r.tfrecord", verify="no"))
+    assert err.value.field == "verify"
+    assert list(tio.iter_records(work / "r.tfrecord", verify=False)) == [(1, b"abc")]
