@@ -532,3 +532,14 @@ def test_iter_records_verify_is_a_bool(work: Path) -> None:
         list(tio.iter_records(work / "r.tfrecord", verify="no"))
     assert err.value.field == "verify"
     assert list(tio.iter_records(work / "r.tfrecord", verify=False)) == [(1, b"abc")]
+
+
+def test_log_functions_are_checked_up_front(work: Path) -> None:
+    from topicslab import experiment
+    from topicslab.population import calibrate
+
+    with pytest.raises(TypeError, match="log takes a function"):
+        experiment.run("smoke", work / "out", log=5, users=50)  # (at the first log line)
+    assert not (work / "out").exists()
+    with pytest.raises(TypeError, match="log takes a function"):  # (after an iteration)
+        calibrate(n_users=50, n_weeks=2, iterations=1, log=5)

@@ -251,6 +251,8 @@ def run(
     """
     progress = flag(progress, "progress")
     cache = flag(cache, "cache")
+    if log is not None and not callable(log):  # (log=5 failed at the first stage's line)
+        raise TypeError(f"log takes a function of one line of text, got {type(log).__name__}")
     if preset not in PRESETS:
         raise InputError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}",
                          field="--preset")

@@ -254,6 +254,8 @@ def calibrate(
     # (one week measured every across-week target and persistence ratio as 0: the knobs were
     # pushed towards infinity and the diverged parameters returned as calibrated)
     n_users = integer(n_users, "n_users", at_least=1)
+    if log is not None and not callable(log):  # (log=5 failed after the first iteration)
+        raise TypeError(f"log takes a function of one line of text, got {type(log).__name__}")
     n_weeks = integer(n_weeks, "n_weeks", at_least=2, why=ACROSS_WHY)
     if params is not None and not isinstance(params, PopulationParams):
         raise TypeError(f"params takes PopulationParams, got {type(params).__name__}")
