@@ -543,3 +543,18 @@ def test_log_functions_are_checked_up_front(work: Path) -> None:
     assert not (work / "out").exists()
     with pytest.raises(TypeError, match="log takes a function"):  # (after an iteration)
         calibrate(n_users=50, n_weeks=2, iterations=1, log=5)
+
+
+# ---- fresh: the fit's subset expansion was not counted against memory -------------------------
+
+def test_fit_refuses_a_subset_expansion_past_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    from topicslab import _resources, dp, model
+    from topicslab.population import generate
+
+    st = dp.compute_statistics(generate(60, 2, seed=1), seed=3)
+    # 2^5 subsets x 2 types x 2 weeks x 469 topics x 3 float64 copies: about 1.4 MB
+    monkeypatch.setattr(_resources, "available_memory", lambda: 1_000_000)
+    with pytest.raises(InputError) as err:  # (k = 20 tried hundreds of GB: torch's "can't
+        model.fit(st, "paper", types=2, weeks=2, max_minutes=0.01,  # allocate memory")
+                  progress=False, device="cpu")
+    assert err.value.field == "types" and "2^5 subsets" in str(err.value)

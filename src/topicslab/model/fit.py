@@ -177,6 +177,25 @@ class FullObjective:
         return d
 
 
+#: float64-sized copies of the subset expansion a fit step holds (measured: one float32 block
+#: of [2^k, T, m] per week and mode, the cat and its gradient)
+_EXPANSION_COPIES = 3
+
+
+def _check_expansion_memory(variant: ModelVariant, k: int, m: int) -> None:
+    """Refuse a fit whose subset expansion (2^k subsets of each slot law's rows) cannot fit
+    in memory: statistics of k = 14 and 50 types tried to allocate 1.5 GB blocks one after
+    another, and k = 20 hundreds of GB (torch's "can't allocate memory", or the OOM killer)."""
+    from topicslab._resources import require_memory
+
+    rows = variant.types * (variant.weeks if variant.name == "paper"
+                            else getattr(variant, "modes", 1))
+    require_memory(8.0 * _EXPANSION_COPIES * 2.0**k * rows * m,
+                   f"the subset expansion of k = {k} topics a week (2^{k} subsets) for "
+                   f"{variant.types} types", field="types",
+                   hint="fit fewer types (or statistics of a smaller k: the Topics API's is 5)")
+
+
 def _check_init_and_weights(cfg: FullObjective | PaperAdam) -> None:
     # ("x" was a TypeError out of math.isfinite, and True a standard deviation of 1)
     _share(cfg, "init_std", math.inf, "init_std must be a finite number >= 0")
@@ -401,6 +420,7 @@ def fit(stats: Any, model: ModelVariant | str = "persistent",
                          "but the release has one week (its privacy ledger lists no "
                          "across-week query): fit weeks=1, or compute the statistics of two "
                          "weeks", field="weeks")
+    _check_expansion_memory(variant, targets.k, targets.m)
     dev = resolve_device(device)
     bar, loss_target, stop_at_bar = _bar(target)
     obj = Objective(targets, variant.weeks, variant.week_pairs(), device=dev,
