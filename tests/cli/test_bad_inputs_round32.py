@@ -558,3 +558,18 @@ def test_fit_refuses_a_subset_expansion_past_memory(monkeypatch: pytest.MonkeyPa
         model.fit(st, "paper", types=2, weeks=2, max_minutes=0.01,  # allocate memory")
                   progress=False, device="cpu")
     assert err.value.field == "types" and "2^5 subsets" in str(err.value)
+
+
+def test_closed_forms_refuse_an_expansion_past_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    from topicslab import _resources
+    from topicslab.model import closed_forms, persistent_forms
+
+    monkeypatch.setattr(_resources, "available_memory", lambda: 100_000_000)
+    theta = torch.zeros((2, 1, 17, 300))  # 2^17 subsets x 2 laws x 300 topics: 0.9 GB
+    with pytest.raises(InputError) as err:  # (a model of k = 22 asked torch for 8 GB blocks)
+        closed_forms(theta)
+    assert err.value.field == "theta" and "2^17" in str(err.value)
+    with pytest.raises(InputError):
+        persistent_forms(theta, torch.ones((2, 1)), torch.zeros(2), torch.zeros((2, 1, 17)))

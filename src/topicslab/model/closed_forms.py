@@ -219,6 +219,18 @@ def _tensor(value: object, field: str, shape: str, ndim: int) -> torch.Tensor:
     return value
 
 
+def _expansion_memory(k: int, rows: int, m: int, itemsize: int) -> None:
+    """Refuse an expansion of 2^k subsets of ``rows`` slot laws over ``m`` topics that cannot
+    fit in memory (a model of k = 22 asked torch for 8 GB blocks). Checked only past 2^26
+    elements: the fit calls these forms every step, and its sizes stay far below."""
+    elements = 2.0**k * rows * m
+    if elements > 2**26:
+        from topicslab._resources import require_memory
+
+        require_memory(3.0 * itemsize * elements, f"the subset expansion of k = {k} slots "
+                       f"(2^{k} subsets of {rows:,} slot laws)", field="theta")
+
+
 def closed_forms(theta: torch.Tensor, week_pairs: Sequence[tuple[int, int]] | None = None,
                  tolerance: float = 0.0,
                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -235,7 +247,8 @@ def closed_forms(theta: torch.Tensor, week_pairs: Sequence[tuple[int, int]] | No
         only o1 ≠ o2 are statistics), ``q_across[len(week_pairs), m, m]``.
     """
     tolerance = _tolerance(tolerance)
-    T, r, k, _ = _tensor(theta, "theta", "[T, r, k, m]", 4).shape
+    T, r, k, m_ = _tensor(theta, "theta", "[T, r, k, m]", 4).shape
+    _expansion_memory(k, T * r, m_, theta.element_size())
     pairs = [(i, i + 1) for i in range(r - 1)] if week_pairs is None else list(week_pairs)
     if not all(isinstance(p, tuple | list) and len(p) == 2
                and all(is_integer(w) and 0 <= w < r for w in p)
@@ -327,6 +340,7 @@ def persistent_forms(theta: torch.Tensor, mode_weights: torch.Tensor, mode_stay:
     """
     tolerance = _tolerance(tolerance)
     T, M, k, m = _tensor(theta, "theta", "[T, M, k, m]", 4).shape
+    _expansion_memory(k, T * M, m, theta.element_size())
     for field, value, shape in (("mode_weights", mode_weights, [T, M]),
                                 ("mode_stay", mode_stay, [T]),
                                 ("log_slot_stay", log_slot_stay, [T, M, k])):
