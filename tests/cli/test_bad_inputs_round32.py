@@ -573,3 +573,41 @@ def test_closed_forms_refuse_an_expansion_past_memory(monkeypatch: pytest.Monkey
     assert err.value.field == "theta" and "2^17" in str(err.value)
     with pytest.raises(InputError):
         persistent_forms(theta, torch.ones((2, 1)), torch.zeros(2), torch.zeros((2, 1, 17)))
+
+
+# ---- fresh: SiteTraces and write_traces took what TopicSets and write_sets refuse ---------------
+
+@pytest.mark.parametrize(("case", "field"), [
+    ("fraction", "traces"), ("nan", "traces"), ("past-m", "traces"), ("below", "traces"),
+    ("int32", "traces"), ("text", "traces"), ("user-fraction", "user_ids"),
+    ("site-fraction", "site_ids")])
+def test_site_traces_check_their_values(case: str, field: str) -> None:
+    from topicslab.datamodel import SiteTraces
+
+    tr: Any = np.zeros((2, 3, 2), np.int16)
+    kw: dict[str, Any] = {}
+    tr = {"fraction": tr + 0.5, "nan": np.full((2, 3, 2), np.nan),  # (NaN was cast to 0)
+          "past-m": tr + 469, "below": tr - 5, "int32": np.full((2, 3, 2), 70000, np.int32),
+          "text": np.full((2, 3, 2), "a")}.get(case, tr)
+    kw = {"user-fraction": {"user_ids": [1.5, 2, 3]},
+          "site-fraction": {"site_ids": [0.5, 1]}}.get(case, {})
+    with pytest.raises(InputError) as err:
+        SiteTraces(tr, "v2", **kw)
+    assert err.value.field == field
+
+
+@pytest.mark.parametrize("case", ["user-twice", "site-twice", "no-week"])
+def test_write_traces_refuses_files_no_reader_takes(case: str, work: Path) -> None:
+    from topicslab import io as tio
+    from topicslab.datamodel import SiteTraces
+
+    tr = np.zeros((2, 3, 0 if case == "no-week" else 2), np.int16)
+    traces = SiteTraces(tr, "v2", user_ids=[1, 1, 3] if case == "user-twice" else None,
+                        site_ids=[4, 4] if case == "site-twice" else None)
+    path = work / "t.parquet"
+    with pytest.raises(InputError) as err:  # (written; read_traces refused the file)
+        tio.write_traces(path, traces)
+    assert err.value.file == str(path)
+    assert not path.exists()
+    tio.write_traces(path, SiteTraces(np.zeros((2, 3, 2), np.int16), "v2", site_ids=[4, 9]))
+    assert tio.read_traces(path).site_ids.tolist() == [4, 9]
