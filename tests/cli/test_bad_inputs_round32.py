@@ -611,3 +611,21 @@ def test_write_traces_refuses_files_no_reader_takes(case: str, work: Path) -> No
     assert not path.exists()
     tio.write_traces(path, SiteTraces(np.zeros((2, 3, 2), np.int16), "v2", site_ids=[4, 9]))
     assert tio.read_traces(path).site_ids.tolist() == [4, 9]
+
+
+@pytest.mark.parametrize(("case", "field"), [
+    ("brute-float", "site1"), ("brute-text", "queries"), ("cutoff-nan", "weights"),
+    ("cutoff-rows", "rows")])
+def test_reference_engines_check_their_inputs(case: str, field: str) -> None:
+    from topicslab import attacks
+    from topicslab.attacks.matching import cutoff_dummies
+
+    s1 = np.array([[1, 2], [3, 4], [1, 4]], np.int16)
+    calls = {"brute-float": lambda: attacks.brute_force_counts(s1 + 0.5, s1[:2]),
+             "brute-text": lambda: attacks.brute_force_counts(s1, [["a", "b"]]),
+             "cutoff-nan": lambda: cutoff_dummies(3, [0, 1], [float("nan"), 2.0]),
+             "cutoff-rows": lambda: cutoff_dummies(3, [0.5, 1], [1.0, 2.0])}
+    with pytest.raises(InputError) as err:  # (1.5 matched no answer; NaN dummies)
+        calls[case]()
+    assert err.value.field == field
+    assert attacks.brute_force_counts(s1, s1[:2]).tolist() == [[1, 1, 0, 1], [1, 0, 1, 1]]
