@@ -52,6 +52,7 @@ def _flag_calls() -> list[tuple[str, str]]:
         ("topicslab.attacks.protocol:measure_risk", "progress"),
         ("topicslab.attacks.protocol:measure_risk_traces", "progress"),
         ("topicslab.attacks.protocol:evaluate_attacks", "progress"),
+        ("topicslab.attacks.protocol:risk_curve", "progress"),
         ("topicslab.attacks.matching:matching_attack", "progress"),
         ("topicslab.attacks.engine:match_set_counts", "progress"),
         ("topicslab.attacks.bounds:reid_bounds", "progress"),

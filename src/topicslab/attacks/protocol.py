@@ -970,7 +970,8 @@ def risk_curve(
     return RiskCurve(_risk_trials(
         sets, rs, attacks=options.get("attacks", ("hamming", "asymmetric")), protocol=protocol,
         seed=options.get("seed", 0), mechanism=options.get("mechanism"),
-        progress=options.get("progress", True), populations=options.get("populations"),
+        progress=flag(options.get("progress", True), "progress"),
+        populations=options.get("populations"),
         matching=options.get("matching")))
 
 
