@@ -630,3 +630,14 @@ def test_reference_engines_check_their_inputs(case: str, field: str) -> None:
         calls[case]()
     assert err.value.field == field
     assert attacks.brute_force_counts(s1, s1[:2]).tolist() == [[1, 1, 0, 1], [1, 0, 1, 1]]
+
+
+@pytest.mark.parametrize("pair", [[1], [1, 4], [1.5, 4, 0.1], ["1", 4, 0.1], (1, 4, "x")])
+def test_population_params_pair_tables_are_checked(pair: Any) -> None:
+    from topicslab.population import generate, load_reference
+
+    p = load_reference()
+    p.cotags = [pair]
+    with pytest.raises(InputError) as err:  # ([1] was "not enough values to unpack", and
+        generate(10, 2, seed=1, params=p)  # topic 1.5 was truncated to topic 1)
+    assert err.value.field == "cotags[0]"
