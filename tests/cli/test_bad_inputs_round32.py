@@ -641,3 +641,20 @@ def test_population_params_pair_tables_are_checked(pair: Any) -> None:
     with pytest.raises(InputError) as err:  # ([1] was "not enough values to unpack", and
         generate(10, 2, seed=1, params=p)  # topic 1.5 was truncated to topic 1)
     assert err.value.field == "cotags[0]"
+
+
+@pytest.mark.parametrize(("case", "error"), [
+    ("bound", InputError), ("counts", TypeError), ("engine", TypeError)])
+def test_release_counts_checks_what_it_records(case: str, error: type, work: Path) -> None:
+    from topicslab import dp
+    from topicslab.population import generate
+
+    bounded, _ = dp.bound_contributions(generate(40, 2, seed=1).sets, 469, k=5, seed=1)
+    counts = dp.pair_counts(bounded, 469)
+    kw: dict[str, Any] = {"bound": {"bound": "xyz"}, "engine": {"engine": 5}}.get(case, {})
+    with pytest.raises(error):  # (bound "xyz" was recorded in a ledger load_statistics refuses)
+        dp.release_counts(np.zeros(3) if case == "counts" else counts, "v2", k=5,
+                          weeks=[0, 1], seed=1, **kw)
+    st = dp.release_counts(counts, "v2", k=5, weeks=[0, 1], seed=1)  # (text: AttributeError)
+    dp.save_statistics(work / "s", st)
+    assert dp.load_statistics(work / "s").k == 5
