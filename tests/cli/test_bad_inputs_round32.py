@@ -658,3 +658,22 @@ def test_release_counts_checks_what_it_records(case: str, error: type, work: Pat
     st = dp.release_counts(counts, "v2", k=5, weeks=[0, 1], seed=1)  # (text: AttributeError)
     dp.save_statistics(work / "s", st)
     assert dp.load_statistics(work / "s").k == 5
+
+
+@pytest.mark.parametrize(("name", "fmt", "users", "field"), [
+    ("a.csv", "parquet", 5, "format"), ("a.tfrecord", "parquet", 5, "format"),
+    ("a.parquet", "tfrecord", 5, "format"), ("b.tfrecord", "tfrecord", 0, "users"),
+    ("a.parquet", "csv", 5, "format")])
+def test_sample_to_file_writes_what_its_readers_take(name: str, fmt: str, users: int,
+                                                      field: str, work: Path) -> None:
+    from topicslab import io as tio
+    from topicslab.model import TypeMixture, sample_to_file
+
+    theta = np.random.default_rng(0).normal(size=(2, 2, 5, 469)).astype(np.float32)
+    model = TypeMixture(theta, "v2")
+    with pytest.raises(InputError) as err:  # (a.csv got Parquet bytes; an empty TFRecord)
+        sample_to_file(model, work / name, users, seed=1, format=fmt, progress=False)
+    assert err.value.field == field
+    assert not list(work.iterdir())
+    sample_to_file(model, work / "ok.pq", 3, seed=1, progress=False)
+    assert tio.read_sets(work / "ok.pq").n_users == 3

@@ -427,6 +427,19 @@ def sample_to_file(model: TypeMixture, path: str | os.PathLike[str], n_users: in
     tdev = _torch_device(device)
     w = _check(model, n_users, seed, weeks, chunk_users)
     n = int(n_users)
+    if format not in ("parquet", "tfrecord"):  # (checked before any user is drawn)
+        raise InputError(f"format must be parquet or tfrecord, got {format!r}",
+                         field="format")
+    try:
+        named = tio.detect_format(path)
+    except InputError:  # a name without a known extension: the format says
+        named = format
+    if named != format:  # (x.csv got Parquet bytes, which every reader of x.csv refused)
+        raise InputError(f"the name says {named}, but format={format!r} writes {format}: name "
+                         f"the file .{format}", file=os.fspath(path), field="format")
+    if format == "tfrecord" and n == 0:  # (an empty file, which its reader refused)
+        raise InputError("no reader takes an empty TFRecord file: sample at least one user "
+                         "(or write Parquet)", field="users")
     s = _Sampler(model, seed, w, tdev)
     meta = _provenance(model, seed, w, format == "tfrecord")
     if format == "parquet" and shards is not None:  # (it was ignored)
