@@ -677,3 +677,25 @@ def test_sample_to_file_writes_what_its_readers_take(name: str, fmt: str, users:
     assert not list(work.iterdir())
     sample_to_file(model, work / "ok.pq", 3, seed=1, progress=False)
     assert tio.read_sets(work / "ok.pq").n_users == 3
+
+
+@pytest.mark.parametrize(("case", "error", "field"), [
+    ("pop-nan", InputError, "popularity"), ("cats-text", TypeError, None),
+    ("model-text", InputError, "model"), ("model-max", InputError, "model")])
+def test_simulate_personas_checks_its_knobs(case: str, error: type, field: str | None) -> None:
+    from topicslab import disclosure
+
+    cats = disclosure.default_categories()
+    calls = {
+        "pop-nan": lambda: disclosure.simulate_personas(  # (NaN weights were drawn from)
+            [0, 1], 0.1, categories=cats, epochs=2, popularity=np.full(469, np.nan)),
+        "cats-text": lambda: disclosure.simulate_personas([0, 1], 0.1, categories="abc"),
+        "model-text": lambda: disclosure.PersonaModel(interests_mean="5"),  # (TypeError)
+        "model-max": lambda: disclosure.PersonaModel(max_interests=2.5),
+    }
+    with pytest.raises(error) as err:
+        calls[case]()
+    if field:
+        assert err.value.field == field
+    if case == "model-max":
+        assert "max_interests must be" in str(err.value)  # (it blamed interests_mean)
