@@ -699,3 +699,31 @@ def test_simulate_personas_checks_its_knobs(case: str, error: type, field: str |
         assert err.value.field == field
     if case == "model-max":
         assert "max_interests must be" in str(err.value)  # (it blamed interests_mean)
+
+
+@pytest.mark.parametrize(("case", "field"), [
+    ("truth-fraction", "truth"), ("m-hat-nan", "m_hat"), ("qbp-nan", "queries_between_probes"),
+    ("exclude-fraction", "exclude"), ("m-hat-text", "m_hat")])
+def test_evaluate_checks_its_inputs(case: str, field: str) -> None:
+    from topicslab import disclosure
+
+    m = np.array([[0.5, 0.5], [0.4, 0.6], [0.6, 0.4], [0.5, 0.5]])
+    det = disclosure.Detector(disclosure.learn_bands(m, [0, 1, 0, 1], ["a", disclosure.OTHER]))
+    mh: Any = np.random.default_rng(0).random((3, 10, 2))
+    truth: Any = np.array([0, 1, 0])
+    kw: dict[str, Any] = {}
+    if case == "truth-fraction":
+        truth = truth + 0.5  # (0.5 was category 0)
+    elif case == "m-hat-nan":
+        mh = np.full((3, 10, 2), np.nan)  # (inside no band, silently)
+    elif case == "m-hat-text":
+        mh = [[["a", "b"]]]
+    elif case == "qbp-nan":
+        kw = {"queries_between_probes": float("nan")}  # (NaN timings)
+    else:
+        kw = {"exclude": (0.5,)}  # (a TypeError of a slice)
+    with pytest.raises(InputError) as err:
+        disclosure.evaluate(mh, truth, det, **kw)
+    assert err.value.field == field
+    with pytest.raises(TypeError, match="Detector"):
+        disclosure.evaluate(np.zeros((3, 10, 2)), [0, 1, 0], None)
