@@ -727,3 +727,14 @@ def test_evaluate_checks_its_inputs(case: str, field: str) -> None:
     assert err.value.field == field
     with pytest.raises(TypeError, match="Detector"):
         disclosure.evaluate(np.zeros((3, 10, 2)), [0, 1, 0], None)
+
+
+@pytest.mark.parametrize(("counts", "n_ads", "field"), [
+    ([[3, 1], [1, 3]], [4.5, 4], "n_ads"), ([[np.inf, 1], [1, 3]], [4, 4], "counts")])
+def test_pri_fit_counts_takes_counts(counts: Any, n_ads: Any, field: str) -> None:
+    from topicslab import disclosure
+
+    with pytest.raises(InputError) as err:  # (4.5 adverts were 4; inf made NaN ratios)
+        disclosure.PRI.fit_counts(np.array(counts, float), np.array(n_ads), (1, 4),
+                                  ("a", "other"))
+    assert err.value.field == field
