@@ -421,7 +421,7 @@ def test_white_box_functions_check_their_arguments(call: str, field: str) -> Non
     assert single_answer_likelihood_ratio() > 1
 
 
-# ---- fresh: the attacks' building blocks -----------------------------------------------------------
+# ---- fresh: the attacks' building blocks ------------------------------------------------
 
 @pytest.mark.parametrize(("case", "field"), [
     ("bound-text", "P"), ("pop-pseudo-nan", "pseudo_count"), ("pop-float", "answers"),
