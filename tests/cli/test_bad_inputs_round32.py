@@ -738,3 +738,19 @@ def test_pri_fit_counts_takes_counts(counts: Any, n_ads: Any, field: str) -> Non
         disclosure.PRI.fit_counts(np.array(counts, float), np.array(n_ads), (1, 4),
                                   ("a", "other"))
     assert err.value.field == field
+
+
+@pytest.mark.parametrize(("kw", "field"), [
+    ({"batch_rows": 0}, "batch_rows"), ({"epoch_start": 5}, "epoch_start")])
+def test_ingest_visits_checks_batch_rows_and_epoch_start(kw: dict[str, Any], field: str,
+                                                        work: Path) -> None:
+    from topicslab.api.ingest import ingest_visits
+
+    (work / "domains.csv").write_text("domain,topics\na.com,1\n")
+    (work / "visits.csv").write_text("user_id,timestamp,domain\n1,2024-01-01T10:00:00Z,a.com\n")
+    with pytest.raises(InputError) as err:  # (0 rows a batch: the default, silently; 5: an
+        ingest_visits(work / "visits.csv", work / "domains.csv", **kw)  # AttributeError)
+    assert err.value.field == field
+    got = ingest_visits(work / "visits.csv", work / "domains.csv", batch_rows=1,
+                        epoch_start="2024-01-01")
+    assert got.sets.n_users == 1
