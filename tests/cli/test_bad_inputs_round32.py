@@ -754,3 +754,12 @@ def test_ingest_visits_checks_batch_rows_and_epoch_start(kw: dict[str, Any], fie
     got = ingest_visits(work / "visits.csv", work / "domains.csv", batch_rows=1,
                         epoch_start="2024-01-01")
     assert got.sets.n_users == 1
+
+
+def test_observe_names_the_lookback_past_the_weeks() -> None:
+    from topicslab.api import Mechanism, observe
+
+    with pytest.raises(InputError) as err:  # ("observing 0 call-week(s) with lookback 4 needs
+        observe(_profiles(), 2, mechanism=Mechanism(lookback=4))  # 3 weeks; sets have 3")
+    assert "lookback of 4" in str(err.value) and "sets have 3" in str(err.value)
+    assert observe(_profiles(), 2, mechanism=Mechanism(lookback=3)).shape == (2, 4, 3)

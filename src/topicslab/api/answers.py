@@ -288,6 +288,10 @@ def observe(
         raise refuse(f"sets must be an integer array [users, weeks, k], got {arr.dtype} of "
                      f"shape {arr.shape}", "sets")
     n_weeks = arr.shape[1]
+    if weeks is None and n_weeks < mech.lookback:  # ("observing 0 call-week(s) with lookback
+        # 4 needs 3 weeks of profiles; sets have 3": the count it blamed was its own)
+        raise refuse(f"a lookback of {mech.lookback} epochs needs at least {mech.lookback} "
+                     f"weeks of profiles for one call-week; sets have {n_weeks}", "weeks")
     # weeks=True was one week, and 2.5 or "2" a TypeError
     r = (n_weeks - mech.lookback + 1 if weeks is None
          else integer(weeks, "weeks", at_least=1, at_most=MAX_COUNT))
