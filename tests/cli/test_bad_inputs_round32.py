@@ -763,3 +763,10 @@ def test_observe_names_the_lookback_past_the_weeks() -> None:
         observe(_profiles(), 2, mechanism=Mechanism(lookback=4))  # 3 weeks; sets have 3")
     assert "lookback of 4" in str(err.value) and "sets have 3" in str(err.value)
     assert observe(_profiles(), 2, mechanism=Mechanism(lookback=3)).shape == (2, 4, 3)
+
+
+def test_build_report_names_a_missing_synthetic_release() -> None:
+    from topicslab.report import build_report
+
+    with pytest.raises(TypeError, match="synthetic and population take TopicSets"):
+        build_report({}, statistics=None, synthetic=None)  # ("m (taxonomy size) is required")
