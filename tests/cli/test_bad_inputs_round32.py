@@ -770,3 +770,18 @@ def test_build_report_names_a_missing_synthetic_release() -> None:
 
     with pytest.raises(TypeError, match="synthetic and population take TopicSets"):
         build_report({}, statistics=None, synthetic=None)  # ("m (taxonomy size) is required")
+
+
+def test_fit_quality_refuses_across_terms_of_a_one_week_release() -> None:
+    from topicslab import dp, validate
+    from topicslab.model import TypeMixture
+    from topicslab.population import generate
+
+    pop = generate(60, 2, seed=1)
+    theta = np.random.default_rng(0).normal(size=(2, 2, 5, 469)).astype(np.float32)
+    with pytest.raises(InputError) as err:  # (219,961 across terms scored against zeros)
+        validate.fit_quality(dp.compute_statistics(pop, seed=2, weeks=[0]),
+                             TypeMixture(theta, "v2"))
+    assert err.value.field == "weeks"
+    one = TypeMixture(theta[:, :1], "v2")
+    assert validate.fit_quality(dp.compute_statistics(pop, seed=2, weeks=[0]), one).loss >= 0
