@@ -785,3 +785,14 @@ def test_fit_quality_refuses_across_terms_of_a_one_week_release() -> None:
     assert err.value.field == "weeks"
     one = TypeMixture(theta[:, :1], "v2")
     assert validate.fit_quality(dp.compute_statistics(pop, seed=2, weeks=[0]), one).loss >= 0
+
+
+def test_stress_apply_checks_its_base_parameters() -> None:
+    from topicslab.population import Stress, load_reference
+
+    with pytest.raises(InputError) as err:  # (v2 cliques added to v1 parameters: refused
+        Stress(groups=0.5).apply(load_reference("v1"))  # later as "cotags[0]: topic id 392")
+    assert err.value.field == "taxonomy"
+    with pytest.raises(TypeError):  # (a dict failed on a missing attribute)
+        Stress(persistence=0.5).apply({})
+    assert Stress(groups=0.5).apply(load_reference("v1"), "v1").taxonomy == "v1"

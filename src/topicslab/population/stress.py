@@ -90,6 +90,14 @@ class Stress:
               taxonomy: Taxonomy | str = "v2") -> PopulationParams:
         """The parameters of this variant (default base: the calibrated reference)."""
         tax = resolve(taxonomy)
+        if params is not None and not isinstance(params, PopulationParams):
+            raise TypeError(f"params takes PopulationParams, got {type(params).__name__}")
+        if params is not None and params.taxonomy != tax.version:
+            # (v1 parameters got cliques of v2 ids, refused later as "cotags[0]: topic id 392
+            # is not in taxonomy v1", a table the caller never wrote)
+            raise InputError(f"the parameters are for taxonomy {params.taxonomy}, not "
+                             f"{tax.version}: pass taxonomy={params.taxonomy!r}",
+                             field="taxonomy")
         p = (params if params is not None else load_reference(tax.version)).copy()
         keep = 1.0 - self.persistence
         p.drift_base *= keep
