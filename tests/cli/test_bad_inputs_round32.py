@@ -796,3 +796,16 @@ def test_stress_apply_checks_its_base_parameters() -> None:
     with pytest.raises(TypeError):  # (a dict failed on a missing attribute)
         Stress(persistence=0.5).apply({})
     assert Stress(groups=0.5).apply(load_reference("v1"), "v1").taxonomy == "v1"
+
+
+def test_theory_and_bounds_check_their_sets_and_popularity() -> None:
+    from topicslab.attacks.bounds import reid_bounds
+    from topicslab.attacks.theory import theory_curve
+    from topicslab.population import generate
+
+    pop = generate(30, 2, seed=1)
+    with pytest.raises(InputError) as err:  # ("the truth value of an array is ambiguous")
+        reid_bounds(pop, weeks=1, popularity=np.ones(469))
+    assert err.value.field == "popularity"
+    with pytest.raises(TypeError, match="takes TopicSets"):  # (an AttributeError)
+        theory_curve(pop.sets, weeks=(1,), progress=False)

@@ -388,7 +388,8 @@ def reid_bounds(
     mech = mechanism or Mechanism(k=sets.k, taxonomy=sets.taxonomy)
     if mech.k != sets.k or mech.tax.size != sets.taxonomy.size:
         raise InputError("the mechanism's k / taxonomy do not match the sets", field="k")
-    if popularity not in ("profiles", "site1"):
+    # (an array of popularities was NumPy's "truth value of an array is ambiguous")
+    if not isinstance(popularity, str) or popularity not in ("profiles", "site1"):
         raise InputError("popularity must be 'profiles' or 'site1'", field="popularity")
     if not mech.q_in > mech.q_out:
         raise InputError("the bounds need p < 1: with p = 1 every answer is a random topic, "

@@ -93,6 +93,8 @@ def theory_curve(
     adds certified bounds on it there (``reid_bounds``).
     """
     progress = flag(progress, "progress")
+    if not isinstance(sets, TopicSets):  # (an array failed on .k)
+        raise TypeError(f"theory_curve takes TopicSets, got {type(sets).__name__}")
     mech = mechanism or Mechanism(k=sets.k, taxonomy=sets.taxonomy)
     # weeks=[2.5] ran r = 2, weeks="12" r = 1 and 2, [True] r = 1: cast, never checked
     if isinstance(weeks, str | bytes):
