@@ -282,19 +282,6 @@ def test_write_sets_refuses_sets_no_reader_takes(ext: str, work: Path) -> None:
     assert not path.exists()
 
 
-def test_write_sets_refuses_an_empty_tfrecord(work: Path) -> None:
-    from topicslab import io as tio
-    from topicslab.datamodel import TopicSets
-
-    empty = TopicSets(np.zeros((0, 2, 5), np.int16), "v2")
-    with pytest.raises(InputError) as err:  # (written; its reader said "empty file")
-        tio.write_sets(work / "e.tfrecord", empty)
-    assert err.value.field == "sets"
-    assert not (work / "e.tfrecord").exists()
-    tio.write_sets(work / "e.parquet", empty)  # (Parquet and CSV read back no user)
-    assert tio.read_sets(work / "e.parquet").n_users == 0
-
-
 # ---- fresh: the API's answers ------------------------------------------------------------------
 
 def _profiles() -> Any:
@@ -662,7 +649,7 @@ def test_release_counts_checks_what_it_records(case: str, error: type, work: Pat
 
 @pytest.mark.parametrize(("name", "fmt", "users", "field"), [
     ("a.csv", "parquet", 5, "format"), ("a.tfrecord", "parquet", 5, "format"),
-    ("a.parquet", "tfrecord", 5, "format"), ("b.tfrecord", "tfrecord", 0, "users"),
+    ("a.parquet", "tfrecord", 5, "format"),
     ("a.parquet", "csv", 5, "format")])
 def test_sample_to_file_writes_what_its_readers_take(name: str, fmt: str, users: int,
                                                       field: str, work: Path) -> None:
@@ -671,7 +658,7 @@ def test_sample_to_file_writes_what_its_readers_take(name: str, fmt: str, users:
 
     theta = np.random.default_rng(0).normal(size=(2, 2, 5, 469)).astype(np.float32)
     model = TypeMixture(theta, "v2")
-    with pytest.raises(InputError) as err:  # (a.csv got Parquet bytes; an empty TFRecord)
+    with pytest.raises(InputError) as err:  # (a.csv got Parquet bytes)
         sample_to_file(model, work / name, users, seed=1, format=fmt, progress=False)
     assert err.value.field == field
     assert not list(work.iterdir())

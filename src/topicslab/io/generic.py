@@ -221,10 +221,6 @@ def write_sets(path: PathLike, sets: TopicSets, *, format: str | None = None,
         raise InputError(f"the sets hold no week (shape {sets.sets.shape}): no reader takes "
                          "such a file; give at least one week", file=os.fspath(path),
                          field="sets")
-    if fmt == "tfrecord" and sets.n_users == 0:  # written, its reader refused it ("empty file")
-        raise InputError("the sets hold no user: no reader takes an empty TFRecord file; give "
-                         "at least one user (or write Parquet or CSV)", file=os.fspath(path),
-                         field="sets")
     try:  # (only Parquet checked: a CSV, long or profiles file of a topic twice in a week was
         # written and refused by its reader, a TFRecord read back without the repeat)
         sets.validate()

@@ -437,9 +437,6 @@ def sample_to_file(model: TypeMixture, path: str | os.PathLike[str], n_users: in
     if named != format:  # (x.csv got Parquet bytes, which every reader of x.csv refused)
         raise InputError(f"the name says {named}, but format={format!r} writes {format}: name "
                          f"the file .{format}", file=os.fspath(path), field="format")
-    if format == "tfrecord" and n == 0:  # (an empty file, which its reader refused)
-        raise InputError("no reader takes an empty TFRecord file: sample at least one user "
-                         "(or write Parquet)", field="users")
     s = _Sampler(model, seed, w, tdev)
     meta = _provenance(model, seed, w, format == "tfrecord")
     if format == "parquet" and shards is not None:  # (it was ignored)
