@@ -16,6 +16,19 @@ Leftovers of rounds 30 and 31:
 - ``check_call_weeks(lookback=0)``, ``wilson_interval`` of a fractional count,
   ``student_interval`` with a NaN (it returned ``(nan, nan)``), ``solve_assignment``'s
   ``batch_edges=0`` and ``dp_channel``'s ``sets`` (only their count was read) were unchecked.
+
+Fresh (the Python API, mostly): ``write_sets`` wrote a topic twice in a week to files its
+readers refuse (a TFRecord read back without it); ``answers``/``observe`` took a non-boolean
+witnessed mask (0.5: all witnessed), a site id twice and a topic twice in a profile;
+``calibrate``/``calibration_table`` of one week measured the across targets as 0; text as
+``make_script`` keywords was split into letters; ``learn_bands``, ``first_violation``,
+``evaluate``, ``simulate_personas``, ``PRI.fit_counts`` took NaN or fractional values;
+``estimate_popularity`` and the DP and engine building blocks cast or crashed on NumPy's
+errors; the fit's and the closed forms' subset expansion (2^k) was not counted against memory;
+``SiteTraces``/``write_traces`` took what ``TopicSets``/``write_sets`` refuse;
+``release_counts`` recorded a bound no reader takes; ``sample_to_file`` wrote Parquet bytes to
+x.csv; ``fit_quality`` scored a one-week release's all-zero q_across; ``Stress.apply`` mixed
+taxonomies; ``ingest_visits`` read ``batch_rows=0`` as the default.
 """
 
 from __future__ import annotations
