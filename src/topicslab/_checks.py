@@ -17,7 +17,8 @@ from typing import Any, TypeVar
 
 from topicslab.errors import ParameterError
 
-__all__ = ["MAX_COUNT", "choice", "comma_items", "integer", "integer_array", "number", "refuse"]
+__all__ = ["MAX_COUNT", "choice", "comma_items", "flag", "integer", "integer_array", "is_integer",
+           "is_real", "number", "refuse"]
 
 
 #: the largest count a computation can hold (an int64): a count past it (10**400) is no
@@ -50,6 +51,29 @@ def _range(lo: float | None, hi: float | None, lo_open: bool = False,
         return f"{'>' if lo_open else '>='} {_g(lo)}"
     assert hi is not None
     return f"{'<' if hi_open else '<='} {_g(hi)}"
+
+
+def is_real(value: object) -> bool:
+    """Whether ``value`` is a real number (a Python or NumPy int or float), not a bool: the
+    ad hoc range checks took ``int | float``, which refused ``np.float32(0.1)`` and
+    ``np.int64(3)`` where ``number``/``integer`` took them."""
+    return isinstance(value, Real) and not isinstance(value, bool)
+
+
+def is_integer(value: object) -> bool:
+    """Whether ``value`` is an integer (a Python or NumPy one), not a bool."""
+    return isinstance(value, Integral) and not isinstance(value, bool)
+
+
+def flag(value: object, field: str, error: Error = ParameterError) -> bool:
+    """``value`` as a ``bool``: ``True`` or ``False`` (or NumPy's). Any other value is
+    refused, not taken for its truth: ``progress="no"`` or ``cache=0.0`` was silently read
+    as on or off."""
+    import numpy as np
+
+    if not isinstance(value, bool | np.bool_):
+        raise refuse(f"{field} must be True or False, got {value!r}", field, error=error)
+    return bool(value)
 
 
 def integer(value: object, field: str, *, at_least: int | None = None,

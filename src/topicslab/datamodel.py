@@ -154,19 +154,32 @@ class SiteTraces:
 
     def __post_init__(self) -> None:
         self.taxonomy = resolve(self.taxonomy)
-        self.traces = np.asarray(self.traces)
+        # as TopicSets: a NaN or a fraction was cast to a topic (NaN to 0), an answer past
+        # the taxonomy (or an int32 past int16) kept or an OverflowError, text a ValueError,
+        # and fractional user or site ids truncated
+        self.traces = integer_array(self.traces, "traces")
         if self.traces.ndim != 3:
             raise InputError(
                 f"site traces must be [n_sites, n_users, n_weeks], got {self.traces.shape}")
+        if self.traces.size and (self.traces.min() < EMPTY
+                                 or self.traces.max() >= self.taxonomy.size):
+            raise InputError(f"site traces must hold topic indices 0..{self.taxonomy.size - 1}"
+                             f" of taxonomy {self.taxonomy.version} or {EMPTY} (withheld), got "
+                             f"{int(self.traces.min())}..{int(self.traces.max())}",
+                             field="traces")
         if self.traces.dtype != np.int16:
             self.traces = self.traces.astype(np.int16)
         n_sites, n_users, _ = self.traces.shape
-        if self.user_ids is None:
-            self.user_ids = np.arange(n_users, dtype=np.int64)
-        self.user_ids = np.asarray(self.user_ids, dtype=np.int64)
-        if self.site_ids is None:
-            self.site_ids = np.arange(n_sites, dtype=np.int64)
-        self.site_ids = np.asarray(self.site_ids, dtype=np.int64)
+        for name, n in (("user_ids", n_users), ("site_ids", n_sites)):
+            given = getattr(self, name)
+            if given is None:
+                setattr(self, name, np.arange(n, dtype=np.int64))
+                continue
+            ids = integer_array(given, name)
+            if ids.size and (int(ids.max()) > np.iinfo(np.int64).max
+                             or int(ids.min()) < np.iinfo(np.int64).min):
+                raise InputError(f"{name} must be 64-bit signed integers", field=name)
+            setattr(self, name, ids.astype(np.int64))
         if self.user_ids.shape != (n_users,) or self.site_ids.shape != (n_sites,):
             raise InputError("user_ids / site_ids do not match the traces' shape")
 

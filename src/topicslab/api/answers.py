@@ -103,18 +103,22 @@ class Mechanism:
 
 @njit(cache=True, parallel=True)
 def _answers_kernel(sets, user_keys, site_keys, week_keys, key, pad_key, thresh, m, k,
-                    filter_key, filter_thresh, use_filter, mask, use_mask, out):
+                    filter_key, filter_thresh, use_filter, mask, use_mask, out, repeat):
     n_users = sets.shape[0]
     n_weeks = sets.shape[1]
     n_sites = site_keys.shape[0]
     for u in prange(n_users):
         uk = user_keys[u]
         padded = np.empty(k, dtype=np.int64)
+        seen = np.zeros(m, dtype=np.int64)  # the last week (+1) each topic was in the profile
         for w in range(n_weeks):
             filled = 0
             for s in range(k):
                 t = sets[u, w, s]
                 if t >= 0:
+                    if seen[t] == w + 1 and repeat[u] < 0:  # a topic twice in a week
+                        repeat[u] = w
+                    seen[t] = w + 1
                     padded[filled] = t
                     filled += 1
             if filled < k:
@@ -199,6 +203,11 @@ def answers(
                          + (f" holding {int(site_ids.min())}" if site_ids.size else ""),
                          "sites")
         n_sites = int(site_ids.size)
+        twice = np.sort(site_ids)
+        twice = twice[1:][twice[1:] == twice[:-1]]
+        if twice.size:  # (as user_ids: one site twice got the same answers, not two sites')
+            raise refuse(f"site id {int(twice[0])} appears more than once in sites; give "
+                         "each site once", "sites")
     from topicslab._resources import require_memory  # (sites=10**9 was a MemoryError)
 
     # the site ids (8 bytes) and the answers (int16) of every site and user
@@ -230,16 +239,26 @@ def answers(
                 witnessed, "witnessed", lo=0.0, hi=1.0,
                 why="a probability that the caller witnessed a topic"))
         else:
-            mask = np.ascontiguousarray(witnessed, dtype=np.bool_)
+            given = np.asarray(witnessed)
+            if given.dtype != np.bool_:  # (a mask of 0.5s was cast to True: all witnessed)
+                raise refuse("witnessed must be a probability or a boolean mask [n_sites, "
+                             f"n_users, n_weeks, k], got an array of dtype {given.dtype}",
+                             "witnessed")
+            mask = np.ascontiguousarray(given)
             if mask.shape != (len(site_keys), n_users, n_weeks, k):
                 raise refuse("witnessed mask must have shape [n_sites, n_users, n_weeks, k], "
                              f"got {mask.shape}", "witnessed")
             use_mask = True
     out = np.empty((len(site_keys), n_users, n_weeks), dtype=np.int16)
+    repeat = np.full(n_users, -1, dtype=np.int64)
     _answers_kernel(arr, user_keys, site_keys, week_keys, derive_key(seed, STREAM_ANSWER),
                     derive_key(seed, STREAM_PAD), probability_threshold(mech.p), tax.size, k,
                     derive_key(seed, STREAM_FILTER), filter_thresh, use_filter, mask, use_mask,
-                    out)
+                    out, repeat)
+    if (repeat >= 0).any():  # (answered as if the topic filled two slots: twice as likely)
+        u = int(np.argmax(repeat >= 0))
+        raise refuse(f"sets must hold distinct topics in a week: user {u} (index) holds a "
+                     f"topic twice in week {int(repeat[u])}", "sets")
     return out
 
 
@@ -269,6 +288,10 @@ def observe(
         raise refuse(f"sets must be an integer array [users, weeks, k], got {arr.dtype} of "
                      f"shape {arr.shape}", "sets")
     n_weeks = arr.shape[1]
+    if weeks is None and n_weeks < mech.lookback:  # ("observing 0 call-week(s) with lookback
+        # 4 needs 3 weeks of profiles; sets have 3": the count it blamed was its own)
+        raise refuse(f"a lookback of {mech.lookback} epochs needs at least {mech.lookback} "
+                     f"weeks of profiles for one call-week; sets have {n_weeks}", "weeks")
     # weeks=True was one week, and 2.5 or "2" a TypeError
     r = (n_weeks - mech.lookback + 1 if weeks is None
          else integer(weeks, "weeks", at_least=1, at_most=MAX_COUNT))

@@ -32,6 +32,7 @@ import numpy.typing as npt
 import pyarrow as pa
 from numba import njit
 
+from topicslab._checks import flag, integer, is_integer
 from topicslab._progress import task
 from topicslab.api.hashing import mix64
 from topicslab.api.topk import top_k_sparse
@@ -419,6 +420,9 @@ def _start_us(epoch_start: dt.date | dt.datetime | str) -> int:
         except ValueError:
             raise ParameterError(f"cannot read the epoch start {epoch_start!r}: use a date "
                                  "such as 2024-01-01", field="epoch_start") from None
+    if not isinstance(epoch_start, dt.date):  # (5 was an AttributeError on .year)
+        raise ParameterError(f"epoch_start must be a date, a datetime or ISO 8601 text, got "
+                             f"{epoch_start!r}", field="epoch_start")
     if not isinstance(epoch_start, dt.datetime):
         epoch_start = dt.datetime(epoch_start.year, epoch_start.month, epoch_start.day)
     if epoch_start.tzinfo is None:
@@ -471,6 +475,7 @@ def ingest_visits(
         batch_rows: rows per batch (memory vs. overhead).
         progress: show a progress bar (stderr).
     """
+    progress = flag(progress, "progress")
     from topicslab.io.visits import BATCH_ROWS
 
     file = os.fspath(visits)
@@ -485,8 +490,11 @@ def ingest_visits(
         raise InputError("the domain table lists no domains; give the table of classified "
                          "domains", file=table.source or None, field=None)
     tax = table.taxonomy
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= tax.size:
+    if not is_integer(k) or not 1 <= k <= tax.size:  # (is_integer: a NumPy one too)
         raise ParameterError(f"k must be an integer in 1..{tax.size}, got {k!r}", field="k")
+    k = int(k)
+    if batch_rows is not None:  # (0 was read as "the default", silently)
+        integer(batch_rows, "batch_rows", at_least=1)
     cols = visit_columns(file, week_column=week_column, timestamp_column=timestamp_column)
     is_week = cols.is_week
     if is_week and epoch_start is not None:
@@ -506,7 +514,7 @@ def ingest_visits(
     n_visits = 0
     with task("ingest visits", _total_rows(file), enabled=progress) as advance:
         for b in iter_visits(file, week_column=week_column, timestamp_column=timestamp_column,
-                             batch_rows=batch_rows or BATCH_ROWS):
+                             batch_rows=BATCH_ROWS if batch_rows is None else batch_rows):
             if b.is_week:
                 weeks = b.time
             else:

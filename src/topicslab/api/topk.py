@@ -178,6 +178,12 @@ def _check_counts(counts: npt.NDArray[Any]) -> npt.NDArray[Any]:
                                            and np.isnan(counts).any()):
         raise refuse(f"counts must be numbers of visits, got {counts.dtype} values"
                      f"{' holding NaN' if counts.dtype.kind == 'f' else ''}", "counts")
+    # (a negative count was read as no visit, and an infinite one ranked as it came)
+    if counts.dtype.kind in "if" and counts.size and (
+            float(counts.min()) < 0 or (counts.dtype.kind == "f" and np.isinf(counts).any())):
+        raise refuse("counts must be numbers of visits >= 0 (finite), got "
+                     f"{float(counts.min()) if float(counts.min()) < 0 else float('inf')}",
+                     "counts")
     if counts.dtype.kind == "b":
         return counts.astype(np.uint8)
     if counts.dtype == np.float16:

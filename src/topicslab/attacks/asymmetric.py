@@ -41,12 +41,18 @@ def asymmetric_weights(p: npt.ArrayLike, q_in: float, q_out: float, k: int
 
     Returns ``(w_match, w_mismatch)``, each ``float64`` of ``p``'s shape.
     """
-    pp = np.asarray(p, dtype=np.float64)
+    # (text was NumPy's "could not convert"; ParameterError is a ValueError, as before)
+    try:
+        pp = np.asarray(p, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise refuse("popularities must be numbers", "p") from None
     if np.any((pp <= 0) | (pp >= 1)) or not np.isfinite(pp).all():
-        raise ValueError("popularities must lie in (0, 1); clip the estimates")
-    if not q_in > q_out >= 0 or k < 1:
-        raise ValueError("need q_in > q_out >= 0 and k >= 1")
+        raise refuse("popularities must lie in (0, 1); clip the estimates", "p")
     k = integer(k, "k", at_least=1)  # (k = 2.5 weighted as a set of 2.5 topics)
+    q_in = number(q_in, "q_in", lo=0.0, hi=1.0)
+    q_out = number(q_out, "q_out", lo=0.0, hi=1.0)
+    if not q_in > q_out >= 0:
+        raise refuse("need q_in > q_out >= 0 and k >= 1", "q_in")
     gap = q_in - q_out
     p_in_given_match = q_in * pp / (q_out + gap * pp)  # Bayes: P(t ∈ S | W = t)
     alpha = (k - 1) * pp / (k - pp)  # Lemma 11: P(t ∈ S | W ∈ S, W ≠ t)

@@ -45,7 +45,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
-from topicslab._checks import MAX_COUNT, integer, integer_array, number
+from topicslab._checks import MAX_COUNT, flag, integer, integer_array, number
 from topicslab.api import Mechanism, observe
 from topicslab.attacks.asymmetric import asymmetric_weights
 from topicslab.attacks.popularity import estimate_popularity
@@ -65,7 +65,10 @@ MAX_PREFIXES = 200_000_000
 
 
 def _matrix(p: npt.ArrayLike, name: str = "P") -> npt.NDArray[np.float64]:
-    arr = np.asarray(p, dtype=np.float64)
+    try:
+        arr = np.asarray(p, dtype=np.float64)
+    except (TypeError, ValueError):  # (NumPy's "could not convert string to float")
+        raise InputError(f"{name} must be a matrix of probabilities", field=name) from None
     if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
         raise InputError(f"{name} must be a non-empty [users, representations] matrix",
                          field=name)
@@ -372,6 +375,7 @@ def reid_bounds(
             week beyond).
         progress: a progress bar for the certified interval.
     """
+    progress = flag(progress, "progress")
     if not isinstance(sets, TopicSets):  # (an array failed on .k)
         raise TypeError(f"reid_bounds takes TopicSets, got {type(sets).__name__}")
     # weeks=1.5 and seed=1.5 were TypeErrors, seed=-1 a ValueError, and max_cells=-1 or 2.5
@@ -384,7 +388,8 @@ def reid_bounds(
     mech = mechanism or Mechanism(k=sets.k, taxonomy=sets.taxonomy)
     if mech.k != sets.k or mech.tax.size != sets.taxonomy.size:
         raise InputError("the mechanism's k / taxonomy do not match the sets", field="k")
-    if popularity not in ("profiles", "site1"):
+    # (an array of popularities was NumPy's "truth value of an array is ambiguous")
+    if not isinstance(popularity, str) or popularity not in ("profiles", "site1"):
         raise InputError("popularity must be 'profiles' or 'site1'", field="popularity")
     if not mech.q_in > mech.q_out:
         raise InputError("the bounds need p < 1: with p = 1 every answer is a random topic, "

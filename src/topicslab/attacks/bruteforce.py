@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
+from topicslab._checks import integer_array, refuse
 from topicslab.attacks.outcomes import TargetOutcomes
 
 
@@ -64,10 +65,13 @@ def _outcomes(site1: np.ndarray, queries: np.ndarray, scores: np.ndarray,
 
 def _prepare(site1: npt.ArrayLike, queries: npt.ArrayLike
              ) -> tuple[npt.NDArray[np.integer], npt.NDArray[np.integer]]:
-    s1 = np.asarray(site1)
-    qs = np.asarray(queries)
+    # (fractional answers were compared as they came: no answer matched, silently;
+    # ParameterError is a ValueError, as before)
+    s1 = integer_array(site1, "site1")
+    qs = integer_array(queries, "queries")
     if s1.ndim != 2 or qs.ndim != 2 or s1.shape[1] != qs.shape[1]:
-        raise ValueError("site1 [n, r] and queries [Q, r] must have the same number of weeks")
+        raise refuse("site1 [n, r] and queries [Q, r] must have the same number of weeks",
+                     "queries")
     dt = np.result_type(s1.dtype, qs.dtype)
     return np.ascontiguousarray(s1, dtype=dt), np.ascontiguousarray(qs, dtype=dt)
 

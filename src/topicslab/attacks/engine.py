@@ -42,6 +42,7 @@ import numpy.typing as npt
 from numba import njit, prange
 from numba.cpython.unsafe.numbers import trailing_zeros
 
+from topicslab._checks import flag
 from topicslab._progress import task
 from topicslab.attacks.scoring import MAX_WEEKS
 
@@ -432,6 +433,7 @@ def match_set_counts(
     Returns:
         ``int64[Q, 2^r]``; each row sums to ``n``. Bit ``s`` of ``M`` is week ``s``.
     """
+    progress = flag(progress, "progress")
     counter = site1 if isinstance(site1, MatchSetCounter) else MatchSetCounter(site1)
     qs = np.asarray(queries)
     _check(counter._columns.T, qs, values=False)

@@ -82,6 +82,7 @@ import torch
 from numba import njit, prange
 from torch import nn
 
+from topicslab._checks import flag, integer, is_integer
 from topicslab._json import DuplicateKeyError, bounded_int, unique_keys
 from topicslab._progress import task
 from topicslab.api import Mechanism, observe
@@ -605,6 +606,14 @@ def train_attack(
         progress: a progress bar over the epochs (loss and validation risk after the bar).
         device: ``cpu``, ``cuda`` or ``auto`` (the model is small: cpu is as fast).
     """
+    progress = flag(progress, "progress")
+    # (an array or a dict failed on a missing attribute; seed -1 or 2.5 was NumPy's
+    # "expected non-negative integer" or "seed must be integer")
+    if not isinstance(sets, TopicSets):
+        raise TypeError(f"train_attack takes TopicSets, got {type(sets).__name__}")
+    if config is not None and not isinstance(config, LearnedAttackConfig):
+        raise TypeError(f"config takes a LearnedAttackConfig, got {type(config).__name__}")
+    seed = integer(seed, "seed", at_least=0)
     cfg = config or LearnedAttackConfig()
     dev = resolve_device(device)
     mech = mechanism or Mechanism(k=sets.k, taxonomy=sets.taxonomy)
@@ -614,8 +623,9 @@ def train_attack(
     if not mech.q_in > mech.q_out:
         raise InputError("the learned attack builds on the asymmetric attack, which needs "
                          "p < 1", field="p")
-    if isinstance(weeks, bool) or not isinstance(weeks, int) or weeks < 1:
+    if not is_integer(weeks) or weeks < 1:  # (is_integer: a NumPy one too)
         raise InputError(f"weeks must be a positive integer, got {weeks!r}", field="weeks")
+    weeks = int(weeks)
     c = weeks + mech.lookback - 1
     if sets.n_weeks < c:
         raise InputError(f"training on {weeks} call-week(s) with lookback {mech.lookback} "
@@ -1008,8 +1018,14 @@ def measure_risk_learned(
     trial: the share of targets whose true user shares a topic with the query) and the
     seconds of its stages. Returns a ``RiskResult``.
     """
+    progress = flag(progress, "progress")
     from topicslab.attacks.protocol import ReidProtocol, measure_risk
 
+    if not isinstance(attack, LearnedAttack):  # (failed on a missing attribute)
+        raise TypeError(f"attack takes a LearnedAttack (train_attack or load_attack), got "
+                        f"{type(attack).__name__}")
+    if isinstance(compare, str):  # one name, as measure_risk's attacks ("hamming" was h, a, ...)
+        compare = (compare,)
     r = attack.weeks if weeks is None else weeks
     if r != attack.weeks:
         raise InputError(f"the learned attack was trained on r = {attack.weeks} call-weeks, "

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from topicslab._checks import flag
 from topicslab._progress import task
 from topicslab.api import Mechanism, observe
 from topicslab.attacks.learned import (
@@ -113,6 +114,7 @@ def learned_curve(
     """Train on the synthetic sample and on the population, attack the population, for every
     r in ``weeks`` (module docstring). ``config`` sets the training (default
     ``LearnedAttackConfig()``); ``targets`` × ``trials`` targets are attacked per r."""
+    progress = flag(progress, "progress")
     cfg = config or LearnedAttackConfig()
     protocol = ReidProtocol(targets=targets, trials=trials)
     mech = _mechanism_for(population, mechanism)

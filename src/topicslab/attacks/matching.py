@@ -86,7 +86,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
-from topicslab._checks import choice, integer, integer_array
+from topicslab._checks import choice, flag, integer, integer_array, refuse
 from topicslab._progress import task
 from topicslab.attacks.attack import MatchSetAttack
 from topicslab.attacks.engine import _TOP, MatchSetCounter, _zval
@@ -587,13 +587,21 @@ def cutoff_dummies(n_rows: int, rows: npt.NDArray[np.int64], weights: npt.NDArra
     of a row is replaced by one edge of the cutoff's value, and it keeps the solver's
     augmenting paths short (a row can settle on its dummy): at 100K users, r = 4, the
     asymmetric attack solved in 96 s against 624 s with last-resort dummies."""
-    rows = np.asarray(rows, dtype=np.int64)
-    weights = np.asarray(weights, dtype=np.float64)
+    # (a fractional row was truncated, a NaN weight made every dummy NaN; ParameterError is a
+    # ValueError, as before)
+    n_rows = integer(n_rows, "n_rows", at_least=0)
+    rows = np.asarray(integer_array(rows, "rows"), dtype=np.int64)
+    try:
+        weights = np.asarray(weights, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise refuse("weights must be numbers", "weights") from None
     if rows.shape != weights.shape or rows.ndim != 1:
-        raise ValueError(f"rows and weights must be 1-d of one length, got {rows.shape} and "
-                         f"{weights.shape}")
-    if rows.size and (int(rows.min()) < 0 or int(rows.max()) >= int(n_rows)):
-        raise ValueError(f"rows must lie in 0..{int(n_rows) - 1}")
+        raise refuse(f"rows and weights must be 1-d of one length, got {rows.shape} and "
+                     f"{weights.shape}", "weights")
+    if rows.size and (int(rows.min()) < 0 or int(rows.max()) >= n_rows):
+        raise refuse(f"rows must lie in 0..{n_rows - 1}", "rows")
+    if not np.isfinite(weights).all():
+        raise refuse("weights must be finite", "weights")
     low = np.full(n_rows, np.inf)
     np.minimum.at(low, rows, weights)
     low = np.where(np.isfinite(low), low, 0.0)
@@ -624,6 +632,8 @@ def solve_assignment(n_rows: int, n_cols: int, rows: npt.ArrayLike, cols: npt.Ar
         (``int64[n_rows]`` column of each row, -1 where the edges left it unmatched;
         ``{"components", "largest_component"}`` in rows).
     """
+    # (0 or -1 edges a block was accepted; a fractional count compared as it came)
+    batch_edges = integer(batch_edges, "batch_edges", at_least=1)
     # (a fractional endpoint was truncated to a row or column)
     r = np.asarray(integer_array(rows, "rows"), dtype=np.int64)
     c = np.asarray(integer_array(cols, "cols"), dtype=np.int64)
@@ -707,6 +717,7 @@ def matching_attack(
         seed: the relabelling, the tie-breaks and the completion.
         solver: ``"lapjv"`` (default), ``"cost-scaling"`` or ``"auto"`` (``solve_assignment``).
     """
+    progress = flag(progress, "progress")
     opts = MatchingOptions("assignment", candidates, objective, solver)
     how = resolve_solver(opts.solver)
     s1 = np.asarray(site1)

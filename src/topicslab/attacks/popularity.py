@@ -25,6 +25,8 @@ import math
 import numpy as np
 import numpy.typing as npt
 
+from topicslab._checks import integer, integer_array, number, refuse
+
 
 def estimate_popularity(
     answers: npt.ArrayLike,
@@ -48,13 +50,21 @@ def estimate_popularity(
     Returns:
         ``float64[m]``.
     """
+    # (a NaN pseudo-count gave NaN popularities, float answers NumPy's casting TypeError,
+    # ids below -1 were ignored as withheld; ParameterError is a ValueError, as before)
+    m = integer(m, "m", at_least=1)
+    q_in = number(q_in, "q_in", lo=0.0, hi=1.0)
+    q_out = number(q_out, "q_out", lo=0.0, hi=1.0)
     if not q_in > q_out:
-        raise ValueError(f"need q_in > q_out, got {q_in} <= {q_out}")
-    if pseudo_count < 0:
-        raise ValueError("pseudo_count must be >= 0")
-    a = np.asarray(answers).ravel()
-    if a.size and a.max() >= m:
-        raise ValueError(f"answers hold topic {int(a.max())} but the taxonomy has {m} topics")
+        raise refuse(f"need q_in > q_out, got {q_in} <= {q_out}", "q_in")
+    pseudo_count = number(pseudo_count, "pseudo_count", lo=0.0)
+    if clip is not None:
+        clip = number(clip, "clip", lo=0.0, hi=0.5, lo_open=True, hi_open=True)
+    a = integer_array(answers, "answers").ravel()
+    if a.size and (a.max() >= m or a.min() < -1):
+        bad = int(a.max()) if a.max() >= m else int(a.min())
+        raise refuse(f"answers hold topic {bad} but the taxonomy has {m} topics (-1: "
+                     "withheld)", "answers")
     counts = np.full(m, float(pseudo_count))
     step = 1 << 22  # chunks: no n·r-sized int64 copy of the answers
     for lo in range(0, a.size, step):
@@ -62,19 +72,22 @@ def estimate_popularity(
         counts += np.bincount(part[part >= 0], minlength=m)[:m]
     total = counts.sum()
     if total <= 0:
-        raise ValueError("no answers to estimate popularity from (and no pseudo-count)")
+        raise refuse("no answers to estimate popularity from (and no pseudo-count)", "answers")
     p = (counts / total - q_out) / (q_in - q_out)
     if clip is not None:
-        if not 0 < clip < 0.5:
-            raise ValueError("clip must be in (0, 0.5)")
         p = np.clip(p, clip, 1.0 - clip)
     return p
 
 
 def lemma10_radius(n: int, m: int, q_in: float, q_out: float, delta: float) -> float:
     """Half-width of Lemma 10's uniform confidence band (probability ``1 - delta``)."""
-    if n < 1 or m < 1 or not 0 < delta < 1 or not q_in > q_out:
-        raise ValueError("need n >= 1, m >= 1, 0 < delta < 1 and q_in > q_out")
+    n = integer(n, "n", at_least=1)  # ("10" was a TypeError, 2.5 users a radius)
+    m = integer(m, "m", at_least=1)
+    delta = number(delta, "delta", lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+    q_in = number(q_in, "q_in", lo=0.0, hi=1.0)
+    q_out = number(q_out, "q_out", lo=0.0, hi=1.0)
+    if not q_in > q_out:
+        raise refuse("need n >= 1, m >= 1, 0 < delta < 1 and q_in > q_out", "q_in")
     return math.sqrt(math.log(2 * m / delta) / (2 * n)) / (q_in - q_out)
 
 

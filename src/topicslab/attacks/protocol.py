@@ -46,7 +46,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from topicslab._checks import MAX_COUNT, choice, integer, object_or_keywords, refuse
+from topicslab._checks import (
+    MAX_COUNT,
+    choice,
+    flag,
+    integer,
+    object_or_keywords,
+    refuse,
+)
 from topicslab._progress import task
 from topicslab.api import Mechanism, observe
 from topicslab.attacks.attack import MatchSetAttack, TraceAttack, make_attack
@@ -87,6 +94,8 @@ def check_call_weeks(weeks: int, lookback: int = 1) -> int:
     An r that fits alone but not with the lookback names ``lookback``."""
     r = integer(weeks, "weeks", at_least=1, at_most=MAX_WEEKS,
                 why="the engines tabulate the 2^r match sets of every target")
+    # (lookback 0 or -3 let more weeks through than MAX_WEEKS allows)
+    lookback = integer(lookback, "lookback", at_least=1, why="a call reveals >= 1 epoch")
     if r + lookback - 1 > MAX_WEEKS:  # r alone fits: the lookback is what is too long
         raise refuse(f"{r} weeks with lookback {lookback} exceed {MAX_WEEKS}", "lookback",
                      f"each call reveals {lookback} epochs and traces span at most "
@@ -177,10 +186,11 @@ def protocol_of(protocol: ReidProtocol | None, *, targets: int | str | None = No
 
 def wilson_interval(successes: int, n: int) -> tuple[float, float]:
     """95% Wilson score interval of a binomial proportion."""
-    if n <= 0:
+    # (a fractional count was taken as a proportion, a negative n as none)
+    n = integer(n, "n", at_least=0)
+    if n == 0:
         return (0.0, 1.0)
-    if not 0 <= successes <= n:  # (it was "ValueError: math domain error")
-        raise refuse(f"successes must be in 0..n = {n}, got {successes}", "successes")
+    successes = integer(successes, "successes", at_least=0, at_most=n)
     p = successes / n
     z2 = _Z95 * _Z95
     denom = 1.0 + z2 / n
@@ -193,9 +203,16 @@ def student_interval(values: npt.ArrayLike) -> tuple[float, float]:
     """95% Student-t interval of the mean of ``values`` (needs at least two)."""
     from scipy import stats
 
-    v = np.asarray(values, dtype=np.float64)
-    if v.size < 2:
-        raise ValueError("a t interval needs at least two values")
+    try:
+        v = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise refuse("values must be numbers", "values") from None
+    if v.ndim != 1 or v.size < 2:
+        raise refuse(f"a t interval needs a list of at least two values, got shape "
+                     f"{list(v.shape)}", "values")
+    if not np.isfinite(v).all():  # (NaN gave the interval (nan, nan))
+        raise refuse("values must be finite numbers (a trial's rate is NaN or infinite)",
+                     "values")
     half = float(stats.t.ppf(0.975, v.size - 1)) * float(v.std(ddof=1)) / math.sqrt(v.size)
     mean = float(v.mean())
     return (mean - half, mean + half)
@@ -478,6 +495,7 @@ def evaluate_attacks(
         attacks: fitted attacks.
         engine: ``"exact"`` (counting) or ``"brute"`` (every pair; reference).
     """
+    progress = flag(progress, "progress")
     return evaluate_suffixes(site1, queries, true_rows, [attacks], [site1.shape[1]],
                              engine=engine, progress=progress)[0]
 
@@ -510,6 +528,7 @@ def evaluate_suffixes(
         seconds: if given, receives the seconds of the engine (``"match-set attacks"``) and
             of each whole-trace attack (by name, summed over the suffixes).
     """
+    progress = flag(progress, "progress")
     engine = ReidProtocol(engine=engine).engine
     rows = np.asarray(true_rows, dtype=np.int64)
     width = site1.shape[1]
@@ -672,6 +691,7 @@ def measure_risk(
             runs the one-to-one matching attack (``AttackRisk.matching``); default: Lemma 5's
             per-item rule only.
     """
+    progress = flag(progress, "progress")
     protocol = protocol_of(protocol, targets=targets, trials=trials, setting=setting,
                            engine=engine)
     return _risk_trials(sets, [weeks], attacks=attacks, protocol=protocol, seed=seed,
@@ -865,6 +885,7 @@ def measure_risk_traces(
     missing); the asymmetric attack needs Topics API traces of ``mechanism``'s taxonomy.
     ``protocol``, ``matching`` or the keywords as ``measure_risk`` (default: one trial).
     """
+    progress = flag(progress, "progress")
     protocol = protocol_of(protocol, targets=targets, trials=trials, setting=setting,
                            engine=engine, default_trials=1)
     trials, setting, engine = protocol.trials, protocol.setting, protocol.engine
@@ -949,7 +970,8 @@ def risk_curve(
     return RiskCurve(_risk_trials(
         sets, rs, attacks=options.get("attacks", ("hamming", "asymmetric")), protocol=protocol,
         seed=options.get("seed", 0), mechanism=options.get("mechanism"),
-        progress=options.get("progress", True), populations=options.get("populations"),
+        progress=flag(options.get("progress", True), "progress"),
+        populations=options.get("populations"),
         matching=options.get("matching")))
 
 

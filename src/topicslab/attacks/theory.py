@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from topicslab._checks import integer
+from topicslab._checks import flag, integer
 from topicslab._progress import task
 from topicslab.api import Mechanism
 from topicslab.attacks.bayes import BayesRisk, bayes_risk
@@ -92,6 +92,9 @@ def theory_curve(
     exact value is out of reach (``max_cells``); both are the same quantity. ``certify``
     adds certified bounds on it there (``reid_bounds``).
     """
+    progress = flag(progress, "progress")
+    if not isinstance(sets, TopicSets):  # (an array failed on .k)
+        raise TypeError(f"theory_curve takes TopicSets, got {type(sets).__name__}")
     mech = mechanism or Mechanism(k=sets.k, taxonomy=sets.taxonomy)
     # weeks=[2.5] ran r = 2, weeks="12" r = 1 and 2, [True] r = 1: cast, never checked
     if isinstance(weeks, str | bytes):

@@ -23,7 +23,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from topicslab._checks import integer_array
+from topicslab._checks import flag, integer_array, number
 from topicslab.errors import InputError
 
 Sides = Literal["two", "lower", "upper"]
@@ -114,7 +114,20 @@ def learn_bands(
         sides: "two", "lower" or "upper" (see the module docstring).
         clip: clip the limits to [0, ∞).
     """
-    arr = np.asarray(m_hat, dtype=np.float64)
+    clip = flag(clip, "clip")
+    # ("ab" was the two categories 'a' and 'b', a name twice two bands of one name, "3"
+    # sigmas a TypeError out of NumPy and True one sigma)
+    if isinstance(categories, str) or not all(isinstance(c, str) for c in categories):
+        raise InputError(f"categories must be a list of category names, got {categories!r:.60}",
+                         field="categories")
+    if len(set(categories)) != len(categories):
+        raise InputError("categories must be distinct names", field="categories")
+    n_sigma = number(n_sigma, "n_sigma", lo=0.0, why="the band's half-width in standard "
+                     "deviations")
+    try:
+        arr = np.asarray(m_hat, dtype=np.float64)
+    except (TypeError, ValueError):  # (NumPy's "could not convert string to float")
+        raise InputError("training M̂ must be numbers", field="m_hat") from None
     lab = integer_array(labels, "labels").astype(np.int64)  # (0.5 was label 0)
     c = len(categories)
     if arr.ndim != 2 or arr.shape[1] != c:

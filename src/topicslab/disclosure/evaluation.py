@@ -37,17 +37,18 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from topicslab._checks import number, refuse
+from topicslab._checks import integer, integer_array, number
 from topicslab.disclosure.detection import Detector
 from topicslab.errors import InputError
 
 
 def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
     """Wilson score interval of a binomial proportion (``(0, 1)`` when ``n = 0``)."""
-    if n <= 0:
+    # (a fractional count was taken as a proportion, a negative n as none)
+    n = integer(n, "n", at_least=0)
+    if n == 0:
         return (0.0, 1.0)
-    if not 0 <= successes <= n:  # (it was "ValueError: math domain error")
-        raise refuse(f"successes must be in 0..n = {n}, got {successes}", "successes")
+    successes = integer(successes, "successes", at_least=0, at_most=n)
     z = number(z, "z", lo=0.0, lo_open=True, why="a normal quantile")
     p = successes / n
     den = 1.0 + z * z / n
@@ -194,8 +195,20 @@ def evaluate(
             epoch for Topics probes) for the adaptation estimate.
         exclude: the k of "recall excluding the first k probes".
     """
-    arr = np.asarray(m_hat, dtype=np.float64)
-    tr = np.asarray(truth, dtype=np.int64)
+    # (a fractional truth was truncated to a category, a NaN M̂ was "inside no band" and a
+    # NaN queries_between_probes gave NaN timings, silently; exclude=(0.5,) was a TypeError)
+    if not isinstance(detector, Detector):
+        raise TypeError(f"detector takes a Detector, got {type(detector).__name__}")
+    try:
+        arr = np.asarray(m_hat, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError("M̂ must be numbers", field="m_hat") from None
+    if not np.isfinite(arr).all():
+        raise InputError("M̂ must be finite", field="m_hat")
+    tr = np.asarray(integer_array(truth, "truth"), dtype=np.int64)
+    queries_between_probes = number(queries_between_probes, "queries_between_probes", lo=0.0,
+                                    lo_open=True)
+    exclude = [integer(k, "exclude", at_least=0) for k in exclude]
     cats = detector.categories
     c = len(cats)
     if arr.ndim != 3 or arr.shape[2] != c:

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from topicslab._checks import integer_array
+from topicslab._checks import flag, integer_array
 from topicslab._progress import task
 from topicslab.api import Mechanism
 from topicslab.disclosure.bands import Bands, learn_bands
@@ -253,6 +253,8 @@ def topics_experiment(
             each sensitive category, the rest non-sensitive).
         progress: show a progress bar (stderr).
     """
+    clip = flag(clip, "clip")
+    progress = flag(progress, "progress")
     given: dict[str, Any] = {name: value for name, value in (
         ("rhos", rhos), ("epochs", epochs), ("personas", personas),
         ("train_personas", train_personas), ("probe_sites", probe_sites),

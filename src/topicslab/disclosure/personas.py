@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from importlib import resources
@@ -41,7 +42,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from topicslab._checks import integer_array
+from topicslab._checks import flag, integer_array, is_integer, is_real
 from topicslab.api import Mechanism, answers, top_k_sparse
 from topicslab.disclosure.design import ROW_STRIDE, DisclosureDesign
 from topicslab.errors import InputError, UnknownTopicError
@@ -146,6 +147,15 @@ class PersonaModel:
     explore: float = 0.15
 
     def __post_init__(self) -> None:
+        # ("5" was a TypeError, max_interests=2.5 or NaN knobs blamed on interests_mean or
+        # taken: each is named now, as the field of the model)
+        for name in ("visits_per_epoch", "activity_sigma", "interests_mean", "explore"):
+            v = getattr(self, name)
+            if not is_real(v) or not math.isfinite(v):
+                raise InputError(f"{name} must be a finite number, got {v!r}", field="model")
+        if not is_integer(self.max_interests) or self.max_interests < 1:
+            raise InputError(f"max_interests must be a positive integer, got "
+                             f"{self.max_interests!r}", field="model")
         checks = [
             (self.visits_per_epoch > 0, "visits_per_epoch must be positive"),
             (self.activity_sigma >= 0, "activity_sigma must be >= 0"),
@@ -245,6 +255,7 @@ def simulate_personas(
         popularity: topic popularity (dense, default :func:`topic_popularity`).
         with_answers: also compute the probe sites' answers.
     """
+    with_answers = flag(with_answers, "with_answers")
     mech = mechanism or Mechanism()
     tax = mech.tax
     m = tax.size
@@ -260,8 +271,18 @@ def simulate_personas(
         raise InputError("first_user must be >= 0", field="first_user")
     if n_cat < 1:
         raise InputError("at least one sensitive category is needed", field="categories")
-    pop = topic_popularity(tax) if popularity is None else np.asarray(popularity, dtype=float)
-    if pop.shape != (m,) or (pop < 0).any() or pop.sum() <= 0:
+    if isinstance(categories, str) or not all(isinstance(c, SensitiveCategory)
+                                              for c in categories):  # (AttributeError)
+        raise TypeError("categories takes SensitiveCategory objects (default_categories)")
+    try:
+        pop = (topic_popularity(tax) if popularity is None
+               else np.asarray(popularity, dtype=float))
+    except (TypeError, ValueError):
+        raise InputError(f"popularity must be {m} non-negative weights", field="popularity") \
+            from None
+    # (NaN weights were taken: the interests were drawn from NaN probabilities)
+    if (pop.shape != (m,) or not np.isfinite(pop).all() or (pop < 0).any()
+            or pop.sum() <= 0):
         raise InputError(f"popularity must be {m} non-negative weights", field="popularity")
     pop = pop / pop.sum()
     proxy_topics, proxy_cum = _proxy_table(categories, tax)

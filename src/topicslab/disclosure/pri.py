@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from topicslab._checks import integer_array
 from topicslab.disclosure.terms import Dictionary, Term
 from topicslab.errors import InputError
 
@@ -159,12 +160,14 @@ class PRI:
         if arr.ndim != 2 or arr.shape != (len(categories), len(terms)):
             raise InputError(f"counts must be [{len(categories)}, {len(terms)}], got "
                              f"{arr.shape}", field="counts")
-        if not (arr >= 0).all():  # (NaN counts were taken: the terms dropped without a word)
+        # (NaN counts were taken: the terms dropped without a word; an infinite count made
+        # NaN ratios, and 4.5 adverts were 4)
+        if not ((arr >= 0) & np.isfinite(arr)).all():
             raise InputError("counts must be non-negative numbers", field="counts")
+        ads = np.asarray(integer_array(n_ads, "n_ads"), dtype=np.int64)
         keep = arr.sum(axis=0) > 0
         dictionary = Dictionary(tuple(t for t, k in zip(terms, keep, strict=True) if k))
-        return cls(dictionary, tuple(categories), other, arr[:, keep],
-                   np.asarray(n_ads, dtype=np.int64), smoothing)
+        return cls(dictionary, tuple(categories), other, arr[:, keep], ads, smoothing)
 
     # ---------------------------------------------------------------- estimates
     @property

@@ -224,6 +224,13 @@ def make_script(
     starts the script, follows every ``probe_gap`` queries (uniform in the inclusive range) and
     ends it; consecutive queries are separated by a uniform ``wait`` (seconds, inclusive).
     """
+    # (a text was taken letter by letter: "loneliness" made the keywords l, o, n, e, ...;
+    # a number failed on .strip)
+    if isinstance(keywords, str) or not all(isinstance(k, str) for k in keywords):
+        raise InputError(f"keywords must be a list of words, got {keywords!r:.60}",
+                         field="keywords")
+    if not isinstance(probe, str):
+        raise InputError(f"probe must be text, got {probe!r:.60}", field="probe")
     kws = [k for k in keywords if k.strip()]
     if not kws:
         raise InputError("make_script needs at least one keyword", field="keywords")

@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
+from topicslab._checks import integer, number
 from topicslab.api import Mechanism
 from topicslab.errors import InputError
 
@@ -45,8 +46,13 @@ MAX_SITES = 64
 
 def single_answer_likelihood_ratio(k: int = 5, p: float = 0.05, m: int = 469) -> float:
     """((1 - p)/k + p/m) / (p/m) = 1 + (1 - p) m / (p k)."""
-    if k < 1 or m < k or not 0.0 < p <= 1.0:
-        raise InputError(f"need 1 <= k <= m and 0 < p <= 1, got k={k}, m={m}, p={p}")
+    # ("0.05" was a TypeError, k=2.5 a ratio of a fractional profile)
+    k = integer(k, "k", at_least=1)
+    m = integer(m, "m", at_least=1)
+    p = number(p, "p", lo=0.0, hi=1.0, lo_open=True)
+    if m < k:
+        raise InputError(f"need 1 <= k <= m and 0 < p <= 1, got k={k}, m={m}, p={p}",
+                         field="k")
     return ((1.0 - p) / k + p / m) / (p / m)
 
 
@@ -187,7 +193,16 @@ def log_ratio(loglik: npt.ArrayLike, prior: npt.ArrayLike) -> npt.NDArray[np.flo
 
 def first_violation(ln_m: npt.ArrayLike, epsilon: float = math.log(2)) -> npt.NDArray[np.int64]:
     """1-based first epoch with ln M > ε along the last axis (0: never)."""
-    arr = np.asarray(ln_m, dtype=np.float64)
+    # (ε = NaN never found a violation, a negative ε one at every epoch, a NaN ln M was
+    # "not over", and a single number had no epochs yet gave 0: never)
+    epsilon = number(epsilon, "epsilon", lo=0.0, why="the indistinguishability level")
+    try:
+        arr = np.asarray(ln_m, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError("ln_m must be numbers", field="ln_m") from None
+    if arr.ndim == 0 or np.isnan(arr).any():
+        raise InputError(f"ln_m must be an array [..., epochs] of numbers (no NaN), got shape "
+                         f"{list(arr.shape)}", field="ln_m")
     over = arr > epsilon
     return np.where(over.any(axis=-1), over.argmax(axis=-1) + 1, 0).astype(np.int64)
 

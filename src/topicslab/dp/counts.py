@@ -23,6 +23,8 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
+from topicslab._checks import integer, integer_array, refuse
+
 
 @dataclass(frozen=True)
 class PairCounts:
@@ -65,20 +67,41 @@ def _count_kernel(s: np.ndarray, m: int, hist: np.ndarray) -> None:
                         h[n_weeks + w, base + s[u, w + 1, b]] += 1
 
 
+#: the largest taxonomy the m x m count tables are built for (v2 has 469 topics; int16 ids)
+MAX_TOPICS = 32767
+
+
+def _int16_sets(value: object, field: str) -> npt.NDArray[np.int16]:
+    """``value`` as contiguous int16 topic indices: integers (or whole floats) in -1..32767."""
+    arr = integer_array(value, field)
+    if arr.size and (int(arr.min()) < -1 or int(arr.max()) > MAX_TOPICS):
+        raise refuse(f"{field} must hold topic indices in -1..{MAX_TOPICS}, got "
+                     f"{int(arr.min())}..{int(arr.max())}", field)
+    return np.ascontiguousarray(arr, dtype=np.int16)
+
+
 def pair_counts(bounded: npt.NDArray[np.int16], m: int) -> PairCounts:
     """Within-week (unordered) and consecutive across-week (ordered) pair counts.
 
     ``bounded`` must come from ``bound_contributions`` (rows sorted ascending, no empties):
     sortedness is what puts every within-week pair in the upper triangle.
     """
-    s = np.ascontiguousarray(bounded, dtype=np.int16)
+    # (a fraction was truncated to a topic, and an int32 id past 32767 wrapped to another;
+    # m = 10**6 was a MemoryError; ParameterError is a ValueError, as before)
+    m = integer(m, "m", at_least=1, at_most=MAX_TOPICS, why="a taxonomy's size")
+    s = _int16_sets(bounded, "bounded")
     if s.ndim != 3:
-        raise ValueError("bounded sets must be [n_users, n_weeks, k]")
+        raise refuse("bounded sets must be [n_users, n_weeks, k]", "bounded")
     n, n_weeks, _ = s.shape
     if n and (int(s.min()) < 0 or int(s.max()) >= m or not _rows_increasing(s)):
-        raise ValueError("pair_counts needs bounded sets (k distinct sorted topics per week)")
+        raise refuse("pair_counts needs bounded sets (k distinct sorted topics per week)",
+                     "bounded")
     n_queries = 2 * n_weeks - 1
     n_blocks = max(1, min(numba.get_num_threads(), n))
+    from topicslab._resources import require_memory
+
+    require_memory(8.0 * (n_blocks + 1) * n_queries * m * m,
+                   f"the pair counts of {m:,} topics over {n_weeks} weeks", field="m")
     hist = np.zeros((n_blocks, n_queries, m * m), dtype=np.int64)
     if n:
         _count_kernel(s, m, hist)
@@ -129,12 +152,13 @@ def overlap_counts(bounded: npt.NDArray[np.int16]) -> npt.NDArray[np.int64]:
     Each user adds exactly one unit to one bin of every lag, whatever their topics: the L2
     sensitivity of the whole histogram is √L under add/remove-one-user.
     """
-    s = np.ascontiguousarray(bounded, dtype=np.int16)
+    s = _int16_sets(bounded, "bounded")  # (a fraction was truncated to a topic)
     if s.ndim != 3 or s.shape[1] < 2:
-        raise ValueError("overlap_counts needs bounded sets [n_users, 1 + lags, k]")
+        raise refuse("overlap_counts needs bounded sets [n_users, 1 + lags, k]", "bounded")
     n, n_cols, k = s.shape
     if n and ((s < 0).any() or (np.diff(s, axis=-1) <= 0).any()):
-        raise ValueError("overlap_counts needs bounded sets (k distinct sorted topics per week)")
+        raise refuse("overlap_counts needs bounded sets (k distinct sorted topics per week)",
+                     "bounded")
     # int16: k reaches the taxonomy's size (469), and int8 wrapped past 127 shared topics
     shared = np.zeros((n, n_cols - 1), dtype=np.int16)
     if n:

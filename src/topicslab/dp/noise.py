@@ -28,7 +28,7 @@ from fractions import Fraction
 import numpy as np
 import numpy.typing as npt
 
-from topicslab._checks import integer
+from topicslab._checks import integer, number
 
 _K_MAX = 64
 _TAIL_SIGMAS = 40
@@ -140,7 +140,7 @@ def _discrete_laplace(rw: RandomWords, n: int, t: int) -> npt.NDArray[np.int64]:
 def sigma_rational(sigma: float) -> tuple[int, int]:
     """σ² rounded up to p/q with q a power of two chosen so every int64 product is exact."""
     s2 = Fraction(sigma) ** 2
-    for b in range(40, -1, -1):
+    for b in range(40 if s2 < 2**64 else -1, -1, -1):  # (1e200 overflowed a float below)
         q = 2**b
         p = math.ceil(s2 * q)
         t = math.isqrt(p // q) + 1
@@ -156,8 +156,12 @@ def sigma_rational(sigma: float) -> tuple[int, int]:
 
 def discrete_gaussian(n: int, sigma: float, rw: RandomWords) -> npt.NDArray[np.int64]:
     """``n`` exact samples of N_Z(0, σ'²), σ'² = ``sigma_rational(sigma)`` ≥ σ² (CKS Alg. 3)."""
-    if not sigma > 0:
-        raise ValueError("sigma must be > 0")
+    # (n = -1 or 2.5 was NumPy's error, sigma = 1e200 an OverflowError, rw=None an
+    # AttributeError; ParameterError is a ValueError, as before)
+    n = integer(n, "n", at_least=0)
+    sigma = number(sigma, "sigma", lo=0.0, lo_open=True)
+    if not isinstance(rw, RandomWords):
+        raise TypeError(f"rw takes RandomWords, got {type(rw).__name__}")
     p, q = sigma_rational(sigma)
     t = math.isqrt(p // q) + 1
     y_max = math.ceil(Fraction(p, q * t)) + math.ceil(_TAIL_SIGMAS * math.sqrt(p / q))

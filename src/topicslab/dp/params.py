@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Literal
 
-from topicslab._checks import choice, integer, number, object_or_keywords, refuse
+from topicslab._checks import choice, flag, integer, number, object_or_keywords, refuse
 
 Accounting = Literal["paper", "tight"]
 BoundMode = Literal["reject", "truncate"]
@@ -59,6 +59,7 @@ def default_split(n_weeks: int, overlap: bool = False) -> list[float]:
     with the persistence query (``overlap``), ``OVERLAP_SHARE`` to it (last) and the rest
     split so."""
     n = integer(n_weeks, "weeks", at_least=1, why="a release needs at least one week")
+    overlap = flag(overlap, "overlap")  # ("no" was taken as true)
     pairs = [1.0] if n == 1 else [0.5 / n] * n + [0.5 / (n - 1)] * (n - 1)
     if not overlap:
         return pairs

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 import topicslab
-from topicslab._checks import integer
+from topicslab._checks import choice, integer
 from topicslab.datamodel import TopicSets
 from topicslab.dp import accounting as acc
 from topicslab.dp.bounding import BoundingReport, bound_contributions
@@ -30,6 +30,7 @@ from topicslab.dp.ledger import PrivacyLedger
 from topicslab.dp.mechanism import plan_queries
 from topicslab.dp.noise import RandomWords, discrete_gaussian, sampled_sigma
 from topicslab.dp.params import (
+    BOUND_MODES,
     LN3,
     Accounting,
     BoundMode,
@@ -46,7 +47,7 @@ from topicslab.dp.postprocess import (
 )
 from topicslab.errors import InputError
 from topicslab.io._common import check_unique_users
-from topicslab.taxonomy import Taxonomy
+from topicslab.taxonomy import Taxonomy, resolve
 
 __all__ = ["LN3", "DPStatistics", "compute_statistics", "fingerprint", "release_counts"]
 
@@ -270,6 +271,15 @@ def release_counts(
         Other args: as ``compute_statistics`` (``k`` and ``bound`` are those the counts were
         bounded with: recorded, not checked again).
     """
+    # (a bound of "xyz" was recorded in a ledger load_statistics refuses, a version text and
+    # counts of another type failed on a missing attribute)
+    if not isinstance(counts, PairCounts):
+        raise TypeError(f"release_counts takes PairCounts (pair_counts), got "
+                        f"{type(counts).__name__}")
+    taxonomy = resolve(taxonomy)
+    choice(bound, "bound", BOUND_MODES)
+    if not isinstance(engine, str) or not isinstance(input_fingerprint, str):
+        raise TypeError("engine and input_fingerprint are text (recorded in the ledger)")
     budget = budget_of(budget, epsilon=epsilon, delta=delta, split=split,
                        accounting=accounting)
     epsilon, delta, accounting = budget.epsilon, budget.delta, budget.accounting

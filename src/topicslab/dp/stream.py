@@ -61,7 +61,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from numba import njit, prange
 
-from topicslab._checks import MAX_COUNT, integer
+from topicslab._checks import MAX_COUNT, flag, integer
 from topicslab._progress import task
 from topicslab.api.hashing import mix64
 from topicslab.dp.bounding import BoundingReport, bound_contributions
@@ -367,6 +367,8 @@ def stream_counts(
         progress: show a progress bar (stderr).
     """
     # (chunk_users=1.5 was read in chunks of 1; seed=1.5 padded as seed 1, and 2**64 as 0)
+    progress = flag(progress, "progress")
+    strict = flag(strict, "strict")
     chunk_users = integer(chunk_users, "chunk_users", at_least=1, at_most=MAX_COUNT)
     seed = check_seed(seed)
     contribution = contribution_of(contribution, k=k, bound=bound, weeks=weeks)
@@ -464,6 +466,8 @@ def stream_statistics(
     Args: as ``compute_statistics`` and ``stream_counts``. The split's length is checked
     against the input's weeks before the pass over the data where the footers tell them.
     """
+    progress = flag(progress, "progress")
+    strict = flag(strict, "strict")
     budget = budget_of(budget, epsilon=epsilon, delta=delta, split=split,
                        accounting=accounting)
     contribution = contribution_of(contribution, k=k, bound=bound, weeks=weeks)

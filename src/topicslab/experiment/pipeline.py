@@ -50,7 +50,7 @@ import numpy as np
 
 import topicslab
 from topicslab._atomic import atomic_paths
-from topicslab._checks import choice, integer
+from topicslab._checks import choice, flag, integer
 from topicslab._paths import check_output_dir, no_new_empty_dirs
 from topicslab.datamodel import TopicSets
 from topicslab.errors import InputError
@@ -249,6 +249,10 @@ def run(
         cache: reuse finished stages recorded in ``OUT/stages.json``.
         log: called with one line per stage event.
     """
+    progress = flag(progress, "progress")
+    cache = flag(cache, "cache")
+    if log is not None and not callable(log):  # (log=5 failed at the first stage's line)
+        raise TypeError(f"log takes a function of one line of text, got {type(log).__name__}")
     if preset not in PRESETS:
         raise InputError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}",
                          field="--preset")

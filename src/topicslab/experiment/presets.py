@@ -67,7 +67,7 @@ class Preset:
     learned_trials: int = 2          # its trials of ``targets`` targets per r
 
     def __post_init__(self) -> None:
-        from topicslab._checks import MAX_COUNT
+        from topicslab._checks import MAX_COUNT, is_real
         from topicslab.errors import InputError
 
         if self.model not in ("persistent", "paper"):
@@ -117,11 +117,13 @@ class Preset:
             except InputError as exc:
                 raise InputError(exc.message, field="--learned-epochs") from None
         m = self.fit_minutes
-        if isinstance(m, bool) or not isinstance(m, int | float) or not 0 < m < float("inf"):
+        if not is_real(m) or not 0 < m < float("inf"):  # (is_real: NumPy numbers too)
             # checked here, before the population and the statistics are computed: the fit
             # itself would refuse it only after them
             raise InputError(f"fit_minutes must be a finite number > 0, got {m!r}",
                              field="--fit-minutes")
+        if not isinstance(m, int | float):  # a NumPy number, for the JSON of the results
+            object.__setattr__(self, "fit_minutes", float(m))
         first = self.stats_weeks[0] if self.stats_weeks else 0
         room = self.weeks - 1 - first
         if self.overlap_lags and self.model == "paper":
@@ -133,10 +135,12 @@ class Preset:
                              f"released week {self.release_weeks[0]}), got {self.overlap_lags}",
                              field="--overlap-lags")
         t = self.fidelity_tolerance
-        if isinstance(t, bool) or not isinstance(t, int | float) or not 0 < t < 1:
+        if not is_real(t) or not 0 < t < 1:
             # ("0.1" was a TypeError)
             raise InputError(f"fidelity_tolerance must be a number in (0, 1), got {t!r}",
                              field="fidelity_tolerance")
+        if not isinstance(t, int | float):
+            object.__setattr__(self, "fidelity_tolerance", float(t))
 
     def _check_stage_parameters(self) -> None:
         """The stages' parameters, checked by their own parameter objects (the DP release's

@@ -221,6 +221,12 @@ def write_sets(path: PathLike, sets: TopicSets, *, format: str | None = None,
         raise InputError(f"the sets hold no week (shape {sets.sets.shape}): no reader takes "
                          "such a file; give at least one week", file=os.fspath(path),
                          field="sets")
+    try:  # (only Parquet checked: a CSV, long or profiles file of a topic twice in a week was
+        # written and refused by its reader, a TFRecord read back without the repeat)
+        sets.validate()
+    except InputError as exc:
+        raise InputError(f"user {exc.row} (index), {exc.field}: {exc.message}; no reader takes "
+                         "such a file", file=os.fspath(path), field="sets") from None
     if fmt == "parquet":
         write_sets_parquet(path, sets, **options)
     elif fmt in ("csv", "tsv"):
@@ -277,4 +283,17 @@ def write_traces(path: PathLike, traces: SiteTraces, *, format: str | None = Non
     fmt = _format(path, format)
     if fmt != "parquet":
         raise InputError(f"site traces are stored as Parquet, not {fmt}", file=os.fspath(path))
+    # written, these files were refused by read_traces ("the same (site, user) pair appears
+    # twice", "no week column")
+    if traces.n_weeks == 0 and traces.n_users:
+        raise InputError(f"the traces hold no week (shape {traces.traces.shape}): no reader "
+                         "takes such a file; give at least one week", file=os.fspath(path),
+                         field="traces")
+    for name in ("user_ids", "site_ids"):
+        ids = np.sort(getattr(traces, name))
+        twice = ids[1:][ids[1:] == ids[:-1]]
+        if twice.size:
+            raise InputError(f"{name[:-4]} id {int(twice[0])} appears more than once in {name}: "
+                             "no reader takes such a file; give each once",
+                             file=os.fspath(path), field=name)
     write_traces_parquet(path, traces)

@@ -121,7 +121,10 @@ class SetsWriter:
         if sets.n_weeks != self.weeks:
             raise InputError(f"chunk has {sets.n_weeks} weeks, writer {self.weeks}",
                              file=self.path)
-        sets.validate()
+        try:
+            sets.validate()
+        except InputError as exc:  # (the error named no file)
+            raise exc.located(file=self.path) from None
         if sets.k > self.k and bool((sets.sets[..., self.k:] >= 0).any()):
             raise InputError(f"chunk has more than k={self.k} topics in a week",
                              file=self.path)

@@ -78,7 +78,7 @@ from typing import Any
 
 import torch
 
-from topicslab._checks import number
+from topicslab._checks import is_integer, number, refuse
 
 __all__ = [
     "closed_forms",
@@ -206,6 +206,31 @@ def _tolerance(value: object) -> float:
                   why="the Frobenius error allowed in each pair statistic (0: exact)")
 
 
+def _tensor(value: object, field: str, shape: str, ndim: int) -> torch.Tensor:
+    """``value`` if it is a floating tensor of ``ndim`` dimensions (``shape`` names them),
+    none of them empty: another rank was NumPy's or torch's unpacking error."""
+    if not isinstance(value, torch.Tensor) or not value.is_floating_point():
+        raise refuse(f"{field} must be a floating-point torch tensor {shape}, got "
+                     f"{type(value).__name__}"
+                     f"{'' if not isinstance(value, torch.Tensor) else ' of ' + str(value.dtype)}",
+                     field)
+    if value.dim() != ndim or 0 in value.shape:
+        raise refuse(f"{field} must be a tensor {shape}, got shape {list(value.shape)}", field)
+    return value
+
+
+def _expansion_memory(k: int, rows: int, m: int, itemsize: int) -> None:
+    """Refuse an expansion of 2^k subsets of ``rows`` slot laws over ``m`` topics that cannot
+    fit in memory (a model of k = 22 asked torch for 8 GB blocks). Checked only past 2^26
+    elements: the fit calls these forms every step, and its sizes stay far below."""
+    elements = 2.0**k * rows * m
+    if elements > 2**26:
+        from topicslab._resources import require_memory
+
+        require_memory(3.0 * itemsize * elements, f"the subset expansion of k = {k} slots "
+                       f"(2^{k} subsets of {rows:,} slot laws)", field="theta")
+
+
 def closed_forms(theta: torch.Tensor, week_pairs: Sequence[tuple[int, int]] | None = None,
                  tolerance: float = 0.0,
                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -222,8 +247,14 @@ def closed_forms(theta: torch.Tensor, week_pairs: Sequence[tuple[int, int]] | No
         only o1 ≠ o2 are statistics), ``q_across[len(week_pairs), m, m]``.
     """
     tolerance = _tolerance(tolerance)
-    T, r, k, _ = theta.shape
+    T, r, k, m_ = _tensor(theta, "theta", "[T, r, k, m]", 4).shape
+    _expansion_memory(k, T * r, m_, theta.element_size())
     pairs = [(i, i + 1) for i in range(r - 1)] if week_pairs is None else list(week_pairs)
+    if not all(isinstance(p, tuple | list) and len(p) == 2
+               and all(is_integer(w) and 0 <= w < r for w in p)
+               for p in pairs):  # (an IndexError out of the expansion, or a wrong week)
+        raise refuse(f"week_pairs must be pairs (i, j) of weeks in 0..{r - 1}, got "
+                     f"{week_pairs!r:.80}", "week_pairs")
     H = subset_expansion(slot_probabilities(theta))
     A = presence(H)  # [r, T, m]
     G = torch.cat([A.unsqueeze(1), H[:, 1:]], dim=1)
@@ -308,7 +339,17 @@ def persistent_forms(theta: torch.Tensor, mode_weights: torch.Tensor, mode_stay:
         ``q_single[m]``, ``q_within[m, m]`` (diagonal meaningless), ``q_across[len(lags), m, m]``.
     """
     tolerance = _tolerance(tolerance)
-    T, M, k, m = theta.shape
+    T, M, k, m = _tensor(theta, "theta", "[T, M, k, m]", 4).shape
+    _expansion_memory(k, T * M, m, theta.element_size())
+    for field, value, shape in (("mode_weights", mode_weights, [T, M]),
+                                ("mode_stay", mode_stay, [T]),
+                                ("log_slot_stay", log_slot_stay, [T, M, k])):
+        names = {1: "[T]", 2: "[T, M]", 3: "[T, M, k]"}[len(shape)]
+        if list(_tensor(value, field, names, len(shape)).shape) != shape:
+            raise refuse(f"{field} must be a tensor {names} = {shape} (theta's), got shape "
+                         f"{list(value.shape)}", field)
+    if not all(is_integer(g) and g >= 1 for g in lags):
+        raise refuse(f"lags must be week distances >= 1, got {lags!r:.80}", "lags")
     C = T * M
     logP = torch.log_softmax(theta, dim=-1).reshape(C, k, m)
     P = torch.exp(logP)

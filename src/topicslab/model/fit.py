@@ -82,12 +82,34 @@ Target = float | QualityBar | Literal["bar"] | None
 Params = dict[str, torch.Tensor]
 
 
-def _positive(name: str, value: float, integer: bool = False) -> None:
-    ok = (not isinstance(value, bool) and isinstance(value, int | float)
-          and math.isfinite(value) and value > 0 and (not integer or float(value).is_integer()))
+def _positive(name: str, value: Any, integer: bool = False) -> Any:
+    """``value`` as an ``int`` (``integer``) or a ``float``, if it is a finite number > 0 (a
+    NumPy one too: ``np.float32(0.1)`` was refused here, and taken by ``_checks.number``)."""
+    try:
+        ok = (_checks.is_real(value) and math.isfinite(value) and value > 0
+              and (not integer or float(value).is_integer()))
+    except OverflowError:  # (10**400)
+        ok = False
     if not ok:
         kind = "a positive integer" if integer else "a positive number"
         raise InputError(f"{name} must be {kind}, got {value!r}", field=name)
+    return int(value) if integer else float(value)
+
+
+def _set_positive(obj: Any, name: str, integer: bool = False) -> None:
+    object.__setattr__(obj, name, _positive(name, getattr(obj, name), integer))
+
+
+def _share(obj: Any, name: str, hi: float, message: str) -> None:
+    """``obj.name`` as a ``float`` in [0, hi], else ``message`` (an ``InputError``)."""
+    v = getattr(obj, name)
+    try:
+        ok = _checks.is_real(v) and 0 <= v <= hi and math.isfinite(v)
+    except OverflowError:
+        ok = False
+    if not ok:
+        raise InputError(f"{message}, got {v!r}", field=name)
+    object.__setattr__(obj, name, float(v))
 
 
 @dataclass(frozen=True)
@@ -125,24 +147,18 @@ class FullObjective:
     name: str = "default"
 
     def __post_init__(self) -> None:
-        _positive("steps", self.steps, integer=True)
-        p = self.persistence
-        if (isinstance(p, bool) or not isinstance(p, int | float)
-                or not 0 <= p <= MAX_PERSISTENCE):
-            raise InputError(f"persistence must be a number in [0, {MAX_PERSISTENCE:g}], got "
-                             f"{p!r}", field="persistence")
+        _set_positive(self, "steps", integer=True)
+        _share(self, "persistence", MAX_PERSISTENCE,
+               f"persistence must be a number in [0, {MAX_PERSISTENCE:g}]")
         if not isinstance(self.stop_at_noise, bool):
             raise InputError(f"stop_at_noise must be true or false, got {self.stop_at_noise!r}",
                              field="stop_at_noise")
-        _positive("lr", self.lr)
-        _positive("lr_end", self.lr_end)
-        _positive("eval_every", self.eval_every, integer=True)
-        _check_init_and_weights(self.init_std, self.single_weight)
-        t = self.truncation
-        if (isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t)
-                or not 0 <= t <= 1):
-            raise InputError(f"truncation must be a number in [0, 1] (a share of the DP "
-                             f"noise), got {t!r}", field="truncation")
+        _set_positive(self, "lr")
+        _set_positive(self, "lr_end")
+        _set_positive(self, "eval_every", integer=True)
+        _check_init_and_weights(self)
+        _share(self, "truncation", 1.0,
+               "truncation must be a number in [0, 1] (a share of the DP noise)")
 
     def tolerance(self, targets: Targets, m: int) -> float:
         """The Frobenius bound on each pair statistic's error during the steps: this share
@@ -161,9 +177,29 @@ class FullObjective:
         return d
 
 
-def _check_init_and_weights(init_std: float, single_weight: str) -> None:
-    if not (math.isfinite(init_std) and init_std >= 0):
-        raise InputError(f"init_std must be >= 0, got {init_std}", field="init_std")
+#: float64-sized copies of the subset expansion a fit step holds (measured: one float32 block
+#: of [2^k, T, m] per week and mode, the cat and its gradient)
+_EXPANSION_COPIES = 3
+
+
+def _check_expansion_memory(variant: ModelVariant, k: int, m: int) -> None:
+    """Refuse a fit whose subset expansion (2^k subsets of each slot law's rows) cannot fit
+    in memory: statistics of k = 14 and 50 types tried to allocate 1.5 GB blocks one after
+    another, and k = 20 hundreds of GB (torch's "can't allocate memory", or the OOM killer)."""
+    from topicslab._resources import require_memory
+
+    rows = variant.types * (variant.weeks if variant.name == "paper"
+                            else getattr(variant, "modes", 1))
+    require_memory(8.0 * _EXPANSION_COPIES * 2.0**k * rows * m,
+                   f"the subset expansion of k = {k} topics a week (2^{k} subsets) for "
+                   f"{variant.types} types", field="types",
+                   hint="fit fewer types (or statistics of a smaller k: the Topics API's is 5)")
+
+
+def _check_init_and_weights(cfg: FullObjective | PaperAdam) -> None:
+    # ("x" was a TypeError out of math.isfinite, and True a standard deviation of 1)
+    _share(cfg, "init_std", math.inf, "init_std must be a finite number >= 0")
+    single_weight = cfg.single_weight
     if single_weight not in ("uniform", "relative"):
         raise InputError(f"single_weight must be uniform or relative, got {single_weight!r}",
                          field="single_weight")
@@ -183,12 +219,12 @@ class PaperAdam:
     name: str = "paper"
 
     def __post_init__(self) -> None:
-        _positive("epochs", self.epochs, integer=True)
-        _positive("lr", self.lr)
-        _positive("batch_terms", self.batch_terms, integer=True)
+        _set_positive(self, "epochs", integer=True)
+        _set_positive(self, "lr")
+        _set_positive(self, "batch_terms", integer=True)
         if self.eval_every is not None:
-            _positive("eval_every", self.eval_every, integer=True)
-        _check_init_and_weights(self.init_std, self.single_weight)
+            _set_positive(self, "eval_every", integer=True)
+        _check_init_and_weights(self)
         if self.batch_loss not in ("mean", "sum"):
             raise InputError(f"batch_loss must be mean or sum, got {self.batch_loss!r}",
                              field="batch_loss")
@@ -359,6 +395,8 @@ def fit(stats: Any, model: ModelVariant | str = "persistent",
             core, re-measured every 20 steps: on a shared machine one thread often wins).
         callback: called with each history entry.
     """
+    progress = _checks.flag(progress, "progress")
+    resume = _checks.flag(resume, "resume")
     variant, opt = _resolve(model, optimizer, types, weeks)
     if variant.weeks > MAX_MODEL_WEEKS:  # (the CLI's bound; from Python 10**6 weeks were fitted)
         raise InputError(f"weeks must be at most {MAX_MODEL_WEEKS}, got {variant.weeks}: the "
@@ -369,8 +407,8 @@ def fit(stats: Any, model: ModelVariant | str = "persistent",
     seed = _checks.integer(seed, "seed", at_least=0, at_most=np.iinfo(np.int64).max)
     if threads is not None:
         _checks.integer(threads, "threads", at_least=1)
-    if max_minutes is not None and not (math.isfinite(max_minutes) and max_minutes > 0):
-        raise InputError(f"max_minutes must be > 0, got {max_minutes}", field="max_minutes")
+    if max_minutes is not None:  # ("5" was a TypeError out of math.isfinite, True 1 minute)
+        max_minutes = _checks.number(max_minutes, "max_minutes", lo=0, lo_open=True)
     _positive("checkpoint_every", checkpoint_every, integer=True)
     if resume and checkpoint_dir is None:
         raise InputError("resume needs a checkpoint directory", field="checkpoint_dir")
@@ -382,6 +420,7 @@ def fit(stats: Any, model: ModelVariant | str = "persistent",
                          "but the release has one week (its privacy ledger lists no "
                          "across-week query): fit weeks=1, or compute the statistics of two "
                          "weeks", field="weeks")
+    _check_expansion_memory(variant, targets.k, targets.m)
     dev = resolve_device(device)
     bar, loss_target, stop_at_bar = _bar(target)
     obj = Objective(targets, variant.weeks, variant.week_pairs(), device=dev,

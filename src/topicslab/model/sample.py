@@ -59,7 +59,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
-from topicslab._checks import integer
+from topicslab._checks import flag, integer
 from topicslab._progress import task
 from topicslab.api.hashing import below, derive_key, hash3, next_word
 from topicslab.datamodel import TopicSets
@@ -351,6 +351,8 @@ def sample(model: TypeMixture, n_users: int, *, seed: int, weeks: int | None = N
         device: ``"cpu"`` (numba kernel), ``"cuda"`` (PyTorch on the GPU, the same users bit
             for bit), ``"auto"`` (CUDA when available), or a ``torch.device``.
     """
+    raw = flag(raw, "raw")
+    progress = flag(progress, "progress")
     tdev = _torch_device(device)
     return _sample(model, n_users, seed=seed, weeks=weeks, chunk_users=chunk_users,
                    first_user=first_user, raw=raw, progress=progress, torch_device=tdev)
@@ -417,6 +419,7 @@ def sample_to_file(model: TypeMixture, path: str | os.PathLike[str], n_users: in
     and on failure nothing changes. Drawing the next chunk overlaps writing the previous
     one. Returns the file names. ``device`` as for ``sample`` (the same users on any).
     """
+    progress = flag(progress, "progress")
     from topicslab import io as tio
     from topicslab._atomic import atomic_paths
     from topicslab.io.tfrecord import shard_names, shard_set_on_disk
@@ -424,6 +427,16 @@ def sample_to_file(model: TypeMixture, path: str | os.PathLike[str], n_users: in
     tdev = _torch_device(device)
     w = _check(model, n_users, seed, weeks, chunk_users)
     n = int(n_users)
+    if format not in ("parquet", "tfrecord"):  # (checked before any user is drawn)
+        raise InputError(f"format must be parquet or tfrecord, got {format!r}",
+                         field="format")
+    try:
+        named = tio.detect_format(path)
+    except InputError:  # a name without a known extension: the format says
+        named = format
+    if named != format:  # (x.csv got Parquet bytes, which every reader of x.csv refused)
+        raise InputError(f"the name says {named}, but format={format!r} writes {format}: name "
+                         f"the file .{format}", file=os.fspath(path), field="format")
     s = _Sampler(model, seed, w, tdev)
     meta = _provenance(model, seed, w, format == "tfrecord")
     if format == "parquet" and shards is not None:  # (it was ignored)

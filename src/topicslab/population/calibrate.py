@@ -35,7 +35,7 @@ from topicslab._checks import integer, number
 from topicslab.population.generator import generate
 from topicslab.population.params import PopulationParams, reference_path
 from topicslab.population.stats import empirical_statistics, target_values
-from topicslab.population.targets import Target, published_targets
+from topicslab.population.targets import ACROSS_WHY, Target, published_targets
 from topicslab.taxonomy import Taxonomy, resolve
 
 #: Relative mass of each top-level category in the long-tailed popularity (before calibration).
@@ -251,6 +251,12 @@ def calibrate(
     iterations = integer(iterations, "iterations", at_least=1)
     rate = number(rate, "rate", lo=0.0, lo_open=True)
     tol_margin = number(tol_margin, "tol_margin", lo=0.0)
+    # (one week measured every across-week target and persistence ratio as 0: the knobs were
+    # pushed towards infinity and the diverged parameters returned as calibrated)
+    n_users = integer(n_users, "n_users", at_least=1)
+    if log is not None and not callable(log):  # (log=5 failed after the first iteration)
+        raise TypeError(f"log takes a function of one line of text, got {type(log).__name__}")
+    n_weeks = integer(n_weeks, "n_weeks", at_least=2, why=ACROSS_WHY)
     if params is not None and not isinstance(params, PopulationParams):
         raise TypeError(f"params takes PopulationParams, got {type(params).__name__}")
     tax = resolve(taxonomy)

@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
-from topicslab._checks import integer
+from topicslab._checks import flag, integer
 from topicslab._progress import task
 from topicslab.api import Mechanism, top_k_sparse
 from topicslab.api.hashing import (
@@ -339,6 +339,7 @@ def generate_chunks(
     The arguments are checked when this is called, before the first chunk is asked for (a
     writer opened for the chunks is then never opened for nothing).
     """
+    progress = flag(progress, "progress")
     from topicslab.population.params import load_reference
 
     tax = resolve(taxonomy)
@@ -389,6 +390,7 @@ def generate(
         ``TopicSets`` with metadata ``generator``, ``seed``, ``params_fingerprint``,
         ``padded_share`` (share of user-weeks with fewer than k distinct topics seen).
     """
+    progress = flag(progress, "progress")
     tax = resolve(taxonomy)
     _check(n_users, n_weeks, k, first_user, tax, params)
     from topicslab._resources import require_memory  # (generate(10**13) was a MemoryError)

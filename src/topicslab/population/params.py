@@ -281,6 +281,15 @@ class PopulationParams:
     def check(self, taxonomy: Taxonomy | str) -> None:
         """Every field in its type and range (as a parameters file's are checked) and the
         tables fit ``taxonomy`` (``check_topics``): a ``FileFieldError`` naming the field."""
+        for name in _PAIR_TABLES:  # (before to_dict: [1] was Python's "not enough values to
+            # unpack", and a topic id 1.5 was truncated to 1 on the way to the check)
+            for i, pair in enumerate(getattr(self, name)):
+                if (not isinstance(pair, list | tuple) or len(pair) != 3
+                        or not all(isinstance(x, int | float) and not isinstance(x, bool)
+                                   for x in pair)
+                        or not all(float(x).is_integer() for x in pair[:2])):
+                    raise FileFieldError(f"must be [topic, topic, value], got {pair!r}",
+                                         field=f"{name}[{i}]")
         _check_document(self.to_dict())
         self.check_topics(taxonomy)
 

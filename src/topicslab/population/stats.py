@@ -186,6 +186,11 @@ def calibration_table(sets: TopicSets) -> CalibrationTable:
         raise TypeError(f"calibration_table takes TopicSets, got {type(sets).__name__}")
     tax = sets.taxonomy
     targets = published_targets(tax)
+    if sets.n_weeks < 2:
+        from topicslab._checks import refuse
+        from topicslab.population.targets import ACROSS_WHY
+
+        raise refuse(f"sets must hold at least 2 weeks, got {sets.n_weeks}", "sets", ACROSS_WHY)
     stats = empirical_statistics(sets)
     ids = sorted({x for t in targets for x in t.ids})
     index_of = {x: int(tax.index(x)) for x in ids}

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from topicslab._checks import integer
+from topicslab._checks import integer, is_real
 from topicslab.errors import InputError
 from topicslab.population.params import PopulationParams, load_reference
 from topicslab.taxonomy import Taxonomy, resolve
@@ -66,16 +66,20 @@ class Stress:
             v = getattr(self, name)
             # a bool is an int to isinstance, but True is no stress level (as every other
             # numeric parameter of the package refuses it)
-            if not (isinstance(v, int | float) and not isinstance(v, bool)
-                    and 0.0 <= v <= 1.0 and math.isfinite(v)):  # (10**400: OverflowError)
+            # (a NumPy number was refused here and taken by interests: both are taken now)
+            if not (is_real(v) and 0.0 <= v <= 1.0 and math.isfinite(v)):
                 raise InputError(f"{name} must be a number in [0, 1], got {v!r}",
                                  field=f"--{name}")
+            if not isinstance(v, int | float):  # a NumPy number (JSON-written as a float)
+                object.__setattr__(self, name, float(v))
         # checked for a number first: interests="3" was a TypeError out of math.isfinite
         if self.interests is not None and not (
                 isinstance(self.interests, numbers.Real) and not isinstance(self.interests, bool)
                 and 0.0 <= self.interests <= 20.0 and math.isfinite(self.interests)):
             raise InputError(f"interests must be a number in [0, 20], got {self.interests!r}",
                              field="--interests")
+        if self.interests is not None and not isinstance(self.interests, int | float):
+            object.__setattr__(self, "interests", float(self.interests))
 
     @property
     def is_identity(self) -> bool:
@@ -86,6 +90,14 @@ class Stress:
               taxonomy: Taxonomy | str = "v2") -> PopulationParams:
         """The parameters of this variant (default base: the calibrated reference)."""
         tax = resolve(taxonomy)
+        if params is not None and not isinstance(params, PopulationParams):
+            raise TypeError(f"params takes PopulationParams, got {type(params).__name__}")
+        if params is not None and params.taxonomy != tax.version:
+            # (v1 parameters got cliques of v2 ids, refused later as "cotags[0]: topic id 392
+            # is not in taxonomy v1", a table the caller never wrote)
+            raise InputError(f"the parameters are for taxonomy {params.taxonomy}, not "
+                             f"{tax.version}: pass taxonomy={params.taxonomy!r}",
+                             field="taxonomy")
         p = (params if params is not None else load_reference(tax.version)).copy()
         keep = 1.0 - self.persistence
         p.drift_base *= keep

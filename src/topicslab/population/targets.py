@@ -68,9 +68,20 @@ class Target:
         return f"{self.kind}({short})"
 
 
+#: why the targets take at least two weeks of sets
+ACROSS_WHY = ("the across-week targets and persistence ratios compare consecutive weeks (one "
+              "week measured them as 0)")
+
+
 def published_targets(taxonomy: Taxonomy | str = "v2") -> list[Target]:
     """The 30 published values and 5 persistence ratios (Dick et al. §4.2), in a fixed order."""
     tax = resolve(taxonomy)
+    if tax.version != "v2":  # (an UnknownTopicError of the first label v1 does not have)
+        from topicslab.errors import ParameterError
+
+        raise ParameterError(f"the published statistics are of taxonomy v2 topics, not "
+                             f"{tax.version}: compare or calibrate v2 populations",
+                             field="taxonomy")
 
     def t(kind: str, labels: tuple[str, ...], value: float) -> Target:
         return Target(kind, labels, tuple(tax.find(lab) for lab in labels), value,

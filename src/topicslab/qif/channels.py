@@ -74,7 +74,9 @@ def all_sets(m: int, s: int) -> npt.NDArray[np.int64]:
 
 
 def _membership(m: int, sets: npt.ArrayLike | None, s: int) -> npt.NDArray[np.bool_]:
-    rows = all_sets(m, s) if sets is None else np.asarray(sets, dtype=np.int64)
+    # (a fractional id was truncated to a topic, NaN cast to one)
+    rows = all_sets(m, s) if sets is None else np.asarray(
+        integer_array(sets, "sets", error=QIFParameterError), dtype=np.int64)
     if rows.ndim != 2 or rows.shape[0] > MAX_ROWS:
         raise QIFError("sets must be a [n_sets, s] matrix of at most MAX_ROWS rows")
     if ((rows < 0) | (rows >= m)).any():
@@ -95,7 +97,9 @@ def bounded_noise_channel(m: int, s: int, sets: npt.ArrayLike | None = None) -> 
 def dp_channel(m: int, s: int, sets: npt.ArrayLike | None = None) -> Array:
     """``C_DP[sigma, t] = 1/m``: a topic drawn uniformly from the whole taxonomy."""
     check_params(m, s, 0.0)
-    n = math.comb(m, s) if sets is None else np.asarray(sets).shape[0]
+    # the sets are checked as the other channels check them (topic 20 with m = 10, or sets
+    # of another size, were taken: only their count was read)
+    n = math.comb(m, s) if sets is None else _membership(m, sets, s).shape[0]
     if n > MAX_ROWS:  # (C(469, 5) rows: "MemoryError: Unable to allocate 632. TiB")
         raise QIFError(f"{n:,} sets is too many to materialise (at most {MAX_ROWS:,} rows)")
     return np.full((n, m), 1.0 / m)

@@ -63,7 +63,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
-from topicslab._checks import integer, integer_array, number
+from topicslab._checks import flag, integer, integer_array, number
 from topicslab.qif.coverage import _popcount
 from topicslab.qif.errors import QIFError, QIFParameterError
 
@@ -720,6 +720,7 @@ def cover_levels(profiles: npt.ArrayLike, m: int, *, progress: bool = False) -> 
     """Certified bounds on every level size |U_c| of the profiles' r-week traces (module
     docstring); the counts are exact, the brackets come from the counts' moments (linear
     programmes), Hunter's and Dawson–Sankoff's bounds and the levels' nesting."""
+    progress = flag(progress, "progress")
     return _cover_levels(*_check(profiles, m), progress)
 
 
@@ -839,6 +840,7 @@ def corollary1_interval(profiles: npt.ArrayLike, m: int, q_in: float, q_out: flo
         m: taxonomy size |T|.
         q_in, q_out: the answer's probability for a topic in / outside the week's set.
     """
+    progress = flag(progress, "progress")
     q_in, q_out = _probabilities(q_in, q_out)
     p, m = _check(profiles, m)
     k = p.shape[2]

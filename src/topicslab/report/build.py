@@ -460,9 +460,13 @@ def build_report(results: dict[str, Any], *, statistics: Any, synthetic: Any,
 
     ``synthetic`` and ``population``: the topic sets, or their ``empirical_statistics``
     computed beforehand (so that a run need not hold a 10M-user table until the report)."""
+    from topicslab.datamodel import TopicSets
     from topicslab.population import empirical_statistics
 
     def stats_of(x: Any) -> Any:
+        if not isinstance(x, tuple | TopicSets):  # (None: "m (taxonomy size) is required")
+            raise TypeError("synthetic and population take TopicSets or their "
+                            f"empirical_statistics, got {type(x).__name__}")
         return x if isinstance(x, tuple) else empirical_statistics(x)
 
     r = results

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
 
-from topicslab._checks import integer
+from topicslab._checks import flag, integer
 from topicslab._progress import task
 from topicslab.attacks import AttackRisk, ReidProtocol, risk_curve
 from topicslab.datamodel import TopicSets
@@ -235,6 +235,7 @@ def fidelity(population: TopicSets, synthetic: Synthetic, *,
         progress: progress bars.
     """
     # targets and trials: the re-identification protocol's checks
+    progress = flag(progress, "progress")
     ReidProtocol("all" if targets is None else targets, trials)
     # (each trial's seed is derived from it: 2.5, "1" and True were cast, and -1 was refused
     # naming the derived seed, -10007030021)

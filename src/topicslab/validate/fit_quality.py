@@ -184,6 +184,15 @@ def fit_quality(stats: Any, model: TypeMixture, *, bar: QualityBar | None = None
     pairs = model.week_pairs if week_pairs is None else [
         (integer(a, "week_pairs", at_least=0, at_most=last),
          integer(b, "week_pairs", at_least=0, at_most=last)) for a, b in week_pairs]
+    from topicslab.model.fit import has_week_pair
+
+    if pairs and not has_week_pair(getattr(stats, "ledger", None)):
+        # (its all-zero q_across was scored as targets: 219,961 across terms against zeros,
+        # where the fit refuses the combination)
+        raise InputError(f"a model of {model.weeks} weeks is scored on across-week terms, but "
+                         "the release has one week (its privacy ledger lists no across-week "
+                         "query): score a one-week model, or statistics of two weeks",
+                         field="weeks")
     qs, qw, qa = model.statistics(pairs)
     got = model_terms(qs, qw, qa)
     want = target_terms(targets, model.weeks, len(pairs))
