@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from model_helpers import Stats, stats_of
+from model_helpers import stats_of
 from test_model_closed_forms import persistent_model
+from test_model_fit import NoisyStats
 
 from topicslab.errors import InputError
 from topicslab.model import FullObjective, closed_forms, fit, persistent_forms
@@ -84,19 +85,10 @@ def test_a_tolerance_that_drops_nothing_gives_the_exact_values_and_gradients(tax
         assert float((a - b).abs().max()) < 1e-13
 
 
-class _Noisy(Stats):
-    def __init__(self, base: Stats, sigma: dict[str, float]) -> None:
-        super().__init__(base.q_single, base.q_within, base.q_across, base.taxonomy, base.k)
-        self.sigma = sigma
-
-    def noise_sigmas(self) -> dict[str, float]:
-        return self.sigma
-
-
 def test_the_fit_takes_its_tolerance_from_the_noise_and_ends_exact(tax30):
     truth = stats_of(persistent_model(tax30, T=6, k=3, M=2, weeks=2, seed=24))
     sigma = {"single": 1e-3, "within": 4e-4, "across": 3e-4}
-    noisy = _Noisy(truth, sigma)
+    noisy = NoisyStats(truth, sigma)
     opt = FullObjective(steps=40, stop_at_noise=False)
     cut = fit(noisy, "persistent", opt, types=4, weeks=2, progress=False, seed=0,
               device="cpu")
