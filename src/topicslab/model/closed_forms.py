@@ -167,12 +167,14 @@ class _WeightedGram(torch.autograd.Function):
         return (H * w.unsqueeze(-1)).reshape(J * C, m).T @ H.reshape(J * C, m)
 
     @staticmethod
-    def backward(ctx: Any, *grads: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def backward(ctx: Any, *grads: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         (g,) = grads
         H, w = ctx.saved_tensors
         J, C, m = H.shape
         M = (H.reshape(J * C, m) @ (g + g.T)).reshape(J, C, m)
-        return M * w.unsqueeze(-1), 0.5 * (M * H).sum(dim=-1)
+        # (constant weights, as the truncated paper forms pass, need no gradient pass)
+        dw = 0.5 * (M * H).sum(dim=-1) if ctx.needs_input_grad[1] else None
+        return M * w.unsqueeze(-1), dw
 
 
 def weighted_gram(H: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
@@ -267,7 +269,7 @@ def closed_forms(theta: torch.Tensor, week_pairs: Sequence[tuple[int, int]] | No
         for i in range(r):
             with torch.no_grad():
                 keep = kept_rows((G[i] * G[i]).sum(dim=-1) / T, tolerance)
-            w = (sign.view(-1, 1).expand(-1, T).reshape(-1)[keep] / T).unsqueeze(0)
+            w = (sign[keep // T] / T).unsqueeze(0)  # row j is subset j // T, type j % T
             rows.append(weighted_gram(flat[i].index_select(0, keep).unsqueeze(0), w))
         q_within = torch.stack(rows)
     else:
@@ -360,16 +362,15 @@ def persistent_forms(theta: torch.Tensor, mode_weights: torch.Tensor, mode_stay:
     G = torch.cat([A.unsqueeze(0), _log_expansion(logP, log1mP)], dim=0)  # A in the ∅ block
     w = mode_weights.reshape(C)
     sign = subset_signs(k, theta.dtype, theta.device).unsqueeze(-1)  # [2^k, 1]
+    keep = None
     if tolerance > 0:
         with torch.no_grad():
             keep = kept_rows((w / T).abs() * (G * G).sum(dim=-1), tolerance)
         G = G.reshape(-1, m).index_select(0, keep).unsqueeze(0)  # [1, R, m]
 
-        def rows(weights: torch.Tensor) -> torch.Tensor:
-            return weights.reshape(1, -1).index_select(1, keep)
-    else:
-        def rows(weights: torch.Tensor) -> torch.Tensor:
-            return weights
+    def rows(weights: torch.Tensor) -> torch.Tensor:
+        """Row weights ``[2^k, C]`` of the rows kept (all of them without a tolerance)."""
+        return weights if keep is None else weights.reshape(1, -1).index_select(1, keep)
     q_within = weighted_gram(G, rows(sign * (w / T)))
     q_single = (w.view(C, 1) * A).sum(dim=0) / T
     log_slot_stay = log_slot_stay.reshape(C, k).clamp(min=-1000.0)

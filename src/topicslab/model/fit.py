@@ -160,14 +160,14 @@ class FullObjective:
         _share(self, "truncation", 1.0,
                "truncation must be a number in [0, 1] (a share of the DP noise)")
 
-    def tolerance(self, targets: Targets, m: int) -> float:
+    def tolerance(self, targets: Targets) -> float:
         """The Frobenius bound on each pair statistic's error during the steps: this share
         of the smallest pair noise scale times m (0 without a noise scale)."""
         sig = targets.noise_sigma
         if not self.truncation or not sig:
             return 0.0
         scales = [float(sig[name]) for name in ("within", "across") if sig.get(name)]
-        return float(self.truncation) * min(scales) * m if scales else 0.0
+        return self.truncation * min(scales) * targets.m if scales else 0.0
 
     def config(self) -> dict[str, Any]:
         # the persistence weight is recorded by ``fit`` only when its term is active, so
@@ -465,7 +465,7 @@ def fit(stats: Any, model: ModelVariant | str = "persistent",
                budget=None if max_minutes is None else 60.0 * max_minutes,
                callback=callback, tuner=tuner, persistence=persistence,
                unit_floor=obj.noise_floor() if persistence is not None else None,
-               tolerance=(opt.tolerance(targets, targets.m)
+               tolerance=(opt.tolerance(targets)
                           if isinstance(opt, FullObjective) else 0.0))
     try:
         if isinstance(opt, PaperAdam):
