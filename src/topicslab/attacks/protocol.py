@@ -59,6 +59,7 @@ from topicslab.api import Mechanism, observe
 from topicslab.attacks.attack import MatchSetAttack, TraceAttack, make_attack
 from topicslab.attacks.bruteforce import brute_force_outcomes
 from topicslab.attacks.engine import MatchSetCounter
+from topicslab.attacks.join import JoinedCounts, prefer_join
 from topicslab.attacks.matching import MatchingOptions
 from topicslab.attacks.outcomes import TargetOutcomes, outcomes_from_counts
 from topicslab.attacks.scoring import MAX_WEEKS, match_masks, subset_scores
@@ -590,6 +591,10 @@ def _evaluate_match_sets(
         empty = TargetOutcomes(np.zeros(0, np.int64), np.zeros(0, np.bool_), np.zeros(0))
         return [[empty for _ in att] for att in attacks]
     counter = MatchSetCounter(site1)
+    # many queries (every user a target): one level-wise join instead of a scan of website 1
+    # per chunk of queries, which grows with n · Q (the same counts either way)
+    joined = (JoinedCounts(site1, queries, progress=progress)
+              if prefer_join(site1.shape[0], n_q, width) else None)
     gains = [[a.gains(np.ascontiguousarray(queries[:, d:])) for a in att]
              for att, d in zip(attacks, drops, strict=True)]
     parts: list[list[list[TargetOutcomes]]] = [[[] for _ in att] for att in attacks]
@@ -598,7 +603,8 @@ def _evaluate_match_sets(
     with task("match-set counts", n_q, enabled=progress) as advance:
         for lo in range(0, n_q, counter.chunk):
             hi = min(n_q, lo + counter.chunk)
-            counts = counter.counts(queries[lo:hi])
+            counts = (joined.counts(lo, hi) if joined is not None
+                      else counter.counts(queries[lo:hi]))
             for j, d in enumerate(drops):
                 part = counts if d == 0 else counts.reshape(hi - lo, -1, 1 << d).sum(axis=2)
                 masks = true_masks[lo:hi]

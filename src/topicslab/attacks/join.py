@@ -1,0 +1,419 @@
+"""The exact engine for many queries: match-set counts when (nearly) every user is a target.
+
+``engine.MatchSetCounter`` scans website 1 once per chunk of queries; with every user a
+target that is ``n · Q · 2^r / chunk`` work, quadratic in the population: at 10M users and
+r = 8 weeks, 600 scans of 10M users. Here the counts ``A_q(T)`` (site-1 users agreeing with
+query ``q`` on every week of ``T``) are instead tabulated once for a fixed set of queries,
+one subset ``T`` at a time and level by level (``|T| = 1, 2, ..., r``):
+
+- a projection ``o|_T`` can have ``A > 0`` only if it occurs on both sides, and a user or a
+  query can share its projection on ``T`` only if it shares its projection on every subset
+  of ``T`` missing one week (Apriori, on both sides: kept as one hit bitset per subset of the
+  previous level, for users and for queries);
+- per subset, the candidate queries' distinct projections go into a hash table (key: XOR of
+  one 64-bit word per (week, category), as in ``engine``; every hit verified against a
+  representative query, so a hash collision can never be miscounted), the candidate users
+  count into it, and only the projections some user has are kept: that subset's *joined
+  table*. Subsets of one level run in parallel (one thread each).
+
+Then ``counts(lo, hi)`` reads ``A_q(T)`` of any rows of the query set from the joined tables
+(a query probes ``T`` only if every subset of ``T`` missing one week had ``A > 0``) and
+applies the same Möbius inversion as ``engine``, so both return the same numbers.
+
+Work: about ``(n + Q) · (number of subsets whose sub-projections are all shared)`` hash probes
+instead of ``n · Q · 2^r / chunk``; memory: the joined tables (16 bytes per slot, about 2-4
+slots per projection shared by a user and a query) and two levels of hit bitsets (one bit per
+user or query and subset). At 1M users and r = 8 with every user a target, the joined tables
+hold about 14M projections (``benchmarks/RESULTS.md``, "The exact engine with every user a
+target").
+
+Public names:
+    JoinedCounts(site1, queries, *, progress=False)   tables for a fixed query set
+    JoinedCounts.counts(lo, hi) -> int64[hi - lo, 2^r]  the same as ``match_set_counts``
+    prefer_join(n_users, n_queries, weeks)            whether this engine is the faster one
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numba
+import numpy as np
+import numpy.typing as npt
+from numba import njit, prange
+from numba.cpython.unsafe.numbers import trailing_zeros
+
+from topicslab._checks import flag
+from topicslab._progress import task
+from topicslab.attacks.engine import (
+    _M1,
+    _ONE,
+    _S31,
+    _TOP,
+    _check,
+    _levels,
+    _zval,
+    chunk_cells,
+)
+
+_ALL = ~np.uint64(0)
+_S29 = np.uint64(29)
+_S32 = np.uint64(32)
+
+
+@njit(cache=True, inline="always")
+def _candidates(prev, rank, t, j, k, first_level_word):
+    """Word ``j`` of the candidate bitset of subset ``t`` (size ``k``): the AND of the hit
+    bitsets of its subsets missing one week (every row at level 1)."""
+    if k == 1:
+        return first_level_word
+    c = _ALL
+    rest = t
+    while rest and c:
+        low = rest & -rest
+        c &= prev[rank[t ^ low], j]
+        rest ^= low
+    return c
+
+
+@njit(cache=True, inline="always")
+def _tail_mask(n, j):
+    """Word ``j``'s valid bits (the last word of a bitset may run past ``n`` rows)."""
+    left = n - (j << 6)
+    if left >= 64:
+        return _ALL
+    return (_ONE << np.uint64(left)) - _ONE
+
+
+@njit(cache=True, inline="always")
+def _extend(h, v, w, pos, bits, exact):
+    """Key of a projection extended by value ``v`` of week ``w`` (its ``pos``-th week).
+
+    Exact keys pack ``v + 1`` in ``bits`` bits per week (``bits · |T| <= 63``: equal keys are
+    equal projections, no check needed); otherwise the XOR of per-(week, value) words."""
+    if exact:
+        return h | (np.uint64(v + 1) << np.uint64(bits * pos))
+    return h ^ _zval(w, v)
+
+
+@njit(cache=True, inline="always")
+def _slot(h, size):
+    """Home slot of key ``h`` in a table of ``size`` slots (keys are not uniform: mixed)."""
+    z = (h ^ (h >> _S31)) * _M1
+    return np.int64((z ^ (z >> _S29)) % np.uint64(size))
+
+
+@njit(cache=True, inline="always")
+def _query_key(queries, q, t, bits, exact):
+    h = np.uint64(0)
+    rest = t
+    pos = 0
+    while rest:
+        w = int(trailing_zeros(np.uint64(rest)))
+        rest &= rest - 1
+        v = np.int64(queries[q, w])
+        if v < 0:
+            return np.uint64(0)
+        h = _extend(h, v, w, pos, bits, exact)
+        pos += 1
+    return h | _TOP
+
+
+@njit(cache=True, inline="always")
+def _user_key(columns, u, t, bits, exact):
+    h = np.uint64(0)
+    rest = t
+    pos = 0
+    while rest:
+        w = int(trailing_zeros(np.uint64(rest)))
+        rest &= rest - 1
+        v = np.int64(columns[w, u])
+        if v < 0:
+            return np.uint64(0)
+        h = _extend(h, v, w, pos, bits, exact)
+        pos += 1
+    return h | _TOP
+
+
+@njit(cache=True, inline="always")
+def _queries_agree(queries, a, b, t, r):
+    for w in range(r):
+        if (t >> w) & 1 and queries[a, w] != queries[b, w]:
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
+def _user_agrees(columns, u, queries, q, t, r):
+    for w in range(r):
+        if (t >> w) & 1 and columns[w, u] != queries[q, w]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _join_subset(columns, queries, t, k, prev_u, prev_q, rank, cur_u, cur_q, row, distinct,
+                 bits):
+    """The joined table of subset ``t`` and its hit bitsets (row ``row`` of ``cur_u`` and
+    ``cur_q``). ``distinct`` bounds the number of distinct projections (alphabet^k).
+
+    Returns the shared projections as ``uint64[shared, 2]``: the key and ``representative
+    query << 32 | site-1 count`` (a joined table's slot: one cache line per probe)."""
+    r, n = columns.shape
+    n_q = queries.shape[0]
+    words_u = (n + 63) >> 6
+    words_q = (n_q + 63) >> 6
+    exact = bits * k <= 63
+    # the candidate queries' distinct projections
+    n_cand = 0
+    for j in range(words_q):
+        c = _candidates(prev_q, rank, t, j, k, _ALL) & _tail_mask(n_q, j)
+        while c:
+            c &= c - _ONE
+            n_cand += 1
+    slots = max(16, 2 * min(n_cand, distinct))
+    tab = np.zeros((slots, 3), dtype=np.uint64)  # key, representative query, count
+    cand_q = np.empty(n_cand, dtype=np.int64)
+    cand_slot = np.empty(n_cand, dtype=np.int64)
+    m = 0
+    for j in range(words_q):
+        c = _candidates(prev_q, rank, t, j, k, _ALL) & _tail_mask(n_q, j)
+        while c:
+            q = (j << 6) + int(trailing_zeros(c))
+            c &= c - _ONE
+            h = _query_key(queries, q, t, bits, exact)
+            if h == 0:
+                continue
+            i = _slot(h, slots)
+            while True:
+                hv = tab[i, 0]
+                if hv == 0:
+                    tab[i, 0] = h
+                    tab[i, 1] = np.uint64(q)
+                    break
+                if hv == h and (exact or _queries_agree(queries, np.int64(tab[i, 1]), q, t,
+                                                        r)):
+                    break
+                i = i + 1 if i + 1 < slots else 0
+            cand_q[m] = q
+            cand_slot[m] = i
+            m += 1
+    # the candidate users count into it; a user found there shares its projection
+    if m:
+        for j in range(words_u):
+            c = _candidates(prev_u, rank, t, j, k, _ALL) & _tail_mask(n, j)
+            while c:
+                u = (j << 6) + int(trailing_zeros(c))
+                c &= c - _ONE
+                h = _user_key(columns, u, t, bits, exact)
+                if h == 0:
+                    continue
+                i = _slot(h, slots)
+                while True:
+                    hv = tab[i, 0]
+                    if hv == 0:
+                        break
+                    if hv == h and (exact or _user_agrees(columns, u, queries,
+                                                          np.int64(tab[i, 1]), t, r)):
+                        tab[i, 2] += _ONE
+                        cur_u[row, j] |= _ONE << np.uint64(u & 63)
+                        break
+                    i = i + 1 if i + 1 < slots else 0
+    for s in range(m):
+        if tab[cand_slot[s], 2] > 0:
+            q = cand_q[s]
+            cur_q[row, q >> 6] |= _ONE << np.uint64(q & 63)
+    shared = 0
+    for i in range(slots):
+        if tab[i, 2] > 0:
+            shared += 1
+    # only the projections a user shares are kept
+    out = np.empty((shared, 2), dtype=np.uint64)
+    o = 0
+    for i in range(slots):
+        if tab[i, 2] > 0:
+            out[o, 0] = tab[i, 0]
+            out[o, 1] = (tab[i, 1] << _S32) | tab[i, 2]
+            o += 1
+    return out
+
+
+def table_slots(entries: int) -> int:
+    """Slots of a joined table of ``entries`` projections: a load of at most 0.7 keeps linear
+    probing short (about 2 probes for a key present, 6 for one absent) at 16 bytes a slot."""
+    return 0 if entries == 0 else max(4, -(-entries * 10 // 7))
+
+
+@njit(cache=True, nogil=True)
+def _place(entries, table, off, size):
+    """Insert one subset's entries into its slice ``table[off:off + size]``."""
+    for e in range(entries.shape[0]):
+        o = _slot(entries[e, 0], size)
+        while table[off + o, 0] != 0:
+            o = o + 1 if o + 1 < size else 0
+        table[off + o, 0] = entries[e, 0]
+        table[off + o, 1] = entries[e, 1]
+
+
+@njit(cache=True, parallel=True)
+def _lookup(queries, lo, hi, offsets, tab, n_users, bits, out):
+    """``out[i]`` = exact match-set counts of query ``lo + i`` from the joined tables."""
+    r = queries.shape[1]
+    n_sets = 1 << r
+    low32 = (_ONE << _S32) - _ONE
+    for i in prange(hi - lo):
+        q = lo + i
+        a = out[i]
+        a[0] = n_users
+        exact_h = np.zeros(n_sets, dtype=np.uint64)
+        hashed_h = np.zeros(n_sets, dtype=np.uint64)
+        size_of = np.zeros(n_sets, dtype=np.int64)
+        for t in range(1, n_sets):
+            # a subset's subsets missing one week are smaller numbers: already filled
+            hb = 0
+            x = t >> 1
+            while x:
+                hb += 1
+                x >>= 1
+            parent = t ^ (1 << hb)
+            k = size_of[parent] + 1
+            size_of[t] = k
+            a[t] = 0
+            v = np.int64(queries[q, hb])
+            if v < 0:
+                continue
+            # Apriori: A(T) > 0 needs A > 0 on every subset missing one week (for a single
+            # week that is the empty set, A = n); the parent's keys are then computed
+            ok = True
+            rest = t
+            while rest:
+                low = rest & -rest
+                if a[t ^ low] == 0:
+                    ok = False
+                    break
+                rest ^= low
+            if not ok:
+                continue
+            exact = bits * k <= 63
+            if exact:  # (a plain 0 would make the expression float64 and round the key)
+                exact_h[t] = _extend(exact_h[parent], v, hb, k - 1, bits, True)
+            hashed_h[t] = _extend(hashed_h[parent], v, hb, k - 1, bits, False)
+            h = (exact_h[t] if exact else hashed_h[t]) | _TOP
+            off = offsets[t]
+            size = offsets[t + 1] - off
+            if size == 0:
+                continue
+            s = _slot(h, size)
+            while True:
+                hv = tab[off + s, 0]
+                if hv == 0:
+                    break
+                if hv == h and (exact or _queries_agree(
+                        queries, np.int64(tab[off + s, 1] >> _S32), q, t, r)):
+                    a[t] = np.int64(tab[off + s, 1] & low32)
+                    break
+                s = s + 1 if s + 1 < size else 0
+        # superset Möbius inversion: A(T) -> N(M), as engine._reduce_moebius
+        for w in range(r):
+            bit = 1 << w
+            for t in range(n_sets):
+                if not t & bit:
+                    a[t] -= a[t | bit]
+
+
+class JoinedCounts:
+    """Website 1 joined with a fixed set of queries (module docstring).
+
+    Args:
+        site1: ``[n, r]`` integer traces of website 1 (``-1`` = missing, never matches).
+        queries: ``[Q, r]`` traces on website 2; ``counts(lo, hi)`` answers rows of it.
+        progress: a progress bar over the subsets.
+    """
+
+    def __init__(self, site1: npt.ArrayLike, queries: npt.ArrayLike, *,
+                 progress: bool = False) -> None:
+        progress = flag(progress, "progress")
+        s1 = np.asarray(site1)
+        qs = np.asarray(queries)
+        _check(s1, qs)
+        dt = np.result_type(s1.dtype, qs.dtype)
+        columns = np.ascontiguousarray(s1.T, dtype=dt)
+        self._queries = np.ascontiguousarray(qs, dtype=dt)
+        self.n_users, self.n_weeks = (int(x) for x in s1.shape)
+        self.n_queries = int(qs.shape[0])
+        r = self.n_weeks
+        level_sets, level_start, rank = _levels(r)
+        alphabet = 1 + max(int(s1.max(initial=-1)), int(qs.max(initial=-1)), 0)
+        # exact keys hold value + 1 (0 .. alphabet) in ``bits`` bits per week
+        bits = self._bits = max(1, int(alphabet).bit_length())
+        entries: list[np.ndarray | None] = [None] * (1 << r)
+        words_u = (self.n_users + 63) >> 6
+        words_q = (self.n_queries + 63) >> 6
+        prev_u = np.zeros((1, 1), dtype=np.uint64)
+        prev_q = np.zeros((1, 1), dtype=np.uint64)
+        threads = max(1, min(numba.get_num_threads(), os.cpu_count() or 1))
+        with task("match-set join", (1 << r) - 1, enabled=progress) as advance, \
+                ThreadPoolExecutor(threads) as pool:
+            for k in range(1, r + 1):
+                subsets = [int(t) for t in level_sets[level_start[k]:level_start[k + 1]]]
+                cur_u = np.zeros((len(subsets), words_u), dtype=np.uint64)
+                cur_q = np.zeros((len(subsets), words_q), dtype=np.uint64)
+
+                def one(t: int, k: int = k, pu: np.ndarray = prev_u, pq: np.ndarray = prev_q,
+                        cu: np.ndarray = cur_u, cq: np.ndarray = cur_q
+                        ) -> tuple[int, np.ndarray]:
+                    return t, _join_subset(columns, self._queries, np.int64(t), np.int64(k),
+                                           pu, pq, rank, cu, cq, np.int64(rank[t]),
+                                           np.int64(min(alphabet ** k, 1 << 62)),
+                                           np.int64(bits))
+
+                for t, shared in pool.map(one, subsets):
+                    entries[t] = shared
+                    advance(1)
+                prev_u, prev_q = cur_u, cur_q
+                if not prev_q.any():  # nothing shared at this size: nothing larger either
+                    advance(int(level_start[r + 1] - level_start[k + 1]))
+                    break
+        del prev_u, prev_q
+        # one flat table (a slice per subset), filled subset by subset while each subset's
+        # entries are let go: the entries and the table are never both held in full
+        sizes = np.array([0 if e is None else table_slots(e.shape[0]) for e in entries],
+                         dtype=np.int64)
+        self._offsets = np.zeros((1 << r) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=self._offsets[1:])
+        self._table = np.zeros((int(self._offsets[-1]), 2), dtype=np.uint64)
+        #: projections kept (shared by a user and a query), over every subset
+        self.shared = 0
+        for t in range(1 << r):
+            e = entries[t]
+            if e is not None:
+                _place(e, self._table, np.int64(self._offsets[t]), np.int64(sizes[t]))
+                self.shared += int(e.shape[0])
+                entries[t] = None
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the joined tables."""
+        return int(self._table.nbytes)
+
+    def counts(self, lo: int = 0, hi: int | None = None) -> npt.NDArray[np.int64]:
+        """``counts[i, M]`` for query rows ``lo..hi``: as ``engine.match_set_counts``."""
+        hi = self.n_queries if hi is None else hi
+        if not 0 <= lo <= hi <= self.n_queries:
+            raise ValueError(f"query rows {lo}..{hi} outside 0..{self.n_queries}")
+        out = np.empty((hi - lo, 1 << self.n_weeks), dtype=np.int64)
+        _lookup(self._queries, np.int64(lo), np.int64(hi), self._offsets, self._table,
+                np.int64(self.n_users), np.int64(self._bits), out)
+        return out
+
+
+def prefer_join(n_users: int, n_queries: int, weeks: int) -> bool:
+    """Whether ``JoinedCounts`` beats per-chunk scans: the scans of website 1 that chunks of
+    queries would take (``Q · 2^r / chunk_cells``) against one level-wise join. Measured
+    (``benchmarks/bench_engine_join.py``): the join wins from about four scans."""
+    scans = n_queries * (1 << weeks) / chunk_cells()
+    return n_users > 0 and scans > 4
+
+
+__all__ = ["JoinedCounts", "prefer_join"]

@@ -1,0 +1,89 @@
+"""The joined engine (many queries) against the scanning engine and the brute-force
+reference: the same match-set counts, slices and attack outcomes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import topicslab.attacks.protocol as protocol
+from topicslab.attacks import brute_force_counts, match_set_counts
+from topicslab.attacks.join import JoinedCounts, prefer_join
+from topicslab.population import generate
+
+
+def _case(rng: np.random.Generator, n: int, n_q: int, r: int, alphabet: int,
+          missing: float) -> tuple[np.ndarray, np.ndarray]:
+    s1 = rng.integers(0, alphabet, size=(n, r)).astype(np.int16)
+    s1[rng.random((n, r)) < missing] = -1
+    # queries: noisy copies of site-1 rows (so large match sets occur) and random rows
+    rows = rng.integers(0, max(n, 1), size=n_q)
+    qs = (s1[rows].copy() if n else rng.integers(0, alphabet, size=(n_q, r)).astype(np.int16))
+    flip = rng.random((n_q, r)) < 0.3
+    qs[flip] = rng.integers(-1, alphabet, size=int(flip.sum()))
+    return s1, qs
+
+
+@pytest.mark.parametrize("r", [1, 2, 3, 5, 8])
+@pytest.mark.parametrize("alphabet", [2, 7, 469])
+def test_counts_equal_brute_force(r: int, alphabet: int) -> None:
+    rng = np.random.default_rng(100 * r + alphabet)
+    s1, qs = _case(rng, 400, 300, r, alphabet, missing=0.1)
+    got = JoinedCounts(s1, qs).counts()
+    np.testing.assert_array_equal(got, brute_force_counts(s1, qs))
+    assert (got.sum(axis=1) == 400).all()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(0, 120), n_q=st.integers(0, 80), r=st.integers(1, 6),
+       alphabet=st.integers(1, 5), missing=st.sampled_from([0.0, 0.2, 0.9]),
+       seed=st.integers(0, 2**16))
+def test_counts_equal_the_scanning_engine(n: int, n_q: int, r: int, alphabet: int,
+                                          missing: float, seed: int) -> None:
+    s1, qs = _case(np.random.default_rng(seed), n, n_q, r, alphabet, missing)
+    joined = JoinedCounts(s1, qs)
+    ref = match_set_counts(s1, qs)
+    np.testing.assert_array_equal(joined.counts(), ref)
+    lo, hi = n_q // 3, n_q - n_q // 4
+    np.testing.assert_array_equal(joined.counts(lo, hi), ref[lo:hi])
+
+
+def test_only_shared_projections_are_kept() -> None:
+    # site 1 and the queries share exactly week 0's value 1 and the pair (1, 2)
+    s1 = np.array([[1, 2], [1, 3], [0, 0]], dtype=np.int16)
+    qs = np.array([[1, 2], [4, 4]], dtype=np.int16)
+    joined = JoinedCounts(s1, qs)
+    assert joined.shared == 3  # {w0 = 1}, {w1 = 2}, {w0 = 1, w1 = 2}
+    np.testing.assert_array_equal(joined.counts(), brute_force_counts(s1, qs))
+    np.testing.assert_array_equal(joined.counts(1, 2), [[3, 0, 0, 0]])
+
+
+def test_bad_row_ranges_are_refused() -> None:
+    joined = JoinedCounts(np.zeros((3, 2), np.int16), np.zeros((4, 2), np.int16))
+    for lo, hi in ((-1, 2), (3, 2), (0, 5)):
+        with pytest.raises(ValueError, match=r"outside 0\.\.4"):
+            joined.counts(lo, hi)
+
+
+def test_the_choice_follows_the_scans_it_saves() -> None:
+    assert not prefer_join(1_000, 100, 4)
+    assert prefer_join(1_000_000, 1_000_000, 8)
+    assert not prefer_join(0, 1_000_000, 8)
+
+
+def test_risk_is_the_same_with_either_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = generate(3000, 4, seed=7)
+    results = {}
+    for forced in (False, True):
+        monkeypatch.setattr(protocol, "prefer_join", lambda *a, forced=forced: forced)
+        curve = protocol.risk_curve(data, weeks=[1, 2, 4], targets="all", trials=2, seed=3,
+                                    progress=False)
+        results[forced] = [r.to_dict() for r in curve.results]
+    for scan, join in zip(results[False], results[True], strict=True):
+        for name in ("hamming", "asymmetric"):
+            a, b = scan["attacks"][name], join["attacks"][name]
+            assert a["expected_risk_mean"] == b["expected_risk_mean"]
+            assert a["risk_mean"] == b["risk_mean"]
+            assert a["expected_risk_mean"] > 0
