@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import topicslab.attacks.protocol as protocol
 from topicslab.attacks import brute_force_counts, match_set_counts
-from topicslab.attacks.join import JoinedCounts, prefer_join
+from topicslab.attacks.join import JoinedCounts, JoinTooLarge, prefer_join
 from topicslab.population import generate
 
 
@@ -87,3 +87,25 @@ def test_risk_is_the_same_with_either_engine(monkeypatch: pytest.MonkeyPatch) ->
             assert a["expected_risk_mean"] == b["expected_risk_mean"]
             assert a["risk_mean"] == b["risk_mean"]
             assert a["expected_risk_mean"] > 0
+
+
+def test_a_join_past_its_budget_stops_and_the_protocol_scans(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(5)
+    s1, qs = _case(rng, 500, 400, 4, 3, missing=0.0)
+    with pytest.raises(JoinTooLarge, match="outgrow"):
+        JoinedCounts(s1, qs, max_bytes=1000)
+    assert JoinedCounts(s1, qs, max_bytes=1e9).shared > 0
+    # the protocol falls back to the scanning engine: the same risks
+    data = generate(2000, 3, seed=2)
+    monkeypatch.setattr(protocol, "prefer_join", lambda *a: True)
+    joined = protocol.risk_curve(data, weeks=[3], targets="all", trials=1, seed=1,
+                                 progress=False).results[0].to_dict()
+
+    def tiny(*a: object, **k: object) -> JoinedCounts:
+        return JoinedCounts(*a, **k, max_bytes=1000)  # type: ignore[arg-type, misc]
+
+    monkeypatch.setattr(protocol, "JoinedCounts", tiny)
+    scanned = protocol.risk_curve(data, weeks=[3], targets="all", trials=1, seed=1,
+                                  progress=False).results[0].to_dict()
+    assert joined["attacks"] == scanned["attacks"]

@@ -28,7 +28,9 @@ hold about 14M projections (``benchmarks/RESULTS.md``, "The exact engine with ev
 target").
 
 Public names:
-    JoinedCounts(site1, queries, *, progress=False)   tables for a fixed query set
+    JoinedCounts(site1, queries, *, progress=False, max_bytes=None)
+                                                      tables for a fixed query set
+    JoinTooLarge                                      raised past the memory budget
     JoinedCounts.counts(lo, hi) -> int64[hi - lo, 2^r]  the same as ``match_set_counts``
     prefer_join(n_users, n_queries, weeks)            whether this engine is the faster one
 """
@@ -46,6 +48,7 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 
 from topicslab._checks import flag
 from topicslab._progress import task
+from topicslab._resources import available_memory
 from topicslab.attacks.engine import (
     _M1,
     _ONE,
@@ -239,9 +242,17 @@ def _join_subset(columns, queries, t, k, prev_u, prev_q, rank, cur_u, cur_q, row
     return out
 
 
+#: slots per projection: a load of at most 0.7 keeps linear probing short (about 2 probes for
+#: a key present, 6 for one absent) at 16 bytes a slot
+SLOTS_PER_ENTRY = 10 / 7
+
+
+class JoinTooLarge(MemoryError):
+    """The joined tables would outgrow their memory budget."""
+
+
 def table_slots(entries: int) -> int:
-    """Slots of a joined table of ``entries`` projections: a load of at most 0.7 keeps linear
-    probing short (about 2 probes for a key present, 6 for one absent) at 16 bytes a slot."""
+    """Slots of a joined table of ``entries`` projections (``SLOTS_PER_ENTRY`` each)."""
     return 0 if entries == 0 else max(4, -(-entries * 10 // 7))
 
 
@@ -329,11 +340,16 @@ class JoinedCounts:
         site1: ``[n, r]`` integer traces of website 1 (``-1`` = missing, never matches).
         queries: ``[Q, r]`` traces on website 2; ``counts(lo, hi)`` answers rows of it.
         progress: a progress bar over the subsets.
+        max_bytes: the tables' memory budget (default: half the memory available); past it
+            the build stops with ``JoinTooLarge`` (the scanning engine needs no such tables).
     """
 
     def __init__(self, site1: npt.ArrayLike, queries: npt.ArrayLike, *,
-                 progress: bool = False) -> None:
+                 progress: bool = False, max_bytes: float | None = None) -> None:
         progress = flag(progress, "progress")
+        if max_bytes is None:
+            free = available_memory()
+            max_bytes = None if free is None else free / 2
         s1 = np.asarray(site1)
         qs = np.asarray(queries)
         _check(s1, qs)
@@ -353,6 +369,7 @@ class JoinedCounts:
         prev_u = np.zeros((1, 1), dtype=np.uint64)
         prev_q = np.zeros((1, 1), dtype=np.uint64)
         threads = max(1, min(numba.get_num_threads(), os.cpu_count() or 1))
+        held = 0
         with task("match-set join", (1 << r) - 1, enabled=progress) as advance, \
                 ThreadPoolExecutor(threads) as pool:
             for k in range(1, r + 1):
@@ -370,7 +387,12 @@ class JoinedCounts:
 
                 for t, shared in pool.map(one, subsets):
                     entries[t] = shared
+                    held += shared.nbytes
                     advance(1)
+                if max_bytes is not None and held * (1 + SLOTS_PER_ENTRY) > max_bytes:
+                    # the entries so far and the table they will fill, never smaller later
+                    raise JoinTooLarge(f"the joined tables outgrow {max_bytes / 2**30:.1f} GiB "
+                                       f"at {k} of {r} weeks")
                 prev_u, prev_q = cur_u, cur_q
                 if not prev_q.any():  # nothing shared at this size: nothing larger either
                     advance(int(level_start[r + 1] - level_start[k + 1]))
@@ -416,4 +438,4 @@ def prefer_join(n_users: int, n_queries: int, weeks: int) -> bool:
     return n_users > 0 and scans > 4
 
 
-__all__ = ["JoinedCounts", "prefer_join"]
+__all__ = ["JoinTooLarge", "JoinedCounts", "prefer_join"]

@@ -59,7 +59,7 @@ from topicslab.api import Mechanism, observe
 from topicslab.attacks.attack import MatchSetAttack, TraceAttack, make_attack
 from topicslab.attacks.bruteforce import brute_force_outcomes
 from topicslab.attacks.engine import MatchSetCounter
-from topicslab.attacks.join import JoinedCounts, prefer_join
+from topicslab.attacks.join import JoinedCounts, JoinTooLarge, prefer_join
 from topicslab.attacks.matching import MatchingOptions
 from topicslab.attacks.outcomes import TargetOutcomes, outcomes_from_counts
 from topicslab.attacks.scoring import MAX_WEEKS, match_masks, subset_scores
@@ -593,8 +593,12 @@ def _evaluate_match_sets(
     counter = MatchSetCounter(site1)
     # many queries (every user a target): one level-wise join instead of a scan of website 1
     # per chunk of queries, which grows with n · Q (the same counts either way)
-    joined = (JoinedCounts(site1, queries, progress=progress)
-              if prefer_join(site1.shape[0], n_q, width) else None)
+    joined = None
+    if prefer_join(site1.shape[0], n_q, width):
+        try:
+            joined = JoinedCounts(site1, queries, progress=progress)
+        except JoinTooLarge:  # the scans take longer but hold no tables
+            joined = None
     gains = [[a.gains(np.ascontiguousarray(queries[:, d:])) for a in att]
              for att, d in zip(attacks, drops, strict=True)]
     parts: list[list[list[TargetOutcomes]]] = [[[] for _ in att] for att in attacks]
