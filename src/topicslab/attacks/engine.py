@@ -82,6 +82,18 @@ def _zval(w, v):
     return z ^ (z >> _S31)
 
 
+@njit(cache=True, inline="always")
+def high_bit(t):
+    """Index of the highest set bit of ``t > 0``: a subset is built from its *parent*
+    ``t ^ (1 << high_bit(t))``, a smaller number, so ascending ``t`` meets parents first."""
+    hb = 0
+    x = t >> 1
+    while x:
+        hb += 1
+        x >>= 1
+    return hb
+
+
 @njit(cache=True, parallel=True)
 def _query_hashes(queries: np.ndarray, out: np.ndarray) -> None:
     """``out[q, T]`` = key of ``queries[q]`` projected on ``T`` (0: a week of T is missing).
@@ -96,11 +108,7 @@ def _query_hashes(queries: np.ndarray, out: np.ndarray) -> None:
         ok[0] = True
         out[q, 0] = _TOP
         for t in range(1, n_sets):
-            hb = 0
-            x = t >> 1
-            while x:
-                hb += 1
-                x >>= 1
+            hb = high_bit(t)
             parent = t ^ (1 << hb)
             v = np.int64(queries[q, hb])
             if ok[parent] and v >= 0:

@@ -21,11 +21,11 @@ Then ``counts(lo, hi)`` reads ``A_q(T)`` of any rows of the query set from the j
 applies the same Möbius inversion as ``engine``, so both return the same numbers.
 
 Work: about ``(n + Q) · (number of subsets whose sub-projections are all shared)`` hash probes
-instead of ``n · Q · 2^r / chunk``; memory: the joined tables (16 bytes per slot, about 2-4
-slots per projection shared by a user and a query) and two levels of hit bitsets (one bit per
-user or query and subset). At 1M users and r = 8 with every user a target, the joined tables
-hold about 14M projections (``benchmarks/RESULTS.md``, "The exact engine with every user a
-target").
+instead of ``n · Q · 2^r / chunk``; memory: the joined tables (16 bytes per slot, 10/7 slots
+per projection shared by a user and a query), within a budget (``JoinTooLarge`` past it), and
+two levels of hit bitsets (one bit per user or query and subset). At 1M users and r = 8 with
+every user a target the joined tables hold 13.7M projections (0.31 GB); at 10M users, 150M
+(``benchmarks/RESULTS.md``, "The exact engine with every user a target").
 
 Public names:
     JoinedCounts(site1, queries, *, progress=False, max_bytes=None)
@@ -58,6 +58,7 @@ from topicslab.attacks.engine import (
     _levels,
     _zval,
     chunk_cells,
+    high_bit,
 )
 
 _ALL = ~np.uint64(0)
@@ -108,14 +109,16 @@ def _slot(h, size):
 
 
 @njit(cache=True, inline="always")
-def _query_key(queries, q, t, bits, exact):
+def _key(row, t, bits, exact):
+    """Key of ``row``'s projection on ``t`` (a query's row or a user's column of website 1;
+    0 when a week of ``t`` is missing)."""
     h = np.uint64(0)
     rest = t
     pos = 0
     while rest:
         w = int(trailing_zeros(np.uint64(rest)))
         rest &= rest - 1
-        v = np.int64(queries[q, w])
+        v = np.int64(row[w])
         if v < 0:
             return np.uint64(0)
         h = _extend(h, v, w, pos, bits, exact)
@@ -124,35 +127,24 @@ def _query_key(queries, q, t, bits, exact):
 
 
 @njit(cache=True, inline="always")
-def _user_key(columns, u, t, bits, exact):
-    h = np.uint64(0)
-    rest = t
-    pos = 0
-    while rest:
-        w = int(trailing_zeros(np.uint64(rest)))
-        rest &= rest - 1
-        v = np.int64(columns[w, u])
-        if v < 0:
-            return np.uint64(0)
-        h = _extend(h, v, w, pos, bits, exact)
-        pos += 1
-    return h | _TOP
-
-
-@njit(cache=True, inline="always")
-def _queries_agree(queries, a, b, t, r):
+def _agree(a, b, t, r):
+    """Whether rows ``a`` and ``b`` hold the same projection on ``t``."""
     for w in range(r):
-        if (t >> w) & 1 and queries[a, w] != queries[b, w]:
+        if (t >> w) & 1 and a[w] != b[w]:
             return False
     return True
 
 
 @njit(cache=True, inline="always")
-def _user_agrees(columns, u, queries, q, t, r):
-    for w in range(r):
-        if (t >> w) & 1 and columns[w, u] != queries[q, w]:
-            return False
-    return True
+def _probe(tab, slots, h, row, queries, t, r, exact):
+    """Slot of ``row``'s projection (key ``h``) in a build table, or the empty slot where it
+    would go (hits are verified against the representative query unless keys are exact)."""
+    i = _slot(h, slots)
+    while True:
+        hv = tab[i, 0]
+        if hv == 0 or (hv == h and (exact or _agree(queries[np.int64(tab[i, 1])], row, t, r))):
+            return i
+        i = i + 1 if i + 1 < slots else 0
 
 
 @njit(cache=True, nogil=True)
@@ -185,20 +177,13 @@ def _join_subset(columns, queries, t, k, prev_u, prev_q, rank, cur_u, cur_q, row
         while c:
             q = (j << 6) + int(trailing_zeros(c))
             c &= c - _ONE
-            h = _query_key(queries, q, t, bits, exact)
+            h = _key(queries[q], t, bits, exact)
             if h == 0:
                 continue
-            i = _slot(h, slots)
-            while True:
-                hv = tab[i, 0]
-                if hv == 0:
-                    tab[i, 0] = h
-                    tab[i, 1] = np.uint64(q)
-                    break
-                if hv == h and (exact or _queries_agree(queries, np.int64(tab[i, 1]), q, t,
-                                                        r)):
-                    break
-                i = i + 1 if i + 1 < slots else 0
+            i = _probe(tab, slots, h, queries[q], queries, t, r, exact)
+            if tab[i, 0] == 0:
+                tab[i, 0] = h
+                tab[i, 1] = np.uint64(q)
             cand_q[m] = q
             cand_slot[m] = i
             m += 1
@@ -209,20 +194,13 @@ def _join_subset(columns, queries, t, k, prev_u, prev_q, rank, cur_u, cur_q, row
             while c:
                 u = (j << 6) + int(trailing_zeros(c))
                 c &= c - _ONE
-                h = _user_key(columns, u, t, bits, exact)
+                h = _key(columns[:, u], t, bits, exact)
                 if h == 0:
                     continue
-                i = _slot(h, slots)
-                while True:
-                    hv = tab[i, 0]
-                    if hv == 0:
-                        break
-                    if hv == h and (exact or _user_agrees(columns, u, queries,
-                                                          np.int64(tab[i, 1]), t, r)):
-                        tab[i, 2] += _ONE
-                        cur_u[row, j] |= _ONE << np.uint64(u & 63)
-                        break
-                    i = i + 1 if i + 1 < slots else 0
+                i = _probe(tab, slots, h, columns[:, u], queries, t, r, exact)
+                if tab[i, 0] != 0:
+                    tab[i, 2] += _ONE
+                    cur_u[row, j] |= _ONE << np.uint64(u & 63)
     for s in range(m):
         if tab[cand_slot[s], 2] > 0:
             q = cand_q[s]
@@ -282,11 +260,7 @@ def _lookup(queries, lo, hi, offsets, tab, n_users, bits, out):
         size_of = np.zeros(n_sets, dtype=np.int64)
         for t in range(1, n_sets):
             # a subset's subsets missing one week are smaller numbers: already filled
-            hb = 0
-            x = t >> 1
-            while x:
-                hb += 1
-                x >>= 1
+            hb = high_bit(t)
             parent = t ^ (1 << hb)
             k = size_of[parent] + 1
             size_of[t] = k
@@ -320,8 +294,8 @@ def _lookup(queries, lo, hi, offsets, tab, n_users, bits, out):
                 hv = tab[off + s, 0]
                 if hv == 0:
                     break
-                if hv == h and (exact or _queries_agree(
-                        queries, np.int64(tab[off + s, 1] >> _S32), q, t, r)):
+                if hv == h and (exact or _agree(
+                        queries[np.int64(tab[off + s, 1] >> _S32)], queries[q], t, r)):
                     a[t] = np.int64(tab[off + s, 1] & low32)
                     break
                 s = s + 1 if s + 1 < size else 0
