@@ -71,7 +71,7 @@ def main() -> None:
     risks: dict[str, list[float]] = {}
     for rep in range(args.repeats):
         for eng in engines:
-            protocol.prefer_join = (lambda *a, e=eng: e == "join")  # type: ignore[assignment]
+            join.prefer_join = (lambda *a, e=eng: e == "join")  # type: ignore[assignment]
             t = time.perf_counter()
             curve = protocol.risk_curve(data, weeks=rs, targets="all", trials=1, seed=1,
                                         progress=False)

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import topicslab.attacks.protocol as protocol
-from topicslab.attacks import brute_force_counts, match_set_counts
+from topicslab.attacks import brute_force_counts, join, match_set_counts
 from topicslab.attacks.join import JoinedCounts, JoinTooLarge, prefer_join
 from topicslab.population import generate
 
@@ -77,13 +77,13 @@ def test_risk_is_the_same_with_either_engine(monkeypatch: pytest.MonkeyPatch) ->
     data = generate(3000, 4, seed=7)
     results = {}
     for forced in (False, True):
-        monkeypatch.setattr(protocol, "prefer_join", lambda *a, forced=forced: forced)
+        monkeypatch.setattr(join, "prefer_join", lambda *a, forced=forced: forced)
         curve = protocol.risk_curve(data, weeks=[1, 2, 4], targets="all", trials=2, seed=3,
                                     progress=False)
         results[forced] = [r.to_dict() for r in curve.results]
-    for scan, join in zip(results[False], results[True], strict=True):
+    for scanned, joined in zip(results[False], results[True], strict=True):
         for name in ("hamming", "asymmetric"):
-            a, b = scan["attacks"][name], join["attacks"][name]
+            a, b = scanned["attacks"][name], joined["attacks"][name]
             assert a["expected_risk_mean"] == b["expected_risk_mean"]
             assert a["risk_mean"] == b["risk_mean"]
             assert a["expected_risk_mean"] > 0
@@ -98,14 +98,36 @@ def test_a_join_past_its_budget_stops_and_the_protocol_scans(
     assert JoinedCounts(s1, qs, max_bytes=1e9).shared > 0
     # the protocol falls back to the scanning engine: the same risks
     data = generate(2000, 3, seed=2)
-    monkeypatch.setattr(protocol, "prefer_join", lambda *a: True)
+    monkeypatch.setattr(join, "prefer_join", lambda *a: True)
     joined = protocol.risk_curve(data, weeks=[3], targets="all", trials=1, seed=1,
                                  progress=False).results[0].to_dict()
 
-    def tiny(*a: object, **k: object) -> JoinedCounts:
-        return JoinedCounts(*a, **k, max_bytes=1000)  # type: ignore[arg-type, misc]
+    real = join.JoinedCounts
 
-    monkeypatch.setattr(protocol, "JoinedCounts", tiny)
+    def tiny(*a: object, **k: object) -> JoinedCounts:
+        return real(*a, **k, max_bytes=1000)  # type: ignore[arg-type, misc]
+
+    monkeypatch.setattr(join, "JoinedCounts", tiny)
     scanned = protocol.risk_curve(data, weeks=[3], targets="all", trials=1, seed=1,
                                   progress=False).results[0].to_dict()
     assert joined["attacks"] == scanned["attacks"]
+
+
+def test_the_matching_attack_is_the_same_with_either_engine(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from topicslab.attacks import MatchingOptions, measure_risk
+
+    data = generate(1500, 3, seed=4)
+    out = {}
+    for forced in (False, True):
+        monkeypatch.setattr(join, "prefer_join", lambda *a, forced=forced: forced)
+        res = measure_risk(data, attacks=["hamming", "asymmetric"], weeks=3,
+                           setting="matching", matching=MatchingOptions("assignment", 8),
+                           trials=1, seed=2, progress=False)
+        attacks = res.to_dict()["attacks"]
+        for figures in attacks.values():  # all but the timings
+            for trial in figures["matching"]["per_trial"]:
+                trial.pop("seconds")
+        out[forced] = attacks
+    assert out[False] == out[True]
+    assert out[True]["hamming"]["matching"]["per_trial"][0]["correct"] > 0

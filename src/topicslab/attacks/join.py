@@ -33,11 +33,14 @@ Public names:
     JoinTooLarge                                      raised past the memory budget
     JoinedCounts.counts(lo, hi) -> int64[hi - lo, 2^r]  the same as ``match_set_counts``
     prefer_join(n_users, n_queries, weeks)            whether this engine is the faster one
+    count_chunks(site1, queries, *, progress=False)   (lo, hi, counts) per chunk of queries,
+                                                      from whichever engine is faster
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
@@ -54,6 +57,7 @@ from topicslab.attacks.engine import (
     _ONE,
     _S31,
     _TOP,
+    MatchSetCounter,
     _check,
     _levels,
     _zval,
@@ -412,4 +416,32 @@ def prefer_join(n_users: int, n_queries: int, weeks: int) -> bool:
     return n_users > 0 and scans > 4
 
 
-__all__ = ["JoinTooLarge", "JoinedCounts", "prefer_join"]
+def count_chunks(site1: npt.NDArray[np.integer], queries: npt.NDArray[np.integer], *,
+                 progress: bool = False
+                 ) -> Iterator[tuple[int, int, npt.NDArray[np.int64]]]:
+    """``(lo, hi, counts)`` for consecutive chunks of the queries, ``counts`` as
+    ``engine.match_set_counts(site1, queries[lo:hi])``: from one join when it is the faster
+    engine (``prefer_join``) and fits its memory budget, else from one scan per chunk. Chunks
+    keep each ``[chunk, 2^r]`` table small either way.
+
+    The join is built here, before the first chunk is asked for (with its own progress bar:
+    open the caller's bar over the chunks after this call, rich shows one at a time)."""
+    counter = MatchSetCounter(site1)
+    n_q = queries.shape[0]
+    joined = None
+    if prefer_join(site1.shape[0], n_q, site1.shape[1]):
+        try:
+            joined = JoinedCounts(site1, queries, progress=progress)
+        except JoinTooLarge:  # the scans take longer but hold no tables
+            joined = None
+
+    def chunks() -> Iterator[tuple[int, int, npt.NDArray[np.int64]]]:
+        for lo in range(0, n_q, counter.chunk):
+            hi = min(n_q, lo + counter.chunk)
+            yield lo, hi, (joined.counts(lo, hi) if joined is not None
+                           else counter.counts(queries[lo:hi]))
+
+    return chunks()
+
+
+__all__ = ["JoinTooLarge", "JoinedCounts", "count_chunks", "prefer_join"]

@@ -90,6 +90,7 @@ from topicslab._checks import choice, flag, integer, integer_array, refuse
 from topicslab._progress import task
 from topicslab.attacks.attack import MatchSetAttack
 from topicslab.attacks.engine import _TOP, MatchSetCounter, _zval
+from topicslab.attacks.join import count_chunks
 from topicslab.attacks.outcomes import outcomes_from_counts
 from topicslab.attacks.scoring import match_masks, subset_scores
 from topicslab.errors import InputError
@@ -742,17 +743,16 @@ def matching_attack(
     truth_p = np.where(truth[query_perm] >= 0, inverse[np.maximum(truth[query_perm], 0)], -1)
     safe = np.maximum(truth_p, 0)
     true_masks = np.where(truth_p >= 0, match_masks(s1p[safe], qsp), -1)
-    counter = MatchSetCounter(s1p)
     gains = [np.asarray(a.gains(qsp), dtype=np.float64) for a in attacks]
     keep = min(opts.candidates, n)
     plans: list[list[tuple[Any, ...]]] = [[] for _ in attacks]
     sampled: list[list[npt.NDArray[np.bool_]]] = [[] for _ in attacks]
     expected = [0.0 for _ in attacks]
     t0 = time.perf_counter()
+    # every user is a query: one join, not a scan of website 1 per chunk (join.py)
+    chunks = count_chunks(s1p, qsp, progress=progress)
     with task("matching candidates", n_q, enabled=progress) as advance:
-        for lo in range(0, n_q, counter.chunk):
-            hi = min(n_q, lo + counter.chunk)
-            counts = counter.counts(qsp[lo:hi])
+        for lo, hi, counts in chunks:
             for i, g in enumerate(gains):
                 scores = subset_scores(g[lo:hi])
                 outc = outcomes_from_counts(counts, scores, true_masks[lo:hi])

@@ -58,8 +58,7 @@ from topicslab._progress import task
 from topicslab.api import Mechanism, observe
 from topicslab.attacks.attack import MatchSetAttack, TraceAttack, make_attack
 from topicslab.attacks.bruteforce import brute_force_outcomes
-from topicslab.attacks.engine import MatchSetCounter
-from topicslab.attacks.join import JoinedCounts, JoinTooLarge, prefer_join
+from topicslab.attacks.join import count_chunks
 from topicslab.attacks.matching import MatchingOptions
 from topicslab.attacks.outcomes import TargetOutcomes, outcomes_from_counts
 from topicslab.attacks.scoring import MAX_WEEKS, match_masks, subset_scores
@@ -590,25 +589,14 @@ def _evaluate_match_sets(
     if n_q == 0:
         empty = TargetOutcomes(np.zeros(0, np.int64), np.zeros(0, np.bool_), np.zeros(0))
         return [[empty for _ in att] for att in attacks]
-    counter = MatchSetCounter(site1)
-    # many queries (every user a target): one level-wise join instead of a scan of website 1
-    # per chunk of queries, which grows with n · Q (the same counts either way)
-    joined = None
-    if prefer_join(site1.shape[0], n_q, width):
-        try:
-            joined = JoinedCounts(site1, queries, progress=progress)
-        except JoinTooLarge:  # the scans take longer but hold no tables
-            joined = None
     # gains are per query: computed per chunk (every query's, for every suffix and attack,
     # would be 36 · Q float64 per attack at r = 8: 5.8 GB for 10M targets and two attacks)
     parts: list[list[list[TargetOutcomes]]] = [[[] for _ in att] for att in attacks]
-    # chunks keep the [chunk, 2^r] count and score tables small (the matching setting has
-    # every user as a query); every attack is decided from the same counts
+    # every attack is decided from the same counts; with many queries (every user a target)
+    # they come from one level-wise join instead of a scan of website 1 per chunk
+    chunks = count_chunks(site1, queries, progress=progress)
     with task("match-set counts", n_q, enabled=progress) as advance:
-        for lo in range(0, n_q, counter.chunk):
-            hi = min(n_q, lo + counter.chunk)
-            counts = (joined.counts(lo, hi) if joined is not None
-                      else counter.counts(queries[lo:hi]))
+        for lo, hi, counts in chunks:
             for j, d in enumerate(drops):
                 part = counts if d == 0 else counts.reshape(hi - lo, -1, 1 << d).sum(axis=2)
                 masks = true_masks[lo:hi]
