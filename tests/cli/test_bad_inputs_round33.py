@@ -64,3 +64,72 @@ def test_resume_names_the_option_that_differs(inputs: Path, work: Path, model: s
                                                   "--resume"]))
     check_refused(res.output, res.exit_code, named)
     assert tree(work) == before
+
+
+# ---- D2: a name that is not UTF-8 ----------------------------------------------------------
+
+
+@pytest.fixture
+def in_work(inputs: Path, work: Path) -> Path:
+    """``work`` with a copy of the population, ``pop.parquet``."""
+    shutil.copy(inputs / "pop.parquet", work / "pop.parquet")
+    return work
+
+
+@pytest.mark.parametrize(("args", "named"), [
+    (["convert", "pop.parquet", "\udcfe.csv"], "\\xfe.csv, field 'TARGET'"),
+    (["convert", "\udcff.parquet", "out.csv"], "\\xff.parquet, field 'SOURCE'"),
+    (["observe", "--sets", "pop.parquet", "--out", "\udcfc.parquet"],
+     "\\xfc.parquet, field '--out'"),
+    (["population", "--users", "20", "--out", "\udcf9.parquet"], "\\xf9.parquet, field '--out'"),
+    (["reid", "--sets", "\udcff.parquet", "--weeks", "2", "--no-progress"],
+     "\\xff.parquet, field '--sets'"),
+], ids=["convert-target", "convert-source", "observe-out", "population-out", "reid-sets"])
+def test_a_name_that_is_not_utf8_is_refused_before_the_work(in_work: Path, args: list[str],
+                                                             named: str) -> None:
+    """Non-UTF-8 bytes in a name (Python's surrogates): the Parquet library failed on it,
+    the outputs only after the work, as "the output cannot be shown in the terminal's
+    encoding (utf-8); set PYTHONIOENCODING=utf-8", the inputs as "'utf-8' codec can't encode
+    character '\\udcff' in position 0: surrogates not allowed"."""
+    if "\udcff.parquet" in args:
+        shutil.copy(in_work / "pop.parquet", in_work / "\udcff.parquet")
+    before = tree(in_work)
+    res = invoke(args)
+    line = check_refused(res.output, res.exit_code, named)
+    assert "not valid UTF-8" in line
+    assert tree(in_work) == before
+
+
+# ---- D3: convert's empty SOURCE ------------------------------------------------------------
+
+
+def test_convert_refuses_an_empty_source_name(inputs: Path, work: Path) -> None:
+    """``convert '' out.csv`` read the current directory's TFRecord shards without a word
+    (the options' check of an empty name skipped the arguments)."""
+    res = invoke(["convert", str(inputs / "pop.parquet"), "shard.tfrecord", "--shards", "2"])
+    assert res.exit_code == 0, res.output
+    before = tree(work)
+    res = invoke(["convert", "", "out.csv"])
+    check_refused(res.output, res.exit_code, "field 'SOURCE': an empty name")
+    assert tree(work) == before
+
+
+# ---- D4: a model directory's model.json given as a release's parameters ---------------------
+
+
+@pytest.mark.parametrize(("command", "file", "named"), [
+    ("sample", "fit-persistent/model.json", "is the model.json of a fitted model (topicslab fit)"),
+    ("validate", "fit-paper/model.json", "is the model.json of a fitted model (topicslab fit)"),
+    ("sample", "stats/privacy_ledger.json", "is not a release output_parameters.json"),
+], ids=["sample-model-json", "validate-model-json", "sample-ledger"])
+def test_another_json_file_as_release_parameters_says_what_it_is(
+        inputs: Path, work: Path, command: str, file: str, named: str) -> None:
+    """Was "field 'format': key 'format' does not end in a type number" (a .json --model is
+    read as a release's output_parameters.json)."""
+    args = {"sample": ["--users", "5", "--seed", "0", "--out", "out.parquet"],
+            "validate": ["--stats", str(inputs / "stats"), "--json", "out.json"]}[command]
+    before = tree(work)
+    res = invoke([command, "--model", str(inputs / file), *args])
+    line = check_refused(res.output, res.exit_code, named)
+    assert "type number" not in line
+    assert tree(work) == before
