@@ -12,8 +12,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
-from refusal import check_refused, invoke, population_and_stats, tree
+from refusal import check_refused, invoke, population_and_stats, random_profiles, tree
 
 
 def _fit(inputs: Path, stats: str, out: Path, more: list[str]) -> list[str]:
@@ -133,3 +134,21 @@ def test_another_json_file_as_release_parameters_says_what_it_is(
     line = check_refused(res.output, res.exit_code, named)
     assert "type number" not in line
     assert tree(work) == before
+
+
+# ---- D5: reid --candidates past the population ---------------------------------------------
+
+
+def test_candidates_past_the_population_are_said(work: Path) -> None:
+    """``--candidates 10^29`` at 40 users was used as every user without a word (the other
+    counts past the population, --targets and attack-train's, say so)."""
+    from topicslab import io as tio
+    from topicslab.datamodel import TopicSets
+
+    tio.write_sets(work / "few.parquet", TopicSets(random_profiles(40, 2), "v2",
+                                                   np.arange(40, dtype=np.int64)))
+    res = invoke(["reid", "--sets", "few.parquet", "--weeks", "1", "--trials", "1",
+                  "--setting", "matching", "--matching", "assignment", "--candidates",
+                  str(10**29), "--attack", "hamming", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert f"note: --candidates {10**29:,} but only 40 users" in " ".join(res.output.split())
