@@ -5,6 +5,18 @@
   statistics "field 'fingerprint': ... fingerprint='sha256:75d0...', this fit has
   'sha256:6f04...'; resume with the options of the interrupted fit", and the other
   optimiser "field '--batch-loss': checkpoint was made with batch_loss=None".
+- a name that is not UTF-8 (a byte such as 0xff, which Python keeps as a surrogate): the
+  Parquet library failed on it, for an output only after the work, as "the output cannot be
+  shown in the terminal's encoding (utf-8); set PYTHONIOENCODING=utf-8", for an input as
+  "'utf-8' codec can't encode character '\\udcff'".
+- ``convert '' out.csv``: an empty SOURCE (the options' check skipped the arguments) read the
+  current directory's TFRecord shards without a word.
+- ``sample`` / ``validate --model DIR/model.json`` (a fitted model's or a learned attack's
+  metadata, or another JSON file) was "field 'format': key 'format' does not end in a type
+  number": now says what the file is and what to give.
+- ``reid --candidates`` past the population was used as every user without a word.
+- ``stats --out run/stats``, ``fit --out run/model`` and ``attack-train --out run/validation``
+  replaced a run's own directories under the results.json and report that described them.
 """
 
 from __future__ import annotations
@@ -152,3 +164,31 @@ def test_candidates_past_the_population_are_said(work: Path) -> None:
                   str(10**29), "--attack", "hamming", "--no-progress"])
     assert res.exit_code == 0, res.output
     assert f"note: --candidates {10**29:,} but only 40 users" in " ".join(res.output.split())
+
+
+# ---- D6: a run's DP release and model are its own directories ------------------------------
+
+
+@pytest.mark.parametrize(("args", "name"), [
+    (["stats", "--sets", "{in}/pop.parquet", "--out", "run/stats"], "run/stats"),
+    (["fit", "--stats", "{in}/stats", "--out", "run/model", "--types", "2", "--steps", "1",
+      "--no-progress"], "run/model"),
+    (["attack-train", "--sets", "{in}/pop.parquet", "--out", "run/validation", "--epochs", "0",
+      "--no-progress"], "run/validation"),
+], ids=["stats-over-release", "fit-over-model", "attack-over-validation"])
+def test_an_output_directory_does_not_replace_a_runs_own(inputs: Path, work: Path,
+                                                         args: list[str], name: str) -> None:
+    """``stats --out run/stats`` and ``fit --out run/model`` replaced the run's DP release and
+    model under a results.json and report that described the old ones (round 31 refused only
+    the run's files)."""
+    run = work / "run"
+    for sub in ("stats", "model", "validation"):
+        (run / sub).mkdir(parents=True)
+    (run / "stages.json").write_text("{}", encoding="utf-8")
+    (run / "stats" / "q_within.json").write_text("the run's", encoding="utf-8")
+    (run / "model" / "model.json").write_text("the run's", encoding="utf-8")
+    before = tree(work)
+    res = invoke([a.format(**{"in": inputs}) for a in args])
+    line = check_refused(res.output, res.exit_code, f"{name}, field '--out'")
+    assert "a run's output" in line
+    assert tree(work) == before
