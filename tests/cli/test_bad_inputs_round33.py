@@ -17,6 +17,9 @@
 - ``reid --candidates`` past the population was used as every user without a word.
 - ``stats --out run/stats``, ``fit --out run/model`` and ``attack-train --out run/validation``
   replaced a run's own directories under the results.json and report that described them.
+- Ctrl-C of ``stats --engine spark``: py4j logged "ERROR:root:KeyboardInterrupt while sending
+  command." and a traceback (``logging.exception`` on the unconfigured root logger) above the
+  interrupted line.
 """
 
 from __future__ import annotations
@@ -192,3 +195,44 @@ def test_an_output_directory_does_not_replace_a_runs_own(inputs: Path, work: Pat
     line = check_refused(res.output, res.exit_code, f"{name}, field '--out'")
     assert "a run's output" in line
     assert tree(work) == before
+
+
+# ---- D7: a library's root-logger record at Ctrl-C ------------------------------------------
+
+_LOGS_THEN_STOPS = """
+import logging, sys
+import topicslab.io as tio
+
+def read_sets(*args, **kwargs):
+    # as py4j under stats --engine spark: the Ctrl-C caught, logged with logging.exception on
+    # the unconfigured root logger, and raised again
+    try:
+        raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        logging.exception("KeyboardInterrupt while sending command.")
+        raise
+
+tio.read_sets = read_sets
+from topicslab._main import main
+sys.argv = ["topicslab", *sys.argv[1:]]
+main()
+"""
+
+
+def test_a_librarys_logged_traceback_does_not_join_the_interrupt_line(work: Path) -> None:
+    """Ctrl-C of ``stats --engine spark`` printed py4j's "ERROR:root:KeyboardInterrupt while
+    sending command." and its traceback above the interrupted line."""
+    import os
+    import subprocess
+    import sys
+
+    from topicslab import io as tio
+
+    env = {**os.environ, "PYTHONPATH": str(Path(tio.__file__).parents[2])}
+    env.pop("TOPICSLAB_DEBUG", None)
+    (work / "pop.parquet").write_bytes(b"")
+    res = subprocess.run([sys.executable, "-c", _LOGS_THEN_STOPS, "qif", "--sets", "pop.parquet"],
+                         capture_output=True, text=True, env=env, cwd=work, check=False)
+    assert res.returncode == 130, res.stderr
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("interrupted: qif stopped"), res.stderr
