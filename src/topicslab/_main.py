@@ -244,6 +244,8 @@ def main() -> None:
                 if number is not None and signal.getsignal(number) == signal.SIG_DFL:
                     signal.signal(number, signal.default_int_handler)
         _forget_earlier_command()
+        if not _debugging():
+            _quiet_root_logger()
         cli_main()
     except SystemExit as done:  # the command's end: a Ctrl-C while Python shuts down
         _late_interrupts(done.code)
@@ -260,6 +262,19 @@ def main() -> None:
             sys.stderr.write(f"interrupted: {line}\n")
         sys.stderr.flush()
         raise SystemExit(EXIT_INTERRUPTED) from None
+
+
+def _quiet_root_logger() -> None:
+    """A library's log record on the root logger, unconfigured, printed itself with a
+    traceback beside the one line (py4j, under ``stats --engine spark``, logged "ERROR:root:
+    KeyboardInterrupt while sending command." and its traceback at Ctrl-C): ``logging``'s
+    module functions configure a handler to standard error when the root logger has none,
+    so it gets one that drops the records (``--debug`` shows them)."""
+    import logging
+
+    root = logging.getLogger()
+    if not root.handlers:
+        root.addHandler(logging.NullHandler())
 
 
 def _forget_earlier_command() -> None:

@@ -177,6 +177,10 @@ _OWN_FILES = {
 }
 
 
+#: the directories of a run's output (``topicslab run``): its DP release, model and errors
+_OWN_DIRS = ("stats", "model", "validation")
+
+
 #: output kinds of the commands that write a directory, as the refusal names them
 OUTPUT_KINDS = {"model": "a fitted model (topicslab fit)",
                 "attack": "a learned attack (topicslab attack-train)",
@@ -230,6 +234,13 @@ def check_output_dir(path: str | os.PathLike[str], option: str,
     if p.exists() and not p.is_dir():
         raise InputError("is an existing file, and a directory is written here; choose "
                          "another name", file=name, field=option)
+    if p.parent.is_dir() and p.name in _OWN_DIRS and "run" in _output_kinds(p.parent):
+        # (stats --out run/stats and fit --out run/model replaced the run's DP release and
+        # model under a results.json and report that described the old ones, and the next
+        # run recomputed them over the command's output)
+        raise InputError(f"is a directory of {OUTPUT_KINDS['run']} in {p.parent}; writing "
+                         "here would destroy that output: choose another directory",
+                         file=name, field=option)
     if p.is_dir():
         if not _writable(p):
             raise InputError("directory is not writable; choose another location", file=name,

@@ -162,6 +162,11 @@ def _check_given_once(command: Any, name: str | None, args: list[str], parent: A
         return
     seen: set[str] = set()
     for param in order:
+        if getattr(param, "param_type_name", None) == "argument" and param.name:
+            # convert's SOURCE and TARGET: the checks of a path below, not the count
+            # (convert '' out.csv read the current directory's TFRecord shards, silently)
+            _check_path_value(param, opts.get(param.name), param.name.upper())
+            continue
         if getattr(param, "multiple", True) or getattr(param, "count", True) or not param.opts:
             continue
         option = next((o for o in param.opts if o.startswith("--")), param.opts[0])
@@ -170,17 +175,34 @@ def _check_given_once(command: Any, name: str | None, args: list[str], parent: A
             raise InputError(f"{flags} is given more than once; give it once (the last value "
                              "would silently replace the others)", field=option)
         seen.add(param.name)
-        descriptor = getattr(param, "type_descriptor", None)
-        is_path = getattr(descriptor, "annotation", None) is Path
-        if opts.get(param.name) == "" and is_path:
-            raise InputError("an empty name (it would mean the current directory); name a "
-                             "file or directory", field=option)
-        value = opts.get(param.name)
-        if is_path and isinstance(value, str) and _is_special_file(value):
-            # a pipe would block the command forever (reading it waits for a writer,
-            # writing it for a reader); a device is no file to read or replace
-            raise InputError("is a pipe, socket or device, not a file; give a regular file "
-                             "or directory", file=value, field=option)
+        _check_path_value(param, opts.get(param.name), option)
+
+
+def _check_path_value(param: Any, value: Any, option: str) -> None:
+    """Refuse, for a path parameter, an empty name, a non-UTF-8 name and a pipe or device."""
+    from topicslab.errors import InputError
+
+    descriptor = getattr(param, "type_descriptor", None)
+    if getattr(descriptor, "annotation", None) is not Path or not isinstance(value, str):
+        return
+    if value == "":
+        raise InputError("an empty name (it would mean the current directory); name a "
+                         "file or directory", field=option)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        # a name of bytes that are not UTF-8 (Python keeps them as surrogates): the Parquet
+        # library failed on it after the work, as "the output cannot be shown in the
+        # terminal's encoding", or named the input with a codec's message
+        shown = os.fsencode(value).decode("utf-8", "backslashreplace")
+        raise InputError("the name is not valid UTF-8, and the Parquet and Arrow readers and "
+                         "writers take UTF-8 names only; rename the file (or directory) or "
+                         "choose a UTF-8 name", file=shown, field=option) from None
+    if _is_special_file(value):
+        # a pipe would block the command forever (reading it waits for a writer,
+        # writing it for a reader); a device is no file to read or replace
+        raise InputError("is a pipe, socket or device, not a file; give a regular file "
+                         "or directory", file=value, field=option)
 
 
 def given(name: str) -> bool:

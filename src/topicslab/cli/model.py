@@ -239,6 +239,12 @@ def _checkpoint_stamps(directory: Path) -> dict[str, tuple[int, int]]:
             for p in directory.rglob("*") if p.is_file()}
 
 
+#: the settings a checkpoint records under another name than the ``fit`` option that sets
+#: them (a resumed fit with other settings is refused naming the option)
+_CHECKPOINT_OPTIONS = {"week_pairs": "--cyclic", "stop_at_noise": "--no-noise-stop",
+                       "stats": "--stats"}
+
+
 def _checkpoints_kept(directory: Path, before: dict[str, tuple[int, int]] | None = None,
                       resuming: bool = True) -> str | None:
     """What an interrupted fit leaves: its checkpoints, which ``--resume`` continues. Those
@@ -439,10 +445,18 @@ def fit_command(
     earlier = _checkpoint_stamps(out_dir / "checkpoints")
     on_interrupt(lambda: _checkpoints_kept(out_dir / "checkpoints", earlier, resume))
     with no_new_empty_dirs(out_dir):
-        res = tm.fit(stats, variant, opt, device=device, seed=seed, max_minutes=max_minutes,
-                     target=stop_at, progress=not no_progress,
-                     checkpoint_dir=out_dir / "checkpoints", checkpoint_every=checkpoint_every,
-                     resume=resume, threads=threads)
+        try:
+            res = tm.fit(stats, variant, opt, device=device, seed=seed,
+                         max_minutes=max_minutes, target=stop_at, progress=not no_progress,
+                         checkpoint_dir=out_dir / "checkpoints",
+                         checkpoint_every=checkpoint_every, resume=resume, threads=threads)
+        except InputError as exc:
+            # a checkpoint of other settings names the setting by its Python name: the
+            # option that sets it here ('week_pairs' is --cyclic)
+            if exc.row is None and exc.field in _CHECKPOINT_OPTIONS:
+                raise InputError(exc.message, file=exc.file,
+                                 field=_CHECKPOINT_OPTIONS[exc.field]) from None
+            raise
         res.model.metadata["statistics_dir"] = str(stats_dir)
         _save_fit(out_dir, res)
     on_interrupt(None)  # the model is complete: from here the line names what was written

@@ -121,6 +121,11 @@ def _check_matching_size(opts: Any, users: int, attacks: int) -> None:
     if opts is None:
         return
     keep = min(opts.candidates, users)
+    if opts.candidates > users and given("candidates"):
+        # typed past the population it was used as every user without a word (as
+        # attack-train's counts and --targets say it)
+        err.print(f"[yellow]note[/]: --candidates {opts.candidates:,} but only {users:,} "
+                  "users: every user is a candidate of every trace (the complete graph)")
     require_memory(_EDGE_BYTES * users * keep * max(1, attacks),
                    f"the one-to-one matching's candidate graph of {users:,} traces x {keep:,} "
                    f"candidates x {attacks} attack(s)", field="--candidates",

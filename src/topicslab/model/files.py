@@ -268,6 +268,17 @@ def _ordered(level: Any, what: str, file: str, where: str) -> list[Any]:
     return [(key, value) for _, key, value in keyed]
 
 
+#: the topicslab JSON files (by their ``format``) that are not a release's parameters
+_OTHER_JSON = {
+    "topicslab-type-mixture": "the model.json of a fitted model (topicslab fit), not a "
+                              "release output_parameters.json: give the model's directory, "
+                              "{directory}",
+    "topicslab-learned-attack": "the model.json of a learned attack (topicslab attack-train), "
+                                "not a model of users: give a model directory (topicslab fit) "
+                                "or a release output_parameters.json",
+}
+
+
 def import_release_parameters(path: str | Path, taxonomy: Taxonomy | str = "v2",
                               ) -> TypeMixture:
     """Read a release ``output_parameters.json`` into a ``TypeMixture`` (metadata records
@@ -285,6 +296,16 @@ def import_release_parameters(path: str | Path, taxonomy: Taxonomy | str = "v2",
                              field=exc.key) from None
     except (json.JSONDecodeError, UnicodeDecodeError, IntegerTooLargeError) as exc:
         raise FileFieldError(f"invalid JSON: {exc}", file=file) from None
+    # another topicslab file (a model directory's model.json) was "key 'format' does not
+    # end in a type number": say what the file is, and what to give instead
+    kind = _OTHER_JSON.get(str(doc.get("format"))) if isinstance(doc, dict) else None
+    if kind is not None:
+        raise FileFieldError(f"is {kind.format(directory=p.parent)}", file=file)
+    if isinstance(doc, dict) and doc and not any(_INDEX.search(str(k)) for k in doc):
+        raise FileFieldError(
+            "is not a release output_parameters.json (whose keys are 'type 0', 'type 1', "
+            f"...; this file's begin {', '.join(repr(str(k)) for k in list(doc)[:3])}); "
+            "give a release's output_parameters.json or a model directory", file=file)
     lut = {int(t): i for i, t in enumerate(tax.ids)}
     types = _ordered(doc, "type", file, "")
     shape: tuple[int, int] | None = None

@@ -354,14 +354,25 @@ def _load_checkpoint(directory: Path, config: dict[str, Any]) -> dict[str, Any] 
     except Exception as exc:
         raise InputError(f"cannot read checkpoint ({exc})", file=str(path)) from None
     old = state.get("config", {})
-    for key in sorted(set(old) | set(config)):
+    # (the week pairs last: other weeks change them too, and it is --weeks that differs)
+    for key in sorted(set(old) | set(config), key=lambda k: (k == "week_pairs", k)):
         was, now = old.get(key), config.get(key)
         if was != now:
+            if key == "fingerprint":
+                # two hashes under 'fingerprint' named nothing the caller chose
+                raise InputError("checkpoint was made from other DP statistics than these; "
+                                 "resume with the statistics of the interrupted fit, or drop "
+                                 "--resume to start a new one", file=str(path), field="stats")
             if isinstance(was, dict) and isinstance(now, dict):
                 # the optimiser's settings: name the one that differs (--steps), not all
-                # of them as two dicts under '--optimizer'
-                key = next(k for k in sorted(set(was) | set(now)) if was.get(k) != now.get(k))
-                was, now = was.get(key), now.get(key)
+                # of them as two dicts under '--optimizer'; another optimiser is named as
+                # such (its first differing setting was "batch_loss=None")
+                if was.get("name") != now.get("name"):
+                    was, now = was.get("name"), now.get("name")
+                else:
+                    key = next(k for k in sorted(set(was) | set(now))
+                               if was.get(k) != now.get(k))
+                    was, now = was.get(key), now.get(key)
             raise InputError(f"checkpoint was made with {key}={was!r}, this fit has {now!r}; "
                              "resume with the options of the interrupted fit, or drop "
                              "--resume to start a new one", file=str(path), field=key)
