@@ -69,6 +69,7 @@ def test_bad_row_ranges_are_refused() -> None:
 
 def test_the_choice_follows_the_scans_it_saves() -> None:
     assert not prefer_join(1_000, 100, 4)
+    assert prefer_join(1_000_000, 1_000_000, 4)
     assert prefer_join(1_000_000, 1_000_000, 8)
     assert not prefer_join(0, 1_000_000, 8)
 
