@@ -22,6 +22,7 @@ from topicslab._checks import comma_items
 from topicslab.cli._app import (
     MAX_SEED,
     SETS_TAXONOMY_HELP,
+    _debugging,
     app,
     err,
     given,
@@ -176,8 +177,10 @@ def stats(
         else:
             from topicslab.dp.spark import spark_statistics
 
+            # Spark's logs, progress bars and JVM lines would join the one line (--debug
+            # shows them)
             result = spark_statistics(os.fspath(sets_path), master=master,
-                                      taxonomy=taxonomy, **opts)
+                                      taxonomy=taxonomy, quiet=not _debugging(), **opts)
     except InputError as exc:  # k above the taxonomy's size, weeks past the input's, ...
         raise exc.located(file=str(sets_path)) from None
     with no_new_empty_dirs(out_dir):
