@@ -126,7 +126,12 @@ def stats(
             raise InputError(f"--explain only prints a ledger; {typed[0]} does not apply to it "
                              "(drop it, or drop --explain to compute statistics)",
                              field=typed[0])
-        ledger = dp.load_ledger(explain)
+        try:
+            ledger = dp.load_ledger(explain)
+        except InputError as exc:  # the file as a whole: the option that named it
+            if exc.row is not None or exc.field is not None:
+                raise
+            raise exc.located(field="--explain") from None
         try:
             tables = dp.ledger_tables(ledger)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
