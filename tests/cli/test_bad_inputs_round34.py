@@ -187,3 +187,60 @@ def test_convert_to_shards_names_the_shards(inputs: Path, work: Path) -> None:
     assert not (work / "p.tfrecord").exists()
     assert "to 3 shards p-00000-of-00003.tfrecord ... p-00002-of-00003.tfrecord" in res.output
     assert "to p.tfrecord" not in res.output
+
+
+# ---- fresh defects -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def outputs(inputs: Path) -> Path:
+    """``inputs`` with site traces of the population (``traces.parquet``) and a run's output
+    directory (``run``: its stages.json and its DP release, ``run/stats``)."""
+    res = invoke(["observe", "--sets", str(inputs / "pop.parquet"), "--out",
+                  str(inputs / "traces.parquet")])
+    assert res.exit_code == 0, res.output
+    run = inputs / "run"
+    run.mkdir(exist_ok=True)
+    (run / "stages.json").write_text("{}", encoding="utf-8")
+    if not (run / "stats").exists():
+        shutil.copytree(inputs / "stats", run / "stats")
+    return inputs
+
+
+FRESH = [
+    # D1: disclosure --script of a binary file, a directory, a missing file: the codec's or
+    # the OS's message ("[Errno 21] Is a directory: '.'"), and no field
+    ("script-binary", ["disclosure", "--script", "{in}/pop.parquet"],
+     "pop.parquet, field '--script': is not a text file in UTF-8 (byte 0x"),
+    ("script-directory", ["disclosure", "--script", "{in}"],
+     "field '--script': is a directory, not a query script"),
+    ("script-missing", ["disclosure", "--script", "{in}/no-such.txt"],
+     "no-such.txt, field '--script': no such file"),
+    # D2: reid --traces of a directory: "site traces are stored as Parquet, not tfrecord"
+    ("traces-stats-dir", ["reid", "--traces", "{in}/stats", "--no-progress"],
+     "stats, field '--traces': is a directory holding DP statistics (topicslab stats), not "
+     "site traces"),
+    ("traces-run-dir", ["reid", "--traces", "{in}/run", "--no-progress"],
+     "run, field '--traces': is a directory holding a run's output (topicslab run)"),
+    ("traces-csv", ["reid", "--traces", "{in}/pop.csv", "--no-progress"],
+     "pop.csv, field '--traces': site traces are stored as Parquet, not csv"),
+    # D3: stats --explain of a run's directory or a missing one: "RUN/privacy_ledger.json: no
+    # privacy ledger here", no field
+    ("explain-run-dir", ["stats", "--explain", "{in}/run"],
+     "run, field '--explain': no privacy ledger here: this directory holds a run's output, "
+     "whose DP release is"),
+    ("explain-missing", ["stats", "--explain", "{in}/no-such"],
+     "no-such, field '--explain': no such file"),
+    ("explain-a-parquet", ["stats", "--explain", "{in}/pop.parquet"],
+     "pop.parquet, field '--explain': is not a statistics directory"),
+    # D4: fit --target's refusal left out 'none', which its help offers
+    ("fit-target-text", ["fit", "--stats", "{in}/stats", "--out", "{out}", "--types", "2",
+                         "--target", "abc", "--no-progress"],
+     "field '--target': --target must be 'bar', 'none' or a loss value, got 'abc'"),
+]
+
+
+@pytest.mark.parametrize(("name", "args", "named"), FRESH, ids=[c[0] for c in FRESH])
+def test_fresh_bad_input_is_refused(outputs: Path, work: Path, name: str, args: list[str],
+                                    named: str) -> None:
+    invoke_refused(invoke, args, outputs, work, named)
