@@ -194,11 +194,11 @@ def convert(
         # as sample: a shard holds at least one user (more shards wrote empty files)
         _check_shards(shards, sets.n_users, fmt)
     tio.write_sets(target, sets, format=target_format, **options)
-    written = str(target)
+    shown = str(target)
     if fmt == "tfrecord" and (shards or 1) > 1:
         # the set's shards, not TARGET (p.tfrecord --shards 3 said "to p.tfrecord", a file
         # that does not exist)
         names = shard_names(target, shards or 1)
-        written = f"{len(names)} shards {names[0]} ... {names[-1]}"
+        shown = f"{len(names)} shards {names[0]} ... {names[-1]}"
     out.print(f"wrote {sets.n_users:,} users × {sets.n_weeks} weeks (k = {sets.k}, taxonomy "
-              f"{sets.taxonomy.version}) to {written} ({fmt})", highlight=False, soft_wrap=True)
+              f"{sets.taxonomy.version}) to {shown} ({fmt})", highlight=False, soft_wrap=True)
