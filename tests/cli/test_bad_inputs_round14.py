@@ -117,7 +117,7 @@ CASES: list[tuple[str, list[str], str]] = [
       "{in}/within-frequency"],
      "q_within.json, row 1, field 'frequency': frequency 1000000000"),
     ("stats-explain-ledger-past-a-float", ["stats", "--explain", "{in}/ledger-sigma"],
-     "privacy_ledger.json: invalid JSON: the integer"),
+     "privacy_ledger.json, field '--explain': invalid JSON: the integer"),
     ("population-params-past-a-float",
      ["population", "--users", "10", "--out", "{out}.parquet", "--params", "{in}/params.json"],
      "params.json, field '--params': not valid parameters (the integer"),

@@ -124,6 +124,18 @@ def print_error(message: str) -> None:
         pass
 
 
+def _print_traceback() -> None:
+    """``--debug``: the traceback of the exception being handled, on standard error (above
+    the one line, whose exit code stays that of bad input)."""
+    import traceback
+
+    try:
+        traceback.print_exc(file=sys.stderr)
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):  # standard error full, closed or None
+        pass
+
+
 def _usage_message(exc: Any) -> str:
     from typer._click.exceptions import UsageError
 
@@ -314,8 +326,8 @@ class OneLineErrors(TyperGroup):
                         or _usage_message(exc))
             return exc.exit_code
         except TopicsLabError as exc:
-            if _debugging():
-                raise
+            if _debugging():  # the traceback, then the line and the exit code of bad input
+                _print_traceback()
             if interrupt_seen():  # see below: a swallowed Ctrl-C, then a reader's wrapping
                 self._print_interrupted()
                 return EXIT_INTERRUPTED
@@ -332,7 +344,7 @@ class OneLineErrors(TyperGroup):
             return EXIT_INTERRUPTED
         except UnicodeEncodeError as exc:
             if _debugging():
-                raise
+                _print_traceback()
             print_error(f"the output cannot be shown in the terminal's encoding "
                         f"({exc.encoding}); set PYTHONIOENCODING=utf-8 (or a UTF-8 locale)")
             return EXIT_BAD_INPUT
@@ -342,8 +354,12 @@ class OneLineErrors(TyperGroup):
             print_error("out of memory: use fewer users, weeks or types")
             return EXIT_FAILURE
         except Exception as exc:
-            if _debugging():
+            bad_input = ((isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG)
+                         or _file_system_problem(exc) is not None)
+            if _debugging() and not bad_input:
                 raise
+            if _debugging():  # a refusal still exits 2 under --debug (it was 1)
+                _print_traceback()
             if interrupt_seen():
                 # a Ctrl-C that a library turned into another error (pyarrow's argument
                 # packing raised "TypeError: Got unexpected argument type <class 'str'> for
@@ -438,11 +454,17 @@ err = Console(stderr=True)
 def parse_epsilon(text: str, option: str = "--epsilon") -> float:
     """Accept a float or the papers' symbolic budgets ``ln3``/``ln(3)``/``ln2``; what cannot
     be read is bad input naming ``option`` (its range is the library's to check)."""
+    import re
+
     from topicslab.errors import InputError
 
     t = text.strip().lower().replace(" ", "")
+    # ln3 or ln(3), the brackets balanced (``ln(3`` and ``ln3)`` were read as ln 3)
+    m = re.fullmatch(r"ln(?:\(([^()]*)\)|([^()]*))", t)
     try:
-        return math.log(float(t[2:].strip("()"))) if t.startswith("ln") else float(t)
+        if t.startswith("ln") and m is None:
+            raise ValueError(t)
+        return math.log(float(m.group(1) or m.group(2) or "")) if m else float(t)
     except ValueError:
         raise InputError(f"cannot read epsilon {text!r}: use a number or lnX (e.g. ln3)",
                          field=option) from None

@@ -46,6 +46,46 @@ def _check_to_agrees(target: Path, target_format: str) -> None:
                          field="--to")
 
 
+def _check_from_agrees(source: Path, source_format: str) -> None:
+    """Refuse --from naming another format than SOURCE's content or extension (``--from csv
+    x.parquet`` failed in the CSV reader with a codec error): a Parquet file is told by its
+    first bytes, the rest by the name; CSV and TSV may be read either way (a tab-separated
+    file named .csv), long and profile tables are CSV, TSV or Parquet."""
+    from topicslab import io as tio
+
+    table = ("parquet", "csv", "tsv")
+    head = b""
+    if source.is_file():
+        try:
+            with open(source, "rb") as fh:
+                head = fh.read(4)
+        except OSError:
+            head = b""
+    if head:
+        is_parquet = head == b"PAR1"
+        if is_parquet and source_format not in ("parquet", "long", "profiles"):
+            raise InputError(f"--from {source_format} contradicts the file's content, which is "
+                             "Parquet; give --from parquet (or leave --from out)",
+                             file=str(source), field="--from")
+        if not is_parquet and source_format == "parquet":
+            raise InputError("--from parquet contradicts the file's content, which is not "
+                             "Parquet (it does not begin with PAR1); change --from (or leave "
+                             "it out)", file=str(source), field="--from")
+        if is_parquet:
+            return  # the content agrees, whatever the name
+    try:
+        named = tio.detect_format(source)
+    except InputError:
+        return  # no telling extension: --from decides
+    agrees = (named in table if source_format in ("long", "profiles")
+              else named in ("csv", "tsv") if source_format in ("csv", "tsv")
+              else named == source_format)
+    if not agrees:
+        raise InputError(f"--from {source_format} contradicts the name's extension, which "
+                         f"means {named}; rename SOURCE or change --from", file=str(source),
+                         field="--from")
+
+
 def check_target_name(target: Path, fmt: str, option: str = "TARGET") -> None:
     """Refuse a TARGET name the file written would contradict: one shard of a set
     (``x.tfrecord-00000-of-00002`` was written alone, a set with its other shard missing;
@@ -106,6 +146,8 @@ def convert(
                          field="TARGET") from None
     if target_format is not None:
         _check_to_agrees(target, target_format)
+    if source_format is not None:
+        _check_from_agrees(source, source_format)
     check_target_name(target, fmt)
     options: dict[str, object] = {}
     for option, value in (("--shards", shards), ("--user-ids", user_ids)):
@@ -152,5 +194,11 @@ def convert(
         # as sample: a shard holds at least one user (more shards wrote empty files)
         _check_shards(shards, sets.n_users, fmt)
     tio.write_sets(target, sets, format=target_format, **options)
+    shown = str(target)
+    if fmt == "tfrecord" and (shards or 1) > 1:
+        # the set's shards, not TARGET (p.tfrecord --shards 3 said "to p.tfrecord", a file
+        # that does not exist)
+        names = shard_names(target, shards or 1)
+        shown = f"{len(names)} shards {names[0]} ... {names[-1]}"
     out.print(f"wrote {sets.n_users:,} users × {sets.n_weeks} weeks (k = {sets.k}, taxonomy "
-              f"{sets.taxonomy.version}) to {target} ({fmt})", highlight=False)
+              f"{sets.taxonomy.version}) to {shown} ({fmt})", highlight=False, soft_wrap=True)

@@ -145,7 +145,12 @@ def disclosure(
             err.print(f"wrote {escape(str(json_path))}")
         return
     if script is not None:
-        sc = d.read_script(script)
+        try:
+            sc = d.read_script(script)
+        except InputError as exc:  # the file as a whole: the option that named it
+            if exc.row is not None or exc.field is not None:
+                raise
+            raise exc.located(field="--script") from None
         info = sc.to_dict()
         rows = [[k, str(v)] for k, v in info.items() if k != "headers"]
         out.print(_table(f"Script {script.name}", ["field", "value"], rows))

@@ -291,7 +291,7 @@ def _target(text: str | None) -> Any:
     try:
         return float(text)
     except ValueError:
-        raise InputError(f"--target must be 'bar' or a loss value, got {text!r}",
+        raise InputError(f"--target must be 'bar', 'none' or a loss value, got {text!r}",
                          field="--target") from None
 
 

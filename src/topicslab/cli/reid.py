@@ -460,7 +460,12 @@ def reid(
                 raise InputError("--bounds needs the profiles: use --sets", field="--bounds")
             if r_list is not None and len(r_list) > 1:
                 raise InputError("--weeks lists apply to --sets", field="--weeks")
-            tr = read_traces(traces_path)
+            try:
+                tr = read_traces(traces_path)
+            except InputError as exc:  # the file as a whole: the option that named it
+                if exc.row is not None or exc.field is not None:
+                    raise
+                raise exc.located(field="--traces") from None
             mech = dataclasses.replace(mech, taxonomy=tr.taxonomy)
             site1, site2 = atk.split_sites(tr)
             use = site1.shape[1] if r_list is None else r_list[0]

@@ -22,6 +22,7 @@ from topicslab._checks import comma_items
 from topicslab.cli._app import (
     MAX_SEED,
     SETS_TAXONOMY_HELP,
+    _debugging,
     app,
     err,
     given,
@@ -125,7 +126,12 @@ def stats(
             raise InputError(f"--explain only prints a ledger; {typed[0]} does not apply to it "
                              "(drop it, or drop --explain to compute statistics)",
                              field=typed[0])
-        ledger = dp.load_ledger(explain)
+        try:
+            ledger = dp.load_ledger(explain)
+        except InputError as exc:  # the file as a whole: the option that named it
+            if exc.row is not None or exc.field is not None:
+                raise
+            raise exc.located(field="--explain") from None
         try:
             tables = dp.ledger_tables(ledger)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -176,8 +182,10 @@ def stats(
         else:
             from topicslab.dp.spark import spark_statistics
 
+            # Spark's logs, progress bars and JVM lines would join the one line (--debug
+            # shows them)
             result = spark_statistics(os.fspath(sets_path), master=master,
-                                      taxonomy=taxonomy, **opts)
+                                      taxonomy=taxonomy, quiet=not _debugging(), **opts)
     except InputError as exc:  # k above the taxonomy's size, weeks past the input's, ...
         raise exc.located(file=str(sets_path)) from None
     with no_new_empty_dirs(out_dir):

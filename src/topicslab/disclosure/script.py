@@ -195,9 +195,21 @@ def parse_script(text: str, *, file: str | None = None) -> Script:
 def read_script(path: str | Path) -> Script:
     """Read a script file (UTF-8)."""
     p = Path(path)
+    if not p.exists():  # (was "cannot read script: [Errno 2] No such file or directory: ...")
+        from topicslab.io._common import missing
+
+        raise InputError(missing(str(p)), file=str(p))
+    if p.is_dir():  # (was "cannot read script: [Errno 21] Is a directory: '.'")
+        raise InputError("is a directory, not a query script; give the script's file",
+                         file=str(p))
     try:
         text = p.read_text(encoding="utf-8-sig")  # a byte-order mark is not part of the header
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        # (was the codec's "'utf-8' codec can't decode byte 0x80 in position 7: ...")
+        raise InputError(f"is not a text file in UTF-8 (byte 0x{exc.object[exc.start]:02x} at "
+                         f"offset {exc.start:,}), so not a query script; give the script's "
+                         "file (one query a line, after its headers)", file=str(p)) from None
+    except OSError as exc:
         raise InputError(f"cannot read script: {exc}", file=str(p)) from None
     return parse_script(text, file=str(p))
 

@@ -188,6 +188,10 @@ def _mechanism_problem(mech: dict[str, Any]) -> str:
 def load_ledger(path: str | Path) -> PrivacyLedger:
     """Read ``privacy_ledger.json`` (a file or the directory holding it)."""
     p = Path(path)
+    if not p.exists():  # (was "no privacy ledger here"; a dangling link is named as one)
+        from topicslab.io._common import missing
+
+        raise InputError(missing(str(p)), file=str(p))
     if p.is_dir():
         p = p / FILENAME
     elif p.exists() and not p.name.lower().endswith(".json"):
@@ -200,6 +204,12 @@ def load_ledger(path: str | Path) -> PrivacyLedger:
         data = json.loads(p.read_text(encoding="utf-8-sig"), parse_int=bounded_int,
                           object_pairs_hook=unique_keys)
     except FileNotFoundError:
+        release = p.parent / "stats" / FILENAME
+        if p.name == FILENAME and release.is_file():
+            # a run's output directory (was "no privacy ledger here")
+            raise InputError(f"no privacy ledger here: this directory holds a run's output, "
+                             f"whose DP release is {p.parent / 'stats'}; give that directory",
+                             file=str(p.parent)) from None
         raise InputError("no privacy ledger here", file=str(p)) from None
     except DuplicateKeyError as exc:  # a second "accounting" replaced the first silently
         raise FileFieldError(f"{exc.key!r} is given twice in one object; restore the ledger (or "

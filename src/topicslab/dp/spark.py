@@ -90,12 +90,80 @@ def _require_pyspark() -> None:
                              f"missing): {INSTALL_HINT}") from None
 
 
+#: the log4j2 configuration of a quiet session: no log records at all (Spark's default
+#: profile printed ~9 lines of start-up warnings above the command's one line)
+_QUIET_LOG4J2 = """status = off
+rootLogger.level = off
+rootLogger.appenderRef.console.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %m%n
+"""
+
+
+def _quiet_config(config: dict[str, str], log4j2: str) -> dict[str, str]:
+    """``config`` with Spark's console progress bars off and the driver's log4j2
+    configuration ``log4j2`` (the user's own settings of these keys win)."""
+    quiet = dict(config)
+    quiet.setdefault("spark.ui.showConsoleProgress", "false")
+    if "-Dlog4j2.configurationFile" not in quiet.get("spark.driver.extraJavaOptions", ""):
+        options = quiet.get("spark.driver.extraJavaOptions", "")
+        quiet["spark.driver.extraJavaOptions"] = (
+            f"{options} -Dlog4j2.configurationFile=file:{log4j2}".strip())
+    return quiet
+
+
+@contextlib.contextmanager
+def _jvm_output_aside(quiet: bool) -> Iterator[Any]:
+    """While a new Spark JVM starts: its standard error (the JVM's own "WARNING: Using
+    incubator modules", which no log configuration reaches, and anything it or its Python
+    workers print later) goes to an unnamed temporary file, not the terminal; yields that file
+    (``None`` when not ``quiet``), whose last line tells why a start failed."""
+    if not quiet:
+        yield None
+        return
+    import tempfile
+
+    with tempfile.TemporaryFile() as aside:
+        try:
+            sys.stderr.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+        saved = os.dup(2)
+        try:
+            os.dup2(aside.fileno(), 2)
+            yield aside
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def _last_line(aside: Any) -> str | None:
+    """The last non-empty line the JVM wrote aside (why it could not start), if any."""
+    if aside is None:
+        return None
+    try:
+        aside.seek(0)
+        lines = [ln.strip() for ln in aside.read().decode(errors="replace").splitlines()]
+    except (OSError, ValueError):
+        return None
+    lines = [ln for ln in lines if ln and not ln.startswith("WARNING: Using incubator")]
+    return lines[-1][:200] if lines else None
+
+
 @contextlib.contextmanager
 def spark_session(master: str | None = None, spark: Any = None,
-                  config: dict[str, str] | None = None) -> Iterator[Any]:
+                  config: dict[str, str] | None = None, *,
+                  quiet: bool = False) -> Iterator[Any]:
     """The SparkSession to run on: ``spark`` if given, else the active session, else a new
     one (stopped on exit) on ``master`` with the extra Spark ``config``; ``master=None``
-    means spark-submit's master when launched by spark-submit, else ``local[2]``."""
+    means spark-submit's master when launched by spark-submit, else ``local[2]``.
+
+    ``quiet``: a new session prints nothing on the terminal -- no log records, no ``[Stage
+    N]`` progress bars, none of the JVM's own start-up lines (the command line's one-line
+    contract; ``topicslab --debug`` shows them)."""
     _require_pyspark()
     if spark is not None:
         yield spark
@@ -106,8 +174,28 @@ def spark_session(master: str | None = None, spark: Any = None,
     if active is not None:
         yield active
         return
+    if quiet:
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="topicslab-spark-") as tmp:
+            # the JVM reads its log configuration once, at start-up
+            log4j2 = os.path.join(tmp, "log4j2.properties")
+            with open(log4j2, "w", encoding="utf-8") as fh:
+                fh.write(_QUIET_LOG4J2)
+            with _new_session(master, _quiet_config(config or {}, log4j2), True) as session:
+                session.sparkContext.setLogLevel("OFF")  # a JVM started earlier, too
+                yield session
+        return
+    with _new_session(master, config or {}, False) as session:
+        yield session
+
+
+@contextlib.contextmanager
+def _new_session(master: str | None, config: dict[str, str], quiet: bool) -> Iterator[Any]:
+    from pyspark.sql import SparkSession
+
     builder = SparkSession.builder.appName("topicslab-stats")
-    for key, val in (config or {}).items():
+    for key, val in config.items():
         builder = builder.config(key, val)
     launched_by_submit = "PYSPARK_GATEWAY_PORT" in os.environ
     url = master if master else (None if launched_by_submit else "local[2]")
@@ -128,10 +216,18 @@ def spark_session(master: str | None = None, spark: Any = None,
         raise InputError("--master yarn reads the cluster from the environment: set "
                          "HADOOP_CONF_DIR or YARN_CONF_DIR to its configuration directory (or "
                          "use local[N] or spark://HOST:PORT)", field="--master")
+    why = None
     try:
-        session = builder.getOrCreate()
+        with _jvm_output_aside(quiet) as aside:
+            try:
+                session = builder.getOrCreate()
+            except Exception:
+                why = _last_line(aside)
+                raise
     except Exception as exc:  # py4j / pyspark raise many types; all mean "no Spark"
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        if why:  # (the JVM's own reason, which went aside)
+            first = f"{first}: {why}"
         if url is not None and not is_local:  # (it blamed Java and pyspark, both there)
             raise InputError(f"Spark could not start on the master {url} ({first}): check "
                              "that the cluster is up and reachable from here",
@@ -255,6 +351,7 @@ def spark_counts(
     spark: Any = None,
     batch_users: int = BATCH_USERS,
     contribution: ContributionBound | None = None,
+    quiet: bool = False,
 ) -> BoundedCounts:
     """Exact pair counts of the contribution-bounded input, computed by a Spark job.
 
@@ -268,6 +365,7 @@ def spark_counts(
             ``spark`` is given or a session is active.
         spark: an existing ``SparkSession`` to use (not stopped).
         batch_users: Arrow batch size per Python worker call.
+        quiet: a new session prints nothing on the terminal (``spark_session``).
         Others: as ``stream_counts``.
     """
     if batch_users < 1:
@@ -276,7 +374,7 @@ def spark_counts(
     refuse_overlap(contribution, "spark")
     name = os.fspath(path)
     pad_seed = secrets.randbits(63) if seed is None else int(seed)
-    with spark_session(master, spark) as session:
+    with spark_session(master, spark, quiet=quiet) as session:
         return _run(session, name, contribution=contribution, pad_seed=pad_seed,
                     taxonomy=taxonomy, strict=strict, batch_users=batch_users)
 
@@ -380,6 +478,7 @@ def spark_statistics(
     batch_users: int = BATCH_USERS,
     budget: PrivacyBudget | None = None,
     contribution: ContributionBound | None = None,
+    quiet: bool = False,
 ) -> DPStatistics:
     """DP statistics with bounding and counting on Spark; then the shared
     ``release_counts`` on the driver (same noise, post-processing and ledger as the other
@@ -409,6 +508,7 @@ def spark_statistics(
     refuse_overlap(contribution, "spark")
     check_split_early(budget, contribution, _file_weeks(name) if "://" not in name else None)
     bc = spark_counts(name, seed=seed, taxonomy=taxonomy, strict=strict, master=master,
-                      spark=spark, batch_users=batch_users, contribution=contribution)
+                      spark=spark, batch_users=batch_users, contribution=contribution,
+                      quiet=quiet)
     return release_bounded(bc, budget=budget, bound=contribution.bound, seed=seed,
                            engine="spark")

@@ -257,7 +257,9 @@ def run(
         raise InputError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}",
                          field="--preset")
     if sets_path is not None and stats_dir is not None:
-        raise InputError("give --sets or --stats, not both")
+        raise InputError("give --sets or --stats, not both (--sets: the run starts from "
+                         "these topic sets instead of the simulated population; --stats: from "
+                         "this DP release, with no population)", field="--sets/--stats")
     cfg: Preset = PRESETS[preset].with_overrides(users=users, **(overrides or {}))
     # checked before OUT is created: a bad seed or a missing input left an empty OUT behind
     integer(seed, "seed", at_least=0)

@@ -305,6 +305,39 @@ def decode_meta(raw: dict[bytes, bytes] | None, *, file: str) -> dict[str, Any] 
     return block
 
 
+#: what each ``format`` of the metadata block holds, as the refusals say it
+_FORMATS = {"topic_sets": "topic sets (wide)", "topic_sets_long": "topic sets (long)",
+            "site_traces": "site traces"}
+
+
+def check_block_format(block: dict[str, Any] | None, expected: str, *, file: str) -> None:
+    """The metadata block's ``format`` and ``format_version``, when present, are what this
+    reader reads: a block claiming other content (``"site_traces"`` on a topic-set table) or
+    a later format (``format_version`` 99) was read without a word."""
+    if block is None:
+        return
+    said = block.get("format")
+    if said is not None and said != expected:
+        what = _FORMATS.get(said) if isinstance(said, str) else None
+        raise InputError(f"the topicslab metadata says the file holds "
+                         f"{what or f'format {said!r}'}, but it is read as "
+                         f"{_FORMATS[expected]} (format {expected!r}); give the file to the "
+                         "command that reads it, or rewrite it (topicslab convert)",
+                         file=file, field="metadata.format")
+    version = block.get("format_version")
+    if version is None:
+        return
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise InputError(f"corrupt topicslab metadata: format_version must be a positive "
+                         f"integer, got {version!r}; rewrite the file (or drop its topicslab "
+                         "metadata)", file=file, field="metadata.format_version")
+    if version > FORMAT_VERSION:
+        raise InputError(f"written in format_version {version}, and this topicslab reads "
+                         f"format_version {FORMAT_VERSION} only; upgrade topicslab (or "
+                         "rewrite the file with this version)", file=file,
+                         field="metadata.format_version")
+
+
 def missing(name: str) -> str:
     """Why ``name``, which ``os.path.exists`` does not find, cannot be read: no such file, or
     a symbolic link that cannot be followed (a link that loops round was "no such file",

@@ -270,9 +270,22 @@ def read_traces(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
                 format: str | None = None, strict: bool = True) -> SiteTraces:
     """Read site traces (Parquet)."""
     strict = _check_strict(strict)
+    name = os.fspath(path)
+    if os.path.isdir(name):
+        # (was "site traces are stored as Parquet, not tfrecord": a directory is read as
+        # TFRecord shards only where topic sets are read)
+        from pathlib import Path
+
+        from topicslab._paths import OUTPUT_KINDS, _output_kinds
+
+        kinds = _output_kinds(Path(name))
+        what = (f"a directory holding {OUTPUT_KINDS[next(iter(kinds))]}" if kinds
+                else "a directory")
+        raise InputError(f"is {what}, not site traces: traces are one Parquet file (topicslab "
+                         "observe writes them)", file=name)
     fmt = _format(path, format)
     if fmt != "parquet":
-        raise InputError(f"site traces are stored as Parquet, not {fmt}", file=os.fspath(path))
+        raise InputError(f"site traces are stored as Parquet, not {fmt}", file=name)
     return read_traces_parquet(path, taxonomy=taxonomy, strict=strict)
 
 

@@ -34,6 +34,7 @@ from topicslab.io._common import (
     META_KEY,
     ListError,
     PathLike,
+    check_block_format,
     check_exists,
     decode_meta,
     distinct_width,
@@ -119,6 +120,7 @@ def _columns(file: str, delimiter: str | None) -> tuple[
             for name in COLUMNS:
                 if name not in pf.schema_arrow.names:
                     raise InputError("missing column", file=file, field=name)
+            check_block_format(block, "topic_sets_long", file=file)
             table = pf.read(columns=list(COLUMNS))
 
             def col(name: str) -> pa.Array:

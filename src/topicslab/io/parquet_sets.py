@@ -38,6 +38,7 @@ from topicslab.io._common import (
     MAX_WEEKS,
     META_KEY,
     PathLike,
+    check_block_format,
     check_exists,
     check_unique_users,
     decode_meta,
@@ -193,6 +194,7 @@ class _Plan:
         if "site" in names and "epoch_0_topic" in names and "epoch_0_topics" not in names:
             raise TracesNotSetsError("holds site traces (one answer per site, user and week, "
                                      "as observe writes), not topic sets", file=file)
+        check_block_format(block, "topic_sets", file=file)
         self.weeks = week_columns(names, "epoch_{w}_topics", file=file)
         known = {sets_column(w) for w in range(self.weeks)}
         # other columns (a pandas index, ...) are left alone, but a misspelt week column

@@ -26,6 +26,7 @@ from topicslab.io._common import (
     FORMAT_VERSION,
     META_KEY,
     PathLike,
+    check_block_format,
     check_exists,
     decode_meta,
     encode_meta,
@@ -81,6 +82,7 @@ def read_traces_parquet(path: PathLike, *, taxonomy: Taxonomy | str | None = Non
         for name in ("user_id", "site"):
             if name not in schema.names:
                 raise InputError("missing column", file=file, field=name)
+        check_block_format(block, "site_traces", file=file)
         weeks = week_columns(schema.names, "epoch_{w}_topic", file=file)
         # as the sets reader: a week column dropped (or misspelt) was read as a file of fewer
         # weeks, whatever the metadata said
