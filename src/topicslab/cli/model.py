@@ -373,10 +373,14 @@ def fit_command(
     refuse_overwriting_inputs(
         [("--out", out_dir), ("--json", json_path), ("--export-release", export_release)],
         [("--stats", stats_dir)])
-    if resume and not (out_dir / "checkpoints" / "checkpoint.pt").is_file():
-        raise InputError(f"--resume needs {out_dir / 'checkpoints' / 'checkpoint.pt'}, which "
-                         "does not exist: nothing to continue (drop --resume to start a new "
-                         "fit)", file=str(out_dir), field="--resume")
+    checkpoint = out_dir / "checkpoints" / "checkpoint.pt"
+    if resume and not checkpoint.is_file():
+        # (a directory of that name was said not to exist)
+        state = ("is a directory, not a checkpoint" if checkpoint.is_dir()
+                 else "does not exist")
+        raise InputError(f"--resume needs {checkpoint}, which {state}: nothing to continue "
+                         "(drop --resume to start a new fit)", file=str(out_dir),
+                         field="--resume")
     from topicslab.model.fit import MAX_MODEL_WEEKS
 
     if weeks > MAX_MODEL_WEEKS:
