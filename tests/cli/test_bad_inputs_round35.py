@@ -1,0 +1,116 @@
+"""Bad input, the thirty-fifth independent round.
+
+- ``fit --resume`` of a checkpoint.pt that is no fit's state (another program's file saved
+  under the name, or one edited: ``step`` text, ``history`` null, no ``params``, a list):
+  read as far as it went, then ``ValueError``, ``TypeError`` or ``AttributeError`` with exit
+  code 1; ``checkpoints/checkpoint.pt`` a directory was said not to exist.
+- ``OMP_NUM_THREADS=abc`` (or 0, or empty): libgomp printed "Invalid value for environment
+  variable OMP_NUM_THREADS" above the command's output and went on with its default.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from refusal import (
+    check_refused,
+    console_script,
+    fit_small_model,
+    invoke,
+    population_and_stats,
+    tree,
+)
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """300 users (v2, 4 weeks) as ``pop.parquet``, their DP statistics ``stats`` and a
+    fitted model ``model`` (2 types, 1 step) with its checkpoint."""
+    d = tmp_path_factory.mktemp("round35")
+    population_and_stats(d)
+    fit_small_model(invoke, d)
+    assert (d / "model" / "checkpoints" / "checkpoint.pt").is_file()
+    return d
+
+
+# ---- fit --resume of a checkpoint that is no fit's state -----------------------------------
+
+
+def _edited(state: dict, how: str) -> object:
+    if how == "a-list":
+        return [1, 2]
+    if how == "step-text":
+        return {**state, "step": "x"}
+    if how == "history-null":
+        return {**state, "history": None}
+    if how == "no-params":
+        return {k: v for k, v in state.items() if k != "params"}
+    if how == "params-empty":
+        return {**state, "params": {}}
+    if how == "theta-of-other-shape":
+        return {**state, "params": {**state["params"],
+                                    "theta": state["params"]["theta"][:1]}}
+    assert how == "optimizer-of-nothing"
+    return {**state, "optimizer": {"state": {}, "param_groups": []}}
+
+
+@pytest.mark.parametrize("how", ["a-list", "step-text", "history-null", "no-params",
+                                 "params-empty", "theta-of-other-shape",
+                                 "optimizer-of-nothing"])
+def test_resume_of_a_foreign_checkpoint_is_refused(inputs: Path, work: Path, how: str) -> None:
+    """Was ``error: ValueError: invalid literal for int() ...`` (or TypeError,
+    AttributeError, "optimizer got an empty parameter list"), exit code 1."""
+    import torch
+
+    shutil.copytree(inputs / "model", work / "m")
+    ckpt = work / "m" / "checkpoints" / "checkpoint.pt"
+    state = torch.load(ckpt, map_location="cpu", weights_only=False)
+    torch.save(_edited(state, how), ckpt)
+    before = tree(work)
+    res = invoke(["fit", "--stats", str(inputs / "stats"), "--out", "m", "--types", "2",
+                  "--modes", "1", "--steps", "1", "--no-progress", "--resume"])
+    check_refused(res.output, res.exit_code, "checkpoint.pt, field '--resume': is not a "
+                                             "checkpoint of topicslab fit (")
+    assert tree(work) == before
+
+
+def test_resume_of_its_own_checkpoint_still_runs(inputs: Path, work: Path) -> None:
+    shutil.copytree(inputs / "model", work / "m")
+    res = invoke(["fit", "--stats", str(inputs / "stats"), "--out", "m", "--types", "2",
+                  "--modes", "1", "--steps", "1", "--no-progress", "--resume"])
+    assert res.exit_code == 0, res.output
+
+
+def test_resume_of_a_checkpoint_directory_says_so(inputs: Path, work: Path) -> None:
+    """Was "--resume needs m/checkpoints/checkpoint.pt, which does not exist"."""
+    (work / "m" / "checkpoints" / "checkpoint.pt").mkdir(parents=True)
+    before = tree(work)
+    res = invoke(["fit", "--stats", str(inputs / "stats"), "--out", "m", "--types", "2",
+                  "--steps", "1", "--no-progress", "--resume"])
+    check_refused(res.output, res.exit_code, "field '--resume': --resume needs "
+                  f"{Path('m/checkpoints/checkpoint.pt')}, which is a directory, not a "
+                  "checkpoint")
+    assert tree(work) == before
+
+
+# ---- OMP_NUM_THREADS that libgomp cannot read ----------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "", "1.5", "-1"])
+def test_unreadable_omp_num_threads_is_one_line(tmp_path: Path, value: str) -> None:
+    """Was libgomp's "Invalid value for environment variable OMP_NUM_THREADS" above the
+    output (exit 0, the value ignored)."""
+    proc = console_script(["stats", "--explain", "nowhere"], {"OMP_NUM_THREADS": value},
+                          tmp_path)
+    check_refused(proc.stderr, proc.returncode, f"OMP_NUM_THREADS={value!r} must be a "
+                                                "positive integer")
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("value", ["2", "2,1", " 1"])
+def test_readable_omp_num_threads_still_runs(tmp_path: Path, value: str) -> None:
+    proc = console_script(["qif", "--m", "10"], {"OMP_NUM_THREADS": value}, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "OMP_NUM_THREADS" not in proc.stderr
