@@ -6,6 +6,13 @@
   code 1; ``checkpoints/checkpoint.pt`` a directory was said not to exist.
 - ``OMP_NUM_THREADS=abc`` (or 0, or empty): libgomp printed "Invalid value for environment
   variable OMP_NUM_THREADS" above the command's output and went on with its default.
+- A run's results.json (or stages.json) given as ``sample/validate --model`` or ``stats
+  --explain``: "invalid JSON: the integer 634131898169… (34 digits) is past 64 bits" (a
+  capacity of its QIF section), as if the file were corrupt.
+- ``sample/validate --model`` of a missing name, a Parquet file or a run's directory:
+  "NAME/model.json: file missing (not a model directory?)", a file under a file, no field.
+- ``fit/validate/run --stats`` of a run's directory: "no q_within.json or qwithin.json in this
+  directory" (its release is RUN/stats); fit and validate named no field for the directory.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from refusal import (
     console_script,
     fit_small_model,
     invoke,
+    invoke_refused,
     population_and_stats,
     tree,
 )
@@ -114,3 +122,75 @@ def test_readable_omp_num_threads_still_runs(tmp_path: Path, value: str) -> None
     proc = console_script(["qif", "--m", "10"], {"OMP_NUM_THREADS": value}, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "OMP_NUM_THREADS" not in proc.stderr
+
+
+# ---- another command's output where a model, a ledger or a release was expected -----------
+
+
+@pytest.fixture(scope="module")
+def run_dir(inputs: Path) -> Path:
+    """A run's output as ``run``: its stages.json and results.json (holding an integer past
+    64 bits, as a run's QIF section does), its DP release ``run/stats`` and model
+    ``run/model``."""
+    run = inputs / "run"
+    if not run.exists():
+        run.mkdir()
+        shutil.copytree(inputs / "stats", run / "stats")
+        shutil.copytree(inputs / "model", run / "model")
+        for name in ("stages.json", "results.json"):
+            (run / name).write_text('{"qif": {"cap_generalisation": '
+                                    '6341318981691628224081345239406357}}', encoding="utf-8")
+    return inputs
+
+
+MODEL = ["sample", "--users", "10", "--seed", "1", "--out", "{out}.parquet", "--model"]
+VALIDATE = ["validate", "--stats", "{in}/stats", "--json", "{out}.json", "--model"]
+CASES = [
+    ("sample-model-results-json", [*MODEL, "{in}/run/results.json"],
+     "results.json, field '--model': is the results.json of a run's output (topicslab run), "
+     "not a release output_parameters.json: give the run's model directory"),
+    ("validate-model-stages-json", [*VALIDATE, "{in}/run/stages.json"],
+     "stages.json, field '--model': is the stages.json of a run's output"),
+    ("explain-results-json", ["stats", "--explain", "{in}/run/results.json"],
+     "results.json, field '--explain': is the results.json of a run's output (topicslab "
+     "run), not a privacy ledger: give the run's DP release"),
+    ("sample-model-missing", [*MODEL, "{in}/no-such"], "no-such, field '--model': no such "
+                                                       "file"),
+    ("validate-model-missing", [*VALIDATE, "{in}/no-such"], "no-such, field '--model': no "
+                                                            "such file"),
+    ("sample-model-parquet", [*MODEL, "{in}/pop.parquet"],
+     "pop.parquet, field '--model': is a file, not a model directory (topicslab fit) nor a "
+     "release output_parameters.json"),
+    ("sample-model-run-dir", [*MODEL, "{in}/run"],
+     "run, field '--model': is a directory holding a run's output (topicslab run), whose "
+     "model is"),
+    ("sample-model-stats-dir", [*MODEL, "{in}/stats"],
+     "model.json, field '--model': file missing (not a model directory?)"),
+    ("fit-stats-run-dir", ["fit", "--out", "{out}", "--types", "2", "--no-progress",
+                           "--stats", "{in}/run"],
+     "run, field '--stats': is a directory holding a run's output (topicslab run), whose DP "
+     "release is"),
+    ("validate-stats-run-dir", ["validate", "--model", "{in}/model", "--json", "{out}.json",
+                                "--stats", "{in}/run"],
+     "run, field '--stats': is a directory holding a run's output"),
+    ("validate-stats-a-model", ["validate", "--model", "{in}/model", "--json", "{out}.json",
+                                "--stats", "{in}/model"],
+     "model, field '--stats': no q_within.json or qwithin.json in this directory"),
+    ("run-stats-run-dir", ["run", "--preset", "smoke", "--out", "{out}", "--quiet",
+                           "--stats", "{in}/run"],
+     "run, field '--stats': is a directory holding a run's output"),
+]
+
+
+@pytest.mark.parametrize(("name", "args", "named"), CASES, ids=[c[0] for c in CASES])
+def test_another_output_is_refused(run_dir: Path, work: Path, name: str, args: list[str],
+                                   named: str) -> None:
+    invoke_refused(invoke, args, run_dir, work, named)
+
+
+def test_the_runs_own_model_and_release_still_read(run_dir: Path, work: Path) -> None:
+    res = invoke(["sample", "--model", str(run_dir / "run" / "model"), "--users", "10",
+                  "--seed", "1", "--out", "s.parquet"])
+    assert res.exit_code == 0, res.output
+    res = invoke(["stats", "--explain", str(run_dir / "run" / "stats")])
+    assert res.exit_code == 0, res.output
