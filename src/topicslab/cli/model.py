@@ -388,7 +388,6 @@ def fit_command(
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
 ) -> None:
     """Fit the type-mixture model to DP statistics (paper §5; the fitter sees only them)."""
-    from topicslab import dp
     from topicslab import model as tm
     from topicslab._paths import (
         check_output_dir,
@@ -661,7 +660,6 @@ def validate_command(
 ) -> None:
     """Fit errors (Fig. 3/4), distinct topics (Fig. 5), stationarity (Appendix C) and, with
     --risk, release fidelity (risk gaps for every number of weeks observed)."""
-    from topicslab import dp
     from topicslab import model as tm
     from topicslab import validate as tv
     from topicslab._paths import check_output_file, refuse_overwriting_inputs
