@@ -240,6 +240,11 @@ def check_output_dir(path: str | os.PathLike[str], option: str,
         # a link to a missing directory: the directory's atomic rename failed only after the
         # work (attack-train trained, then exit 1); a link to an existing directory is written
         # through
+        from topicslab.io._common import missing
+
+        if "loops back" in (why := missing(name)):  # ("create it" cannot be done)
+            raise InputError(f"{why}; remove the link, or name another directory", file=name,
+                             field=option)
         raise InputError(f"is a symbolic link to a missing directory ({os.readlink(p)}); create "
                          "it, or name another directory", file=name, field=option)
     if p.exists() and not p.is_dir():
