@@ -13,6 +13,11 @@
   "NAME/model.json: file missing (not a model directory?)", a file under a file, no field.
 - ``fit/validate/run --stats`` of a run's directory: "no q_within.json or qwithin.json in this
   directory" (its release is RUN/stats); fit and validate named no field for the directory.
+- An output directory that is a symbolic link looping back on itself: "is a symbolic link to
+  a missing directory (loop); create it", which cannot be done.
+- ``run --seed 1 --out R`` over a finished ``--seed 0`` run, stopped (Ctrl-C, or a failure)
+  after its first stages: R held the new population, release and model beside the old
+  report.html and results.json, which described the replaced ones.
 """
 
 from __future__ import annotations
@@ -194,3 +199,80 @@ def test_the_runs_own_model_and_release_still_read(run_dir: Path, work: Path) ->
     assert res.exit_code == 0, res.output
     res = invoke(["stats", "--explain", str(run_dir / "run" / "stats")])
     assert res.exit_code == 0, res.output
+
+
+# ---- an output directory that is a link looping back on itself ----------------------------
+
+
+@pytest.mark.parametrize("command", [
+    ["stats", "--sets", "{in}/pop.parquet", "--out", "loop"],
+    ["fit", "--stats", "{in}/stats", "--out", "loop", "--types", "2", "--no-progress"],
+])
+def test_output_directory_looping_link_is_named_as_such(inputs: Path, work: Path,
+                                                        command: list[str]) -> None:
+    """Was "is a symbolic link to a missing directory (loop); create it"."""
+    (work / "loop").symlink_to("loop")
+    before = tree(work)
+    res = invoke([a.format(**{"in": inputs}) for a in command])
+    check_refused(res.output, res.exit_code, "loop, field '--out': is a symbolic link that "
+                                             "loops back on itself")
+    assert "create it" not in res.output
+    assert tree(work) == before
+
+
+# ---- a stopped run does not leave the earlier run's report beside its new stages -----------
+
+
+def _earlier_run(work: Path) -> Path:
+    """An output directory as a finished run leaves it: one stage recorded, its report."""
+    import json
+
+    out = work / "r"
+    out.mkdir()
+    (out / "stages.json").write_text(json.dumps({"population": {"key": "old"}}),
+                                     encoding="utf-8")
+    (out / "report.html").write_text("<html>seed 0</html>", encoding="utf-8")
+    (out / "results.json").write_text('{"seed": 0}', encoding="utf-8")
+    return out
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, RuntimeError])
+def test_stopped_run_removes_the_report_of_the_stages_it_replaced(
+        work: Path, monkeypatch: pytest.MonkeyPatch, stop: type[BaseException]) -> None:
+    """Was: the new population (and release, model ...) beside the old report.html and
+    results.json, which described the replaced ones."""
+    import json
+
+    import topicslab.experiment as experiment
+
+    out = _earlier_run(work)
+
+    def run(_preset: str, out_dir: Path, **_kw: object) -> None:
+        (out_dir / "stages.json").write_text(json.dumps({"population": {"key": "new"}}),
+                                             encoding="utf-8")
+        raise stop("stopped")
+
+    monkeypatch.setattr(experiment, "run", run)
+    res = invoke(["run", "--preset", "smoke", "--seed", "1", "--out", str(out), "--quiet"])
+    assert res.exit_code == (130 if stop is KeyboardInterrupt else 1), res.output
+    assert not (out / "report.html").exists() and not (out / "results.json").exists()
+    if stop is KeyboardInterrupt:
+        assert ("the earlier report.html and results.json were removed (they described the "
+                "stages replaced)") in res.output
+
+
+def test_stopped_run_keeps_the_report_when_no_stage_changed(
+        work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import topicslab.experiment as experiment
+
+    out = _earlier_run(work)
+
+    def run(_preset: str, _out_dir: Path, **_kw: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(experiment, "run", run)
+    before = tree(work)
+    res = invoke(["run", "--preset", "smoke", "--seed", "1", "--out", str(out), "--quiet"])
+    assert res.exit_code == 130, res.output
+    assert "removed" not in res.output
+    assert tree(work) == before
