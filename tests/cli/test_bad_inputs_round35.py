@@ -18,6 +18,8 @@
 - ``run --seed 1 --out R`` over a finished ``--seed 0`` run, stopped (Ctrl-C, or a failure)
   after its first stages: R held the new population, release and model beside the old
   report.html and results.json, which described the replaced ones.
+- ``population --params`` whose ``affinities`` or ``site_tags`` pair a topic with itself:
+  "error: ValueError: pair entry (1, 1) must name two different topics", exit code 1.
 """
 
 from __future__ import annotations
@@ -275,4 +277,25 @@ def test_stopped_run_keeps_the_report_when_no_stage_changed(
     res = invoke(["run", "--preset", "smoke", "--seed", "1", "--out", str(out), "--quiet"])
     assert res.exit_code == 130, res.output
     assert "removed" not in res.output
+    assert tree(work) == before
+
+
+# ---- population --params pairing a topic with itself ---------------------------------------
+
+
+@pytest.mark.parametrize("table", ["affinities", "site_tags", "cotags"])
+def test_params_pair_of_one_topic_is_refused(work: Path, table: str) -> None:
+    """Was "error: ValueError: pair entry (1, 1) must name two different topics" (exit 1)."""
+    import json
+    from importlib import resources
+
+    doc = json.loads(resources.files("topicslab.population").joinpath(
+        "data/reference_v2.json").read_text(encoding="utf-8"))
+    doc[table] = [*doc.get(table, []), [1, 1, 0.1]]
+    (work / "params.json").write_text(json.dumps(doc), encoding="utf-8")
+    before = tree(work)
+    res = invoke(["population", "--users", "100", "--params", "params.json", "--out",
+                  "p.parquet"])
+    check_refused(res.output, res.exit_code, f"params.json, field '{table}[")
+    assert "names topic 1 twice" in res.output
     assert tree(work) == before
