@@ -79,6 +79,14 @@ def _environment_error() -> str | None:
         except (UnicodeEncodeError, LookupError):
             return (f"the output cannot be shown in the terminal's encoding ({encoding}); set "
                     "PYTHONIOENCODING=utf-8 (or a UTF-8 locale)")
+    omp = os.environ.get("OMP_NUM_THREADS")
+    # libgomp (loaded by numba's and torch's kernels) printed "libgomp: Invalid value for
+    # environment variable OMP_NUM_THREADS" above the command's output and went on with its
+    # default: a comma list of positive integers, as libgomp reads it
+    if omp is not None and not all(n.strip().isdecimal() and int(n) > 0
+                                   for n in omp.split(",")):
+        return (f"environment variable OMP_NUM_THREADS={omp!r} must be a positive integer "
+                "(or a comma list of them); unset it or fix it")
     for name in ("NUMBA_DISABLE_JIT", "NUMBA_BOUNDSCHECK"):
         # numba reads these as integers and, failing, prints a warning with a traceback
         value = os.environ.get(name)

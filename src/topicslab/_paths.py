@@ -188,6 +188,17 @@ OUTPUT_KINDS = {"model": "a fitted model (topicslab fit)",
                 "run": "a run's output (topicslab run)"}
 
 
+def run_record(path: str | os.PathLike[str]) -> str | None:
+    """``"the results.json of a run's output (topicslab run)"`` when ``path`` is a run's
+    results.json or stages.json (beside a stages.json), else ``None``: given where another
+    JSON file was expected, such a file was "invalid JSON: the integer ... is past 64 bits"
+    (a capacity in its QIF section), as if it were corrupt."""
+    p = Path(path)
+    if p.name in ("results.json", "stages.json") and (p.parent / "stages.json").is_file():
+        return f"the {p.name} of a run's output (topicslab run)"
+    return None
+
+
 def _output_kinds(directory: Path) -> dict[str, str]:
     """The kinds of topicslab output ``directory`` holds, each with the file that shows it."""
     found: dict[str, str] = {}
@@ -229,6 +240,11 @@ def check_output_dir(path: str | os.PathLike[str], option: str,
         # a link to a missing directory: the directory's atomic rename failed only after the
         # work (attack-train trained, then exit 1); a link to an existing directory is written
         # through
+        from topicslab.io._common import missing
+
+        if "loops back" in (why := missing(name)):  # ("create it" cannot be done)
+            raise InputError(f"{why}; remove the link, or name another directory", file=name,
+                             field=option)
         raise InputError(f"is a symbolic link to a missing directory ({os.readlink(p)}); create "
                          "it, or name another directory", file=name, field=option)
     if p.exists() and not p.is_dir():

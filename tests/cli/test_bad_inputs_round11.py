@@ -201,7 +201,8 @@ def test_real_permission_denied(inputs: Path, work: Path, case: str) -> None:
         (work / "model" / "model.safetensors").chmod(0)
         args = ["sample", "--model", "model", "--users", "5", "--seed", "0", "--out",
                 "s.parquet"]
-        named = "model.safetensors: cannot read safetensors (Permission denied)"
+        named = ("model.safetensors, field '--model': cannot read safetensors (Permission "
+                 "denied)")
     before = tree(work)
     env = {**os.environ, "PYTHONPATH": PACKAGE}
     env.pop("TOPICSLAB_DEBUG", None)

@@ -97,14 +97,15 @@ CASES: list[tuple[str, list[str], str]] = [
     # a q_overlap.json of more (or fewer) lags than the ledger's persistence query released:
     # fitted as it came
     ("fit-q-overlap-more-lags-than-the-ledger", [*FIT, "{in}/more-lags"],
-     "more-lags/q_overlap.json: holds 4 lag(s), but the ledger's persistence query released "
-     "3 lag(s)"),
+     "more-lags/q_overlap.json, field '--stats': holds 4 lag(s), but the ledger's "
+     "persistence query released 3 lag(s)"),
     ("fit-q-overlap-fewer-lags-than-the-ledger", [*FIT, "{in}/fewer-lags"],
-     "fewer-lags/q_overlap.json: holds 1 lag(s)"),
+     "fewer-lags/q_overlap.json, field '--stats': holds 1 lag(s)"),
     # ... copied into a release whose ledger has no persistence query: fitted, its privacy
     # cost accounted nowhere
     ("fit-q-overlap-the-release-never-paid-for", [*FIT, "{in}/unpaid"],
-     "unpaid/q_overlap.json: the ledger lists no persistence query"),
+     "unpaid/q_overlap.json, field '--stats': the ledger lists no persistence "
+     "query"),
     # the ledger edited: the query twice, or its weeks
     ("fit-ledger-lists-the-query-twice", [*FIT, "{in}/query-twice"],
      "query-twice/privacy_ledger.json, field 'mechanisms': lists the persistence query"),

@@ -61,10 +61,11 @@ CASES: list[tuple[str, list[str], str]] = [
     # a file, or a name that does not exist, given as the release directory: "no
     # q_within.json or qwithin.json in this directory"
     ("fit-stats-is-a-file", [*FIT, "{in}/pop.parquet"],
-     "pop.parquet: is a file; give the directory of DP statistics that topicslab stats writes"),
+     "pop.parquet, field '--stats': is a file; give the directory of DP statistics that "
+     "topicslab stats writes"),
     ("validate-stats-does-not-exist",
      ["validate", "--model", "{in}/stats", "--json", "{out}.json", "--stats", "{in}/stat"],
-     "stat: does not exist; give the directory of DP statistics"),
+     "stat, field '--stats': does not exist; give the directory of DP statistics"),
 ]
 
 

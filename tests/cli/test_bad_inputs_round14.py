@@ -111,7 +111,8 @@ CASES: list[tuple[str, list[str], str]] = [
      "field 'epoch_0_topic': expected an integer, got 25.5"),
     # OverflowError: int too large to convert to float, exit code 1
     ("fit-ledger-sigma-past-a-float", [*FIT, "{in}/ledger-sigma"],
-     "privacy_ledger.json: invalid JSON: the integer 100000000000… (401 digits) is past 64"),
+     "privacy_ledger.json, field '--stats': invalid JSON: the integer 100000000000… (401 "
+     "digits) is past 64"),
     ("validate-within-frequency-past-a-float",
      ["validate", "--model", "{in}/model", "--json", "{out}.json", "--stats",
       "{in}/within-frequency"],
@@ -126,7 +127,7 @@ CASES: list[tuple[str, list[str], str]] = [
       "--out", "{out}.parquet"], "domains-huge.json: not a domain table (the integer"),
     ("sample-model-types-past-a-float",
      ["sample", "--model", "{in}/model-types", "--users", "10", "--seed", "1", "--out",
-      "{out}.parquet"], "model.json: invalid JSON: the integer"),
+      "{out}.parquet"], "model.json, field '--model': invalid JSON: the integer"),
     ("reid-attack-p-past-a-float",
      [*REID, "--attack", "learned", "--attack-model", "{in}/attack-p"],
      "model.json: invalid JSON: the integer"),

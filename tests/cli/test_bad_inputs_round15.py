@@ -73,7 +73,7 @@ CASES: list[tuple[str, list[str], str]] = [
                                   "{out}.parquet"],
      "loop-a.parquet: is a symbolic link that loops back on itself"),
     ("fit-stats-a-link-loop", [*FIT, "{in}/loop-a.parquet"],
-     "loop-a.parquet: is a symbolic link that loops back on itself"),
+     "loop-a.parquet, field '--stats': is a symbolic link that loops back on itself"),
     # attacked: "0 users, 0 targets", exit code 0
     ("reid-sets-of-no-users", ["reid", "--sets", "{in}/no-users.parquet", "--trials", "1"],
      "no-users.parquet, field '--sets': holds no users"),

@@ -99,7 +99,7 @@ CASES: list[tuple[str, list[str], str]] = [
      f"q_single.json, row 1, field 'frequency': 'frequency' {TWICE} record"),
     # the second list was dropped without a word
     ("fit-release-of-two-lists", [*FIT, "{in}/st-two-lists"],
-     "q_across.json: an object of 2 lists ('records', 'more')"),
+     "q_across.json, field '--stats': an object of 2 lists ('records', 'more')"),
     # printed (and fitted) as paper accounting
     ("explain-ledger-accounting-twice", ["stats", "--explain", "{in}/st-accounting-twice"],
      f"privacy_ledger.json, field 'accounting': 'accounting' {TWICE} object"),

@@ -99,7 +99,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("obs-sets-under-a-file", ["observe", "--out", "{out}.parquet", "--sets",
                                "{in}/pop.parquet/x.parquet"], "no such file"),
     ("fit-stats-under-a-file", ["fit", "--stats", "{in}/pop.parquet/s", "--out", "{out}"],
-     "pop.parquet/s: does not exist"),  # round 13: said "no q_within.json in this directory"
+     # round 13: said "no q_within.json in this directory"
+     "pop.parquet/s, field '--stats': does not exist"),
     ("run-stats-under-a-file", [*SMOKE, "--out", "{out}", "--stats", "{in}/pop.parquet/s"],
      "field '--stats': directory not found"),
     ("obs-sets-dev-zero", ["observe", "--sets", "/dev/zero", "--out", "{out}.parquet"],

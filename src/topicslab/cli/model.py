@@ -269,12 +269,43 @@ def _save_fit(out_dir: Path, res: Any) -> None:
         _write_json(tmp / "fit_history.json", {"history": res.history})
 
 
-def _load_any_model(path: Path, taxonomy: str) -> Any:
-    from topicslab import model as tm
+def _load_stats_option(stats_dir: Path) -> Any:
+    """The DP statistics of ``--stats``; an error about the directory as a whole names the
+    option (it named none)."""
+    from topicslab import dp
 
-    if path.is_file() and path.suffix.lower() == ".json":
-        return tm.import_release_parameters(path, taxonomy)
-    return tm.load_model(path)
+    try:
+        return dp.load_statistics(stats_dir)
+    except InputError as exc:
+        if exc.row is not None or exc.field is not None:
+            raise
+        raise exc.located(field="--stats") from None
+
+
+def _load_any_model(path: Path, taxonomy: str) -> Any:
+    """The model of ``--model``: a model directory or a release output_parameters.json.
+    A missing path, or a file of another kind, was "PATH/model.json: file missing (not a
+    model directory?)", a file under a file; the file as a whole is named by the option."""
+    from topicslab import model as tm
+    from topicslab.io._common import missing
+
+    if not path.exists():
+        raise InputError(missing(str(path)), file=str(path), field="--model")
+    if path.is_file() and path.suffix.lower() != ".json":
+        raise InputError("is a file, not a model directory (topicslab fit) nor a release "
+                         "output_parameters.json", file=str(path), field="--model")
+    if (path / "stages.json").is_file() and (path / "model" / "model.json").is_file():
+        raise InputError(f"is a directory holding a run's output (topicslab run), whose model "
+                         f"is {path / 'model'}; give that directory", file=str(path),
+                         field="--model")
+    try:
+        if path.is_file():
+            return tm.import_release_parameters(path, taxonomy)
+        return tm.load_model(path)
+    except InputError as exc:  # the file as a whole: the option that named it
+        if exc.row is not None or exc.field is not None:
+            raise
+        raise exc.located(field="--model") from None
 
 
 #: the output names ``sample`` accepts for each format
@@ -357,7 +388,6 @@ def fit_command(
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
 ) -> None:
     """Fit the type-mixture model to DP statistics (paper §5; the fitter sees only them)."""
-    from topicslab import dp
     from topicslab import model as tm
     from topicslab._paths import (
         check_output_dir,
@@ -373,10 +403,14 @@ def fit_command(
     refuse_overwriting_inputs(
         [("--out", out_dir), ("--json", json_path), ("--export-release", export_release)],
         [("--stats", stats_dir)])
-    if resume and not (out_dir / "checkpoints" / "checkpoint.pt").is_file():
-        raise InputError(f"--resume needs {out_dir / 'checkpoints' / 'checkpoint.pt'}, which "
-                         "does not exist: nothing to continue (drop --resume to start a new "
-                         "fit)", file=str(out_dir), field="--resume")
+    checkpoint = out_dir / "checkpoints" / "checkpoint.pt"
+    if resume and not checkpoint.is_file():
+        # (a directory of that name was said not to exist)
+        state = ("is a directory, not a checkpoint" if checkpoint.is_dir()
+                 else "does not exist")
+        raise InputError(f"--resume needs {checkpoint}, which {state}: nothing to continue "
+                         "(drop --resume to start a new fit)", file=str(out_dir),
+                         field="--resume")
     from topicslab.model.fit import MAX_MODEL_WEEKS
 
     if weeks > MAX_MODEL_WEEKS:
@@ -433,7 +467,7 @@ def fit_command(
                          field="--max-minutes")
     stop_at = _target(target)
     _check_threads(threads)
-    stats = dp.load_statistics(stats_dir)
+    stats = _load_stats_option(stats_dir)
     if persistence is not None and stats.q_overlap is None:
         # typed, it was ignored without a word, whatever its value
         raise InputError("--persistence weighs the release's persistence statistic, and this "
@@ -626,7 +660,6 @@ def validate_command(
 ) -> None:
     """Fit errors (Fig. 3/4), distinct topics (Fig. 5), stationarity (Appendix C) and, with
     --risk, release fidelity (risk gaps for every number of weeks observed)."""
-    from topicslab import dp
     from topicslab import model as tm
     from topicslab import validate as tv
     from topicslab._paths import check_output_file, refuse_overwriting_inputs
@@ -663,7 +696,7 @@ def validate_command(
                          "synthetic sets with the population; give the sets sampled from the "
                          "model (or drop --synthetic to sample them)", file=str(synthetic),
                          field="--synthetic")
-    stats = dp.load_statistics(stats_dir)
+    stats = _load_stats_option(stats_dir)
     mdl = _load_any_model(model_path, stats.taxonomy.version)
     if mdl.k != stats.k:
         raise InputError(f"the model has k={mdl.k} topics a week, the statistics in "

@@ -64,6 +64,23 @@ def _stages_kept(out_dir: Path, this_run: Sequence[str] | None = None,
     return line
 
 
+def _retire_stale_report(out_dir: Path, before: dict[str, Any]) -> list[str]:
+    """Remove an earlier run's report.html and results.json once a stopped or failed run has
+    replaced stages they describe (the names removed). An interrupted ``--seed 1`` over a
+    finished ``--seed 0`` run left the old report and results beside the new population,
+    release and model; the next run writes both again."""
+    records = _stage_records(out_dir)
+    if all(records[name] == before.get(name) for name in records):
+        return []  # no stage was replaced: the report still describes the directory
+    gone = []
+    for name in ("report.html", "results.json"):
+        path = out_dir / name
+        if path.is_file() or path.is_symlink():
+            path.unlink()
+            gone.append(name)
+    return gone
+
+
 #: bytes the learned section keeps per target and trial: the success of its four attacks
 #: (float64) and the paired gaps made of them
 _LEARNED_BYTES_PER_TARGET = 64
@@ -350,15 +367,22 @@ def run(
         err.print(f"[dim]·[/] {escape(msg)}", highlight=False)
 
     before = _stage_records(out_dir)
-    on_interrupt(lambda: _stages_kept(out_dir, done, before))
+    retired: list[str] = []
+    on_interrupt(lambda: _stages_kept(out_dir, done, before)
+                 + (f"; the earlier {' and '.join(retired)} were removed (they described "
+                    "the stages replaced)" if retired else ""))
     # two runs into one --out at once mixed their stages (the report and release of one,
     # the model of the other): the second is refused while the first holds the directory
     with no_new_empty_dirs(out_dir), exclusive_dir(out_dir, "--out"):
-        res = run_experiment(preset, out_dir, seed=seed, users=users, sets_path=sets,
-                             sets_taxonomy=taxonomy,
-                             stats_dir=stats, overrides=overrides, progress=not quiet,
-                             cache=not no_cache,
-                             log=log)
+        try:
+            res = run_experiment(preset, out_dir, seed=seed, users=users, sets_path=sets,
+                                 sets_taxonomy=taxonomy,
+                                 stats_dir=stats, overrides=overrides, progress=not quiet,
+                                 cache=not no_cache,
+                                 log=log)
+        except BaseException:
+            retired.extend(_retire_stale_report(out_dir, before))
+            raise
     t = Table(title=f"topicslab run --preset {preset}")
     t.add_column("", no_wrap=True)
     t.add_column("value (fidelity: population → synthetic, gap ± 95%)", justify="right")

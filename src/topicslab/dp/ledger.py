@@ -200,6 +200,11 @@ def load_ledger(path: str | Path) -> PrivacyLedger:
     if p.is_dir():
         raise InputError("is a directory, not the ledger file; restore the ledger (or rerun "
                          "topicslab stats)", file=str(p))
+    from topicslab._paths import run_record
+
+    if (record := run_record(p)) is not None:
+        raise InputError(f"is {record}, not a privacy ledger: give the run's DP release, "
+                         f"{p.parent / 'stats'}", file=str(p))
     try:
         data = json.loads(p.read_text(encoding="utf-8-sig"), parse_int=bounded_int,
                           object_pairs_hook=unique_keys)

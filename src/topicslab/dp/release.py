@@ -410,6 +410,10 @@ def load_statistics(directory: str | Path, *, taxonomy: Taxonomy | str | None = 
         w_path, a_path, legacy = d / WITHIN, d / ACROSS, False
     elif (d / LEGACY_WITHIN).exists():
         w_path, a_path, legacy = d / LEGACY_WITHIN, d / LEGACY_ACROSS, True
+    elif d.is_dir() and (d / "stages.json").is_file() and (d / "stats" / WITHIN).is_file():
+        # a run's output directory (as load_ledger says it for stats --explain)
+        raise InputError(f"is a directory holding a run's output (topicslab run), whose DP "
+                         f"release is {d / 'stats'}; give that directory", file=str(d))
     elif d.is_dir():
         raise InputError(f"no {WITHIN} or {LEGACY_WITHIN} in this directory; give the "
                          "directory of DP statistics that topicslab stats writes",

@@ -288,6 +288,11 @@ def import_release_parameters(path: str | Path, taxonomy: Taxonomy | str = "v2",
     file = str(p)
     if not p.is_file():
         raise FileFieldError("file not found", file=file)
+    from topicslab._paths import run_record
+
+    if (record := run_record(p)) is not None:
+        raise FileFieldError(f"is {record}, not a release output_parameters.json: give the "
+                             f"run's model directory, {p.parent / 'model'}", file=file)
     try:
         doc = json.loads(p.read_text(encoding="utf-8-sig"), parse_int=bounded_int,
                          object_pairs_hook=unique_keys)

@@ -345,6 +345,48 @@ def _save_checkpoint(directory: Path, state: dict[str, Any]) -> None:
         torch.save(state, tmp)
 
 
+def _not_a_checkpoint(path: Path, what: str) -> InputError:
+    return InputError(f"is not a checkpoint of topicslab fit ({what}): remove it, or drop "
+                      "--resume to start a new fit", file=str(path), field="resume")
+
+
+def _check_checkpoint(state: Any, path: Path) -> None:
+    """The parts of a checkpoint a resumed fit reads, of the types ``_save_checkpoint``
+    wrote: another program's file (or one edited) under the name was read as far as it went,
+    then failed in ``int()``, ``list()`` or the optimiser (exit code 1)."""
+    if not isinstance(state, dict):
+        raise _not_a_checkpoint(path, f"it holds a {type(state).__name__}, not a fit's state")
+    kinds: dict[str, tuple[type, ...]] = {"params": (dict,), "optimizer": (dict,),
+                                          "step": (int,), "seconds": (int, float),
+                                          "history": (list,), "config": (dict,)}
+    for key, kind in kinds.items():
+        value = state.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise _not_a_checkpoint(path, f"its {key!r} is {type(value).__name__}"
+                                    if key in state else f"no {key!r}")
+    if state["step"] < 0 or not (math.isfinite(state["seconds"]) and state["seconds"] >= 0):
+        raise _not_a_checkpoint(path, f"step {state['step']}, {state['seconds']} seconds")
+    if not all(isinstance(entry, dict) for entry in state["history"]):
+        raise _not_a_checkpoint(path, "its 'history' is not a list of steps")
+    if not state["params"] or not all(isinstance(k, str) and isinstance(v, torch.Tensor)
+                                      for k, v in state["params"].items()):
+        raise _not_a_checkpoint(path, "its 'params' are not named tensors")
+    saved = state.get("persistence")
+    if saved is not None and not (isinstance(saved, dict) and {"term", "unit"} <= set(saved)):
+        raise _not_a_checkpoint(path, "its 'persistence' lacks the term and unit")
+    if "generator" in state and not isinstance(state["generator"], torch.Tensor):
+        raise _not_a_checkpoint(path, f"its 'generator' is {type(state['generator']).__name__}")
+
+
+def _check_checkpoint_params(state: dict[str, Any], path: Path,
+                             expected: dict[str, torch.Tensor]) -> None:
+    """The checkpoint's parameters are those of this fit's variant (names and shapes)."""
+    got = {name: tuple(p.shape) for name, p in state["params"].items()}
+    want = {name: tuple(p.shape) for name, p in expected.items()}
+    if got != want:
+        raise _not_a_checkpoint(path, f"parameters {got}, this fit's are {want}")
+
+
 def _load_checkpoint(directory: Path, config: dict[str, Any]) -> dict[str, Any] | None:
     path = directory / CHECKPOINT
     if not path.is_file():
@@ -353,6 +395,7 @@ def _load_checkpoint(directory: Path, config: dict[str, Any]) -> dict[str, Any] 
         state: dict[str, Any] = torch.load(path, map_location="cpu", weights_only=False)
     except Exception as exc:
         raise InputError(f"cannot read checkpoint ({exc})", file=str(path)) from None
+    _check_checkpoint(state, path)
     old = state.get("config", {})
     # (the week pairs last: other weeks change them too, and it is --weeks that differs)
     for key in sorted(set(old) | set(config), key=lambda k: (k == "week_pairs", k)):
@@ -460,8 +503,12 @@ def fit(stats: Any, model: ModelVariant | str = "persistent",
         raise InputError(f"resume needs {CHECKPOINT} in the checkpoint directory, which does "
                          "not exist: nothing to continue (pass resume=False to begin a new fit)",
                          file=str(ckpt_dir), field="resume")
-    params0 = state["params"] if state is not None else variant.init(
-        targets, seed, opt.init_std, around_marginals=isinstance(opt, FullObjective))
+    params0 = variant.init(targets, seed, opt.init_std,
+                           around_marginals=isinstance(opt, FullObjective))
+    if state is not None:
+        assert ckpt_dir is not None
+        _check_checkpoint_params(state, ckpt_dir / CHECKPOINT, params0)
+        params0 = state["params"]
     params = {name: p.to(dev, torch.float32).clone().requires_grad_(True)
               for name, p in params0.items()}
     tuner = _Threads(threads, dev)
@@ -650,7 +697,12 @@ class _Run:
     def adam(self, lr: float) -> torch.optim.Adam:
         opt = torch.optim.Adam(list(self.params.values()), lr=lr)
         if self.state is not None and "optimizer" in self.state:
-            opt.load_state_dict(self.state["optimizer"])
+            try:
+                opt.load_state_dict(self.state["optimizer"])
+            except (ValueError, KeyError, TypeError, RuntimeError) as exc:
+                assert self.ckpt_dir is not None
+                raise _not_a_checkpoint(self.ckpt_dir / CHECKPOINT,
+                                        f"its optimiser state does not fit: {exc}") from None
         self.optimizer_state = opt
         return opt
 

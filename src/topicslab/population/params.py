@@ -119,8 +119,10 @@ def _check_document(doc: dict[str, Any]) -> None:
             if not isinstance(pair, list) or len(pair) != 3:
                 raise FileFieldError(f"must be [topic, topic, value], got {pair!r}",
                                      field=where)
-            _topic_id(pair[0], where)
-            _topic_id(pair[1], where)
+            a, b = _topic_id(pair[0], where), _topic_id(pair[1], where)
+            if a == b:  # (was a ValueError when the generator built its tables: exit 1)
+                raise FileFieldError(f"names topic {a} twice, got {pair!r}: a pair links two "
+                                     "different topics", field=where)
             _real(pair[2], where, 0.0, math.inf)
 
 
