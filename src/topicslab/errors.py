@@ -9,6 +9,9 @@ once when they are made.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 
 class TopicsLabError(Exception):
     """Base class of the errors the CLI reports as one line (no traceback)."""
@@ -79,3 +82,15 @@ class ParameterError(InputError, ValueError):
     names what the user typed. It is an ``InputError`` (one line, exit code 2) and a
     ``ValueError``, what a Python caller expects of a bad argument value.
     """
+
+
+@contextlib.contextmanager
+def naming_option(option: str) -> Iterator[None]:
+    """An ``InputError`` about a file as a whole (no row, no field) raised inside names the
+    option that gave the file (``field=option``); located errors pass as they are."""
+    try:
+        yield
+    except InputError as exc:
+        if exc.row is not None or exc.field is not None:
+            raise
+        raise exc.located(field=option) from None

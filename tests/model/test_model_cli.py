@@ -112,8 +112,8 @@ def test_tfrecord_sample_and_more_weeks(tmp_path):
 def test_errors_are_one_line(tmp_path):
     res = runner.invoke(app, ["sample", "--model", str(tmp_path / "none"), "--users", "5",
                               "--seed", "1", "--out", str(tmp_path / "x.parquet")])
-    assert res.exit_code != 0
-    assert "file missing" in res.output
+    assert res.exit_code == 2
+    assert "no such file" in res.output and "--model" in res.output
     bad = tmp_path / "stats"
     bad.mkdir()
     (bad / "q_within.json").write_text("[]")

@@ -19,7 +19,7 @@ from rich.table import Table
 from topicslab._atomic import atomic_dir, write_text_atomic
 from topicslab._checks import comma_items
 from topicslab.cli._app import MAX_SEED, app, err, given, out, parse_epsilon
-from topicslab.errors import InputError
+from topicslab.errors import InputError, naming_option
 
 
 def _table(title: str, header: list[str], rows: list[list[str]]) -> Table:
@@ -145,12 +145,8 @@ def disclosure(
             err.print(f"wrote {escape(str(json_path))}")
         return
     if script is not None:
-        try:
+        with naming_option("--script"):
             sc = d.read_script(script)
-        except InputError as exc:  # the file as a whole: the option that named it
-            if exc.row is not None or exc.field is not None:
-                raise
-            raise exc.located(field="--script") from None
         info = sc.to_dict()
         rows = [[k, str(v)] for k, v in info.items() if k != "headers"]
         out.print(_table(f"Script {script.name}", ["field", "value"], rows))

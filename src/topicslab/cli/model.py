@@ -24,7 +24,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from topicslab.cli._app import MAX_SEED, app, err, given, on_interrupt, out
-from topicslab.errors import InputError
+from topicslab.errors import InputError, naming_option
 
 #: topics per week: the Topics API's top 5; a k far above it comes from statistics that are
 #: not of top-k sets (k inferred without a privacy ledger) and would need tens of GB
@@ -274,12 +274,8 @@ def _load_stats_option(stats_dir: Path) -> Any:
     option (it named none)."""
     from topicslab import dp
 
-    try:
+    with naming_option("--stats"):
         return dp.load_statistics(stats_dir)
-    except InputError as exc:
-        if exc.row is not None or exc.field is not None:
-            raise
-        raise exc.located(field="--stats") from None
 
 
 def _load_any_model(path: Path, taxonomy: str) -> Any:
@@ -298,14 +294,10 @@ def _load_any_model(path: Path, taxonomy: str) -> Any:
         raise InputError(f"is a directory holding a run's output (topicslab run), whose model "
                          f"is {path / 'model'}; give that directory", file=str(path),
                          field="--model")
-    try:
+    with naming_option("--model"):
         if path.is_file():
             return tm.import_release_parameters(path, taxonomy)
         return tm.load_model(path)
-    except InputError as exc:  # the file as a whole: the option that named it
-        if exc.row is not None or exc.field is not None:
-            raise
-        raise exc.located(field="--model") from None
 
 
 #: the output names ``sample`` accepts for each format

@@ -30,7 +30,7 @@ from topicslab.cli._app import (
     sets_taxonomy,
 )
 from topicslab.cli.population import API_K, require_at_most_k
-from topicslab.errors import InputError
+from topicslab.errors import InputError, naming_option
 
 _ATTACK_HELP = ("hamming | asymmetric | learned (with --attack-model) | all (or a comma list "
                 "of attacks).")
@@ -460,12 +460,8 @@ def reid(
                 raise InputError("--bounds needs the profiles: use --sets", field="--bounds")
             if r_list is not None and len(r_list) > 1:
                 raise InputError("--weeks lists apply to --sets", field="--weeks")
-            try:
+            with naming_option("--traces"):
                 tr = read_traces(traces_path)
-            except InputError as exc:  # the file as a whole: the option that named it
-                if exc.row is not None or exc.field is not None:
-                    raise
-                raise exc.located(field="--traces") from None
             mech = dataclasses.replace(mech, taxonomy=tr.taxonomy)
             site1, site2 = atk.split_sites(tr)
             use = site1.shape[1] if r_list is None else r_list[0]

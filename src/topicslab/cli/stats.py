@@ -30,7 +30,7 @@ from topicslab.cli._app import (
     parse_epsilon,
     sets_taxonomy,
 )
-from topicslab.errors import InputError
+from topicslab.errors import InputError, naming_option
 
 if TYPE_CHECKING:  # the dp package is imported only when a release is made
     from topicslab.dp.params import Accounting, BoundMode
@@ -126,12 +126,8 @@ def stats(
             raise InputError(f"--explain only prints a ledger; {typed[0]} does not apply to it "
                              "(drop it, or drop --explain to compute statistics)",
                              field=typed[0])
-        try:
+        with naming_option("--explain"):
             ledger = dp.load_ledger(explain)
-        except InputError as exc:  # the file as a whole: the option that named it
-            if exc.row is not None or exc.field is not None:
-                raise
-            raise exc.located(field="--explain") from None
         try:
             tables = dp.ledger_tables(ledger)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
