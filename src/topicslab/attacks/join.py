@@ -260,7 +260,6 @@ def _lookup(queries, lo, hi, offsets, tab, n_users, bits, out):
         a = out[i]
         a[0] = n_users
         exact_h = np.zeros(n_sets, dtype=np.uint64)
-        hashed_h = np.zeros(n_sets, dtype=np.uint64)
         size_of = np.zeros(n_sets, dtype=np.int64)
         for t in range(1, n_sets):
             # a subset's subsets missing one week are smaller numbers: already filled
@@ -285,10 +284,11 @@ def _lookup(queries, lo, hi, offsets, tab, n_users, bits, out):
             if not ok:
                 continue
             exact = bits * k <= 63
-            if exact:  # (a plain 0 would make the expression float64 and round the key)
+            if exact:  # built from the parent's key; the few longer subsets hash the row
                 exact_h[t] = _extend(exact_h[parent], v, hb, k - 1, bits, True)
-            hashed_h[t] = _extend(hashed_h[parent], v, hb, k - 1, bits, False)
-            h = (exact_h[t] if exact else hashed_h[t]) | _TOP
+                h = exact_h[t] | _TOP
+            else:
+                h = _key(queries[q], t, bits, False)
             off = offsets[t]
             size = offsets[t + 1] - off
             if size == 0:
