@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 
 from topicslab.experiment import one_std_rule, run, verdict
+from topicslab.model import NOISE_AT_START
 from topicslab.report import SECTION_IDS, results_schema, validate_results
 from topicslab.report.schema import ResultsSchemaError
 
@@ -42,6 +43,10 @@ def test_every_stage_and_section(smoke: tuple[Path, dict]) -> None:
             assert 0 <= r["mean"] <= 1 and r["std"] >= 0
     assert 0 <= res["fit_quality"]["share_abs_within_0.1pp"] <= 1
     assert res["verdict"]["pass"] in (True, False)
+    # the note on a fit that took no step is there exactly when the fit took none
+    stalled = res["fit"]["stopped"] == "noise" and res["fit"]["steps"] == 0
+    assert (res["verdict"]["note"] == NOISE_AT_START) is stalled
+    assert (res["verdict"]["note"] is None) is not stalled
     assert res["dp_statistics"]["ledger"]["claimed"]["epsilon"] == pytest.approx(1.0986, 1e-4)
     # the default release: every simulated week (4 within-week, 3 across-week queries) under
     # one zCDP budget
@@ -114,6 +119,16 @@ def test_verdict_rule() -> None:
     assert both["pass"] is False and both["one_std_rule"]["pass"] is True
     assert both["text"].startswith("FAIL: gaps.") and "one std" in both["text"]
     assert verdict({"population": pop, "synthetic": bad}, None)["pass"] is False
+    # a fit that stopped at the noise floor before its first step: the verdict says why it
+    # cannot speak of the model; one that took steps, or stopped otherwise, adds nothing
+    stalled = verdict({"population": pop, "synthetic": ok}, fid, {"stopped": "noise", "steps": 0})
+    assert stalled["pass"] is False and stalled["note"] == NOISE_AT_START
+    assert stalled["text"].endswith(f"Note: {NOISE_AT_START}.")
+    for fit in ({"stopped": "noise", "steps": 3}, {"stopped": "steps", "steps": 0}, None):
+        v = verdict({"population": pop, "synthetic": ok}, fid, fit)
+        assert v["note"] is None and "Note:" not in v["text"]
+    with pytest.raises(TypeError, match="fit"):
+        verdict({"population": pop, "synthetic": ok}, fid, [])  # type: ignore[arg-type]
 
 
 def test_paper_model_and_refit_per_trial(tmp_path: Path) -> None:

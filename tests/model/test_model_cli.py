@@ -147,3 +147,20 @@ def test_truncation_option(tmp_path):
                               "--no-progress"])
     assert res.exit_code == 0, res.output
     assert load_model(tmp_path / "m").metadata["truncation"] == 0.0
+
+
+def test_fit_that_stops_at_step_0_says_why(tmp_path):
+    """3,000 users: the release's noise hides the pair structure, J starts below the noise
+    floor and the fit takes no step; the fit says what that means for the synthetic data (a
+    fit that takes steps says nothing of the kind, test_fit_sample_validate)."""
+    pop, stats, model = tmp_path / "pop.parquet", tmp_path / "st", tmp_path / "m"
+    for args in (["population", "--users", "3000", "--weeks", "2", "--seed", "1",
+                  "--out", str(pop)],
+                 ["stats", "--sets", str(pop), "--out", str(stats)],
+                 ["fit", "--stats", str(stats), "--out", str(model), "--types", "2",
+                  "--steps", "5", "--no-progress", "--json", str(tmp_path / "fit.json")]):
+        res = runner.invoke(app, args)
+        assert res.exit_code == 0, res.output
+    fitted = json.loads((tmp_path / "fit.json").read_text())
+    assert (fitted["steps"], fitted["stopped"]) == (0, "noise")
+    assert "note: the fit stopped at step 0" in " ".join(res.output.split())

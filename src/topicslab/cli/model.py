@@ -510,6 +510,8 @@ def fit_command(
     table.add_row("terms within 0.1 pp", f"{res.quality['share_abs_within_0_1pp']:.4%}")
     table.add_row("terms ≥ 0.1% within 20%", f"{res.quality['share_rel_within_20pct']:.2%}")
     out.print(table)
+    if res.noise_at_start:
+        out.print(f"note: {res.noise_at_start}.")
     if json_path is not None:
         _write_json(json_path, res.to_dict())
 

@@ -176,21 +176,29 @@ def _risk_summary(res: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def verdict(reid: dict[str, Any], fidelity: dict[str, Any] | None = None) -> dict[str, Any]:
+def verdict(reid: dict[str, Any], fidelity: dict[str, Any] | None = None,
+            fit: dict[str, Any] | None = None) -> dict[str, Any]:
     """The release verdict: the fidelity gaps (every r, every attack, within the tolerance;
-    ``validate.fidelity``) when available, with the paper's one-std rule as its second line."""
-    for name, value in (("reid", reid), ("fidelity", fidelity)):
-        if not isinstance(value, dict) and not (name == "fidelity" and value is None):
+    ``validate.fidelity``) when available, with the paper's one-std rule as its second line.
+    ``fit`` (results.json's section) adds why the verdict cannot speak of the model when the
+    fit stopped at the DP noise floor before its first step (``model.NOISE_AT_START``)."""
+    for name, value in (("reid", reid), ("fidelity", fidelity), ("fit", fit)):
+        if not isinstance(value, dict) and not (name != "reid" and value is None):
             raise TypeError(f"verdict takes a dict as {name} (results.json's section), got "
                             f"{type(value).__name__}")
+    from topicslab.model.fit import noise_at_start
+
+    note = noise_at_start(fit.get("stopped"), fit.get("steps")) if fit else None
+    tail = f" Note: {note}." if note else ""
     one = one_std_rule(reid)
     if fidelity is None or fidelity.get("pass") is None:
-        return {**one, "one_std_rule": one, "fidelity": None}
-    text = fidelity["text"] + " Paper's rule (one std over trials): " + one["text"]
+        return {**one, "text": one["text"] + tail, "one_std_rule": one, "fidelity": None,
+                "note": note}
+    text = fidelity["text"] + " Paper's rule (one std over trials): " + one["text"] + tail
     return {"pass": bool(fidelity["pass"]), "text": text, "attacks": one["attacks"],
             "fidelity": {"pass": fidelity["pass"], "resolved": fidelity["resolved"],
                          "tolerance": fidelity["tolerance"], "text": fidelity["text"]},
-            "one_std_rule": one}
+            "one_std_rule": one, "note": note}
 
 
 def one_std_rule(reid: dict[str, Any]) -> dict[str, Any]:
@@ -618,7 +626,7 @@ def _run(cfg: Preset, preset: str, out_dir: Path, seed: int, sets_path: str | Pa
     reid["synthetic_detail"] = syn_risk
     reid["refits"] = syn_risk.get("refits")
     results["reidentification"] = reid
-    results["verdict"] = verdict(reid, results["fidelity"])
+    results["verdict"] = verdict(reid, results["fidelity"], results["fit"])
 
     # ---- theory: the population's risk against r with the Bayes attacker and the bounds ------
     results["theory"] = None

@@ -12,6 +12,8 @@ Public names:
         checkpoint_dir=None, ...) -> FitResult
     FullObjective, PaperAdam         the optimisers (strategy objects)
     FitResult                        model, history, seconds, loss, loss_float64, stopped
+    NOISE_AT_START                   why a fit that stops at the noise floor at step 0 can't carry
+                                     the risk (the release is too small)
     sample(model, n_users, *, seed, weeks=None, chunk_users=...) -> TopicSets
     sample_to_file(model, path, n_users, *, seed, weeks=None, format="parquet"|"tfrecord",
                    progress=True) -> list[str]
@@ -37,6 +39,7 @@ from topicslab.model.files import (
     save_model,
 )
 from topicslab.model.fit import (
+    NOISE_AT_START,
     OPTIMIZERS,
     FitResult,
     FullObjective,
@@ -64,6 +67,7 @@ from topicslab.model.variants import (
 )
 
 __all__ = [
+    "NOISE_AT_START",
     "OPTIMIZERS",
     "VARIANT_NAMES",
     "FitResult",

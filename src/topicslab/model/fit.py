@@ -67,7 +67,8 @@ from topicslab.model.targets import Targets
 from topicslab.model.typemixture import TypeMixture
 from topicslab.model.variants import ModelVariant, PaperTypes, PersistentTypes, make_variant
 
-__all__ = ["OPTIMIZERS", "FitResult", "FullObjective", "PaperAdam", "fit", "resolve_device"]
+__all__ = ["NOISE_AT_START", "OPTIMIZERS", "FitResult", "FullObjective", "PaperAdam", "fit",
+           "noise_at_start", "resolve_device"]
 
 OPTIMIZERS = ("default", "paper")
 #: the largest weight of the persistence term: it counts a moment off by its tolerance as
@@ -265,6 +266,30 @@ class FitResult:
         return {"seconds": self.seconds, "loss": self.loss, "loss_float64": self.loss_float64,
                 "stopped": self.stopped, "steps": self.steps, "quality": self.quality,
                 "history": self.history}
+
+    @property
+    def noise_at_start(self) -> str | None:
+        """``NOISE_AT_START`` when the fit stopped at the DP noise floor before its first
+        step, else ``None``."""
+        return noise_at_start(self.stopped, self.steps)
+
+
+#: what a fit that stops at the noise floor before its first step means: the release's
+#: statistics are as close to the starting model (the topics' marginals with random types) as
+#: to the true statistics, so they carry almost nothing more to fit; further steps fit the
+#: noise (measured on the smoke preset, 20K users: 60 or 300 steps without the stop made every
+#: risk gap worse, docs/fidelity.md §5e)
+NOISE_AT_START = ("the fit stopped at step 0: the DP statistics are within their noise of the "
+                  "starting model (the topics' marginals), so at this number of users the noise "
+                  "hides the pair structure that drives re-identification risk, and the "
+                  "synthetic data cannot be expected to reproduce it; release the statistics "
+                  "of more users (the default preset has 1M) for a fidelity verdict that "
+                  "speaks of the model")
+
+
+def noise_at_start(stopped: object, steps: object) -> str | None:
+    """``NOISE_AT_START`` for a fit that ``stopped`` at the noise floor after 0 ``steps``."""
+    return NOISE_AT_START if stopped == "noise" and steps == 0 else None
 
 
 #: the longest model fitted: the statistics cover one week and one week pair, so more weeks
