@@ -13,7 +13,13 @@ from test_model_fit import NoisyStats
 
 from topicslab.errors import InputError
 from topicslab.model import FullObjective, closed_forms, fit, persistent_forms
-from topicslab.model.closed_forms import kept_rows
+from topicslab.model.closed_forms import (
+    _expansion_norms,
+    _expansion_rows,
+    _log_expansion,
+    _symmetric_product,
+    kept_rows,
+)
 
 
 def _persistent_args(model, dtype=torch.float64):
@@ -109,3 +115,51 @@ def test_the_fit_takes_its_tolerance_from_the_noise_and_ends_exact(tax30):
 def test_bad_truncations_are_refused(bad):
     with pytest.raises(InputError, match="truncation"):
         FullObjective(truncation=bad)
+
+
+def _logs(C, k, m, seed, dtype=torch.float64):
+    rng = np.random.default_rng(seed)
+    logP = torch.log_softmax(torch.tensor(rng.normal(size=(C, k, m)) * 3.0, dtype=dtype), -1)
+    return logP, torch.log1p(-logP.exp()).clamp(min=-1000.0)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 50])
+def test_the_expansion_norms_are_those_of_the_whole_expansion(chunk):
+    logP, log1mP = _logs(C=23, k=4, m=17, seed=31)
+    whole = _log_expansion(logP, log1mP)
+    norms = _expansion_norms(logP, log1mP, chunk=chunk)
+    assert norms.shape == (15, 23)
+    assert torch.allclose(norms, (whole * whole).sum(dim=-1), rtol=1e-12, atol=0)
+
+
+def test_the_kept_rows_alone_have_the_whole_expansions_values_and_gradients():
+    """A fit step computes only the kept rows (``_expansion_rows``): the same values and
+    the same gradients as those rows taken out of the whole expansion."""
+    base = _logs(C=9, k=5, m=11, seed=32)
+    rows = torch.tensor(np.sort(np.random.default_rng(33).choice(31 * 9, 70, replace=False)))
+    weights = torch.tensor(np.random.default_rng(34).normal(size=(70, 11)))
+
+    def value_and_grads(kept_only):
+        xs = [x.clone().requires_grad_(True) for x in base]
+        h = (_expansion_rows(*xs, rows) if kept_only else
+             _log_expansion(*xs).reshape(-1, 11).index_select(0, rows))
+        return h.detach(), torch.autograd.grad((weights * h).sum(), xs)
+
+    (h0, g0), (h1, g1) = value_and_grads(False), value_and_grads(True)
+    assert torch.allclose(h1, h0, rtol=1e-12, atol=0) and bool((h0 > 0).any())
+    for a, b in zip(g0, g1, strict=True):
+        assert torch.allclose(a, b, rtol=1e-10, atol=1e-300)
+
+
+@pytest.mark.parametrize("m", [5, 8, 31, 469])
+def test_the_symmetric_product_is_the_weighted_gram(m):
+    rng = np.random.default_rng(m)
+    X = torch.tensor(rng.random((40, m)), dtype=torch.float32)
+    w = torch.tensor(rng.normal(size=(40, 1)), dtype=torch.float32)
+    G = _symmetric_product(X * w, X)
+    ref = ((X * w).double().T @ X.double()).float()
+    assert torch.allclose(G, ref, rtol=1e-4, atol=1e-5)
+    assert torch.allclose(G, G.T, rtol=1e-5, atol=1e-6)
+    if m >= 8:  # computed by blocks: those below the diagonal are copies of those above
+        cut = round(m / 4)
+        assert torch.equal(G[cut:, :cut], G[:cut, cut:].T)
