@@ -45,6 +45,7 @@ from topicslab.io._common import (
     encode_meta,
     list_array,
     pick_taxonomy,
+    release_arrow_memory,
     sets_column,
     week_columns,
     wrap_errors,
@@ -144,6 +145,8 @@ class SetsWriter:
         except BaseException as exc:
             self._atomic.__exit__(type(exc), exc, exc.__traceback__)
             raise
+        finally:
+            release_arrow_memory()
         self._atomic.__exit__(None, None, None)
 
     def abort(self) -> None:
@@ -154,6 +157,7 @@ class SetsWriter:
         try:
             writer.close()
         finally:
+            release_arrow_memory()
             exc = RuntimeError("aborted")
             self._atomic.__exit__(RuntimeError, exc, None)
 
@@ -252,6 +256,14 @@ def read_sets_parquet(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
     ``strict=False`` repeated topics are merged. Rows in errors are 1-based data rows.
     """
     file = check_exists(path)
+    try:
+        return _read_sets_parquet(file, taxonomy, k, weeks, strict)
+    finally:
+        release_arrow_memory()
+
+
+def _read_sets_parquet(file: str, taxonomy: Taxonomy | str | None, k: int | None,
+                       weeks: int | None, strict: bool) -> TopicSets:
     with wrap_errors(file, "Parquet"):
         pf = pq.ParquetFile(file)
         plan = _Plan(file, pf.schema_arrow, taxonomy, k, weeks)
