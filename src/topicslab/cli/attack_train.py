@@ -12,7 +12,7 @@ from pathlib import Path
 import typer
 
 from topicslab.cli._app import MAX_SEED, app, err, given, out
-from topicslab.errors import InputError
+from topicslab.errors import InputError, naming_option
 
 
 @app.command("attack-train")
@@ -75,7 +75,8 @@ def attack_train(
     mech = Mechanism(p=p, lookback=lookback)
     from topicslab.io import read_sets
 
-    data = read_sets(sets_path)
+    with naming_option("--sets"):
+        data = read_sets(sets_path)
     mech = dataclasses.replace(mech, k=data.k, taxonomy=data.taxonomy)
     # typed counts past the population are used as every user: said, not silently clamped
     # (--batch-users 10^12 was clamped without a word)

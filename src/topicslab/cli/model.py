@@ -594,14 +594,15 @@ def sample_command(
     out.print(table)
 
 
-def _read_in_taxonomy(path: Path, version: str) -> Any:
+def _read_in_taxonomy(path: Path, version: str, option: str) -> Any:
     """Topic sets of ``path`` in taxonomy ``version`` when the file allows it: a file without
     metadata is read in it even if its ids also fit the other taxonomy; a file that names
     another taxonomy (or holds ids ``version`` lacks) is returned as it is, for
     ``_check_comparable`` to refuse naming the option."""
     from topicslab import io as tio
 
-    sets = tio.read_sets(path)
+    with naming_option(option):
+        sets = tio.read_sets(path)
     if sets.taxonomy.version != version:
         try:
             sets = tio.read_sets(path, taxonomy=version)
@@ -698,7 +699,7 @@ def validate_command(
                     fix="validate a one-week model, or ")
     pop = syn = None
     if population is not None:
-        pop = _read_in_taxonomy(population, stats.taxonomy.version)
+        pop = _read_in_taxonomy(population, stats.taxonomy.version, "--population")
         _check_comparable(pop, population, "--population", stats.taxonomy.version,
                           f"the statistics in {stats_dir}")
         if weeks is None:
@@ -708,7 +709,7 @@ def validate_command(
                              f"population; use --weeks {pop.n_weeks} or less",
                              file=str(population), field="--weeks")
         if synthetic is not None:
-            syn = _read_in_taxonomy(synthetic, stats.taxonomy.version)
+            syn = _read_in_taxonomy(synthetic, stats.taxonomy.version, "--synthetic")
             _check_comparable(syn, synthetic, "--synthetic", pop.taxonomy.version,
                               f"the population {population}")
             if syn.k != pop.k:  # compared week by week: sets of another k were accepted

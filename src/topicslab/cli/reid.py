@@ -395,7 +395,8 @@ def reid(
             from topicslab.io.parquet_sets import TracesNotSetsError
 
             try:
-                data = read_sets(sets_path, taxonomy=taxonomy)
+                with naming_option("--sets"):
+                    data = read_sets(sets_path, taxonomy=taxonomy)
             except TracesNotSetsError as exc:
                 raise InputError(f"{exc.message}: give it as --traces", file=str(sets_path),
                                  field="--sets") from None

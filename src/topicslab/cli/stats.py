@@ -165,23 +165,24 @@ def stats(
     opts: dict[str, Any] = {"budget": budget, "contribution": contribution, "seed": seed}
     t0 = time.perf_counter()
     try:
-        if engine == "local":
-            from topicslab import io as tio
+        with naming_option("--sets"):
+            if engine == "local":
+                from topicslab import io as tio
 
-            data = tio.read_sets(sets_path, taxonomy=taxonomy)
-            result = dp.compute_statistics(data, **opts)
-        elif engine == "stream":
-            from topicslab.dp.stream import stream_statistics
+                data = tio.read_sets(sets_path, taxonomy=taxonomy)
+                result = dp.compute_statistics(data, **opts)
+            elif engine == "stream":
+                from topicslab.dp.stream import stream_statistics
 
-            result = stream_statistics(os.fspath(sets_path), chunk_users=chunk_users,
-                                       progress=True, taxonomy=taxonomy, **opts)
-        else:
-            from topicslab.dp.spark import spark_statistics
+                result = stream_statistics(os.fspath(sets_path), chunk_users=chunk_users,
+                                           progress=True, taxonomy=taxonomy, **opts)
+            else:
+                from topicslab.dp.spark import spark_statistics
 
-            # Spark's logs, progress bars and JVM lines would join the one line (--debug
-            # shows them)
-            result = spark_statistics(os.fspath(sets_path), master=master,
-                                      taxonomy=taxonomy, quiet=not _debugging(), **opts)
+                # Spark's logs, progress bars and JVM lines would join the one line (--debug
+                # shows them)
+                result = spark_statistics(os.fspath(sets_path), master=master,
+                                          taxonomy=taxonomy, quiet=not _debugging(), **opts)
     except InputError as exc:  # k above the taxonomy's size, weeks past the input's, ...
         raise exc.located(file=str(sets_path)) from None
     with no_new_empty_dirs(out_dir):
