@@ -227,6 +227,21 @@ def _output_kinds(directory: Path) -> dict[str, str]:
     return found
 
 
+def other_output(directory: str | os.PathLike[str], kind: str) -> str | None:
+    """``"is a directory holding <another kind>, not <kind>"`` when ``directory`` (read as
+    output of ``kind``, a key of ``OUTPUT_KINDS``) holds another kind of output instead, else
+    ``None``: a release given as a model was "S/model.json: file missing", a file under the
+    directory, as if the model had lost a file."""
+    p = Path(directory)
+    if not os.fspath(directory).strip() or not p.is_dir():
+        return None
+    kinds = _output_kinds(p)
+    if not kinds or kind in kinds:
+        return None
+    return (f"is a directory holding {OUTPUT_KINDS[next(iter(kinds))]}, not "
+            f"{OUTPUT_KINDS[kind]}")
+
+
 def check_output_dir(path: str | os.PathLike[str], option: str,
                      kind: str | None = None) -> Path:
     """Refuse a bad location for the output directory ``path`` given by ``option``; with

@@ -803,12 +803,18 @@ def load_attack(directory: str | Path, *, device: str = "cpu") -> LearnedAttack:
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
+    from topicslab._paths import other_output
+    from topicslab.io._common import missing
     from topicslab.taxonomy import VERSIONS, resolve
 
     d = Path(directory)
+    if not d.exists():  # (was "not a directory")
+        raise InputError(missing(str(d)), file=str(d))
     if not d.is_dir():
         raise InputError("not a directory (expected a learned-attack model directory)",
                          file=str(d))
+    if (other := other_output(d, "attack")) is not None:  # (was "d/model.json: file missing")
+        raise InputError(other, file=str(d))
     meta_file, weights_file = d / META, d / WEIGHTS
     for f in (meta_file, weights_file):
         if not f.is_file():

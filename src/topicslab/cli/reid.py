@@ -353,7 +353,8 @@ def reid(
         if engine != "exact":  # named as typed (it said --setting for --engine brute)
             raise InputError("the learned attack scores with its own engine: drop --engine",
                              field="--engine")
-        learned = load_attack(attack_model, device=device)
+        with naming_option("--attack-model"):
+            learned = load_attack(attack_model, device=device)
         names = [n for n in names if n != "learned"]
     elif attack_model is not None:
         raise InputError("--attack-model goes with --attack learned", field="--attack-model")
