@@ -132,10 +132,13 @@ def qif(
         refuse_overwriting_inputs([("--plot", plot)], [("--sets", sets_path)])
     sets_taxonomy(taxonomy)
     if sets_path is None:
-        for option, value in (("--week", week is not None), ("--weeks", weeks is not None),
-                              ("--taxonomy", taxonomy is not None)):
+        for option, value, does in (
+                ("--week", week is not None, "selects weeks of --sets"),
+                ("--weeks", weeks is not None, "selects weeks of --sets"),
+                # (said "--taxonomy selects weeks of --sets")
+                ("--taxonomy", taxonomy is not None, "tells the taxonomy of --sets")):
             if value:
-                raise InputError(f"{option} selects weeks of --sets: give --sets",
+                raise InputError(f"{option} {does}: give --sets",
                                  field=option)
         channel = q.ReportingChannel(469 if m is None else m, 5 if s is None else s, r)
         mm, ss = channel.m, channel.s
