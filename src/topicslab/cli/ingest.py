@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from topicslab.cli._app import MAX_SEED, app, err, out
-from topicslab.errors import InputError
+from topicslab.errors import InputError, naming_option
 
 #: the extensions ``write_sets`` writes (its format follows the name)
 SETS_SUFFIXES = (".parquet", ".pq", ".csv", ".txt", ".tsv", ".tab", ".tfrecord")
@@ -74,9 +74,13 @@ def ingest(
     refuse_overwriting_inputs([("--out", out_path), ("--unclassified", unclassified)],
                               [("--visits", visits), ("--domains", domains)])
     t0 = time.perf_counter()
-    res = ingest_visits(visits, domains, epoch_start=epoch_start, week_column=week_column,
-                        timestamp_column=timestamp_column, k=k, taxonomy=taxonomy, seed=seed,
-                        progress=not quiet and err.is_terminal)
+    # an error about either file as a whole names the option that gave it (a directory, an
+    # unknown extension: "S: is a directory, expected a file", no field)
+    with naming_option("--visits", file=str(visits)), \
+            naming_option("--domains", file=str(domains)):
+        res = ingest_visits(visits, domains, epoch_start=epoch_start, week_column=week_column,
+                            timestamp_column=timestamp_column, k=k, taxonomy=taxonomy,
+                            seed=seed, progress=not quiet and err.is_terminal)
     r = res.report
     # the two outputs together: the list is renamed into place only once the sets are
     with contextlib.ExitStack() as stack:
