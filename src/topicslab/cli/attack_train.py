@@ -82,9 +82,15 @@ def attack_train(
     # (--batch-users 10^12 was clamped without a word)
     for option, value in (("queries", queries), ("validation", validation),
                           ("batch_users", batch_users)):
-        if given(option) and value > data.n_users:
+        if given(option) and value > data.n_users and not (option == "batch_users"
+                                                           and queries < data.n_users):
             err.print(f"[yellow]note[/]: --{option.replace('_', '-')} {value:,} but only "
                       f"{data.n_users:,} users: every user is used")
+    if given("batch_users") and queries < min(batch_users, data.n_users):
+        # a step takes at most a pass's queries (was run with no word)
+        err.print(f"[yellow]note[/]: --batch-users {batch_users:,} is more than the "
+                  f"{queries:,} --queries of a pass: each pass is one step of {queries:,} "
+                  "queries")
     try:
         att = train_attack(data, weeks=r, mechanism=mech, config=cfg, seed=seed,
                            progress=progress, device=device)

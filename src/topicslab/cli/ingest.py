@@ -41,7 +41,8 @@ def ingest(
                                        "written whole or not at all."),
     epoch_start: str | None = typer.Option(
         None, "--epoch-start",
-        help="Start of epoch 0, a date (midnight UTC) such as 2024-01-01; epochs are 7 days. "
+        help="Start of epoch 0, a date (midnight UTC) such as 2024-01-01, or an ISO 8601 "
+             "time (2024-01-01T06:00, UTC unless it gives an offset); epochs are 7 days. "
              "Default: the first visit's day."),
     week_column: str | None = typer.Option(
         None, "--week-column", help="Read epochs from this integer column (0, 1, ...)."),

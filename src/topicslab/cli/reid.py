@@ -440,6 +440,11 @@ def reid(
             found = [atk.reid_bounds(data, weeks=r, mechanism=mech, seed=seed,
                                      certify=certify, progress=progress)
                      for r in r_list] if bounds else []
+            if certify and all(b.full_information_interval is None for b in found):
+                # (ran with no word: at these r Corollary 1 is exact, nothing to bracket)
+                err.print(f"[yellow]note[/]: --certify had nothing to do: Corollary 1 is exact "
+                          f"at r = {', '.join(map(str, r_list))} (it brackets it where it is "
+                          "not, from r = 5 weeks of the full taxonomy)")
             if found:
                 from topicslab.attacks.bayes import bayes_risk
                 from topicslab.attacks.theory import TheoryCurve
