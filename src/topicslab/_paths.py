@@ -242,6 +242,23 @@ def other_output(directory: str | os.PathLike[str], kind: str) -> str | None:
             f"{OUTPUT_KINDS[kind]}")
 
 
+def not_topic_sets(directory: str | os.PathLike[str]) -> str | None:
+    """Why ``directory``, read as topic sets (TFRecord shards, or Parquet parts for the
+    stream engine), holds none: it is a directory of another topicslab output; else
+    ``None``. A release was "no .tfrecord files", and a run's directory was read by the
+    stream engine as one data set of its pop.parquet and synth.parquet ("user id 0 appears
+    more than once")."""
+    p = Path(directory)
+    kinds = _output_kinds(p) if p.is_dir() else {}
+    if not kinds:
+        return None
+    kind = next(iter(kinds))
+    pop = p / "pop.parquet"
+    hint = f" (the run's population is {pop})" if kind == "run" and pop.is_file() else ""
+    return (f"is a directory holding {OUTPUT_KINDS[kind]}, not topic sets; give a file of "
+            f"topic sets{hint}")
+
+
 def check_output_dir(path: str | os.PathLike[str], option: str,
                      kind: str | None = None) -> Path:
     """Refuse a bad location for the output directory ``path`` given by ``option``; with

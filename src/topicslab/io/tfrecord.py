@@ -441,18 +441,10 @@ def tfrecord_files(path: PathLike) -> list[str]:
         files = sorted(os.path.join(name, f) for f in os.listdir(name)
                        if ".tfrecord" in f and not f.startswith("."))
         if not files:
-            from pathlib import Path
+            from topicslab._paths import not_topic_sets
 
-            from topicslab._paths import OUTPUT_KINDS, _output_kinds
-
-            kinds = _output_kinds(Path(name))
-            if kinds:  # (was "no .tfrecord files" for a release, a model or a run)
-                kind = next(iter(kinds))
-                pop = os.path.join(name, "pop.parquet")
-                hint = (f" (the run's population is {pop})"
-                        if kind == "run" and os.path.isfile(pop) else "")
-                raise InputError(f"is a directory holding {OUTPUT_KINDS[kind]}, not topic "
-                                 f"sets; give a file of topic sets{hint}", file=name)
+            if (why := not_topic_sets(name)) is not None:  # (was "no .tfrecord files")
+                raise InputError(why, file=name)
             # a directory is read as a TFRecord shard set; say so, whatever its name suggests
             raise InputError("is a directory with no .tfrecord files (a directory is read as "
                              "TFRecord shards); give a file or a shard directory", file=name)
