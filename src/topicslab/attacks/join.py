@@ -417,9 +417,8 @@ class JoinedCounts:
     def counts(self, lo: int = 0, hi: int | None = None) -> npt.NDArray[np.int64]:
         """``counts[i, M]`` for query rows ``lo..hi``: as ``engine.match_set_counts``."""
         # (True was row 1, "3" a TypeError of the comparison)
-        lo = integer(lo, "lo", at_least=0, at_most=self.n_queries)
-        hi = self.n_queries if hi is None else integer(hi, "hi", at_least=0,
-                                                       at_most=self.n_queries)
+        lo = integer(lo, "lo")
+        hi = self.n_queries if hi is None else integer(hi, "hi")
         if not 0 <= lo <= hi <= self.n_queries:
             raise ValueError(f"query rows {lo}..{hi} outside 0..{self.n_queries}")
         out = np.empty((hi - lo, 1 << self.n_weeks), dtype=np.int64)
