@@ -16,6 +16,10 @@
   no field ("S: is a directory, expected a file").
 - ``fit --resume`` of a checkpoint that names other Python objects ran them
   (``torch.load(weights_only=False)``; here ``os.mkdir``) and then went on, exit code 0.
+- A file whose name holds ``*``, ``?`` or ``[`` (``population --out 'pop[1].parquet'`` writes
+  one) was read as a pattern of TFRecord shards: "no files match the pattern", or a Parquet
+  file read as TFRecord ("length CRC mismatch"); a pattern of Parquet or CSV files said the
+  same. ``convert``'s whole-file errors named no SOURCE.
 - Options with nothing to do ran with no word: ``reid --certify`` where Corollary 1 is exact
   (r < 5), ``attack-train --batch-users`` past ``--queries``.
 """
@@ -132,6 +136,17 @@ CASES = [
     ("ingest-domains-a-directory", ["ingest", "-q", "--out", "{out}.parquet", "--visits",
                                     "{in}/visits.csv", "--domains", "{in}/stats"],
      "stats, field '--domains': is a directory, expected a file"),
+    # a pattern of files that are not TFRecord shards; convert names its SOURCE
+    ("stats-sets-a-pattern-of-parquet", ["stats", "--out", "{out}", "--sets",
+                                         "{in}/p*.parquet"],
+     "p*.parquet, field '--sets': is a pattern (*, ? or [) matching 1 file(s), but "
+     "only TFRecord shards are read as a set; give one file"),
+    ("convert-a-pattern-of-csv", ["convert", "{in}/nothing*.csv", "{out}.parquet"],
+     "nothing*.csv, field 'SOURCE': no such file"),
+    ("convert-traces", ["convert", "{in}/traces.parquet", "{out}.csv"],
+     "traces.parquet, field 'SOURCE': holds site traces"),
+    ("convert-a-release", ["convert", "{in}/stats", "{out}.csv"],
+     "stats, field 'SOURCE': is a directory holding DP statistics"),
 ]
 
 
@@ -146,6 +161,23 @@ def test_the_runs_population_and_real_sets_still_read(inputs: Path, work: Path) 
                   "--out", "t.parquet"])
     assert res.exit_code == 0, res.output
     res = invoke(["reid", "--traces", str(inputs / "traces.parquet"), "--targets", "all"])
+    assert res.exit_code == 0, res.output
+
+
+@pytest.mark.parametrize("name", ["pop[1].parquet", "pop?.csv", "pop*.tsv"])
+def test_a_file_named_with_pattern_characters_is_read(inputs: Path, work: Path,
+                                                      name: str) -> None:
+    """``population --out 'pop[1].parquet'`` writes such a name; reading it back was "no files
+    match the pattern". ``convert X 'pop?.csv'`` wrote TFRecord under that name (a name with
+    a pattern character was taken for TFRecord shards, also when written)."""
+    res = invoke(["convert", str(inputs / "pop.parquet"), name])
+    assert res.exit_code == 0, res.output
+    # written in the format its name says (pop?.csv was written as TFRecord)
+    magic = b"PAR1" if name.endswith(".parquet") else b"user_id"
+    assert (work / name).read_bytes()[:len(magic)] == magic
+    res = invoke(["observe", "--sets", name, "--weeks", "1", "--out", "t.parquet"])
+    assert res.exit_code == 0, res.output
+    res = invoke(["convert", name, "back.parquet"])
     assert res.exit_code == 0, res.output
 
 
