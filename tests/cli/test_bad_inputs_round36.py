@@ -20,6 +20,9 @@
   one) was read as a pattern of TFRecord shards: "no files match the pattern", or a Parquet
   file read as TFRecord ("length CRC mismatch"); a pattern of Parquet or CSV files said the
   same. ``convert``'s whole-file errors named no SOURCE.
+- ``stats --engine spark --sets hdfs:///data/sets`` (docs/cluster.md) reached the engine as
+  ``hdfs:/data/sets`` and was refused as a local file; with another engine a URI was "no
+  such file" under the mangled name (tests/dp/test_spark.py has the Spark side).
 - Options with nothing to do ran with no word: ``reid --certify`` where Corollary 1 is exact
   (r < 5), ``attack-train --batch-users`` past ``--queries``.
 """
@@ -147,6 +150,12 @@ CASES = [
      "traces.parquet, field 'SOURCE': holds site traces"),
     ("convert-a-release", ["convert", "{in}/stats", "{out}.csv"],
      "stats, field 'SOURCE': is a directory holding DP statistics"),
+    # a URI where only the Spark engine reads one (was "s3a:/bucket/sets: no such file")
+    ("stats-local-a-uri", ["stats", "--out", "{out}", "--sets", "s3a://bucket/sets/"],
+     "s3a://bucket/sets/, field '--sets': is a URI, which only --engine spark reads"),
+    ("stats-stream-a-uri", ["stats", "--engine", "stream", "--out", "{out}",
+                            "--sets=hdfs:///data/sets"],
+     "hdfs:///data/sets, field '--sets': is a URI, which only --engine spark reads"),
 ]
 
 

@@ -29,6 +29,7 @@ from topicslab.cli._app import (
     out,
     parse_epsilon,
     sets_taxonomy,
+    typed_text,
 )
 from topicslab.errors import InputError, naming_option
 
@@ -159,6 +160,13 @@ def stats(
                          f"{engine}", field="--chunk-users")
     from topicslab._paths import check_output_dir, no_new_empty_dirs, refuse_overwriting_inputs
 
+    # a URI as typed: Path made hdfs:///data/sets hdfs:/data/sets, which the Spark engine
+    # took for a local name ("reads topic sets in wide Parquet: convert the file first")
+    typed = typed_text("sets_path")
+    uri = typed if isinstance(typed, str) and "://" in typed else None
+    if uri is not None and engine != "spark":
+        raise InputError("is a URI, which only --engine spark reads; give a local file, or "
+                         "add --engine spark", file=uri, field="--sets")
     check_output_dir(out_dir, "--out", "stats")
     refuse_overwriting_inputs([("--out", out_dir)], [("--sets", sets_path)])
     engine = _pick_engine(engine, sets_path)
@@ -181,7 +189,7 @@ def stats(
 
                 # Spark's logs, progress bars and JVM lines would join the one line (--debug
                 # shows them)
-                result = spark_statistics(os.fspath(sets_path), master=master,
+                result = spark_statistics(uri or os.fspath(sets_path), master=master,
                                           taxonomy=taxonomy, quiet=not _debugging(), **opts)
     except InputError as exc:  # k above the taxonomy's size, weeks past the input's, ...
         raise exc.located(file=str(sets_path)) from None
