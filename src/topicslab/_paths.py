@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -104,6 +105,17 @@ def unexpanded_tilde(name: str) -> str:
             "as its own word")
 
 
+def _uri_advice(name: str) -> str:
+    """The advice for an output named as a URI (``s3://bucket/rel``, which ``pathlib`` makes
+    ``s3:/bucket/rel``): "create it first" made a local directory named ``s3:`` ("" if not
+    such a name)."""
+    m = re.match(r"([A-Za-z][A-Za-z0-9+.-]*:)/", name)
+    if m is None or os.path.exists(m.group(1)):
+        return ""
+    return (f"it reads as a URI ({m.group(1)}//...), and outputs are written to this "
+            "machine's file system: give a local path")
+
+
 def _check_parent(path: Path, option: str) -> None:
     name = os.fspath(path)
     blocker = _regular_file_above(path)
@@ -113,8 +125,9 @@ def _check_parent(path: Path, option: str) -> None:
     parent = path.parent
     if not parent.is_dir():
         raise InputError(f"directory {parent} does not exist; "
-                         + (unexpanded_tilde(name) or "create it first or choose another "
-                                                      "location"), file=name, field=option)
+                         + (unexpanded_tilde(name) or _uri_advice(name)
+                            or "create it first or choose another location"),
+                         file=name, field=option)
     if not _writable(parent):
         raise InputError(f"directory {parent} is not writable; choose another location",
                          file=name, field=option)

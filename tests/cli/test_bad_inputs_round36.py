@@ -22,7 +22,8 @@
   same. ``convert``'s whole-file errors named no SOURCE.
 - ``stats --engine spark --sets hdfs:///data/sets`` (docs/cluster.md) reached the engine as
   ``hdfs:/data/sets`` and was refused as a local file; with another engine a URI was "no
-  such file" under the mangled name (tests/dp/test_spark.py has the Spark side).
+  such file" under the mangled name (tests/dp/test_spark.py has the Spark side); an output
+  named as a URI was "directory s3:/bucket does not exist; create it first".
 - Options with nothing to do ran with no word: ``reid --certify`` where Corollary 1 is exact
   (r < 5), ``attack-train --batch-users`` past ``--queries``.
 """
@@ -156,6 +157,10 @@ CASES = [
     ("stats-stream-a-uri", ["stats", "--engine", "stream", "--out", "{out}",
                             "--sets=hdfs:///data/sets"],
      "hdfs:///data/sets, field '--sets': is a URI, which only --engine spark reads"),
+    # an output named as a URI: "create it first" made a local directory 's3:'
+    ("stats-out-a-uri", ["stats", "--sets", "{in}/pop.parquet", "--out", "s3://bucket/rel"],
+     "field '--out': directory s3:/bucket does not exist; it reads as a URI (s3://...), and "
+     "outputs are written to this machine's file system: give a local path"),
 ]
 
 
