@@ -24,6 +24,8 @@
   ``hdfs:/data/sets`` and was refused as a local file; with another engine a URI was "no
   such file" under the mangled name (tests/dp/test_spark.py has the Spark side); an output
   named as a URI was "directory s3:/bucket does not exist; create it first".
+- Ctrl-\\ (SIGQUIT) ended a command on the spot (exit 131, a core dump where enabled) and
+  left the atomic write's hidden temporary (``.p.parquet.XXXXXXXX.tmp``, 11 MB).
 - Options with nothing to do ran with no word: ``reid --certify`` where Corollary 1 is exact
   (r < 5), ``attack-train --batch-users`` past ``--queries``.
 """
@@ -257,3 +259,33 @@ def test_a_batch_past_the_queries_is_noted(inputs: Path, work: Path) -> None:
     assert ("note: --batch-users 100 is more than the 40 --queries of a pass: each pass is "
             "one step of 40 queries") in text
     assert "--batch-users 100 but only" not in text
+
+
+# ---- Ctrl-\ (SIGQUIT) ends a command as Ctrl-C does ----------------------------------------
+
+
+def test_ctrl_backslash_leaves_no_temporary(work: Path) -> None:
+    """SIGQUIT ended the process on the spot: exit code 131, no line, and the atomic write's
+    hidden temporary left behind."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from topicslab import io as tio
+
+    env = {**os.environ, "PYTHONPATH": str(Path(tio.__file__).parents[2])}
+    env.pop("TOPICSLAB_DEBUG", None)
+    proc = subprocess.Popen([sys.executable, "-m", "topicslab", "population", "--users",
+                             "3000000", "--chunk-users", "100000", "--out", "big.parquet"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                            text=True, cwd=work,
+                            preexec_fn=lambda: signal.signal(signal.SIGQUIT, signal.SIG_DFL))
+    deadline = time.monotonic() + 60
+    while not any(work.iterdir()) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)  # until the write has begun
+    proc.send_signal(signal.SIGQUIT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1].startswith("interrupted: population stopped"), err
+    assert list(work.iterdir()) == []
