@@ -26,6 +26,8 @@
   named as a URI was "directory s3:/bucket does not exist; create it first".
 - Ctrl-\\ (SIGQUIT) ended a command on the spot (exit 131, a core dump where enabled) and
   left the atomic write's hidden temporary (``.p.parquet.XXXXXXXX.tmp``, 11 MB).
+- ``validate --users 10^12`` (and ``sample`` past memory): "error: sampling ... users x 4 weeks
+  at once needs about 298,023 GiB", naming no option.
 - Options with nothing to do ran with no word: ``reid --certify`` where Corollary 1 is exact
   (r < 5), ``attack-train --batch-users`` past ``--queries``.
 """
@@ -159,6 +161,14 @@ CASES = [
     ("stats-stream-a-uri", ["stats", "--engine", "stream", "--out", "{out}",
                             "--sets=hdfs:///data/sets"],
      "hdfs:///data/sets, field '--sets': is a URI, which only --engine spark reads"),
+    # a memory refusal of the synthetic draw named no option
+    ("validate-users-past-memory", [*VAL, "--population", "{in}/pop.parquet", "--users",
+                                    "1000000000000"],
+     "field '--users': sampling 1,000,000,000,000 users x 4 weeks at once needs about"),
+    ("sample-chunk-past-memory", ["sample", "--model", "{in}/model", "--users", "1000000000",
+                                  "--chunk-users", "1000000000", "--weeks", "1000", "--seed",
+                                  "0", "--out", "{out}.parquet"],
+     "field '--chunk-users': sampling 1,000,000,000 users x 1,000 weeks at once"),
     # an output named as a URI: "create it first" made a local directory 's3:'
     ("stats-out-a-uri", ["stats", "--sets", "{in}/pop.parquet", "--out", "s3://bucket/rel"],
      "field '--out': directory s3:/bucket does not exist; it reads as a URI (s3://...), and "

@@ -93,11 +93,13 @@ def _check_disk(out_path: Path, users: int, weeks: int) -> None:
                  hint="use fewer --users")
 
 
-def _check_sample_size(users: int, weeks: int, k: int, hint: str) -> None:
+def _check_sample_size(users: int, weeks: int, k: int, hint: str, field: str) -> None:
     from topicslab._resources import require_memory
 
+    # (named no option: "error: sampling 1,000,000,000,000 users x 4 weeks at once needs")
     require_memory(float(users) * weeks * k * _SAMPLE_BYTES_PER_SLOT,
-                   f"sampling {users:,} users x {weeks:,} weeks at once", hint=hint)
+                   f"sampling {users:,} users x {weeks:,} weeks at once", hint=hint,
+                   field=field)
 
 
 def _check_threads(threads: int | None) -> None:
@@ -573,7 +575,7 @@ def sample_command(
         raise InputError(f"--weeks must be in 1..{MAX_WEEKS} (the most weeks a population "
                          f"holds, and every reader reads), got {weeks:,}", field="--weeks")
     _check_sample_size(min(users, chunk_users), weeks or mdl.weeks, mdl.k,
-                       "use fewer --weeks or a smaller --chunk-users")
+                       "use fewer --weeks or a smaller --chunk-users", "--chunk-users")
     _check_shards(shards, users, fmt)
     _check_disk(out_path, users, weeks or mdl.weeks)
     t0 = time.perf_counter()
@@ -722,7 +724,7 @@ def validate_command(
                                  "synthetic sets", file=str(synthetic), field="--weeks")
         else:
             _check_sample_size(users or pop.n_users, max(weeks, mdl.weeks), mdl.k,
-                               "use fewer --users")
+                               "use fewer --users", "--users")
     if risk and pop is not None and weeks is not None:
         check_fidelity_size(risk_trials, pop.n_users, weeks)
     q = tv.fit_quality(stats, mdl)
