@@ -26,6 +26,9 @@
   named as a URI was "directory s3:/bucket does not exist; create it first".
 - Ctrl-\\ (SIGQUIT) ended a command on the spot (exit 131, a core dump where enabled) and
   left the atomic write's hidden temporary (``.p.parquet.XXXXXXXX.tmp``, 11 MB).
+- ``validate --population 'pop-*-of-00002.tfrecord'`` (a pattern of shards, which observe,
+  reid and stats read) was "file not found"; so was ``run --sets`` of one, which now asks for
+  the shards' directory (a run keeps its input's fingerprint).
 - ``validate --users 10^12`` (and ``sample`` past memory): "error: sampling ... users x 4 weeks
   at once needs about 298,023 GiB", naming no option.
 - Options with nothing to do ran with no word: ``reid --certify`` where Corollary 1 is exact
@@ -161,6 +164,11 @@ CASES = [
     ("stats-stream-a-uri", ["stats", "--engine", "stream", "--out", "{out}",
                             "--sets=hdfs:///data/sets"],
      "hdfs:///data/sets, field '--sets': is a URI, which only --engine spark reads"),
+    # a pattern of shards: run keeps a fingerprint of its input (was "file not found")
+    ("run-sets-a-pattern", ["run", "--preset", "smoke", "--quiet", "--out", "{out}", "--sets",
+                            "{in}/pop-*-of-00002.tfrecord"],
+     "field '--sets': is a pattern (*, ? or [); a run reads one file or a directory of "
+     "TFRecord shards"),
     # a memory refusal of the synthetic draw named no option
     ("validate-users-past-memory", [*VAL, "--population", "{in}/pop.parquet", "--users",
                                     "1000000000000"],
@@ -205,6 +213,18 @@ def test_a_file_named_with_pattern_characters_is_read(inputs: Path, work: Path,
     assert res.exit_code == 0, res.output
     res = invoke(["convert", name, "back.parquet"])
     assert res.exit_code == 0, res.output
+
+
+def test_validate_reads_a_pattern_of_shards(inputs: Path, work: Path) -> None:
+    """``validate --population 'pop-*-of-00002.tfrecord'`` was "file not found", though the
+    pattern names the shards as observe, reid and stats read them."""
+    res = invoke(["convert", str(inputs / "pop.parquet"), "pop.tfrecord", "--shards", "2"])
+    assert res.exit_code == 0, res.output
+    res = invoke(["validate", "--stats", str(inputs / "stats"), "--model",
+                  str(inputs / "model"), "--json", "v.json", "--population",
+                  "pop-*-of-00002.tfrecord"])
+    assert res.exit_code == 0, res.output
+    assert (work / "v.json").is_file()
 
 
 # ---- fit --resume of a checkpoint that names code -------------------------------------------

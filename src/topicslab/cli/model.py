@@ -681,11 +681,14 @@ def validate_command(
             if typed:
                 raise InputError(f"{option} sizes or seeds the synthetic draw, and --synthetic "
                                  f"gives the synthetic sets (drop {option})", field=option)
+    from topicslab.io._common import is_pattern
+
     for option, path in (("--population", population), ("--synthetic", synthetic)):
-        if path is not None and not path.exists():
+        # (a pattern of TFRecord shards, which the other commands read, was "file not found")
+        if path is not None and not path.exists() and not is_pattern(str(path)):
             raise InputError("file not found", file=str(path), field=option)
-    if population is not None and synthetic is not None and os.path.samefile(population,
-                                                                             synthetic):
+    if (population is not None and synthetic is not None and population.exists()
+            and synthetic.exists() and os.path.samefile(population, synthetic)):
         # the population was compared with itself: every gap 0 and a PASS, silently
         raise InputError(f"is the population file itself ({population}): validation compares "
                          "synthetic sets with the population; give the sets sampled from the "
