@@ -88,9 +88,10 @@ def latch_interrupts() -> Any:
         previous_hook(unraisable)
 
     sys.unraisablehook = hook
-    # kill and hang-up end as Ctrl-C does (topicslab._main gives them Python's handler); they
-    # are latched too, so that one a library swallows still ends as an interruption
-    for name in ("SIGTERM", "SIGHUP"):
+    # kill, hang-up and Ctrl-\ end as Ctrl-C does (topicslab._main gives them Python's
+    # handler); they are latched too, so that one a library swallows still ends as an
+    # interruption
+    for name in ("SIGTERM", "SIGHUP", "SIGQUIT"):
         number = getattr(signal, name, None)
         if number is not None and signal.getsignal(number) is signal.default_int_handler:
             signal.signal(number, _latch)
@@ -137,8 +138,8 @@ def interrupts_deferred() -> Iterator[None]:
     def hold(signum: int, _frame: FrameType | None) -> None:
         received.append(signum)
 
-    # SIGTERM and SIGHUP end a command like Ctrl-C (topicslab._main): held back too, or a
-    # kill between two renames left new files beside old ones (one new shard of three)
+    # SIGTERM, SIGHUP and SIGQUIT end a command like Ctrl-C (topicslab._main): held back too,
+    # or a kill between two renames left new files beside old ones (one new shard of three)
     previous = {number: signal.signal(number, hold) for number in _HELD
                 if signal.getsignal(number) != signal.SIG_IGN}
     try:
@@ -151,7 +152,7 @@ def interrupts_deferred() -> Iterator[None]:
 
 
 #: the signals ``interrupts_deferred`` holds back (those this platform has)
-_HELD = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
+_HELD = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
               if hasattr(signal, name))
 
 

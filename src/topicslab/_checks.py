@@ -169,4 +169,7 @@ def object_or_keywords(make: Callable[..., P], given: P | None, name: str,
         return make(**{**(defaults or {}), **chosen})
     if chosen:
         raise TypeError(f"pass {name}= or {'/'.join(chosen)}=, not both")
+    if isinstance(make, type) and not isinstance(given, make):
+        # (budget="x" was AttributeError: 'str' object has no attribute 'shares')
+        raise TypeError(f"{name} takes a {make.__name__}, got {type(given).__name__}")
     return given

@@ -26,6 +26,10 @@ _DEBUG_OFF = ("", "0", "false", "no", "off")
 _DEBUG_ON = ("1", "true", "yes", "on")
 
 
+#: the signals that end a command as Ctrl-C does (its SIGINT besides)
+_ENDING_SIGNALS = ("SIGTERM", "SIGHUP", "SIGQUIT")
+
+
 def debug_environment() -> bool:
     """Whether TOPICSLAB_DEBUG asks for tracebacks (the CLI's --debug does too)."""
     return os.environ.get("TOPICSLAB_DEBUG", "").strip().lower() not in _DEBUG_OFF
@@ -244,9 +248,10 @@ def main() -> None:
 
         # kill (SIGTERM) ended the process on the spot, leaving the atomic writes' hidden
         # temporaries behind and saying nothing, and so did closing the terminal or a dropped
-        # ssh connection (SIGHUP): both now end like Ctrl-C (cleaned up, one line). A signal
-        # the caller ignores stays ignored (``nohup topicslab run ...`` runs on after logout)
-        for name in ("SIGTERM", "SIGHUP"):
+        # ssh connection (SIGHUP), and Ctrl-\ (SIGQUIT: a core dump, a half-written hidden
+        # temporary left): all now end like Ctrl-C (cleaned up, one line). A signal the
+        # caller ignores stays ignored (``nohup topicslab run ...`` runs on after logout)
+        for name in _ENDING_SIGNALS:
             number = getattr(signal, name, None)
             with contextlib.suppress(ValueError, AttributeError):  # not the main thread
                 if number is not None and signal.getsignal(number) == signal.SIG_DFL:

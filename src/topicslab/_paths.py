@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -104,6 +105,17 @@ def unexpanded_tilde(name: str) -> str:
             "as its own word")
 
 
+def _uri_advice(name: str) -> str:
+    """The advice for an output named as a URI (``s3://bucket/rel``, which ``pathlib`` makes
+    ``s3:/bucket/rel``): "create it first" made a local directory named ``s3:`` ("" if not
+    such a name)."""
+    m = re.match(r"([A-Za-z][A-Za-z0-9+.-]*:)/", name)
+    if m is None or os.path.exists(m.group(1)):
+        return ""
+    return (f"it reads as a URI ({m.group(1)}//...), and outputs are written to this "
+            "machine's file system: give a local path")
+
+
 def _check_parent(path: Path, option: str) -> None:
     name = os.fspath(path)
     blocker = _regular_file_above(path)
@@ -113,8 +125,9 @@ def _check_parent(path: Path, option: str) -> None:
     parent = path.parent
     if not parent.is_dir():
         raise InputError(f"directory {parent} does not exist; "
-                         + (unexpanded_tilde(name) or "create it first or choose another "
-                                                      "location"), file=name, field=option)
+                         + (unexpanded_tilde(name) or _uri_advice(name)
+                            or "create it first or choose another location"),
+                         file=name, field=option)
     if not _writable(parent):
         raise InputError(f"directory {parent} is not writable; choose another location",
                          file=name, field=option)
@@ -225,6 +238,38 @@ def _output_kinds(directory: Path) -> dict[str, str]:
         elif fmt == "topicslab-learned-attack":
             found["attack"] = "model.json"
     return found
+
+
+def other_output(directory: str | os.PathLike[str], kind: str) -> str | None:
+    """``"is a directory holding <another kind>, not <kind>"`` when ``directory`` (read as
+    output of ``kind``, a key of ``OUTPUT_KINDS``) holds another kind of output instead, else
+    ``None``: a release given as a model was "S/model.json: file missing", a file under the
+    directory, as if the model had lost a file."""
+    p = Path(directory)
+    if not os.fspath(directory).strip() or not p.is_dir():
+        return None
+    kinds = _output_kinds(p)
+    if not kinds or kind in kinds:
+        return None
+    return (f"is a directory holding {OUTPUT_KINDS[next(iter(kinds))]}, not "
+            f"{OUTPUT_KINDS[kind]}")
+
+
+def not_topic_sets(directory: str | os.PathLike[str]) -> str | None:
+    """Why ``directory``, read as topic sets (TFRecord shards, or Parquet parts for the
+    stream engine), holds none: it is a directory of another topicslab output; else
+    ``None``. A release was "no .tfrecord files", and a run's directory was read by the
+    stream engine as one data set of its pop.parquet and synth.parquet ("user id 0 appears
+    more than once")."""
+    p = Path(directory)
+    kinds = _output_kinds(p) if p.is_dir() else {}
+    if not kinds:
+        return None
+    kind = next(iter(kinds))
+    pop = p / "pop.parquet"
+    hint = f" (the run's population is {pop})" if kind == "run" and pop.is_file() else ""
+    return (f"is a directory holding {OUTPUT_KINDS[kind]}, not topic sets; give a file of "
+            f"topic sets{hint}")
 
 
 def check_output_dir(path: str | os.PathLike[str], option: str,

@@ -85,12 +85,16 @@ class ParameterError(InputError, ValueError):
 
 
 @contextlib.contextmanager
-def naming_option(option: str) -> Iterator[None]:
+def naming_option(option: str, *, file: str | None = None) -> Iterator[None]:
     """An ``InputError`` about a file as a whole (no row, no field) raised inside names the
-    option that gave the file (``field=option``); located errors pass as they are."""
+    option that gave the file (``field=option``); located errors pass as they are. With
+    ``file``, only an error about that file: a block that reads two files names each by its
+    own option."""
     try:
         yield
     except InputError as exc:
         if exc.row is not None or exc.field is not None:
+            raise
+        if file is not None and exc.file != file:
             raise
         raise exc.located(field=option) from None

@@ -132,3 +132,68 @@ def test_the_matching_attack_is_the_same_with_either_engine(
         out[forced] = attacks
     assert out[False] == out[True]
     assert out[True]["hamming"]["matching"]["per_trial"][0]["correct"] > 0
+
+
+# ---- bad arguments of the public functions (round 36 of bad inputs) ------------------------
+
+
+def test_unsigned_tables_are_counted_as_the_signed_ones() -> None:
+    """An unsigned table was an OverflowError (``max(initial=-1)``), and uint64 beside an
+    int64 table a float64 common type."""
+    rng = np.random.default_rng(3)
+    s1, qs = _case(rng, 200, 50, 3, 4, missing=0.0)
+    qs = np.maximum(qs, 0)  # (an unsigned table has no -1)
+    want = brute_force_counts(s1, qs)
+    for a, b in ((s1.astype(np.uint8), qs.astype(np.uint8)), (s1.astype(np.uint64), qs),
+                 (s1.astype(np.uint32), qs.astype(np.uint64))):
+        np.testing.assert_array_equal(JoinedCounts(a, b).counts(), want)
+    with pytest.raises(ValueError, match=r"categories must be below 2\^63"):
+        JoinedCounts(np.full((3, 2), 2**63, np.uint64), np.zeros((2, 2), np.uint64))
+
+
+@pytest.mark.parametrize("max_bytes", [float("nan"), -1, 0, "1e9", True])
+def test_a_bad_budget_is_refused(max_bytes: object) -> None:
+    """NaN was no budget at all, -1 "outgrow -0.0 GiB", text a TypeError."""
+    from topicslab.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="max_bytes must be"):
+        JoinedCounts(np.zeros((3, 2), np.int16), np.zeros((2, 2), np.int16),
+                     max_bytes=max_bytes)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("lo", "hi"), [(True, 2), ("0", 2), (0.5, 2), (0, 2.0)])
+def test_rows_that_are_not_integers_are_refused(lo: object, hi: object) -> None:
+    """``counts(True, 2)`` was rows 1..2; ``"0"`` a TypeError of the comparison."""
+    from topicslab.errors import ParameterError
+
+    joined = JoinedCounts(np.zeros((3, 2), np.int16), np.zeros((4, 2), np.int16))
+    with pytest.raises(ParameterError, match=r"(lo|hi) must be an integer"):
+        joined.counts(lo, hi)  # type: ignore[arg-type]
+    assert joined.counts(np.int32(1), np.int64(2)).shape == (1, 4)
+
+
+@pytest.mark.parametrize(("args", "field"), [((-5, 10, 3), "n_users"),
+                                             ((10, -1, 3), "n_queries"),
+                                             ((10, 10, -1), "weeks"), ((10, 10, 17), "weeks"),
+                                             ((10.5, 10, 3), "n_users"),
+                                             (("10", 10, 3), "n_users")])
+def test_prefer_join_checks_its_counts(args: tuple[object, ...], field: str) -> None:
+    """weeks -1 was "negative shift count", 1000 True, a negative count False."""
+    from topicslab.errors import ParameterError
+
+    with pytest.raises(ParameterError, match=f"{field} must be"):
+        prefer_join(*args)  # type: ignore[arg-type]
+
+
+def test_count_chunks_takes_lists_and_checks_progress() -> None:
+    """Lists were an AttributeError ('list' object has no attribute 'shape'); progress="no"
+    was taken where the join was not chosen."""
+    from topicslab.errors import ParameterError
+
+    s1 = [[1, 2], [1, 3], [0, 0]]
+    qs = [[1, 2], [4, 4]]
+    [(lo, hi, counts)] = list(join.count_chunks(s1, qs))  # type: ignore[arg-type]
+    assert (lo, hi) == (0, 2)
+    np.testing.assert_array_equal(counts, brute_force_counts(np.array(s1), np.array(qs)))
+    with pytest.raises(ParameterError, match="progress must be True or False"):
+        join.count_chunks(np.array(s1), np.array(qs), progress="no")  # type: ignore[arg-type]

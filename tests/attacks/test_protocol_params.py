@@ -109,3 +109,28 @@ def test_keyword_form_or_object_not_both() -> None:
     assert protocol_of(None, default_trials=1).trials == 1
     with pytest.raises(TypeError, match="not both"):
         protocol_of(ReidProtocol(), trials=2)
+
+
+@pytest.mark.parametrize("entry", ["measure_risk", "measure_risk_traces", "train_attack"])
+def test_a_mechanism_that_is_not_one_is_a_type_error(entry: str) -> None:
+    """``mechanism="v2"`` was AttributeError: 'str' object has no attribute 'k' (round 36;
+    ``observe`` already said what it takes)."""
+    import numpy as np
+
+    from topicslab.attacks import measure_risk, measure_risk_traces
+    from topicslab.datamodel import TopicSets
+
+    sets = TopicSets(np.sort(np.stack([np.stack([np.random.default_rng(u * 4 + w).choice(
+        np.array([1, 4, 9, 12, 13, 15, 18]), 5, replace=False) for w in range(2)])
+        for u in range(20)]), axis=-1).astype(np.int16), "v2")
+    with pytest.raises(TypeError, match="mechanism takes a Mechanism, got str"):
+        if entry == "measure_risk":
+            measure_risk(sets, weeks=1, targets=5, trials=1, mechanism="v2",  # type: ignore[arg-type]
+                         progress=False)
+        elif entry == "measure_risk_traces":
+            site = np.zeros((20, 2), np.int16)
+            measure_risk_traces(site, site, mechanism="v2", progress=False)  # type: ignore[arg-type]
+        else:
+            from topicslab.attacks.learned import train_attack
+
+            train_attack(sets, weeks=1, mechanism="v2", progress=False)  # type: ignore[arg-type]

@@ -67,7 +67,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("run-stats-is-the-inputs-dir", [*RUN, "--stats", "{in}"], "field '--stats'"),
     # new kinds that already passed: run's inputs made by other commands
     ("run-sets-is-traces", [*RUN, "--sets", TR], "holds site traces"),
-    ("run-sets-is-a-stats-dir", [*RUN, "--sets", S], "no .tfrecord files"),
+    ("run-sets-is-a-stats-dir", [*RUN, "--sets", S],
+     "field '--sets': is a directory holding DP statistics (topicslab stats), not topic sets"),
     ("run-stats-is-a-ledger-file", [*RUN, "--stats", S + "/privacy_ledger.json"],
      "field '--stats': is a file"),
     ("run-stats-with-taxonomy", [*RUN, "--stats", S, "--taxonomy", "v1"],

@@ -114,7 +114,7 @@ CASES: list[tuple[str, list[str], str]] = [
      "params-twice.json, field 'explore_prob'"),
     # one shard of a set named alone: read as the whole data set, half the users, silently
     ("convert-one-shard-of-a-set", ["convert", SHARD, "{out}.parquet"],
-     "pop-00001-of-00002.tfrecord: is one shard of a set of 2"),
+     "pop-00001-of-00002.tfrecord, field 'SOURCE': is one shard of a set of 2"),
     ("stats-one-shard-of-a-set", ["stats", "--sets", SHARD, "--out", "{out}"],
      "is one shard of a set of 2"),
     ("reid-one-shard-of-a-set", ["reid", "--sets", SHARD, "--trials", "1", "--targets", "5",

@@ -71,7 +71,7 @@ CASES: list[tuple[str, list[str], str]] = [
     # "no such file", "does not exist"
     ("observe-sets-a-link-loop", ["observe", "--sets", "{in}/loop-a.parquet", "--out",
                                   "{out}.parquet"],
-     "loop-a.parquet: is a symbolic link that loops back on itself"),
+     "loop-a.parquet, field '--sets': is a symbolic link that loops back on itself"),
     ("fit-stats-a-link-loop", [*FIT, "{in}/loop-a.parquet"],
      "loop-a.parquet, field '--stats': is a symbolic link that loops back on itself"),
     # attacked: "0 users, 0 targets", exit code 0
@@ -83,7 +83,7 @@ CASES: list[tuple[str, list[str], str]] = [
     # a release of noise only, exit code 0 (the local engine refuses it)
     ("stats-stream-of-no-users",
      ["stats", "--sets", "{in}/no-users.parquet", "--out", "{out}", "--engine", "stream"],
-     "no-users.parquet: the topic sets hold no users"),
+     "no-users.parquet, field '--sets': the topic sets hold no users"),
     # "name the file .csv" of a .csv file (and, streamed, a progress bar's line above)
     ("stats-stream-semicolon-csv",
      ["stats", "--sets", "{in}/semicolon.csv", "--out", "{out}", "--engine", "stream"],

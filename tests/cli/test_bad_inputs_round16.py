@@ -86,7 +86,8 @@ SPARK = ["stats", "--out", "{out}", "--engine", "spark", "--epsilon", "1000", "-
     ([*SPARK, "{in}/pop.csv"], "pop.csv, field '--engine': --engine spark reads topic sets "
                                "in wide Parquet"),
     # a release of noise only, exit code 0 (the local and stream engines refuse it)
-    ([*SPARK, "{in}/no-users.parquet"], "no-users.parquet: the topic sets hold no users"),
+    ([*SPARK, "{in}/no-users.parquet"],
+     "no-users.parquet, field '--sets': the topic sets hold no users"),
     # Spark runs: "error: F: F, field 'epoch_0_topics': ..." (the executor's line, located
     # again by the driver)
     ([*SPARK, "{in}/pop.parquet", "--k", "3"],

@@ -83,20 +83,20 @@ CASES: list[tuple[str, list[str], str]] = [
      "field '--quiet': --quiet belongs to the disclosure experiment"),
     # "error: Error: field larger than field limit (131072)", exit code 1, no file named
     ("convert-csv-of-nul-bytes", ["convert", "{in}/nul.csv", "{out}.parquet"],
-     "nul.csv: the first line holds NUL bytes"),
+     "nul.csv, field 'SOURCE': the first line holds NUL bytes"),
     ("stats-csv-with-a-300-kb-column-name",
      ["stats", "--sets", "{in}/long-header.csv", "--out", "{out}"],
-     "long-header.csv: unreadable header (field larger than field limit"),
+     "long-header.csv, field '--sets': unreadable header (field larger than field limit"),
     ("ingest-visits-of-nul-bytes",
      [*INGEST, "--visits", "{in}/nul.csv", "--domains", "{in}/domains.csv"],
-     "nul.csv: the first line holds NUL bytes"),
+     "nul.csv, field '--visits': the first line holds NUL bytes"),
     ("ingest-domains-of-nul-bytes",
      [*INGEST, "--visits", "{in}/visits.csv", "--domains", "{in}/nul.csv"],
-     "nul.csv: the first line holds NUL bytes"),
+     "nul.csv, field '--domains': the first line holds NUL bytes"),
     # read whole into memory (a file of several GB without a line break, too)
     ("convert-csv-whose-first-line-is-past-a-mebibyte",
      ["convert", "{in}/huge-header.csv", "{out}.parquet"],
-     "huge-header.csv: the first line is longer than 1 MiB"),
+     "huge-header.csv, field 'SOURCE': the first line is longer than 1 MiB"),
 ]
 
 

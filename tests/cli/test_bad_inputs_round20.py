@@ -127,7 +127,8 @@ test_bad_input_is_refused = refusal_test(CASES)
     (["population", "-n", "1000", "--out", "~/pop.parquet"],
      "~/pop.parquet, field '--out': directory ~ does not exist; the shell did not expand ~"),
     (["stats", "--sets", "~/pop.parquet", "--out", "{out}"],
-     "~/pop.parquet: no such file (the shell did not expand ~, as it does not when ~ is quoted"),
+     "~/pop.parquet, field '--sets': no such file (the shell did not expand ~, as it does not "
+     "when ~ is quoted"),
 ], ids=["population-out-tilde", "stats-sets-tilde"])
 def test_a_tilde_the_shell_left_is_named_not_created(
         inputs: Path, work: Path, monkeypatch: pytest.MonkeyPatch, args: list[str],

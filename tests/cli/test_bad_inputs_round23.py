@@ -127,10 +127,10 @@ CASES: list[tuple[str, list[str], str]] = [
     # every visit unclassified, every profile padding topics only, exit code 0
     ("ingest-domains-header-only", [*INGEST, "-v", "{in}/visits.csv", "-d",
                                     "{in}/domains-header.csv"],
-     "domains-header.csv: the domain table lists no domains"),
+     "domains-header.csv, field '--domains': the domain table lists no domains"),
     ("ingest-domains-empty-object", [*INGEST, "-v", "{in}/visits.csv", "-d",
                                      "{in}/domains-empty.json"],
-     "domains-empty.json: the domain table lists no domains"),
+     "domains-empty.json, field '--domains': the domain table lists no domains"),
     # "integer 0 is outside the 64-bit signed range", row 1 (the + is in row 2)
     ("convert-user-id-with-plus", ["convert", "{in}/sets-plus.csv", "{out}.parquet"],
      "sets-plus.csv, row 2, field 'user_id': user id 1 appears more than once"),

@@ -109,7 +109,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("stats-stream-of-a-csv-of-no-users",
      ["stats", "--sets", "{in}/empty.csv", "--out", "{out}", "--epsilon", "1000", "--engine",
       "stream"],
-     "empty.csv: the topic sets hold no users"),
+     "empty.csv, field '--sets': the topic sets hold no users"),
     # the stream engine read them as they came (the sets reader refused them)
     ("stats-stream-week-misspelt", [*STREAM, "{in}/week-misspelt.parquet"],
      "week-misspelt.parquet, field 'epoch_4_topic': unknown week column"),

@@ -172,7 +172,8 @@ CASES = [
      "run, field '--model': is a directory holding a run's output (topicslab run), whose "
      "model is"),
     ("sample-model-stats-dir", [*MODEL, "{in}/stats"],
-     "model.json, field '--model': file missing (not a model directory?)"),
+     "stats, field '--model': is a directory holding DP statistics (topicslab stats), not a "
+     "fitted model (topicslab fit)"),
     ("fit-stats-run-dir", ["fit", "--out", "{out}", "--types", "2", "--no-progress",
                            "--stats", "{in}/run"],
      "run, field '--stats': is a directory holding a run's output (topicslab run), whose DP "

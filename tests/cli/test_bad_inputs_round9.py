@@ -107,7 +107,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("validate-weeks-past-population", [*VAL, *J, "--population", P, "--weeks", "9"],
      "field '--weeks'"),
     ("validate-users-without-population", [*VAL, *J, "--users", "10"], "field '--users'"),
-    ("validate-model-is-stats", ["validate", "--stats", S, "--model", S, *J], "model.json"),
+    ("validate-model-is-stats", ["validate", "--stats", S, "--model", S, *J],
+     "field '--model': is a directory holding DP statistics"),
     ("validate-stats-is-a-model", ["validate", "--stats", M, "--model", M, *J], "q_within"),
     ("validate-json-twice", [*VAL, *J, "--json", "w.json"], "more than once"),
     # output edges: a directory that is a file, a missing directory on /dev/shm, ., ..

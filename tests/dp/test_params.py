@@ -171,3 +171,14 @@ def test_engines_take_the_objects(tax12: Taxonomy) -> None:
     _refused(info, "k")
     with pytest.raises(TypeError, match="not both"):
         compute_statistics(data, budget=budget, epsilon=1.0)
+
+
+@pytest.mark.parametrize(("make", "given", "name"), [
+    (budget_of, "x", "budget"), (budget_of, 3, "budget"),
+    (contribution_of, {"k": 5}, "contribution")])
+def test_a_parameter_object_of_another_type_is_a_type_error(make: object, given: object,
+                                                            name: str) -> None:
+    """``compute_statistics(sets, budget="x")`` was AttributeError: 'str' object has no
+    attribute 'shares' (round 36)."""
+    with pytest.raises(TypeError, match=f"{name} takes a "):
+        make(given)  # type: ignore[operator]

@@ -136,6 +136,21 @@ def test_cli_release_is_the_local_release(spark, tmp_path):
     assert spark.sparkContext._jsc is not None  # the CLI reused (did not stop) the session
 
 
+@needs_spark
+def test_cli_takes_a_uri_as_typed(spark, tmp_path):
+    """``--sets hdfs:///data/sets`` (docs/cluster.md) reached the engine as ``hdfs:/data/sets``
+    (pathlib drops a slash) and was refused as a local file ("reads topic sets in wide Parquet:
+    convert the file first"); a URI Spark cannot read was a Java error, exit code 1."""
+    res = runner.invoke(app, ["stats", "--sets", "hdfs:///data/sets", "--out",
+                              str(tmp_path / "rel"), "--engine", "spark", "--master",
+                              "local[2]"])
+    assert res.exit_code == 2, res.output
+    line = " ".join(res.output.split())
+    assert line.startswith("error: hdfs:///data/sets, field '--sets': cannot read as Parquet "
+                           "(java.io.IOException: Incomplete HDFS URI"), line
+    assert not (tmp_path / "rel").exists()
+
+
 def test_missing_pyspark_is_a_one_line_error(monkeypatch, tmp_path):
     from topicslab.dp import spark as sp
 

@@ -49,7 +49,7 @@ import numpy.typing as npt
 from numba import njit, prange
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from topicslab._checks import flag
+from topicslab._checks import MAX_COUNT, flag, integer, number
 from topicslab._progress import task
 from topicslab._resources import available_memory
 from topicslab.attacks.engine import (
@@ -57,6 +57,7 @@ from topicslab.attacks.engine import (
     _ONE,
     _S31,
     _TOP,
+    MAX_WEEKS,
     MatchSetCounter,
     _check,
     _levels,
@@ -311,6 +312,19 @@ def _lookup(queries, lo, hi, offsets, tab, n_users, bits, out):
                     a[t] -= a[t | bit]
 
 
+def _common_dtype(site1: np.ndarray, queries: np.ndarray) -> np.dtype:
+    """One signed integer dtype for both tables (the kernels read -1 as missing): an unsigned
+    table was an OverflowError (its ``max(initial=-1)``), and uint64 beside a signed table a
+    float64 ``result_type``; a category past int64 would have read as missing."""
+    dt = np.result_type(site1.dtype, queries.dtype)
+    if np.issubdtype(dt, np.signedinteger):
+        return dt
+    top = max(int(site1.max(initial=0)), int(queries.max(initial=0)))
+    if top > MAX_COUNT:
+        raise ValueError(f"categories must be below 2^63, got {top}")
+    return np.dtype(np.int64)
+
+
 class JoinedCounts:
     """Website 1 joined with a fixed set of queries (module docstring).
 
@@ -328,17 +342,20 @@ class JoinedCounts:
         if max_bytes is None:
             free = available_memory()
             max_bytes = None if free is None else free / 2
+        else:  # (NaN was no budget at all, -1 "outgrow -0.0 GiB", text a TypeError)
+            max_bytes = number(max_bytes, "max_bytes", lo=0, lo_open=True,
+                               why="the joined tables' memory budget, in bytes")
         s1 = np.asarray(site1)
         qs = np.asarray(queries)
         _check(s1, qs)
-        dt = np.result_type(s1.dtype, qs.dtype)
+        dt = _common_dtype(s1, qs)
         columns = np.ascontiguousarray(s1.T, dtype=dt)
         self._queries = np.ascontiguousarray(qs, dtype=dt)
         self.n_users, self.n_weeks = (int(x) for x in s1.shape)
         self.n_queries = int(qs.shape[0])
         r = self.n_weeks
         level_sets, level_start, rank = _levels(r)
-        alphabet = 1 + max(int(s1.max(initial=-1)), int(qs.max(initial=-1)), 0)
+        alphabet = 1 + max(int(columns.max(initial=-1)), int(self._queries.max(initial=-1)), 0)
         # exact keys hold value + 1 (0 .. alphabet) in ``bits`` bits per week
         bits = self._bits = max(1, int(alphabet).bit_length())
         entries: list[np.ndarray | None] = [None] * (1 << r)
@@ -399,7 +416,9 @@ class JoinedCounts:
 
     def counts(self, lo: int = 0, hi: int | None = None) -> npt.NDArray[np.int64]:
         """``counts[i, M]`` for query rows ``lo..hi``: as ``engine.match_set_counts``."""
-        hi = self.n_queries if hi is None else hi
+        # (True was row 1, "3" a TypeError of the comparison)
+        lo = integer(lo, "lo")
+        hi = self.n_queries if hi is None else integer(hi, "hi")
         if not 0 <= lo <= hi <= self.n_queries:
             raise ValueError(f"query rows {lo}..{hi} outside 0..{self.n_queries}")
         out = np.empty((hi - lo, 1 << self.n_weeks), dtype=np.int64)
@@ -413,6 +432,11 @@ def prefer_join(n_users: int, n_queries: int, weeks: int) -> bool:
     scan of website 1 (``Q · 2^r > chunk_cells``). Measured (``benchmarks/
     bench_engine_join.py``, 1M users, every user a target): at 3.8 scans (r = 4) the join
     took 3.5 s against 4.4 s, at 61 scans (r = 8) 35 s against 79 s."""
+    # (weeks -1 was "negative shift count", 1000 True, a negative count False)
+    n_users = integer(n_users, "n_users", at_least=0)
+    n_queries = integer(n_queries, "n_queries", at_least=0)
+    weeks = integer(weeks, "weeks", at_least=1, at_most=MAX_WEEKS,
+                    why="the engines tabulate the 2^r match sets of every query")
     scans = n_queries * (1 << weeks) / chunk_cells()
     return n_users > 0 and scans > 1
 
@@ -427,7 +451,10 @@ def count_chunks(site1: npt.NDArray[np.integer], queries: npt.NDArray[np.integer
 
     The join is built here, before the first chunk is asked for (with its own progress bar:
     open the caller's bar over the chunks after this call, rich shows one at a time)."""
+    progress = flag(progress, "progress")  # (was checked only when the join was chosen)
+    site1, queries = np.asarray(site1), np.asarray(queries)  # (lists: AttributeError)
     counter = MatchSetCounter(site1)
+    _check(site1, queries)
     n_q = queries.shape[0]
     joined = None
     if prefer_join(site1.shape[0], n_q, site1.shape[1]):

@@ -86,6 +86,7 @@ from topicslab._checks import flag, integer, is_integer
 from topicslab._json import DuplicateKeyError, bounded_int, unique_keys
 from topicslab._progress import task
 from topicslab.api import Mechanism, observe
+from topicslab.api.answers import _mechanism
 from topicslab.attacks.attack import TraceAttack
 from topicslab.attacks.outcomes import TargetOutcomes
 from topicslab.attacks.protocol import check_call_weeks
@@ -616,6 +617,8 @@ def train_attack(
     seed = integer(seed, "seed", at_least=0)
     cfg = config or LearnedAttackConfig()
     dev = resolve_device(device)
+    if mechanism is not None:  # ("v2" was an AttributeError: no attribute 'k')
+        mechanism = _mechanism(mechanism)
     mech = mechanism or Mechanism(k=sets.k, taxonomy=sets.taxonomy)
     if mech.k != sets.k or mech.tax.size != sets.taxonomy.size:
         raise InputError("the mechanism's k and taxonomy must be the training sets'",
@@ -803,12 +806,18 @@ def load_attack(directory: str | Path, *, device: str = "cpu") -> LearnedAttack:
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
+    from topicslab._paths import other_output
+    from topicslab.io._common import missing
     from topicslab.taxonomy import VERSIONS, resolve
 
     d = Path(directory)
+    if not d.exists():  # (was "not a directory")
+        raise InputError(missing(str(d)), file=str(d))
     if not d.is_dir():
         raise InputError("not a directory (expected a learned-attack model directory)",
                          file=str(d))
+    if (other := other_output(d, "attack")) is not None:  # (was "d/model.json: file missing")
+        raise InputError(other, file=str(d))
     meta_file, weights_file = d / META, d / WEIGHTS
     for f in (meta_file, weights_file):
         if not f.is_file():

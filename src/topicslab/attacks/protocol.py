@@ -56,6 +56,7 @@ from topicslab._checks import (
 )
 from topicslab._progress import task
 from topicslab.api import Mechanism, observe
+from topicslab.api.answers import _mechanism
 from topicslab.attacks.attack import MatchSetAttack, TraceAttack, make_attack
 from topicslab.attacks.bruteforce import brute_force_outcomes
 from topicslab.attacks.join import count_chunks
@@ -632,6 +633,8 @@ def trial_api_seed(seed: int, trial: int) -> int:
 def _mechanism_for(sets: TopicSets, mechanism: Mechanism | None) -> Mechanism:
     if not isinstance(sets, TopicSets):  # (an array failed on a missing attribute)
         raise TypeError(f"the attacks take TopicSets, got {type(sets).__name__}")
+    if mechanism is not None:  # ("v2" was an AttributeError: no attribute 'k')
+        mechanism = _mechanism(mechanism)
     mech = mechanism or Mechanism(k=sets.k, taxonomy=sets.taxonomy)
     if mech.k != sets.k:
         raise InputError(f"mechanism k = {mech.k} but the topic sets hold k = {sets.k}",
@@ -894,7 +897,7 @@ def measure_risk_traces(
     trials, setting, engine = protocol.trials, protocol.setting, protocol.engine
     assign = _assignment_of(matching, setting)
     seed = integer(seed, "seed", at_least=0)  # (-1 was NumPy's ValueError, as in measure_risk)
-    mech = mechanism
+    mech = None if mechanism is None else _mechanism(mechanism)
     if isinstance(site1, SiteTraces):
         if site2 is not None:
             raise InputError("pass either two arrays or one SiteTraces", field="traces")

@@ -42,7 +42,7 @@ MAX_SEED = 2**63 - 1
 #: what the group callback learnt of this invocation: --debug, the command's name and what
 #: the command keeps when interrupted (``on_interrupt``)
 _state: dict[str, Any] = {"debug": False, "command": None, "kept": None,
-                         "interrupted_said": False}
+                         "interrupted_said": False, "typed": {}}
 
 InterruptNote = str | Callable[[], str | None]
 
@@ -173,6 +173,7 @@ def _check_given_once(command: Any, name: str | None, args: list[str], parent: A
     except Exception:
         return
     seen: set[str] = set()
+    _state["typed"] = {}
     for param in order:
         if getattr(param, "param_type_name", None) == "argument" and param.name:
             # convert's SOURCE and TARGET: the checks of a path below, not the count
@@ -187,7 +188,15 @@ def _check_given_once(command: Any, name: str | None, args: list[str], parent: A
             raise InputError(f"{flags} is given more than once; give it once (the last value "
                              "would silently replace the others)", field=option)
         seen.add(param.name)
+        _state["typed"][param.name] = opts.get(param.name)
         _check_path_value(param, opts.get(param.name), option)
+
+
+def typed_text(name: str) -> Any:
+    """The text the user typed for the running command's parameter ``name`` (``None`` if not
+    given): a ``Path`` option's value has lost what ``pathlib`` drops, as the second slash of
+    ``hdfs://`` (``hdfs:/data``)."""
+    return _state.get("typed", {}).get(name)
 
 
 def _check_path_value(param: Any, value: Any, option: str) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import typer
 
 from topicslab.cli._app import MAX_SEED, app, err, given, out
-from topicslab.errors import InputError
+from topicslab.errors import InputError, naming_option
 
 
 @app.command("attack-train")
@@ -75,15 +75,22 @@ def attack_train(
     mech = Mechanism(p=p, lookback=lookback)
     from topicslab.io import read_sets
 
-    data = read_sets(sets_path)
+    with naming_option("--sets"):
+        data = read_sets(sets_path)
     mech = dataclasses.replace(mech, k=data.k, taxonomy=data.taxonomy)
     # typed counts past the population are used as every user: said, not silently clamped
     # (--batch-users 10^12 was clamped without a word)
     for option, value in (("queries", queries), ("validation", validation),
                           ("batch_users", batch_users)):
-        if given(option) and value > data.n_users:
+        if given(option) and value > data.n_users and not (option == "batch_users"
+                                                           and queries < data.n_users):
             err.print(f"[yellow]note[/]: --{option.replace('_', '-')} {value:,} but only "
                       f"{data.n_users:,} users: every user is used")
+    if given("batch_users") and queries < min(batch_users, data.n_users):
+        # a step takes at most a pass's queries (was run with no word)
+        err.print(f"[yellow]note[/]: --batch-users {batch_users:,} is more than the "
+                  f"{queries:,} --queries of a pass: each pass is one step of {queries:,} "
+                  "queries")
     try:
         att = train_attack(data, weeks=r, mechanism=mech, config=cfg, seed=seed,
                            progress=progress, device=device)

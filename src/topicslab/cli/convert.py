@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from topicslab.cli._app import SETS_TAXONOMY_HELP, app, out, sets_taxonomy
-from topicslab.errors import InputError
+from topicslab.errors import InputError, naming_option
 
 _FORMATS_HELP = "parquet | csv | tsv | tfrecord | long | profiles"
 
@@ -127,13 +127,13 @@ def convert(
     tables and other tools' profile tables (t1..tk columns)."""
     from topicslab import io as tio
     from topicslab._paths import check_output_file, refuse_overwriting_inputs
-    from topicslab.io._common import check_unique_users
+    from topicslab.io._common import check_unique_users, is_pattern
     from topicslab.io.tfrecord import shard_names, shard_set_on_disk
 
     _format(source_format, "--from")
     _format(target_format, "--to")
     sets_taxonomy(taxonomy)
-    if not source.exists() and not any(ch in str(source) for ch in "*?["):
+    if not source.exists() and not is_pattern(str(source)):
         raise InputError("file not found", file=str(source), field="SOURCE")
     check_output_file(target, "TARGET")
     try:
@@ -171,8 +171,9 @@ def convert(
     refuse_overwriting_inputs(outputs[:1], [("SOURCE", source)])
     for _, written in outputs[1:]:
         refuse_overwriting_inputs([("TARGET", written)], [("SOURCE", source)])
-    sets = tio.read_sets(source, taxonomy=taxonomy, format=source_format, k=k,
-                         strict=not lenient)
+    with naming_option("SOURCE"):  # (a whole-file error named no field)
+        sets = tio.read_sets(source, taxonomy=taxonomy, format=source_format, k=k,
+                             strict=not lenient)
     if sets.n_users == 0:
         # a file with no users converts to one every reader refuses (an empty TFRecord,
         # a header-only CSV)

@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from topicslab.cli._app import MAX_SEED, app, err, out
-from topicslab.errors import InputError
+from topicslab.errors import InputError, naming_option
 
 #: the extensions ``write_sets`` writes (its format follows the name)
 SETS_SUFFIXES = (".parquet", ".pq", ".csv", ".txt", ".tsv", ".tab", ".tfrecord")
@@ -41,7 +41,8 @@ def ingest(
                                        "written whole or not at all."),
     epoch_start: str | None = typer.Option(
         None, "--epoch-start",
-        help="Start of epoch 0, a date (midnight UTC) such as 2024-01-01; epochs are 7 days. "
+        help="Start of epoch 0, a date (midnight UTC) such as 2024-01-01, or an ISO 8601 "
+             "time (2024-01-01T06:00, UTC unless it gives an offset); epochs are 7 days. "
              "Default: the first visit's day."),
     week_column: str | None = typer.Option(
         None, "--week-column", help="Read epochs from this integer column (0, 1, ...)."),
@@ -74,9 +75,13 @@ def ingest(
     refuse_overwriting_inputs([("--out", out_path), ("--unclassified", unclassified)],
                               [("--visits", visits), ("--domains", domains)])
     t0 = time.perf_counter()
-    res = ingest_visits(visits, domains, epoch_start=epoch_start, week_column=week_column,
-                        timestamp_column=timestamp_column, k=k, taxonomy=taxonomy, seed=seed,
-                        progress=not quiet and err.is_terminal)
+    # an error about either file as a whole names the option that gave it (a directory, an
+    # unknown extension: "S: is a directory, expected a file", no field)
+    with naming_option("--visits", file=str(visits)), \
+            naming_option("--domains", file=str(domains)):
+        res = ingest_visits(visits, domains, epoch_start=epoch_start, week_column=week_column,
+                            timestamp_column=timestamp_column, k=k, taxonomy=taxonomy,
+                            seed=seed, progress=not quiet and err.is_terminal)
     r = res.report
     # the two outputs together: the list is renamed into place only once the sets are
     with contextlib.ExitStack() as stack:

@@ -93,11 +93,13 @@ def _check_disk(out_path: Path, users: int, weeks: int) -> None:
                  hint="use fewer --users")
 
 
-def _check_sample_size(users: int, weeks: int, k: int, hint: str) -> None:
+def _check_sample_size(users: int, weeks: int, k: int, hint: str, field: str) -> None:
     from topicslab._resources import require_memory
 
+    # (named no option: "error: sampling 1,000,000,000,000 users x 4 weeks at once needs")
     require_memory(float(users) * weeks * k * _SAMPLE_BYTES_PER_SLOT,
-                   f"sampling {users:,} users x {weeks:,} weeks at once", hint=hint)
+                   f"sampling {users:,} users x {weeks:,} weeks at once", hint=hint,
+                   field=field)
 
 
 def _check_threads(threads: int | None) -> None:
@@ -575,7 +577,7 @@ def sample_command(
         raise InputError(f"--weeks must be in 1..{MAX_WEEKS} (the most weeks a population "
                          f"holds, and every reader reads), got {weeks:,}", field="--weeks")
     _check_sample_size(min(users, chunk_users), weeks or mdl.weeks, mdl.k,
-                       "use fewer --weeks or a smaller --chunk-users")
+                       "use fewer --weeks or a smaller --chunk-users", "--chunk-users")
     _check_shards(shards, users, fmt)
     _check_disk(out_path, users, weeks or mdl.weeks)
     t0 = time.perf_counter()
@@ -596,14 +598,15 @@ def sample_command(
     out.print(table)
 
 
-def _read_in_taxonomy(path: Path, version: str) -> Any:
+def _read_in_taxonomy(path: Path, version: str, option: str) -> Any:
     """Topic sets of ``path`` in taxonomy ``version`` when the file allows it: a file without
     metadata is read in it even if its ids also fit the other taxonomy; a file that names
     another taxonomy (or holds ids ``version`` lacks) is returned as it is, for
     ``_check_comparable`` to refuse naming the option."""
     from topicslab import io as tio
 
-    sets = tio.read_sets(path)
+    with naming_option(option):
+        sets = tio.read_sets(path)
     if sets.taxonomy.version != version:
         try:
             sets = tio.read_sets(path, taxonomy=version)
@@ -680,11 +683,14 @@ def validate_command(
             if typed:
                 raise InputError(f"{option} sizes or seeds the synthetic draw, and --synthetic "
                                  f"gives the synthetic sets (drop {option})", field=option)
+    from topicslab.io._common import is_pattern
+
     for option, path in (("--population", population), ("--synthetic", synthetic)):
-        if path is not None and not path.exists():
+        # (a pattern of TFRecord shards, which the other commands read, was "file not found")
+        if path is not None and not path.exists() and not is_pattern(str(path)):
             raise InputError("file not found", file=str(path), field=option)
-    if population is not None and synthetic is not None and os.path.samefile(population,
-                                                                             synthetic):
+    if (population is not None and synthetic is not None and population.exists()
+            and synthetic.exists() and os.path.samefile(population, synthetic)):
         # the population was compared with itself: every gap 0 and a PASS, silently
         raise InputError(f"is the population file itself ({population}): validation compares "
                          "synthetic sets with the population; give the sets sampled from the "
@@ -700,7 +706,7 @@ def validate_command(
                     fix="validate a one-week model, or ")
     pop = syn = None
     if population is not None:
-        pop = _read_in_taxonomy(population, stats.taxonomy.version)
+        pop = _read_in_taxonomy(population, stats.taxonomy.version, "--population")
         _check_comparable(pop, population, "--population", stats.taxonomy.version,
                           f"the statistics in {stats_dir}")
         if weeks is None:
@@ -710,7 +716,7 @@ def validate_command(
                              f"population; use --weeks {pop.n_weeks} or less",
                              file=str(population), field="--weeks")
         if synthetic is not None:
-            syn = _read_in_taxonomy(synthetic, stats.taxonomy.version)
+            syn = _read_in_taxonomy(synthetic, stats.taxonomy.version, "--synthetic")
             _check_comparable(syn, synthetic, "--synthetic", pop.taxonomy.version,
                               f"the population {population}")
             if syn.k != pop.k:  # compared week by week: sets of another k were accepted
@@ -723,7 +729,7 @@ def validate_command(
                                  "synthetic sets", file=str(synthetic), field="--weeks")
         else:
             _check_sample_size(users or pop.n_users, max(weeks, mdl.weeks), mdl.k,
-                               "use fewer --users")
+                               "use fewer --users", "--users")
     if risk and pop is not None and weeks is not None:
         check_fidelity_size(risk_trials, pop.n_users, weeks)
     q = tv.fit_quality(stats, mdl)

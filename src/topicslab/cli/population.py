@@ -23,7 +23,7 @@ from topicslab.cli._app import (
     out,
     sets_taxonomy,
 )
-from topicslab.errors import InputError
+from topicslab.errors import InputError, naming_option
 
 #: what ``population`` and ``observe`` write: Parquet only (the population is streamed to one
 #: Parquet file chunk by chunk; ``topicslab.io.write_sets`` converts to the other formats)
@@ -204,7 +204,8 @@ def observe(
         raise InputError(f"k must be at most {taxonomy_size('v2')} (the most topics a taxonomy "
                          f"has), got {k}", field="--k")
     sets_taxonomy(taxonomy)
-    data = tio.read_sets(sets_path, taxonomy=taxonomy)
+    with naming_option("--sets"):
+        data = tio.read_sets(sets_path, taxonomy=taxonomy)
     if data.n_users == 0:
         raise InputError("holds no users: there is nothing to observe", file=str(sets_path),
                          field="--sets")

@@ -19,7 +19,7 @@ from rich.table import Table
 
 from topicslab._checks import comma_items
 from topicslab.cli._app import SETS_TAXONOMY_HELP, app, err, given, out, sets_taxonomy
-from topicslab.errors import InputError
+from topicslab.errors import InputError, naming_option
 from topicslab.qif.errors import QIFError
 from topicslab.qif.topics import MAX_TOPICS
 
@@ -132,10 +132,13 @@ def qif(
         refuse_overwriting_inputs([("--plot", plot)], [("--sets", sets_path)])
     sets_taxonomy(taxonomy)
     if sets_path is None:
-        for option, value in (("--week", week is not None), ("--weeks", weeks is not None),
-                              ("--taxonomy", taxonomy is not None)):
+        for option, value, does in (
+                ("--week", week is not None, "selects weeks of --sets"),
+                ("--weeks", weeks is not None, "selects weeks of --sets"),
+                # (said "--taxonomy selects weeks of --sets")
+                ("--taxonomy", taxonomy is not None, "tells the taxonomy of --sets")):
             if value:
-                raise InputError(f"{option} selects weeks of --sets: give --sets",
+                raise InputError(f"{option} {does}: give --sets",
                                  field=option)
         channel = q.ReportingChannel(469 if m is None else m, 5 if s is None else s, r)
         mm, ss = channel.m, channel.s
@@ -166,7 +169,8 @@ def qif(
         # the channel's parameters, checked once before the data is read (m and s as far as
         # they are known: m is then checked against the data's taxonomy by the library)
         q.ReportingChannel(MAX_TOPICS if m is None else m, 1 if s is None else s, r)
-        data = read_sets(sets_path, taxonomy=taxonomy)
+        with naming_option("--sets"):
+            data = read_sets(sets_path, taxonomy=taxonomy)
         if data.n_users == 0:  # "the population is empty", naming no file
             raise InputError("holds no users: there is nothing to analyse",
                              file=str(sets_path), field="--sets")

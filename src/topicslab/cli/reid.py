@@ -353,7 +353,8 @@ def reid(
         if engine != "exact":  # named as typed (it said --setting for --engine brute)
             raise InputError("the learned attack scores with its own engine: drop --engine",
                              field="--engine")
-        learned = load_attack(attack_model, device=device)
+        with naming_option("--attack-model"):
+            learned = load_attack(attack_model, device=device)
         names = [n for n in names if n != "learned"]
     elif attack_model is not None:
         raise InputError("--attack-model goes with --attack learned", field="--attack-model")
@@ -395,7 +396,8 @@ def reid(
             from topicslab.io.parquet_sets import TracesNotSetsError
 
             try:
-                data = read_sets(sets_path, taxonomy=taxonomy)
+                with naming_option("--sets"):
+                    data = read_sets(sets_path, taxonomy=taxonomy)
             except TracesNotSetsError as exc:
                 raise InputError(f"{exc.message}: give it as --traces", file=str(sets_path),
                                  field="--sets") from None
@@ -438,6 +440,11 @@ def reid(
             found = [atk.reid_bounds(data, weeks=r, mechanism=mech, seed=seed,
                                      certify=certify, progress=progress)
                      for r in r_list] if bounds else []
+            if certify and all(b.full_information_interval is None for b in found):
+                # (ran with no word: at these r Corollary 1 is exact, nothing to bracket)
+                err.print(f"[yellow]note[/]: --certify had nothing to do: Corollary 1 is exact "
+                          f"at r = {', '.join(map(str, r_list))} (it brackets it where it is "
+                          "not, from r = 5 weeks of the full taxonomy)")
             if found:
                 from topicslab.attacks.bayes import bayes_risk
                 from topicslab.attacks.theory import TheoryCurve

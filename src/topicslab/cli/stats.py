@@ -29,6 +29,7 @@ from topicslab.cli._app import (
     out,
     parse_epsilon,
     sets_taxonomy,
+    typed_text,
 )
 from topicslab.errors import InputError, naming_option
 
@@ -159,29 +160,37 @@ def stats(
                          f"{engine}", field="--chunk-users")
     from topicslab._paths import check_output_dir, no_new_empty_dirs, refuse_overwriting_inputs
 
+    # a URI as typed: Path made hdfs:///data/sets hdfs:/data/sets, which the Spark engine
+    # took for a local name ("reads topic sets in wide Parquet: convert the file first")
+    typed = typed_text("sets_path")
+    uri = typed if isinstance(typed, str) and "://" in typed else None
+    if uri is not None and engine != "spark":
+        raise InputError("is a URI, which only --engine spark reads; give a local file, or "
+                         "add --engine spark", file=uri, field="--sets")
     check_output_dir(out_dir, "--out", "stats")
     refuse_overwriting_inputs([("--out", out_dir)], [("--sets", sets_path)])
     engine = _pick_engine(engine, sets_path)
     opts: dict[str, Any] = {"budget": budget, "contribution": contribution, "seed": seed}
     t0 = time.perf_counter()
     try:
-        if engine == "local":
-            from topicslab import io as tio
+        with naming_option("--sets"):
+            if engine == "local":
+                from topicslab import io as tio
 
-            data = tio.read_sets(sets_path, taxonomy=taxonomy)
-            result = dp.compute_statistics(data, **opts)
-        elif engine == "stream":
-            from topicslab.dp.stream import stream_statistics
+                data = tio.read_sets(sets_path, taxonomy=taxonomy)
+                result = dp.compute_statistics(data, **opts)
+            elif engine == "stream":
+                from topicslab.dp.stream import stream_statistics
 
-            result = stream_statistics(os.fspath(sets_path), chunk_users=chunk_users,
-                                       progress=True, taxonomy=taxonomy, **opts)
-        else:
-            from topicslab.dp.spark import spark_statistics
+                result = stream_statistics(os.fspath(sets_path), chunk_users=chunk_users,
+                                           progress=True, taxonomy=taxonomy, **opts)
+            else:
+                from topicslab.dp.spark import spark_statistics
 
-            # Spark's logs, progress bars and JVM lines would join the one line (--debug
-            # shows them)
-            result = spark_statistics(os.fspath(sets_path), master=master,
-                                      taxonomy=taxonomy, quiet=not _debugging(), **opts)
+                # Spark's logs, progress bars and JVM lines would join the one line (--debug
+                # shows them)
+                result = spark_statistics(uri or os.fspath(sets_path), master=master,
+                                          taxonomy=taxonomy, quiet=not _debugging(), **opts)
     except InputError as exc:  # k above the taxonomy's size, weeks past the input's, ...
         raise exc.located(file=str(sets_path)) from None
     with no_new_empty_dirs(out_dir):

@@ -382,14 +382,17 @@ def spark_counts(
 def _run(session: Any, name: str, *, contribution: ContributionBound, pad_seed: int,
          taxonomy: Taxonomy | str | None, strict: bool, batch_users: int) -> BoundedCounts:
     from pyspark.sql import functions as F
-    from pyspark.sql.utils import AnalysisException
 
     from topicslab.io._common import week_columns
 
     try:
         df = session.read.parquet(name)
-    except AnalysisException as exc:
-        first = (str(exc).strip().splitlines() or ["unreadable"])[0]
+    except Exception as exc:  # py4j / pyspark raise many types; all mean "cannot read it"
+        # (a Java error, as an incomplete or unreachable URI's, was exit code 1: the JVM's
+        # line is the one after "An error occurred while calling o30.parquet.")
+        lines = [ln.strip().removeprefix(": ") for ln in str(exc).strip().splitlines()]
+        first = next((ln for ln in lines if "Exception" in ln), lines[0] if lines else
+                     "unreadable")
         raise InputError(f"cannot read as Parquet ({first})", file=name) from None
     if "user_id" not in df.columns:
         raise InputError("missing column", file=name, field="user_id")

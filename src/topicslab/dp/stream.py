@@ -264,6 +264,10 @@ def parquet_plan(schema: pa.Schema, *, file: str, taxonomy: Taxonomy | str | Non
 
 def _parquet_files(path: str) -> list[str]:
     if os.path.isdir(path):
+        from topicslab._paths import not_topic_sets
+
+        if (why := not_topic_sets(path)) is not None:  # (a run's pop and synth read as one)
+            raise InputError(why, file=path)
         files = sorted(os.path.join(path, f) for f in os.listdir(path)
                        if f.endswith((".parquet", ".pq")) and not f.startswith((".", "_")))
         if not files:

@@ -53,7 +53,7 @@ from topicslab._atomic import atomic_paths
 from topicslab._checks import choice, flag, integer
 from topicslab._paths import check_output_dir, no_new_empty_dirs
 from topicslab.datamodel import TopicSets
-from topicslab.errors import InputError
+from topicslab.errors import InputError, naming_option
 from topicslab.experiment.cache import Lookup, StageCache, file_fingerprint
 from topicslab.experiment.presets import PRESETS, Preset
 from topicslab.taxonomy import VERSIONS
@@ -310,7 +310,8 @@ def _run(cfg: Preset, preset: str, out_dir: Path, seed: int, sets_path: str | Pa
         results["input"] = {"kind": "sets", "path": str(sets_path), "fingerprint": fp}
 
         def _load_user_sets() -> dict[str, Any]:
-            s = tio.read_sets(sets_path, taxonomy=sets_taxonomy)
+            with naming_option("--sets"):
+                s = tio.read_sets(sets_path, taxonomy=sets_taxonomy)
             sets_cache["pop"] = s
             if s.n_users == 0:  # found only by the validation stage, after the fit
                 raise InputError("holds no users: there is nothing to run on",

@@ -338,6 +338,13 @@ def check_block_format(block: dict[str, Any] | None, expected: str, *, file: str
                          field="metadata.format_version")
 
 
+def is_pattern(name: str) -> bool:
+    """Whether ``name`` is a glob of TFRecord shards: it holds ``*``, ``?`` or ``[`` and no
+    file of that very name exists (``pop[1].parquet``, which ``population --out`` writes,
+    was read as a pattern: "no files match the pattern")."""
+    return any(ch in name for ch in "*?[") and not os.path.lexists(name)
+
+
 def missing(name: str) -> str:
     """Why ``name``, which ``os.path.exists`` does not find, cannot be read: no such file, or
     a symbolic link that cannot be followed (a link that loops round was "no such file",

@@ -32,7 +32,7 @@ import numpy as np
 from topicslab._checks import MAX_COUNT, integer
 from topicslab.datamodel import SiteTraces, TopicSets
 from topicslab.errors import InputError, ParameterError
-from topicslab.io._common import PathLike, check_exists
+from topicslab.io._common import PathLike, check_exists, is_pattern
 from topicslab.io.csv_sets import read_sets_csv, write_sets_csv
 from topicslab.io.long import is_long_table, read_sets_long, write_sets_long
 from topicslab.io.parquet_sets import iter_sets_parquet, read_sets_parquet, write_sets_parquet
@@ -53,25 +53,36 @@ def detect_format(path: PathLike) -> str:
     low = os.path.basename(name).lower().removesuffix(".gz")
     if ".tfrecord" in low or os.path.isdir(name):
         return "tfrecord"
-    if any(ch in name for ch in "*?["):
-        return "tfrecord"  # shard globs are the only multi-file input
     if low.endswith((".parquet", ".pq")):
         return "parquet"
     if low.endswith((".tsv", ".tab")):
         return "tsv"
     if low.endswith((".csv", ".txt")):
         return "csv"
+    if any(ch in name for ch in "*?["):
+        return "tfrecord"  # shard globs are the only multi-file input
     raise InputError("cannot tell the format from the name: name the file with one of the "
                      "extensions .parquet, .pq, .csv, .txt, .tsv, .tab or .tfrecord (or, "
                      f"from Python, pass format= one of {', '.join(FORMATS)})", file=name)
 
 
-def _format(path: PathLike, fmt: str | None) -> str:
+def _format(path: PathLike, fmt: str | None, *, reading: bool = False) -> str:
     if fmt is None:
-        return detect_format(path)
-    if fmt not in FORMATS:
+        fmt = detect_format(path)
+    elif fmt not in FORMATS:
         raise InputError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}",
                          file=os.fspath(path))
+    name = os.fspath(path)
+    if reading and fmt != "tfrecord" and is_pattern(name):
+        # a pattern is a set of TFRecord shards only; 'p*.parquet' that matched files was read
+        # as TFRecord ("length CRC mismatch"), and a file named 'pop[1].parquet' as a pattern
+        import glob
+
+        matches = len(glob.glob(name))
+        if not matches:
+            raise InputError("no such file", file=name)
+        raise InputError(f"is a pattern (*, ? or [) matching {matches} file(s), but only "
+                         "TFRecord shards are read as a set; give one file", file=name)
     return fmt
 
 
@@ -82,7 +93,7 @@ def read_sets(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
     k, strict = _check_k(k, taxonomy), _check_strict(strict)
     if weeks is not None:  # weeks="4" was compared with the file's 4: "has 4, expected 4"
         integer(weeks, "weeks", at_least=1, why="the weeks the file must hold")
-    fmt = _format(path, format)
+    fmt = _format(path, format, reading=True)
     try:
         sets = _read_sets(path, fmt, format, taxonomy=taxonomy, k=k, weeks=weeks, strict=strict)
     except (OSError, EOFError) as exc:  # e.g. a truncated .gz: the file, not the program
@@ -251,7 +262,7 @@ def iter_sets(path: PathLike, batch_size: int = 1 << 20, *,
     """
     k, strict = _check_k(k, taxonomy), _check_strict(strict)
     batch_size = _check_batch_size(batch_size)
-    fmt = _format(path, format)
+    fmt = _format(path, format, reading=True)
     if fmt == "parquet" and _sniff(path, fmt, format) == "parquet":
         for part in iter_sets_parquet(path, batch_size, taxonomy=taxonomy, k=k, strict=strict):
             yield _within_taxonomy(part, k, path)
@@ -283,7 +294,7 @@ def read_traces(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
                 else "a directory")
         raise InputError(f"is {what}, not site traces: traces are one Parquet file (topicslab "
                          "observe writes them)", file=name)
-    fmt = _format(path, format)
+    fmt = _format(path, format, reading=True)
     if fmt != "parquet":
         raise InputError(f"site traces are stored as Parquet, not {fmt}", file=name)
     return read_traces_parquet(path, taxonomy=taxonomy, strict=strict)

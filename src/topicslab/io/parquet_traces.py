@@ -79,6 +79,11 @@ def read_traces_parquet(path: PathLike, *, taxonomy: Taxonomy | str | None = Non
         pf = pq.ParquetFile(file)
         schema = pf.schema_arrow
         block = decode_meta(schema.metadata, file=file)
+        if "site" not in schema.names and "epoch_0_topics" in schema.names:
+            # (was "field 'site': missing column"; the reverse mistake is TracesNotSetsError)
+            raise InputError("holds topic sets (a profile per user and week), not site "
+                             "traces: give it where topic sets are read (reid --sets), or "
+                             "make traces of it with topicslab observe", file=file)
         for name in ("user_id", "site"):
             if name not in schema.names:
                 raise InputError("missing column", file=file, field=name)

@@ -68,6 +68,7 @@ from topicslab.io._common import (
     PathLike,
     check_exists,
     check_unique_users,
+    is_pattern,
     lists_to_dense,
     pick_taxonomy,
     sets_column,
@@ -441,10 +442,14 @@ def tfrecord_files(path: PathLike) -> list[str]:
         files = sorted(os.path.join(name, f) for f in os.listdir(name)
                        if ".tfrecord" in f and not f.startswith("."))
         if not files:
+            from topicslab._paths import not_topic_sets
+
+            if (why := not_topic_sets(name)) is not None:  # (was "no .tfrecord files")
+                raise InputError(why, file=name)
             # a directory is read as a TFRecord shard set; say so, whatever its name suggests
             raise InputError("is a directory with no .tfrecord files (a directory is read as "
                              "TFRecord shards); give a file or a shard directory", file=name)
-    elif any(ch in name for ch in "*?["):
+    elif is_pattern(name):
         files = sorted(f for f in glob.glob(name) if os.path.isfile(f))
         if not files:
             raise InputError("no files match the pattern", file=name)

@@ -126,6 +126,10 @@ def load_model(directory: str | Path, *, taxonomy: Taxonomy | str | None = None,
         from topicslab.io._common import missing
 
         raise FileFieldError(missing(str(d)), file=str(d))
+    from topicslab._paths import other_output
+
+    if (other := other_output(d, "model")) is not None:
+        raise FileFieldError(other, file=str(d))
     for f in (meta_file, weights_file):
         if not f.is_file():
             raise FileFieldError("file missing (not a model directory?)", file=str(f))

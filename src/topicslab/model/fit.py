@@ -416,10 +416,21 @@ def _load_checkpoint(directory: Path, config: dict[str, Any]) -> dict[str, Any] 
     path = directory / CHECKPOINT
     if not path.is_file():
         return None
+    import pickle
+
     try:
-        state: dict[str, Any] = torch.load(path, map_location="cpu", weights_only=False)
+        # weights_only: tensors, numbers, text, lists and dicts, all a checkpoint holds; a
+        # full unpickling ran whatever code a checkpoint one was given named (and the fit
+        # then went on, exit code 0)
+        state: dict[str, Any] = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as exc:
+        named = re.search(r"GLOBAL ([\w.]+)", str(exc))
+        what = f" ({named.group(1)})" if named else ""
+        raise _not_a_checkpoint(path, f"it holds Python objects{what} that a fit's state never "
+                                "holds, and loading them could run code") from None
     except Exception as exc:
-        raise InputError(f"cannot read checkpoint ({exc})", file=str(path)) from None
+        why = " ".join(str(exc).split())
+        raise InputError(f"cannot read checkpoint ({why})", file=str(path)) from None
     _check_checkpoint(state, path)
     old = state.get("config", {})
     # (the week pairs last: other weeks change them too, and it is --weeks that differs)
