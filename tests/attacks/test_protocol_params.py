@@ -134,3 +134,12 @@ def test_a_mechanism_that_is_not_one_is_a_type_error(entry: str) -> None:
             from topicslab.attacks.learned import train_attack
 
             train_attack(sets, weeks=1, mechanism="v2", progress=False)  # type: ignore[arg-type]
+
+
+def test_the_note_on_more_targets_than_users_counts_them_right():
+    from topicslab.attacks import ReidProtocol
+
+    for users, said in ((1, "only 1 user:"), (3, "only 3 users:"), (20_000, "only 20,000 users:")):
+        notes: list[str] = []
+        assert ReidProtocol(30_000, 1).target_count(users, notes) is None
+        assert notes == [f"30,000 targets requested but {said} every user is a target"]

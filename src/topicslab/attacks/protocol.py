@@ -157,8 +157,8 @@ class ReidProtocol:
         assert isinstance(self.targets, int)
         if self.targets > users:
             if notes is not None:
-                notes.append(f"{self.targets} targets requested but only {users} users: "
-                             "every user is a target")
+                notes.append(f"{self.targets:,} targets requested but only {users:,} "
+                             f"user{'' if users == 1 else 's'}: every user is a target")
             return None
         return self.targets
 
