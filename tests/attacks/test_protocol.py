@@ -135,7 +135,8 @@ def test_a_trials_population_is_let_go_before_the_next_is_drawn():
         previous: list[weakref.ref] = []
         alive: list[bool] = []
 
-        def draw(trial: int) -> TopicSets:
+        def draw(trial: int, previous: list[weakref.ref] = previous,
+                 alive: list[bool] = alive) -> TopicSets:
             gc.collect()
             alive.extend(ref() is not None for ref in previous)
             sets = generate(600, 2, seed=10 + trial)

@@ -42,7 +42,9 @@ def test_every_stage_and_section(smoke: tuple[Path, dict]) -> None:
             r = res["reidentification"][side][att]
             assert 0 <= r["mean"] <= 1 and r["std"] >= 0
     assert 0 <= res["fit_quality"]["share_abs_within_0.1pp"] <= 1
-    assert res["verdict"]["pass"] in (True, False)
+    assert res["verdict"]["pass"] in (True, False, None)
+    assert res["verdict"]["outcome"] == res["fidelity"]["outcome"]
+    assert res["verdict"]["pass"] == {"pass": True, "fail": False}.get(res["verdict"]["outcome"])
     # the note on a fit that took no step is there exactly when the fit took none
     stalled = res["fit"]["stopped"] == "noise" and res["fit"]["steps"] == 0
     assert (res["verdict"]["note"] == NOISE_AT_START) is stalled
@@ -67,9 +69,11 @@ def test_every_stage_and_section(smoke: tuple[Path, dict]) -> None:
     assert [(g["attack"], g["weeks"]) for g in fid["gaps"]] == [
         (a, r) for r in (1, 2, 3, 4) for a in ("hamming", "asymmetric")]
     assert fid["users"] == res["population"]["users"] and fid["trials"] == 2
-    assert res["verdict"]["pass"] == fid["pass"]
+    assert res["verdict"]["outcome"] == fid["outcome"]
+    assert res["verdict"]["pass"] == {"pass": True, "fail": False}.get(fid["outcome"])
+    assert fid["pass"] == (fid["outcome"] == "pass")
     assert res["verdict"]["one_std_rule"]["pass"] in (True, False)
-    assert res["verdict"]["text"].startswith(("PASS", "FAIL"))
+    assert res["verdict"]["text"].startswith(fid["outcome"].upper())
     assert "Paper's rule" in res["verdict"]["text"]
     assert res["fit"]["model"] == "persistent" and res["fit"]["stay_quantiles"]
     assert 0 < res["fit_quality"]["share_within_2sigma"] <= 1
@@ -127,6 +131,13 @@ def test_verdict_rule() -> None:
     for fit in ({"stopped": "noise", "steps": 3}, {"stopped": "steps", "steps": 0}, None):
         v = verdict({"population": pop, "synthetic": ok}, fid, fit)
         assert v["note"] is None and "Note:" not in v["text"]
+    # an inconclusive fidelity outcome is neither a pass nor a failure
+    unsure = {**fid, "outcome": "inconclusive", "text": "INCONCLUSIVE: gaps."}
+    v = verdict({"population": pop, "synthetic": ok}, unsure)
+    assert v["pass"] is None and v["outcome"] == "inconclusive"
+    assert v["text"].startswith("INCONCLUSIVE") and v["fidelity"]["outcome"] == "inconclusive"
+    assert verdict({"population": pop, "synthetic": ok}, {**fid, "pass": True})["outcome"] == (
+        "pass")  # (a section cached before the outcome existed)
     with pytest.raises(TypeError, match="fit"):
         verdict({"population": pop, "synthetic": ok}, fid, [])  # type: ignore[arg-type]
 

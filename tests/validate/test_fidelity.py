@@ -50,6 +50,24 @@ def test_verdict_logic() -> None:
         -0.08)
 
 
+def test_the_outcome_is_fail_only_when_the_evidence_says_so() -> None:
+    """A point estimate past the tolerance whose interval reaches back inside it is
+    inconclusive; one whose interval lies outside, or that is significantly under-stated, is
+    a failure; within the tolerance is a pass, resolved or not."""
+    assert _fid([(0.005, 0.001)]).outcome == "pass"
+    assert _fid([(0.015, 0.01)]).outcome == "pass"  # not resolved, still a pass
+    unsure = _fid([(0.001, 0.001), (0.03, 0.01)])  # 95%: [+1.0, +5.0]%
+    assert unsure.outcome == "inconclusive" and not unsure.passed
+    assert unsure.text.startswith("INCONCLUSIVE") and "+3.0% ± 2.0%" in unsure.text
+    assert unsure.to_dict()["outcome"] == "inconclusive" and unsure.to_dict()["pass"] is False
+    assert _fid([(0.05, 0.01)]).outcome == "fail"  # [+3.0, +7.0]%: outside
+    low = _fid([(-0.03, 0.0125)])  # [−5.5, −0.5]%: straddles −2%, but below 0
+    assert low.understated and low.outcome == "fail" and low.text.startswith("FAIL")
+    within_low = _fid([(-0.015, 0.005)])  # under-stated, but within the tolerance
+    assert within_low.understated and within_low.outcome == "pass"
+    assert _fid([]).outcome is None
+
+
 def test_under_statement_is_flagged_over_the_whole_table() -> None:
     """A gap 2.5 standard errors below 0 is outside its own 95% interval but not outside the
     simultaneous one of a 16-gap table (Bonferroni z = 2.96); 4 standard errors below is."""

@@ -180,6 +180,7 @@ def verdict(reid: dict[str, Any], fidelity: dict[str, Any] | None = None,
             fit: dict[str, Any] | None = None) -> dict[str, Any]:
     """The release verdict: the fidelity gaps (every r, every attack, within the tolerance;
     ``validate.fidelity``) when available, with the paper's one-std rule as its second line.
+    ``pass`` is ``None`` when the fidelity outcome is ``"inconclusive"`` (``Fidelity.outcome``).
     ``fit`` (results.json's section) adds why the verdict cannot speak of the model when the
     fit stopped at the DP noise floor before its first step (``model.NOISE_AT_START``)."""
     for name, value in (("reid", reid), ("fidelity", fidelity), ("fit", fit)):
@@ -194,9 +195,13 @@ def verdict(reid: dict[str, Any], fidelity: dict[str, Any] | None = None,
     if fidelity is None or fidelity.get("pass") is None:
         return {**one, "text": one["text"] + tail, "one_std_rule": one, "fidelity": None,
                 "note": note}
+    # (a fidelity section cached before the outcome existed: its point-estimate verdict)
+    outcome = fidelity.get("outcome") or ("pass" if fidelity["pass"] else "fail")
     text = fidelity["text"] + " Paper's rule (one std over trials): " + one["text"] + tail
-    return {"pass": bool(fidelity["pass"]), "text": text, "attacks": one["attacks"],
-            "fidelity": {"pass": fidelity["pass"], "resolved": fidelity["resolved"],
+    return {"pass": {"pass": True, "fail": False}.get(outcome), "outcome": outcome,
+            "text": text, "attacks": one["attacks"],
+            "fidelity": {"pass": fidelity["pass"], "outcome": outcome,
+                         "resolved": fidelity["resolved"],
                          "tolerance": fidelity["tolerance"], "text": fidelity["text"]},
             "one_std_rule": one, "note": note}
 

@@ -148,6 +148,33 @@ class Fidelity:
         return [g for g in self.measured if g.gap + z * g.gap_se < 0]
 
     @property
+    def outside(self) -> list[RiskGap]:
+        """Gaps whose 95% interval lies entirely outside ±tolerance."""
+        return [g for g in self.measured if g.resolved(self.tolerance)
+                and not g.within(self.tolerance)]
+
+    @property
+    def outcome(self) -> str | None:
+        """``"pass"`` (every gap within the tolerance), ``"fail"`` (some gap's interval lies
+        outside it, or a gap past it is significantly under-stated over the whole table) or
+        ``"inconclusive"`` (the gaps past the tolerance are within their noise of it: more
+        trials or targets would settle them); ``None`` when no gap is measured.
+
+        A point estimate past the tolerance alone is one draw: at 10M users with random
+        targets every paper-preset run had one (+3.2 ± 5.0%, +2.3 ± 4.5% at r = 2 and 4),
+        each the population side's draw (docs/fidelity.md §5d), and a FAIL there said
+        nothing about the release."""
+        if not self.measured:
+            return None
+        if self.passed:
+            return "pass"
+        low = {(g.attack, g.weeks) for g in self.understated}
+        if self.outside or any((g.attack, g.weeks) in low for g in self.measured
+                               if not g.within(self.tolerance)):
+            return "fail"
+        return "inconclusive"
+
+    @property
     def worst(self) -> RiskGap | None:
         return max(self.measured, key=lambda g: abs(g.gap), default=None)
 
@@ -157,10 +184,13 @@ class Fidelity:
         if w is None:
             return ("no verdict: the population's risk is 0 at every r (too few users or "
                     "weeks to re-identify anyone)")
-        head = (f"PASS: the synthetic re-identification risk is within ±{self.tolerance:.0%} "
-                "of the population's for every attack and every r" if self.passed else
-                f"FAIL: the synthetic re-identification risk is not within "
-                f"±{self.tolerance:.0%} of the population's for every attack and r")
+        head = {"pass": f"PASS: the synthetic re-identification risk is within "
+                        f"±{self.tolerance:.0%} of the population's for every attack and every r",
+                "fail": f"FAIL: the synthetic re-identification risk is not within "
+                        f"±{self.tolerance:.0%} of the population's for every attack and r",
+                "inconclusive": f"INCONCLUSIVE: some gap's estimate is past "
+                                f"±{self.tolerance:.0%}, but within its noise of it; none is "
+                                f"outside ±{self.tolerance:.0%} at 95%"}[self.outcome or "fail"]
         worst = (f"largest gap {w.gap:+.1%} ± {Z95 * w.gap_se:.1%} (95%) for {w.attack} at "
                  f"r = {w.weeks}")
         low = self.understated
@@ -179,7 +209,8 @@ class Fidelity:
         return {"tolerance": self.tolerance, "trials": self.trials, "users": self.users,
                 "targets": self.targets,
                 "synthetic_users": self.synthetic_users, "seconds": self.seconds,
-                "pass": self.passed if self.measured else None, "resolved": self.resolved,
+                "pass": self.passed if self.measured else None, "outcome": self.outcome,
+                "resolved": self.resolved,
                 "understated": [{"attack": g.attack, "weeks": g.weeks}
                                 for g in self.understated],
                 "family_z": self.family_z,
