@@ -192,7 +192,7 @@ def test_on_user_sets(tmp_path: Path) -> None:
     assert res["population"]["calibration"] is None
     assert res["sample"]["users"] == 3_000
     assert not (tmp_path / "mine" / "pop.parquet").exists()
-    assert res["verdict"]["pass"] in (True, False)
+    assert res["verdict"]["outcome"] in ("pass", "fail", "inconclusive")
 
 
 def test_interrupted_run_and_truncated_artefact(tmp_path: Path,
