@@ -420,4 +420,3 @@ def release_arrow_memory() -> None:
     RESULTS.md). Nothing of the data read is touched.
     """
     pa.default_memory_pool().release_unused()
-
