@@ -46,8 +46,8 @@ from refusal import (
     check_refused,
     fit_small_model,
     invoke,
-    invoke_refused,
     population_and_stats,
+    refusal_test,
     tree,
 )
 
@@ -184,10 +184,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("name", "args", "named"), CASES, ids=[c[0] for c in CASES])
-def test_bad_input_is_refused(inputs: Path, work: Path, name: str, args: list[str],
-                              named: str) -> None:
-    invoke_refused(invoke, args, inputs, work, named)
+test_bad_input_is_refused = refusal_test(CASES)
 
 
 def test_the_runs_population_and_real_sets_still_read(inputs: Path, work: Path) -> None:
