@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -91,3 +92,14 @@ def test_sparse_and_dense_agree_and_row_keys_make_slices_reproducible():
 def test_leading_dimensions_kept():
     counts = np.zeros((7, 3, 469), dtype=np.int32)
     assert top_k(counts).shape == (7, 3, 5)
+
+
+def test_a_topic_twice_names_the_first_such_row_and_its_smallest_topic():
+    from topicslab.errors import InputError
+
+    indptr = np.array([0, 3, 7, 9])
+    topics = np.array([1, 2, 3, 7, 4, 7, 4, 5, 5])
+    with pytest.raises(InputError, match="topic 4 appears twice in row 1"):
+        top_k_sparse(indptr, topics, np.ones(9), k=2, taxonomy="v2")
+    ok = top_k_sparse(indptr[:2], topics[:3], np.ones(3), k=2, taxonomy="v2")
+    assert ok.shape == (1, 2)

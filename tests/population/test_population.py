@@ -144,6 +144,7 @@ def test_sets_are_the_mechanisms_top_k() -> None:
     # heterogeneous activity: some user-weeks see fewer than k topics, some many more
     distinct = np.diff(indptr)
     assert (distinct < 5).any() and (distinct > 10).any()
+    assert got.metadata["padded_user_weeks"] == int((distinct < 5).sum())
 
 
 def test_hierarchy_correlation(big: TopicSets) -> None:

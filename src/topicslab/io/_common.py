@@ -140,6 +140,10 @@ def dense_to_lists(
 ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
     """``(offsets, values)`` of the non-empty slots of ``int32[n, k]`` taxonomy ids."""
     mask = ids >= 0
+    n, k = ids.shape
+    if n and bool(mask.all()):  # full profiles, as generated: every list holds k ids
+        return (np.arange(0, n * k + 1, k, dtype=np.int32),
+                np.ascontiguousarray(ids, dtype=np.int32).reshape(-1))
     values = np.ascontiguousarray(ids[mask], dtype=np.int32)
     offsets = np.zeros(ids.shape[0] + 1, dtype=np.int32)
     np.cumsum(mask.sum(axis=1, dtype=np.int32), out=offsets[1:])

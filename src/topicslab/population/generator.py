@@ -10,16 +10,18 @@ For every user the numba kernel simulates (see ``params.py`` for the behavioural
    exploration topic, and counts for that topic, sometimes its parent (hierarchy) and sometimes
    co-tagged topics (sites carry several topics).
 
-The weekly topic visit counts go, as CSR, through ``topicslab.api.top_k_sparse`` — Chrome's
-ranking (utility bucket, then count, random ties) with uniform padding when fewer than k topics
-were seen (Dick et al. §3, Algorithm 1). Sets are never drawn directly.
+Each simulated week's topic visit counts are ranked by the mechanism's own rule
+(``topicslab.api.topk.rank_row``, the row rule of ``top_k_sparse``) — Chrome's ranking (utility
+bucket, then count, random ties) with uniform padding when fewer than k topics were seen (Dick
+et al. §3, Algorithm 1). Sets are never drawn directly.
 
 Randomness: every draw is ``hash3(key, user_id, week + burn_in, purpose << 32 | counter)`` with
 the population stream key of the seed, and the top-k row keys are ``user_id * 1024 + week``; so
 any slice of users regenerates identically whatever the chunking (and in parallel).
 
-The kernel runs twice per chunk: a first pass counts the distinct topics of every user-week (to
-size the CSR arrays), the second writes them. Re-simulating is cheaper than over-allocating.
+The kernel ranks each week as soon as it has counted it, so the visit counts are never written
+out (``_visit_counts`` still writes them, as CSR, for the tests' cross-check against
+``top_k_sparse``; at 10M users writing them and ranking them apart took most of the time).
 """
 
 from __future__ import annotations
@@ -33,15 +35,18 @@ from numba import njit, prange
 
 from topicslab._checks import flag, integer
 from topicslab._progress import task
-from topicslab.api import Mechanism, top_k_sparse
+from topicslab.api import Mechanism
 from topicslab.api.hashing import (
+    STREAM_PAD,
     STREAM_POPULATION,
+    STREAM_TIEBREAK,
     below,
     derive_key,
     hash3,
     next_word,
     unit,
 )
+from topicslab.api.topk import rank_row
 from topicslab.datamodel import TopicSets
 from topicslab.population.params import MAX_INTERESTS, CompiledParams, PopulationParams
 from topicslab.taxonomy import Taxonomy, resolve
@@ -64,6 +69,11 @@ _P_REPEAT = 9
 _USER_WEEK = 0xFFFF_FFFF  # the "week" word of user-level (persistent) draws
 
 _BLOCK = 512  # users per parallel work item (scratch arrays are per block)
+
+# What the kernel does with each simulated week (``_simulate``'s ``mode``).
+_COUNT = 0     # count its distinct topics only
+_CSR = 1       # write its visit counts (CSR, sized by a _COUNT pass)
+_PROFILES = 2  # rank them into the week's top-k profile
 
 
 @njit(cache=True, inline="always")
@@ -128,12 +138,16 @@ def _draw_interest(h: np.uint64, prev: int, alias_p: np.ndarray, alias_i: np.nda
 def _simulate(user_ids, n_weeks, key, scalars, burn_in, alias_p, alias_i, explore_p,
               explore_i, engagement, drift, parent,
               parent_tag, cot_ptr, cot_to, cot_p, aff_ptr, aff_to, aff_cum, aff_total, aff_prob,
-              write, distinct, indptr, out_topics, out_counts):
+              mode, distinct, indptr, out_topics, out_counts, bucket, tie_key, pad_key, k,
+              out_sets):
     """Simulate visits of ``user_ids`` for weeks ``0..n_weeks-1``.
 
-    ``write == False``: store the number of distinct topics of each user-week row
-    (``distinct[u * n_weeks + w]``). ``write == True``: write each row's topics and visit counts
-    at ``indptr[row]`` of ``out_topics`` / ``out_counts``.
+    Every mode stores the number of distinct topics of each user-week row
+    (``distinct[u * n_weeks + w]``). ``mode == _PROFILES``: also rank each row's visit counts
+    into its top-k profile ``out_sets[row]`` (``topk.rank_row``, Chrome's rule, row key
+    ``user_id * ROW_STRIDE + week``). ``mode == _CSR``: write each row's topics and visit
+    counts at ``indptr[row]`` of ``out_topics`` / ``out_counts`` instead (the CSR input of
+    ``top_k_sparse``, which gives the same profiles).
     """
     n = user_ids.shape[0]
     m = alias_p.shape[0]
@@ -150,6 +164,11 @@ def _simulate(user_ids, n_weeks, key, scalars, burn_in, alias_p, alias_i, explor
         slot_topic = np.empty(MAX_INTERESTS, dtype=np.int64)
         slot_cum = np.empty(MAX_INTERESTS, dtype=np.float64)
         slot_w = np.empty(MAX_INTERESTS, dtype=np.float64)
+        row_counts = np.empty(m, dtype=np.int32)
+        best_t = np.empty(k, dtype=np.int64)
+        best_b = np.empty(k, dtype=np.int64)
+        best_c = np.empty(k, dtype=np.float64)
+        best_h = np.empty(k, dtype=np.uint64)
         for u in range(blk * _BLOCK, min(n, (blk + 1) * _BLOCK)):
             uid = np.uint64(user_ids[u])
             uw = np.uint64(_USER_WEEK)
@@ -223,36 +242,66 @@ def _simulate(user_ids, n_weeks, key, scalars, burn_in, alias_p, alias_i, explor
                                 nt += 1
                             counts[c] += 1
                 row = u * n_weeks + week
-                if write:
+                distinct[row] = nt
+                if mode == _PROFILES:
+                    for i in range(nt):
+                        row_counts[i] = counts[touched[i]]
+                    rank_row(touched, row_counts, nt, bucket,
+                             uid * np.uint64(ROW_STRIDE) + np.uint64(week), tie_key, pad_key,
+                             m, k, best_t, best_b, best_c, best_h, out_sets[row])
+                elif mode == _CSR:
                     base = indptr[row]
                     for i in range(nt):
                         out_topics[base + i] = touched[i]
                         out_counts[base + i] = counts[touched[i]]
-                else:
-                    distinct[row] = nt
                 for i in range(nt):
                     counts[touched[i]] = 0
+
+
+def _kernel_args(cp: CompiledParams) -> tuple[object, ...]:
+    return (cp.scalars, cp.burn_in, cp.alias_p, cp.alias_i, cp.explore_p, cp.explore_i,
+            cp.engagement, cp.drift, cp.parent, cp.parent_tag,
+            cp.cot_ptr, cp.cot_to, cp.cot_p, cp.aff_ptr, cp.aff_to, cp.aff_cum, cp.aff_total,
+            cp.aff_prob)
 
 
 def _visit_counts(
     user_ids: npt.NDArray[np.int64], n_weeks: int, key: np.uint64, cp: CompiledParams
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int16], npt.NDArray[np.int32]]:
-    """CSR weekly topic visit counts, one row per (user, week) in user-major order."""
+    """CSR weekly topic visit counts, one row per (user, week) in user-major order.
+
+    Two passes of the kernel (the first sizes the arrays); the generator ranks the weeks
+    inside one pass instead (``_profiles``), and the tests check both give the same sets."""
     n_rows = user_ids.shape[0] * n_weeks
     distinct = np.zeros(n_rows, dtype=np.int32)
     indptr = np.zeros(n_rows + 1, dtype=np.int64)
-    empty16 = np.zeros(0, dtype=np.int16)
-    empty32 = np.zeros(0, dtype=np.int32)
-    args = (cp.scalars, cp.burn_in, cp.alias_p, cp.alias_i, cp.explore_p, cp.explore_i,
-            cp.engagement, cp.drift, cp.parent, cp.parent_tag,
-            cp.cot_ptr, cp.cot_to, cp.cot_p, cp.aff_ptr, cp.aff_to, cp.aff_cum, cp.aff_total,
-            cp.aff_prob)
-    _simulate(user_ids, n_weeks, key, *args, False, distinct, indptr, empty16, empty32)
+    no_sets = np.zeros((0, 1), dtype=np.int16)
+    no_bucket = np.zeros(0, dtype=np.int8)
+    zero = np.uint64(0)
+    _simulate(user_ids, n_weeks, key, *_kernel_args(cp), _COUNT, distinct, indptr,
+              np.zeros(0, dtype=np.int16), np.zeros(0, dtype=np.int32), no_bucket, zero, zero,
+              1, no_sets)
     np.cumsum(distinct, out=indptr[1:])
     topics = np.empty(int(indptr[-1]), dtype=np.int16)
     counts = np.empty(int(indptr[-1]), dtype=np.int32)
-    _simulate(user_ids, n_weeks, key, *args, True, distinct, indptr, topics, counts)
+    _simulate(user_ids, n_weeks, key, *_kernel_args(cp), _CSR, distinct, indptr, topics,
+              counts, no_bucket, zero, zero, 1, no_sets)
     return indptr, topics, counts
+
+
+def _profiles(user_ids: npt.NDArray[np.int64], n_weeks: int, seed: int, key: np.uint64,
+              cp: CompiledParams, k: int, tax: Taxonomy
+              ) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int32]]:
+    """``int16[n * n_weeks, k]`` profiles (user-major rows) and each row's distinct topics:
+    one pass, each simulated week ranked as soon as it is counted."""
+    n_rows = user_ids.shape[0] * n_weeks
+    distinct = np.zeros(n_rows, dtype=np.int32)
+    sets = np.empty((n_rows, k), dtype=np.int16)
+    _simulate(user_ids, n_weeks, key, *_kernel_args(cp), _PROFILES, distinct,
+              np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int16),
+              np.zeros(0, dtype=np.int32), tax.bucket, derive_key(seed, STREAM_TIEBREAK),
+              derive_key(seed, STREAM_PAD), k, sets)
+    return sets, distinct
 
 
 @njit(cache=True, parallel=True)
@@ -275,12 +324,8 @@ def _generate_block(user_ids: npt.NDArray[np.int64], n_weeks: int, seed: int,
                     ) -> tuple[npt.NDArray[np.int16], int]:
     """Sets ``int16[n, n_weeks, k]`` of some users and the number of padded user-weeks."""
     key = derive_key(seed, STREAM_POPULATION)
-    indptr, topics, counts = _visit_counts(user_ids, n_weeks, key, cp)
-    row_keys = (user_ids.astype(np.uint64)[:, None] * np.uint64(ROW_STRIDE)
-                + np.arange(n_weeks, dtype=np.uint64)[None, :]).ravel()
-    sets = top_k_sparse(indptr, topics, counts, k=k, taxonomy=tax, seed=seed,
-                        row_keys=row_keys)
-    padded = int(np.count_nonzero(np.diff(indptr) < k))
+    sets, distinct = _profiles(user_ids, n_weeks, seed, key, cp, k, tax)
+    padded = int(np.count_nonzero(distinct < k))
     out = sets.reshape(user_ids.shape[0], n_weeks, k)
     if cp.profile_repeat > 0.0:
         _repeat_profiles(out, user_ids, key, cp.burn_in, cp.profile_repeat)

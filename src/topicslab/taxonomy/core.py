@@ -140,11 +140,16 @@ class Taxonomy:
         arr = np.asarray(dense)
         if arr.dtype.kind not in "iu" and arr.size:  # (1.5 was read as dense index 1)
             raise UnknownTopicError(f"dense topic indices must be integers, got {arr.dtype}")
-        arr = arr.astype(np.int64)
-        if ((arr < -1) | (arr >= self.size)).any():
+        if arr.size and (int(arr.min()) < -1 or int(arr.max()) >= self.size):
             raise IndexError(f"dense topic index out of range 0..{self.size - 1}")
-        out = np.where(arr >= 0, self.ids[np.clip(arr, 0, None)], -1)
-        return out.astype(np.int32)
+        # one lookup in a table shifted by one (-1 -> -1): no int64 copy, mask or clip of a
+        # 10M-user table (the taxonomy is far smaller than any index type's range)
+        shifted = np.empty(self.size + 1, dtype=np.int32)
+        shifted[0] = -1
+        shifted[1:] = self.ids
+        fits = arr.dtype.kind == "i" and np.iinfo(arr.dtype).max > self.size
+        index = arr + np.ones((), dtype=arr.dtype) if fits else arr.astype(np.int64) + 1
+        return shifted[index]
 
     # ------------------------------------------------------------------ labels
     def label(self, topic_id: int) -> str:
