@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -258,11 +259,24 @@ def _simulate(user_ids, n_weeks, key, scalars, burn_in, alias_p, alias_i, explor
                     counts[touched[i]] = 0
 
 
-def _kernel_args(cp: CompiledParams) -> tuple[object, ...]:
-    return (cp.scalars, cp.burn_in, cp.alias_p, cp.alias_i, cp.explore_p, cp.explore_i,
-            cp.engagement, cp.drift, cp.parent, cp.parent_tag,
-            cp.cot_ptr, cp.cot_to, cp.cot_p, cp.aff_ptr, cp.aff_to, cp.aff_cum, cp.aff_total,
-            cp.aff_prob)
+def _run_kernel(user_ids: npt.NDArray[np.int64], n_weeks: int, key: np.uint64,
+                cp: CompiledParams, mode: int, distinct: npt.NDArray[np.int32], *,
+                indptr: npt.NDArray[np.int64] | None = None,
+                topics: npt.NDArray[np.int16] | None = None,
+                counts: npt.NDArray[np.int32] | None = None,
+                bucket: npt.NDArray[np.int8] | None = None, tie_key: int = 0,
+                pad_key: int = 0, k: int = 1,
+                sets: npt.NDArray[np.int16] | None = None) -> None:
+    """``_simulate`` with the model's tables and empty arrays for what ``mode`` does not use."""
+    def given(a: npt.NDArray[Any] | None, dtype: type, ndim: int = 1) -> npt.NDArray[Any]:
+        return np.zeros((0,) * ndim, dtype=dtype) if a is None else a
+
+    _simulate(user_ids, n_weeks, key, cp.scalars, cp.burn_in, cp.alias_p, cp.alias_i,
+              cp.explore_p, cp.explore_i, cp.engagement, cp.drift, cp.parent, cp.parent_tag,
+              cp.cot_ptr, cp.cot_to, cp.cot_p, cp.aff_ptr, cp.aff_to, cp.aff_cum,
+              cp.aff_total, cp.aff_prob, mode, distinct, given(indptr, np.int64),
+              given(topics, np.int16), given(counts, np.int32), given(bucket, np.int8),
+              np.uint64(tie_key), np.uint64(pad_key), k, given(sets, np.int16, 2))
 
 
 def _visit_counts(
@@ -274,18 +288,13 @@ def _visit_counts(
     inside one pass instead (``_profiles``), and the tests check both give the same sets."""
     n_rows = user_ids.shape[0] * n_weeks
     distinct = np.zeros(n_rows, dtype=np.int32)
+    _run_kernel(user_ids, n_weeks, key, cp, _COUNT, distinct)
     indptr = np.zeros(n_rows + 1, dtype=np.int64)
-    no_sets = np.zeros((0, 1), dtype=np.int16)
-    no_bucket = np.zeros(0, dtype=np.int8)
-    zero = np.uint64(0)
-    _simulate(user_ids, n_weeks, key, *_kernel_args(cp), _COUNT, distinct, indptr,
-              np.zeros(0, dtype=np.int16), np.zeros(0, dtype=np.int32), no_bucket, zero, zero,
-              1, no_sets)
     np.cumsum(distinct, out=indptr[1:])
     topics = np.empty(int(indptr[-1]), dtype=np.int16)
     counts = np.empty(int(indptr[-1]), dtype=np.int32)
-    _simulate(user_ids, n_weeks, key, *_kernel_args(cp), _CSR, distinct, indptr, topics,
-              counts, no_bucket, zero, zero, 1, no_sets)
+    _run_kernel(user_ids, n_weeks, key, cp, _CSR, distinct, indptr=indptr, topics=topics,
+                counts=counts)
     return indptr, topics, counts
 
 
@@ -297,10 +306,9 @@ def _profiles(user_ids: npt.NDArray[np.int64], n_weeks: int, seed: int, key: np.
     n_rows = user_ids.shape[0] * n_weeks
     distinct = np.zeros(n_rows, dtype=np.int32)
     sets = np.empty((n_rows, k), dtype=np.int16)
-    _simulate(user_ids, n_weeks, key, *_kernel_args(cp), _PROFILES, distinct,
-              np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int16),
-              np.zeros(0, dtype=np.int32), tax.bucket, derive_key(seed, STREAM_TIEBREAK),
-              derive_key(seed, STREAM_PAD), k, sets)
+    _run_kernel(user_ids, n_weeks, key, cp, _PROFILES, distinct, bucket=tax.bucket,
+                tie_key=int(derive_key(seed, STREAM_TIEBREAK)),
+                pad_key=int(derive_key(seed, STREAM_PAD)), k=k, sets=sets)
     return sets, distinct
 
 
