@@ -103,6 +103,12 @@ class Taxonomy:
         return f"Taxonomy({self.version!r}, topics={self.size}, ids={self.ids[0]}..{self.max_id})"
 
     # ------------------------------------------------------------ id <-> dense index
+    @property
+    def index_table(self) -> npt.NDArray[np.int32]:
+        """``int32[max id + 1]``: the dense index of each taxonomy id, ``-1`` for an id not in
+        the taxonomy (what ``index`` looks up, for kernels that map ids themselves)."""
+        return self._lookup
+
     def index(self, topic_ids: npt.ArrayLike) -> npt.NDArray[np.int32]:
         """Dense indices of taxonomy ids (vectorised). Raises ``UnknownTopicError``."""
         arr = np.asarray(topic_ids)

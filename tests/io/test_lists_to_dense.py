@@ -1,0 +1,62 @@
+"""``lists_to_dense`` (every reader's ragged lists -> dense sets) against a plain reference:
+the same sets, and the same failure (message, list, place) as the rules say, in their order:
+an unknown id anywhere, then a list longer than k, then a topic twice, then (with ``dedupe``)
+more than k distinct topics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from topicslab.io._common import ListError, lists_to_dense
+from topicslab.taxonomy import load
+
+TAX = load("v2")
+
+
+def reference(lists: list[list[int]], k: int, dedupe: bool) -> np.ndarray | tuple:
+    offsets = np.cumsum([0] + [len(x) for x in lists])
+    for i, x in enumerate(lists):
+        for j, v in enumerate(x):
+            if not TAX.is_known(np.array([v]))[0]:
+                return (f"topic id {v} is not in taxonomy v2", i, int(offsets[i]) + j)
+    if not dedupe:
+        for i, x in enumerate(lists):
+            if len(x) > k:
+                return (f"{len(x)} topics in one week, more than k={k}", i, int(offsets[i]) + k)
+        for i, x in enumerate(lists):
+            twice = sorted({v for v in x if x.count(v) > 1}, key=lambda v: TAX.index([v])[0])
+            if twice:
+                second = [j for j, v in enumerate(x) if v == twice[0]][1]
+                return (f"topic id {twice[0]} appears twice in one week", i,
+                        int(offsets[i]) + second)
+    out = np.full((len(lists), k), -1, dtype=np.int16)
+    for i, x in enumerate(lists):
+        dense = sorted(set(TAX.index(x).tolist())) if x else []
+        if len(dense) > k:
+            return (f"{len(dense)} distinct topics in one week, more than k={k}", i, None)
+        out[i, :len(dense)] = dense
+    return out
+
+
+ids = st.one_of(st.sampled_from(TAX.ids[:8].tolist()), st.sampled_from(TAX.ids.tolist()),
+                st.sampled_from([-3, 0, 2, 99_999]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(lists=st.lists(st.lists(ids, max_size=7), max_size=12), k=st.integers(1, 6),
+       dedupe=st.booleans())
+def test_same_sets_and_failures_as_the_reference(lists: list[list[int]], k: int,
+                                                 dedupe: bool) -> None:
+    offsets = np.cumsum([0] + [len(x) for x in lists]).astype(np.int64)
+    values = np.array([v for x in lists for v in x], dtype=np.int64)
+    want = reference(lists, k, dedupe)
+    if isinstance(want, tuple):
+        with pytest.raises(ListError) as info:
+            lists_to_dense(offsets, values, k, TAX, dedupe=dedupe)
+        assert (info.value.message, info.value.list_index, info.value.value_index) == want
+    else:
+        np.testing.assert_array_equal(lists_to_dense(offsets, values, k, TAX, dedupe=dedupe),
+                                      want)
