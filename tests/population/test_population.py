@@ -17,6 +17,7 @@ from topicslab.population import (
     initial_params,
     load_reference,
     published_targets,
+    weekly_empirical_statistics,
 )
 from topicslab.population.generator import _visit_counts
 from topicslab.taxonomy import load
@@ -145,6 +146,26 @@ def test_sets_are_the_mechanisms_top_k() -> None:
     distinct = np.diff(indptr)
     assert (distinct < 5).any() and (distinct > 10).any()
     assert got.metadata["padded_user_weeks"] == int((distinct < 5).sum())
+
+
+def test_weekly_statistics_are_those_of_each_week(small: TopicSets) -> None:
+    """One pass per week gives each week's (and transition's) statistics exactly, empty
+    slots skipped; and the same as the validation's sparse products."""
+    from topicslab.validate.stationarity import weekly_statistics
+
+    sets = small.sets.copy()
+    sets[::7, 1, 3:] = -1  # empty slots
+    holey = TopicSets(sets, small.taxonomy, small.user_ids)
+    qs, qw, qa = weekly_empirical_statistics(holey)
+    assert qs.shape == (4, 469) and qw.shape == (4, 469, 469) and qa.shape == (3, 469, 469)
+    for w in range(4):
+        one = empirical_statistics(sets[:, w:w + 1], 469)
+        np.testing.assert_array_equal(qs[w], one[0])
+        np.testing.assert_array_equal(qw[w], one[1])
+        if w < 3:
+            np.testing.assert_array_equal(qa[w], empirical_statistics(sets[:, w:w + 2], 469)[2])
+    for mine, sparse in zip((qs, qw, qa), weekly_statistics(holey), strict=True):
+        np.testing.assert_allclose(mine, sparse, rtol=0, atol=1e-15)
 
 
 def test_hierarchy_correlation(big: TopicSets) -> None:

@@ -15,6 +15,8 @@ Public names:
     published_targets(taxonomy)      the 30 published values + 5 persistence ratios
     Target                           one published value (kind, labels, ids, value, tolerance)
     empirical_statistics(sets)       exact q_single[m], q_within[m, m], q_across[m, m]
+    weekly_empirical_statistics(sets)
+                                     the same of each week (transition), in one pass
     calibration_table(sets)          published vs generated rows + padded share
     calibrate(params, *, n_users, ...)
                                      re-run the calibration (also ``python -m
@@ -33,6 +35,7 @@ from topicslab.population.stats import (
     CalibrationTable,
     calibration_table,
     empirical_statistics,
+    weekly_empirical_statistics,
 )
 from topicslab.population.stress import STRESS_FAMILY, Stress, clique_partition
 from topicslab.population.targets import Target, published_targets
@@ -54,4 +57,5 @@ __all__ = [
     "initial_params",
     "load_reference",
     "published_targets",
+    "weekly_empirical_statistics",
 ]

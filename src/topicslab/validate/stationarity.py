@@ -56,17 +56,12 @@ def weekly_statistics(source: TopicSets | TypeMixture) -> Stats:
     if n == 0:
         raise InputError("no users", field="sets")
     if n >= 50_000:
-        # large inputs: the population package's parallel numba pair counter, one week (or
-        # one consecutive pair of weeks) at a time; the sparse products below are
+        # large inputs: the population package's parallel numba pair counter, every week
+        # and transition in one pass over the users; the sparse products below are
         # single-threaded and take minutes at 10M users
-        from topicslab.population import empirical_statistics
+        from topicslab.population import weekly_empirical_statistics
 
-        per_week = [empirical_statistics(source.sets[:, w:w + 1, :], m) for w in range(W)]
-        qs = np.stack([p[0] for p in per_week])
-        qw = np.stack([p[1] for p in per_week])
-        qa = (np.stack([empirical_statistics(source.sets[:, w:w + 2, :], m)[2]
-                        for w in range(W - 1)]) if W > 1 else np.zeros((0, m, m)))
-        return qs, qw, qa
+        return weekly_empirical_statistics(source.sets, m)
     xs = [_presence(source.sets[:, w, :], m) for w in range(W)]
     qs = np.stack([np.asarray(x.sum(axis=0)).ravel() / n for x in xs])
     qw = np.stack([(x.T @ x).toarray() / n for x in xs])
