@@ -60,30 +60,39 @@ def single_answer_likelihood_ratio(k: int = 5, p: float = 0.05, m: int = 469) ->
 def _loglik_kernel(obs, inset, obs_phase, pool_phase, table, log_in, out):  # pragma: no cover
     n, n_sites, n_epochs = obs.shape
     n_samples, n_pool = inset.shape[0], inset.shape[1]
+    # the pooled epochs of each observed epoch's phase, in pool order (the sums below add
+    # them in the same order as a scan of the whole pool that skips the other phases)
+    same = np.zeros((n_epochs, n_pool), dtype=np.int64)
+    n_same = np.zeros(n_epochs, dtype=np.int64)
+    for w in range(n_epochs):
+        for v in range(n_pool):
+            if pool_phase[v] == obs_phase[w]:
+                same[w, n_same[w]] = v
+                n_same[w] += 1
     for i in prange(n):
         mx = np.full(n_epochs, -np.inf)
         acc = np.zeros(n_epochs)
+        # each epoch's answers given (withheld ones, -1, are no evidence)
+        given = np.empty((n_epochs, n_sites), dtype=np.int64)
+        valid = np.zeros(n_epochs, dtype=np.int64)
+        for w in range(n_epochs):
+            for j in range(n_sites):
+                if obs[i, j, w] >= 0:
+                    given[w, valid[w]] = obs[i, j, w]
+                    valid[w] += 1
         for r in range(n_samples):
             cum = 0.0
             for w in range(n_epochs):
-                valid = 0
-                for j in range(n_sites):
-                    if obs[i, j, w] >= 0:
-                        valid += 1
                 # E[P(o_w | S) | persona r]: mean over the persona's pool of sets of this phase
                 total = 0.0
-                cnt = 0
-                for v in range(n_pool):
-                    if pool_phase[v] != obs_phase[w]:
-                        continue
+                for e in range(n_same[w]):
+                    v = same[w, e]
                     hits = 0
-                    for j in range(n_sites):
-                        t = obs[i, j, w]
-                        if t >= 0 and inset[r, v, t]:
+                    for j in range(valid[w]):
+                        if inset[r, v, given[w, j]]:
                             hits += 1
-                    total += table[valid, hits]
-                    cnt += 1
-                cum += math.log(total / cnt) + valid * log_in
+                    total += table[valid[w], hits]
+                cum += math.log(total / n_same[w]) + valid[w] * log_in
                 # online log-sum-exp over personas, per epoch prefix
                 if cum > mx[w]:
                     acc[w] = acc[w] * math.exp(mx[w] - cum) + 1.0
