@@ -50,6 +50,10 @@ ids = st.one_of(st.sampled_from(TAX.ids[:8].tolist()), st.sampled_from(TAX.ids.t
        dedupe=st.booleans())
 def test_same_sets_and_failures_as_the_reference(lists: list[list[int]], k: int,
                                                  dedupe: bool) -> None:
+    check(lists, k, dedupe)
+
+
+def check(lists: list[list[int]], k: int, dedupe: bool) -> None:
     offsets = np.cumsum([0] + [len(x) for x in lists]).astype(np.int64)
     values = np.array([v for x in lists for v in x], dtype=np.int64)
     want = reference(lists, k, dedupe)
@@ -60,3 +64,11 @@ def test_same_sets_and_failures_as_the_reference(lists: list[list[int]], k: int,
     else:
         np.testing.assert_array_equal(lists_to_dense(offsets, values, k, TAX, dedupe=dedupe),
                                       want)
+
+
+@settings(max_examples=100, deadline=None)
+@given(lists=st.lists(st.lists(st.sampled_from(TAX.ids[:6].tolist()), max_size=40),
+                      max_size=6), k=st.integers(1, 6))
+def test_long_raw_lists_deduplicated(lists: list[list[int]], k: int) -> None:
+    """Raw release slots (``dedupe``) can be long lists of few topics (sorted another way)."""
+    check(lists, k, True)

@@ -1,6 +1,6 @@
 """Shared machinery of the format modules (private).
 
-Offers ``lists_to_dense`` (ragged lists of taxonomy ids -> dense ``int16`` sets, vectorised),
+Offers ``lists_to_dense`` (ragged lists of taxonomy ids -> dense ``int16`` sets, one numba pass),
 ``dense_to_lists`` (the reverse, for writers), ``parse_int_strings`` (validate and convert text
 cells), week-column discovery, the ``topicslab`` metadata block, and ``wrap_errors`` which turns
 library exceptions into one-line ``InputError``s.
@@ -67,6 +67,9 @@ class ListError(Exception):
         self.value_index = value_index
 
 
+_UNKNOWN, _LONG, _TWICE, _WIDE = 1, 2, 3, 4  # _dense_rows' failure codes, in priority order
+
+
 def lists_to_dense(
     offsets: npt.NDArray[np.int64],
     values: npt.NDArray[np.int64],
@@ -78,7 +81,10 @@ def lists_to_dense(
     """Dense ``int16[n, k]`` sets (sorted, ``-1`` last) from ragged lists of taxonomy ids.
 
     ``offsets`` has ``n + 1`` entries into ``values``. Duplicates inside a list are an error
-    unless ``dedupe`` (raw release slots repeat topics legitimately).
+    unless ``dedupe`` (raw release slots repeat topics legitimately). Raises ``ListError`` for
+    the first list of the first failure in this order: an id not in the taxonomy, a list
+    longer than k (without ``dedupe``), a topic twice (without ``dedupe``), more than k
+    distinct topics.
     """
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     values = np.ascontiguousarray(values, dtype=np.int64)
@@ -94,9 +100,6 @@ def lists_to_dense(
         if hit.size:
             raise _list_error(code, int(hit[0]), offsets, values, k, taxonomy)
     return out
-
-
-_UNKNOWN, _LONG, _TWICE, _WIDE = 1, 2, 3, 4  # the kernel's row status
 
 
 @njit(cache=True)
@@ -122,13 +125,16 @@ def _dense_rows(offsets, values, lookup, k, dedupe, width, out, status):  # prag
         if not dedupe and length > k:
             status[i] = _LONG
             continue
-        for e in range(1, length):
-            t = buf[e]
-            j = e
-            while j > 0 and buf[j - 1] > t:
-                buf[j] = buf[j - 1]
-                j -= 1
-            buf[j] = t
+        if length > 16:  # (raw release slots, with dedupe, can be long lists)
+            buf[:length].sort()
+        else:
+            for e in range(1, length):
+                t = buf[e]
+                j = e
+                while j > 0 and buf[j - 1] > t:
+                    buf[j] = buf[j - 1]
+                    j -= 1
+                buf[j] = t
         kept = 0
         twice = False
         for e in range(length):
@@ -184,7 +190,7 @@ def dense_to_lists(
     """``(offsets, values)`` of the non-empty slots of ``int32[n, k]`` taxonomy ids."""
     mask = ids >= 0
     n, k = ids.shape
-    if n and bool(mask.all()):  # full profiles, as generated: every list holds k ids
+    if n and k and bool(mask.all()):  # full profiles, as generated: every list holds k ids
         return (np.arange(0, n * k + 1, k, dtype=np.int32),
                 np.ascontiguousarray(ids, dtype=np.int32).reshape(-1))
     values = np.ascontiguousarray(ids[mask], dtype=np.int32)

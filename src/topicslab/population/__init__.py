@@ -16,7 +16,7 @@ Public names:
     Target                           one published value (kind, labels, ids, value, tolerance)
     empirical_statistics(sets)       exact q_single[m], q_within[m, m], q_across[m, m]
     weekly_empirical_statistics(sets)
-                                     the same of each week (transition), in one pass
+                                     the same of each week (transition)
     calibration_table(sets)          published vs generated rows + padded share
     calibrate(params, *, n_users, ...)
                                      re-run the calibration (also ``python -m

@@ -149,6 +149,9 @@ def _simulate(user_ids, n_weeks, key, scalars, burn_in, alias_p, alias_i, explor
     ``user_id * ROW_STRIDE + week``). ``mode == _CSR``: write each row's topics and visit
     counts at ``indptr[row]`` of ``out_topics`` / ``out_counts`` instead (the CSR input of
     ``top_k_sparse``, which gives the same profiles).
+
+    (numba keys this kernel's cache on this file: after editing ``rank_row`` alone, clear
+    ``__pycache__``, or the cached kernel keeps the old row rule.)
     """
     n = user_ids.shape[0]
     m = alias_p.shape[0]

@@ -115,7 +115,8 @@ def empirical_statistics(
 def weekly_empirical_statistics(
     sets: TopicSets | npt.ArrayLike, m: int | None = None
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """``empirical_statistics`` of each week apart, from one pass over the users:
+    """``empirical_statistics`` of each week apart, one kernel call per week (each block's
+    tables stay in cache):
     ``q_single[w, m]`` and ``q_within[w, m, m]`` of each week, ``q_across[w - 1, m, m]`` of
     each transition (weeks j, j + 1). Equal to ``empirical_statistics`` of ``sets[:, j:j+1]``
     (and, for ``q_across``, of ``sets[:, j:j+2]``), which counted each week up to three times.

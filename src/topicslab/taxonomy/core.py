@@ -149,13 +149,13 @@ class Taxonomy:
         if arr.size and (int(arr.min()) < -1 or int(arr.max()) >= self.size):
             raise IndexError(f"dense topic index out of range 0..{self.size - 1}")
         # one lookup in a table shifted by one (-1 -> -1): no int64 copy, mask or clip of a
-        # 10M-user table (the taxonomy is far smaller than any index type's range)
+        # 10M-user table (the index is shifted in its own type where that type holds size)
         shifted = np.empty(self.size + 1, dtype=np.int32)
         shifted[0] = -1
         shifted[1:] = self.ids
         fits = arr.dtype.kind == "i" and np.iinfo(arr.dtype).max > self.size
         index = arr + np.ones((), dtype=arr.dtype) if fits else arr.astype(np.int64) + 1
-        return shifted[index]
+        return np.asarray(shifted[index])
 
     # ------------------------------------------------------------------ labels
     def label(self, topic_id: int) -> str:

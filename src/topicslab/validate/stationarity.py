@@ -56,8 +56,8 @@ def weekly_statistics(source: TopicSets | TypeMixture) -> Stats:
     if n == 0:
         raise InputError("no users", field="sets")
     if n >= 50_000:
-        # large inputs: the population package's parallel numba pair counter, every week
-        # and transition in one pass over the users; the sparse products below are
+        # large inputs: the population package's parallel numba pair counter, one call per
+        # week (and its transition to the next); the sparse products below are
         # single-threaded and take minutes at 10M users
         from topicslab.population import weekly_empirical_statistics
 
