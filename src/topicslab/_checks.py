@@ -124,12 +124,18 @@ def comma_items(text: str) -> list[str]:
     """The items of a comma list, stripped. An empty item between or after others (``1,,2``,
     ``1,``) is a ``ValueError``: a value was left out, and dropping it would run on fewer
     values than the user meant. A text of no item at all (``""``, ``","``) gives ``[]``, for
-    the caller's own "nothing given" message."""
+    the caller's own "nothing given" message. An item that is not ASCII (``０,１``, full-width
+    digits that ``int`` and ``float`` read) is a ``ValueError`` too: the options typed as
+    numbers, and every reader of files, take ASCII digits only."""
     items = [t.strip() for t in text.split(",")]
     if not any(items):
         return []
     if not all(items):
         raise ValueError(f"a value is missing between the commas of {text!r}")
+    for item in items:
+        if not item.isascii():
+            raise ValueError(f"{item!r} is not ASCII (numbers are read in the digits 0-9 "
+                             "only)")
     return items
 
 

@@ -69,6 +69,14 @@ def _environment_error() -> str | None:
     if threads is not None and not (threads.strip().isdecimal() and int(threads) > 0):
         return (f"environment variable NUMBA_NUM_THREADS={threads!r} must be a positive "
                 "integer; unset it or fix it")
+    if threads is not None and int(threads) > (most := _most_threads()):
+        # numba starts them all at the first parallel kernel: past what the system lets a
+        # process start, libgomp's "Thread creation failed" (exit 1) or a segmentation fault
+        # with no line at all
+        return (f"environment variable NUMBA_NUM_THREADS={threads!r} asks for more threads "
+                f"than this system lets a process start ({most:,}: the least of ulimit -u, "
+                "kernel.threads-max and half of vm.max_map_count); unset it or give at most "
+                "the CPUs' count")
     layer = os.environ.get("NUMBA_THREADING_LAYER")
     if layer is not None and layer not in _THREADING_LAYERS:
         # numba refuses it only at the first parallel kernel, as an unexpected failure
@@ -91,6 +99,8 @@ def _environment_error() -> str | None:
                                    for n in omp.split(",")):
         return (f"environment variable OMP_NUM_THREADS={omp!r} must be a positive integer "
                 "(or a comma list of them); unset it or fix it")
+    if (problem := _openmp_error()) is not None:
+        return problem
     for name in ("NUMBA_DISABLE_JIT", "NUMBA_BOUNDSCHECK"):
         # numba reads these as integers and, failing, prints a warning with a traceback
         value = os.environ.get(name)
@@ -98,6 +108,89 @@ def _environment_error() -> str | None:
             return (f"environment variable {name}={value!r} must be 0 or 1; unset it or fix "
                     "it")
     return None
+
+
+def _most_threads() -> int:
+    """The most threads this process could start: a thread takes a process slot (ulimit -u,
+    kernel.threads-max) and two memory mappings (vm.max_map_count), whichever runs out
+    first (2**31 when none can be read)."""
+    limits = [2**31]
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_NPROC)[0]
+        if soft != resource.RLIM_INFINITY and soft > 0:
+            limits.append(soft)
+    except (ImportError, OSError, ValueError, AttributeError):
+        pass
+    for name, share in (("kernel/threads-max", 1), ("vm/max_map_count", 2)):
+        try:
+            with open(f"/proc/sys/{name}", encoding="ascii") as f:
+                limits.append(int(f.read().strip()) // share)
+        except (OSError, ValueError):
+            pass
+    return max(1, min(limits))
+
+
+#: the variables libgomp (OpenMP, loaded by numba's and torch's kernels) reads when it loads
+#: (OMP_NUM_THREADS is checked on its own)
+_OPENMP_PREFIXES = ("OMP_", "GOMP_")
+
+#: how long libgomp may take to load and read them (milliseconds when it can)
+_OPENMP_SECONDS = 20
+
+
+def _libgomp() -> str | None:
+    """The OpenMP runtime the kernels load: torch's own copy, else the system's."""
+    import glob
+    import importlib.util
+
+    spec = importlib.util.find_spec("torch")
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        found = sorted(glob.glob(os.path.join(folder, "lib", "libgomp*.so*")))
+        if found:
+            return found[0]
+    import ctypes.util
+
+    return ctypes.util.find_library("gomp")
+
+
+def _openmp_error() -> str | None:
+    """OpenMP variables libgomp cannot read (OMP_PROC_BIND=xyz, OMP_SCHEDULE=bogus,
+    OMP_STACKSIZE=abc, ...): libgomp printed "libgomp: Invalid value for environment
+    variable ..." above the command's output and went on with its default, as it did for
+    OMP_NUM_THREADS. Its own grammar decides: the runtime is loaded in a separate process
+    (only when such a variable is set) and what it says is the line."""
+    names = sorted(n for n in os.environ
+                   if n.startswith(_OPENMP_PREFIXES) and n != "OMP_NUM_THREADS")
+    if not names:
+        return None
+    library = _libgomp()
+    if library is None:
+        return None
+    import subprocess
+
+    set_here = ", ".join(f"{n}={os.environ[n]!r}" for n in names)
+    try:
+        said = subprocess.run([sys.executable, "-I", "-S", "-c",
+                               "import ctypes, sys; ctypes.CDLL(sys.argv[1])", library],
+                              capture_output=True, text=True, timeout=_OPENMP_SECONDS,
+                              check=False).stderr
+    except subprocess.TimeoutExpired:
+        # GOMP_CPU_AFFINITY=x: libgomp loops for ever reading it, and the command hung at its
+        # first parallel kernel, deaf to kill (its handler waits for Python, which never runs)
+        return (f"environment variable {set_here} keeps OpenMP (libgomp) from loading: it had "
+                f"not finished reading it after {_OPENMP_SECONDS} s (a command would hang at "
+                "its first parallel kernel); unset it or fix it")
+    except (OSError, subprocess.SubprocessError):
+        return None
+    complaints = [ln.strip() for ln in said.splitlines() if ln.startswith("libgomp:")]
+    if not complaints:
+        return None
+    named = [n for n in names if any(n in c.split() for c in complaints)]
+    shown = ", ".join(f"{n}={os.environ[n]!r}" for n in named) if named else set_here
+    return (f"environment variable {shown} cannot be read by OpenMP ({'; '.join(complaints)}); "
+            "unset it or fix it")
 
 
 #: the libraries each named threading layer can load (numba's _launch_threads; "default" and

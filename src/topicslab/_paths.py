@@ -133,6 +133,11 @@ def _check_parent(path: Path, option: str) -> None:
                          file=name, field=option)
 
 
+#: the path options of the running command, as typed (``topicslab.cli`` fills it in; the
+#: Python API leaves it empty): ``Path`` drops a trailing ``/``
+typed_paths: dict[str, str] = {}
+
+
 def check_output_file(path: str | os.PathLike[str], option: str,
                       suffixes: Sequence[str] = (), what: str = "") -> Path:
     """Refuse a bad location for the output file ``path`` given by ``option``.
@@ -158,6 +163,14 @@ def check_output_file(path: str | os.PathLike[str], option: str,
                          file=name, field=option)
     if p.exists() and not p.is_file():
         raise InputError("exists and is not a regular file; choose another name", file=name,
+                         field=option)
+    typed = typed_paths.get(option, "")
+    if typed.endswith(("/", os.sep)) and typed.rstrip("/" + os.sep):
+        # population --out p.parquet/ wrote the file p.parquet: the '/' asked for a
+        # directory, and where one was meant the output landed beside it
+        raise InputError("ends in '/', which names a directory, and this option writes a "
+                         f"file; drop the '/' (or name a file in the directory, e.g. "
+                         f"{p / ('out' + (suffixes[0] if suffixes else ''))})", file=typed,
                          field=option)
     low = p.name.lower()
     if suffixes and not any(low.endswith(s) or (s == ".tfrecord" and s + "-" in low)
@@ -413,6 +426,20 @@ def _same_or_inside(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> boo
     return any(x == y or y in x.parents for x, y in ((a_abs, b_abs), (a_real, b_real)))
 
 
+def _read_files(path: str | os.PathLike[str]) -> list[tuple[str, str]]:
+    """What an input ``path`` reads, each with how the refusal shows it: the path itself, or
+    for a pattern of TFRecord shards the files it matches (``convert 'd/p-*-of-00002.tfrecord'
+    d/p.tfrecord --shards 3`` replaced the very shards it read)."""
+    import glob
+
+    from topicslab.io._common import is_pattern
+
+    name = os.fspath(path)
+    if not is_pattern(name):
+        return [(name, name)]
+    return [(f, f"{f} (matched by {name})") for f in sorted(glob.glob(name))]
+
+
 def refuse_overwriting_inputs(outputs: Sequence[tuple[str, PathArg]],
                               inputs: Sequence[tuple[str, PathArg]] = ()) -> None:
     """Refuse, before any work, an output that would destroy an input or another output.
@@ -425,11 +452,12 @@ def refuse_overwriting_inputs(outputs: Sequence[tuple[str, PathArg]],
     ins = [(o, p) for o, p in inputs if p is not None and os.fspath(p).strip()]
     for option, path in outs:
         for in_option, in_path in ins:
-            if _same_or_inside(path, in_path):
-                how = "is" if _where(path)[1] == _where(in_path)[1] else "lies inside"
-                raise InputError(f"{how} the input {in_option} {os.fspath(in_path)}; writing "
-                                 "there would destroy the input; choose another name",
-                                 file=os.fspath(path), field=option)
+            for read, shown in _read_files(in_path):
+                if _same_or_inside(path, read):
+                    how = "is" if _where(path)[1] == _where(read)[1] else "lies inside"
+                    raise InputError(f"{how} the input {in_option} {shown}; writing there "
+                                     "would destroy the input; choose another name",
+                                     file=os.fspath(path), field=option)
     for i, (option, path) in enumerate(outs):
         for other_option, other in outs[:i] + outs[i + 1:]:
             if _same_or_inside(path, other):

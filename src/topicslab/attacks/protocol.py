@@ -136,7 +136,9 @@ class ReidProtocol:
         if isinstance(t, str):
             word = t.strip().lower()
             # isdecimal, not isdigit: '²' is a digit int() cannot read (exit code 1)
-            t = "all" if word == "all" else (int(word) if word.isdecimal() else t)
+            # (and ASCII: '５' was read as 5, where every option typed as a number refuses it)
+            t = "all" if word == "all" else (int(word) if word.isascii() and word.isdecimal()
+                                             else t)
         if t != "all":
             if isinstance(t, str):
                 raise refuse(f"targets must be a positive integer or 'all', got {t!r}",

@@ -165,8 +165,10 @@ def _check_given_once(command: Any, name: str | None, args: list[str], parent: A
     word) and an empty path (``--sets ''``, which ``pathlib`` reads as the current
     directory), naming the option; the command's own parser finds the options, and what it
     cannot parse is left to the real parsing to report."""
+    from topicslab._paths import typed_paths
     from topicslab.errors import InputError
 
+    typed_paths.clear()  # (a command run earlier in this process typed its own)
     try:
         sub = command.context_class(command, info_name=name, parent=parent)
         opts, _, order = command.make_parser(sub).parse_args(args=list(args))
@@ -224,6 +226,9 @@ def _check_path_value(param: Any, value: Any, option: str) -> None:
         # writing it for a reader); a device is no file to read or replace
         raise InputError("is a pipe, socket or device, not a file; give a regular file "
                          "or directory", file=value, field=option)
+    from topicslab._paths import typed_paths
+
+    typed_paths[option] = value  # (as typed: Path drops a trailing '/')
 
 
 def given(name: str) -> bool:
@@ -471,7 +476,7 @@ def parse_epsilon(text: str, option: str = "--epsilon") -> float:
     # ln3 or ln(3), the brackets balanced (``ln(3`` and ``ln3)`` were read as ln 3)
     m = re.fullmatch(r"ln(?:\(([^()]*)\)|([^()]*))", t)
     try:
-        if t.startswith("ln") and m is None:
+        if (t.startswith("ln") and m is None) or not t.isascii():  # ('３' was read as 3)
             raise ValueError(t)
         return math.log(float(m.group(1) or m.group(2) or "")) if m else float(t)
     except ValueError:

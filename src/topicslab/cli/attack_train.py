@@ -79,18 +79,18 @@ def attack_train(
         data = read_sets(sets_path)
     mech = dataclasses.replace(mech, k=data.k, taxonomy=data.taxonomy)
     # typed counts past the population are used as every user: said, not silently clamped
-    # (--batch-users 10^12 was clamped without a word)
-    for option, value in (("queries", queries), ("validation", validation),
-                          ("batch_users", batch_users)):
-        if given(option) and value > data.n_users and not (option == "batch_users"
-                                                           and queries < data.n_users):
-            err.print(f"[yellow]note[/]: --{option.replace('_', '-')} {value:,} but only "
-                      f"{data.n_users:,} users: every user is used")
+    # (--batch-users 10^12 was clamped without a word); said once the training has run, so
+    # that a refusal of the data (no users, too few weeks) stays one line
+    notes = [f"--{option.replace('_', '-')} {value:,} but only {data.n_users:,} users: every "
+             "user is used"
+             for option, value in (("queries", queries), ("validation", validation),
+                                   ("batch_users", batch_users))
+             if given(option) and value > data.n_users
+             and not (option == "batch_users" and queries < data.n_users)]
     if given("batch_users") and queries < min(batch_users, data.n_users):
         # a step takes at most a pass's queries (was run with no word)
-        err.print(f"[yellow]note[/]: --batch-users {batch_users:,} is more than the "
-                  f"{queries:,} --queries of a pass: each pass is one step of {queries:,} "
-                  "queries")
+        notes.append(f"--batch-users {batch_users:,} is more than the {queries:,} --queries "
+                     f"of a pass: each pass is one step of {queries:,} queries")
     try:
         att = train_attack(data, weeks=r, mechanism=mech, config=cfg, seed=seed,
                            progress=progress, device=device)
@@ -98,6 +98,8 @@ def attack_train(
         if exc.field == "sets":  # the library's argument is this command's --sets
             exc = InputError(exc.message, file=exc.file, field="--sets")
         raise exc.located(file=str(sets_path)) from None
+    for note in notes:
+        err.print(f"[yellow]note[/]: {note}")
     att.metadata["train_file"] = str(sets_path)
     save_attack(out_dir, att)
     md = att.metadata

@@ -127,14 +127,14 @@ def convert(
     tables and other tools' profile tables (t1..tk columns)."""
     from topicslab import io as tio
     from topicslab._paths import check_output_file, refuse_overwriting_inputs
-    from topicslab.io._common import check_unique_users, is_pattern
+    from topicslab.io._common import check_unique_users, is_pattern, not_found
     from topicslab.io.tfrecord import shard_names, shard_set_on_disk
 
     _format(source_format, "--from")
     _format(target_format, "--to")
     sets_taxonomy(taxonomy)
     if not source.exists() and not is_pattern(str(source)):
-        raise InputError("file not found", file=str(source), field="SOURCE")
+        raise InputError(not_found(str(source)), file=str(source), field="SOURCE")
     check_output_file(target, "TARGET")
     try:
         fmt = target_format or tio.detect_format(target)

@@ -626,6 +626,22 @@ def _check_comparable(sets: Any, path: Path, option: str, version: str, other: s
                          file=str(path), field=option)
 
 
+def _files_behind(path: Path) -> set[str] | None:
+    """The files a topic-set option reads, links followed: a directory's or a pattern's
+    TFRecord shards, else the file itself; ``None`` when they cannot be listed (the reader
+    then says why)."""
+    from topicslab.io._common import is_pattern
+    from topicslab.io.tfrecord import tfrecord_files
+
+    name = os.fspath(path)
+    try:
+        files = (tfrecord_files(name) if os.path.isdir(name) or is_pattern(name)
+                 else [name] if os.path.exists(name) else [])
+    except InputError:
+        return None
+    return {os.path.realpath(f) for f in files} or None
+
+
 @app.command("validate")
 def validate_command(
     stats_dir: Path = typer.Option(..., "--stats", "-s", help="DP statistics directory."),
@@ -683,16 +699,21 @@ def validate_command(
             if typed:
                 raise InputError(f"{option} sizes or seeds the synthetic draw, and --synthetic "
                                  f"gives the synthetic sets (drop {option})", field=option)
-    from topicslab.io._common import is_pattern
+    from topicslab.io._common import is_pattern, not_found
 
     for option, path in (("--population", population), ("--synthetic", synthetic)):
         # (a pattern of TFRecord shards, which the other commands read, was "file not found")
         if path is not None and not path.exists() and not is_pattern(str(path)):
-            raise InputError("file not found", file=str(path), field=option)
-    if (population is not None and synthetic is not None and population.exists()
-            and synthetic.exists() and os.path.samefile(population, synthetic)):
-        # the population was compared with itself: every gap 0 and a PASS, silently
-        raise InputError(f"is the population file itself ({population}): validation compares "
+            raise InputError(not_found(str(path)), file=str(path), field=option)
+    pop_files = _files_behind(population) if population is not None else None
+    syn_files = _files_behind(synthetic) if synthetic is not None else None
+    if pop_files and syn_files and pop_files & syn_files:
+        # the population was compared with itself: every gap 0 and a PASS, silently (also
+        # when one names the shards as a pattern and the other as their directory)
+        what = ("file itself" if len(pop_files) == 1 == len(syn_files)
+                else "itself" if pop_files == syn_files
+                else f"in part ({len(pop_files & syn_files)} of its files)")
+        raise InputError(f"is the population {what} ({population}): validation compares "
                          "synthetic sets with the population; give the sets sampled from the "
                          "model (or drop --synthetic to sample them)", file=str(synthetic),
                          field="--synthetic")

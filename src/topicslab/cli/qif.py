@@ -58,7 +58,7 @@ def _week_list(text: str) -> list[int]:
 def parse_int_range(text: str, *, what: str = "epochs") -> list[int]:
     """``"3"`` -> [3]; ``"1..8"`` -> [1, ..., 8] (inclusive); ``"1,2,5"`` -> [1, 2, 5]."""
     t = text.strip()
-    m = re.fullmatch(r"(-?\d+)\s*\.\.\s*(-?\d+)", t)
+    m = re.fullmatch(r"(-?\d+)\s*\.\.\s*(-?\d+)", t, re.ASCII)  # (１..２ was read as 1..2)
     try:
         if m:
             lo, hi = int(m.group(1)), int(m.group(2))

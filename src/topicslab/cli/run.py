@@ -307,7 +307,7 @@ def run(
     if taxonomy is not None and sets is None:
         raise InputError("--taxonomy tells the taxonomy of --sets: give --sets (the reference "
                          "population and --stats carry their own)", field="--taxonomy")
-    from topicslab.io._common import is_pattern
+    from topicslab.io._common import is_pattern, not_found
 
     if sets is not None and is_pattern(str(sets)):  # (was "file not found")
         raise InputError("is a pattern (*, ? or [); a run reads one file or a directory of "
@@ -315,8 +315,8 @@ def run(
                          "directory", file=str(sets), field="--sets")
     for option, given, is_dir in (("--sets", sets, False), ("--stats", stats, True)):
         if given is not None and not given.exists():
-            raise InputError(f"{'directory' if is_dir else 'file'} not found", file=str(given),
-                             field=option)
+            raise InputError(not_found(str(given), f"{'directory' if is_dir else 'file'} not "
+                                                   "found"), file=str(given), field=option)
         if given is not None and is_dir and not given.is_dir():
             raise InputError("is a file; give the directory of DP statistics that topicslab "
                              "stats writes", file=str(given), field=option)

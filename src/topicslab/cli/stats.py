@@ -169,7 +169,11 @@ def stats(
                          "add --engine spark", file=uri, field="--sets")
     check_output_dir(out_dir, "--out", "stats")
     refuse_overwriting_inputs([("--out", out_dir)], [("--sets", sets_path)])
-    engine = _pick_engine(engine, sets_path)
+    picked = _pick_engine(engine, sets_path)
+    # (ran with no word: auto read the input whole, and --chunk-users sized nothing; said
+    # once the release is written, so that a refusal stays one line)
+    chunks_unused = engine == "auto" and picked == "local" and given("chunk_users")
+    engine = picked
     opts: dict[str, Any] = {"budget": budget, "contribution": contribution, "seed": seed}
     t0 = time.perf_counter()
     try:
@@ -224,5 +228,9 @@ def stats(
     summary.add_row("n estimate", f"{result.n_estimate:,.0f}")
     summary.add_row("seconds", f"{dt:.1f}")
     out.print(summary)
+    if chunks_unused:
+        err.print(f"[yellow]note[/]: --chunk-users had nothing to do: --engine auto read "
+                  f"{escape(sets_path.name)} in memory (it streams Parquet inputs of "
+                  f"{AUTO_STREAM_USERS:,} users or more); give --engine stream to stream it")
     if "warning" in led.claimed:
         err.print(f"[yellow]warning[/]: {escape(str(led.claimed['warning']))}")

@@ -278,7 +278,9 @@ def run(
     integer(seed, "seed", at_least=0)
     for field, given in (("--sets", sets_path), ("--stats", stats_dir)):
         if given is not None and not Path(given).exists():
-            raise InputError("not found", file=str(given), field=field)
+            from topicslab.io._common import not_found
+
+            raise InputError(not_found(str(given), "not found"), file=str(given), field=field)
     if sets_taxonomy is not None:  # (an unknown version was refused after OUT was created)
         choice(sets_taxonomy, "--taxonomy", VERSIONS)
     # an existing file as OUT was a FileExistsError; another kind's directory was written into

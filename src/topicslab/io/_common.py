@@ -416,6 +416,12 @@ def missing(name: str) -> str:
     return f"is a symbolic link to {os.readlink(name)}, which does not exist"
 
 
+def not_found(name: str, plain: str = "file not found") -> str:
+    """``plain`` for a missing name, or what ``missing`` says of a symbolic link that cannot
+    be followed (a dangling or looping link was "file not found", though ``ls`` lists it)."""
+    return missing(name) if os.path.islink(name) else plain
+
+
 def check_exists(path: PathLike) -> str:
     """``str(path)`` after checking it is a non-empty regular file."""
     name = os.fspath(path)

@@ -239,7 +239,9 @@ class PopulationParams:
         try:
             text = Path(path).read_text(encoding="utf-8-sig")
         except FileNotFoundError:
-            raise InputError("file not found", file=name) from None
+            from topicslab.io._common import not_found
+
+            raise InputError(not_found(name), file=name) from None
         except IsADirectoryError:
             raise InputError("is a directory; give the parameters JSON file", file=name) from None
         except (OSError, UnicodeDecodeError) as exc:
