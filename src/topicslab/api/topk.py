@@ -18,6 +18,7 @@ import numpy.typing as npt
 from numba import njit, prange
 
 from topicslab._checks import integer_array, refuse
+from topicslab._kernels import sort_head
 from topicslab.api.hashing import (
     STREAM_PAD,
     STREAM_TIEBREAK,
@@ -99,13 +100,7 @@ def rank_row(topics, counts, n, bucket, row_key, tie_key, pad_key, m, k, best_t,
             filled += 1
     if filled < k:
         pad_row(best_t, filled, k, m, pad_key, row_key)
-    for s in range(1, k):  # insertion sort of the k topics (distinct)
-        t = best_t[s]
-        j = s
-        while j > 0 and best_t[j - 1] > t:
-            best_t[j] = best_t[j - 1]
-            j -= 1
-        best_t[j] = t
+    sort_head(best_t, k)
     for s in range(k):
         out[s] = best_t[s]
 

@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 from numba import njit
 
 from topicslab._json import DuplicateKeyError, IntegerTooLargeError, bounded_int, unique_keys
+from topicslab._kernels import sort_head
 from topicslab.errors import FileFieldError, InputError, ParameterError, TopicsLabError
 from topicslab.taxonomy import VERSIONS, Taxonomy, load, resolve
 
@@ -125,16 +126,7 @@ def _dense_rows(offsets, values, lookup, k, dedupe, width, out, status):  # prag
         if not dedupe and length > k:
             status[i] = _LONG
             continue
-        if length > 16:  # (raw release slots, with dedupe, can be long lists)
-            buf[:length].sort()
-        else:
-            for e in range(1, length):
-                t = buf[e]
-                j = e
-                while j > 0 and buf[j - 1] > t:
-                    buf[j] = buf[j - 1]
-                    j -= 1
-                buf[j] = t
+        sort_head(buf, length)  # (raw release slots, with dedupe, can be long lists)
         kept = 0
         twice = False
         for e in range(length):
