@@ -5,14 +5,21 @@ of JSON a person writes by hand, where a key given twice is an error."""
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 import numpy as np
 
 
 def jsonable(obj: Any) -> Any:
-    """``obj`` with dict keys as strings, tuples as lists, numpy values as Python values and
-    NaN/inf as ``None``, so ``json.dumps(..., allow_nan=False)`` accepts it."""
+    """``obj`` with dict keys as strings, tuples as lists, numpy values as Python values,
+    paths as strings, objects with a ``to_dict`` as their dict and NaN/inf as ``None``, so
+    ``json.dumps(..., allow_nan=False)`` accepts it (results.json, the model and attack
+    files and every ``--json`` write through this one rule)."""
+    if hasattr(obj, "to_dict") and not isinstance(obj, np.ndarray | np.generic):
+        obj = obj.to_dict()
+    if isinstance(obj, os.PathLike):
+        return os.fspath(obj)
     if isinstance(obj, dict):
         return {str(k): jsonable(v) for k, v in obj.items()}
     if isinstance(obj, list | tuple):

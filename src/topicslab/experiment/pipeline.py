@@ -51,6 +51,7 @@ import numpy as np
 import topicslab
 from topicslab._atomic import atomic_paths
 from topicslab._checks import choice, flag, integer
+from topicslab._json import jsonable
 from topicslab._paths import check_output_dir, no_new_empty_dirs
 from topicslab.datamodel import TopicSets
 from topicslab.errors import InputError, naming_option
@@ -116,7 +117,7 @@ class _Runner:
         t0 = time.perf_counter()
         summary = fn()
         self.seconds[name] = time.perf_counter() - t0
-        summary = json.loads(json.dumps(summary, default=_jsonable))
+        summary = jsonable(summary)
         self.computed_seconds[name] = self.seconds[name]
         self.peak_rss_mb[name] = peak_rss_mb()
         self.cache.record(name, key, summary, self.seconds[name], artefacts)
@@ -142,29 +143,6 @@ class _Runner:
         self.peak_rss_mb[name] = peak_rss_mb()
         self.log(f"{name}: cached")
         return summary
-
-
-def _jsonable(x: Any) -> Any:
-    if isinstance(x, np.generic):
-        return x.item()
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    if isinstance(x, Path):
-        return str(x)
-    if hasattr(x, "to_dict"):
-        return x.to_dict()
-    raise TypeError(f"not JSON serialisable: {type(x).__name__}")
-
-
-def _finite(x: Any) -> Any:
-    """JSON has no NaN/inf: map them to None recursively."""
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if isinstance(x, dict):
-        return {k: _finite(v) for k, v in x.items()}
-    if isinstance(x, list):
-        return [_finite(v) for v in x]
-    return x
 
 
 def _risk_summary(res: dict[str, Any]) -> dict[str, Any]:
@@ -718,12 +696,12 @@ def _run(cfg: Preset, preset: str, out_dir: Path, seed: int, sets_path: str | Pa
                         errors_path=out_dir / "validation" / "errors.npz")
     results["stage_seconds"]["report"] = time.perf_counter() - t0
     results["stage_peak_rss_mb"]["report"] = peak_rss_mb()
-    results = _finite(json.loads(json.dumps(results, default=_jsonable)))
+    results = jsonable(results)
     validate_results(results)
     # the report and its results appear together: never a new report beside old results
     with atomic_paths([out_dir / "report.html", out_dir / "results.json"]) as (report, data):
         report.write_text(html, encoding="utf-8")
-        data.write_text(json.dumps(results, indent=1), encoding="utf-8")
+        data.write_text(json.dumps(results, indent=1, allow_nan=False), encoding="utf-8")
     say(f"report: {out_dir / 'report.html'}")
     return results
 
