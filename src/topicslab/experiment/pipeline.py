@@ -27,8 +27,12 @@ Stages, in data-flow order (docs/design.md §Data flow):
   trial and reports the fit-to-fit spread.
 * ``qif``, ``disclosure``: the QIF and sensitive-interest sections.
 
-Every stage is cached by content (``cache``): a re-run with the same inputs and parameters
-reuses finished stages; changing a parameter re-runs that stage and everything downstream.
+The stages are declared in ``stages.STAGES`` (what each computes, its cache key's parameters,
+its upstream stages and artefacts, whether it applies to this run) over a ``RunContext``
+(``context``: the run's inputs, paths and artefacts loaded once); this module runs them in
+order and assembles results.json from their summaries. Every stage is cached by content
+(``cache``): a re-run with the same inputs and parameters reuses finished stages; changing a
+parameter re-runs that stage and everything downstream.
 
 Public names:
     run(preset=..., out=..., ...) -> dict   runs the stages; writes OUT/results.json and
@@ -38,11 +42,11 @@ Public names:
 from __future__ import annotations
 
 import json
-import math
 import platform
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -53,10 +57,11 @@ from topicslab._atomic import atomic_paths
 from topicslab._checks import choice, flag, integer
 from topicslab._json import jsonable
 from topicslab._paths import check_output_dir, no_new_empty_dirs
-from topicslab.datamodel import TopicSets
-from topicslab.errors import InputError, naming_option
+from topicslab.errors import InputError
 from topicslab.experiment.cache import Lookup, StageCache, file_fingerprint
+from topicslab.experiment.context import RunContext
 from topicslab.experiment.presets import PRESETS, Preset
+from topicslab.experiment.stages import STAGES, reid_params
 from topicslab.taxonomy import VERSIONS
 
 Log = Callable[[str], None]
@@ -272,411 +277,73 @@ def run(
 def _run(cfg: Preset, preset: str, out_dir: Path, seed: int, sets_path: str | Path | None,
          sets_taxonomy: str | None, stats_dir: str | Path | None, progress: bool,
          cache: bool, log: Log | None) -> dict[str, Any]:
-    from topicslab import dp
-    from topicslab import io as tio
-    from topicslab.dp import ContributionBound
-    from topicslab.dp.bounding import distinct_per_week
-
     out_dir.mkdir(parents=True, exist_ok=True)
     say: Log = log or (lambda _msg: None)
     runner = _Runner(out_dir, StageCache(out_dir, enabled=cache), say)
-    results: dict[str, Any] = {"topicslab_version": topicslab.__version__, "preset": preset,
-                               "seed": seed, "parameters": cfg.to_dict()}
+    given = stats_dir if stats_dir is not None else sets_path
+    ctx = RunContext(cfg, preset, out_dir, seed,
+                     sets_path=None if sets_path is None else Path(sets_path),
+                     sets_taxonomy=sets_taxonomy,
+                     stats_dir=None if stats_dir is None else Path(stats_dir),
+                     progress=progress,
+                     input_fingerprint=None if given is None else file_fingerprint(given))
+    for stage in STAGES:
+        if not stage.when(ctx):
+            continue
+        if stage.before is not None:
+            stage.before(ctx)
+        ctx.keys[stage.name], ctx.summaries[stage.name] = runner.stage(
+            stage.name, stage.params(ctx), ctx.upstream(*stage.upstream), stage.files(ctx),
+            partial(stage.compute, ctx), announce=stage.announce)
+    results = _write_report(ctx, runner, _results(ctx, given))
+    say(f"report: {out_dir / 'report.html'}")
+    return results
 
-    # ---- input: reference population, user sets, or published statistics --------------------
-    sets_cache: dict[str, Any] = {}
-    pop_key: str | None = None
-    if stats_dir is not None:
-        results["input"] = {"kind": "stats", "path": str(stats_dir),
-                            "fingerprint": file_fingerprint(stats_dir)}
-        results["population"] = None
-    elif sets_path is not None:
-        fp = file_fingerprint(sets_path)
-        results["input"] = {"kind": "sets", "path": str(sets_path), "fingerprint": fp}
 
-        def _load_user_sets() -> dict[str, Any]:
-            with naming_option("--sets"):
-                s = tio.read_sets(sets_path, taxonomy=sets_taxonomy)
-            sets_cache["pop"] = s
-            if s.n_users == 0:  # found only by the validation stage, after the fit
-                raise InputError("holds no users: there is nothing to run on",
-                                 file=str(sets_path), field="--sets")
-            if s.n_weeks < cfg.weeks:
-                one = (" (a profile table without a week column holds one week per user: "
-                       "add user_id and week columns, one row per user and week)"
-                       if s.n_weeks == 1 else "")
-                raise InputError(f"the run needs {cfg.weeks} weeks, the file has "
-                                 f"{s.n_weeks}{one}", file=str(sets_path), field="--sets")
-            # a week of more than k distinct topics (sets of another k) failed only at the DP
-            # stage, after OUT/stages.json was written, and without naming the file
-            k = ContributionBound().k
-            distinct = distinct_per_week(s.sets[:, list(cfg.release_weeks)])
-            if (distinct > k).any():
-                u, i = np.argwhere(distinct > k)[0]
-                week = cfg.release_weeks[int(i)]
-                raise InputError(f"user {int(s.user_ids[u])} has {int(distinct[u, i])} "
-                                 f"distinct topics in week {week}, more than the k={k} that "
-                                 f"the run's DP statistics take (the Topics API's top {k}); "
-                                 f"keep at most {k} topics per week in the file",
-                                 file=str(sets_path), row=int(u) + 1, field="--sets")
-            if cfg.theory:
-                # the bounds and the Bayes attacker take full profiles over the last r weeks:
-                # sets with empty slots (as sampled ones have) were refused only at the theory
-                # stage, after every other stage had run and OUT/stages.json was written
-                empty = (s.sets[:, s.n_weeks - cfg.weeks:] < 0).any(axis=(1, 2))
-                if empty.any():
-                    u = int(np.argmax(empty))
-                    raise InputError(f"user {int(s.user_ids[u])} has fewer than {s.k} topics "
-                                     f"in a week, and --theory (the bounds and the Bayes "
-                                     "attacker) needs full profiles: drop --theory, or give "
-                                     "sets with k topics every week", file=str(sets_path),
-                                     row=u + 1, field="--sets")
-            return {"users": s.n_users, "weeks": s.n_weeks, "taxonomy": s.taxonomy.version,
-                    "calibration": None}
-
-        pop_key, results["population"] = runner.stage(
-            "population", {"input": fp, "taxonomy": sets_taxonomy}, [], [], _load_user_sets,
-            announce=False)
-        pop_path: Path = Path(sets_path)
-    else:
-        results["input"] = {"kind": "reference", "path": None, "fingerprint": None}
-        pop_path = out_dir / "pop.parquet"
-
-        def _population() -> dict[str, Any]:
-            from topicslab import population
-
-            s = population.generate(cfg.users, cfg.weeks, seed=seed, progress=progress)
-            n_cal = min(s.n_users, cfg.calibration_users)
-            table = population.calibration_table(s.subset(users=slice(0, n_cal)))
-            # written last: a Ctrl-C during the calibration table left OUT/pop.parquet of a
-            # stage never recorded, under "no stage had finished"
-            tio.write_sets(pop_path, s)
-            sets_cache["pop"] = s
-            return {"users": s.n_users, "weeks": s.n_weeks, "taxonomy": s.taxonomy.version,
-                    "padded_user_weeks_share": table.padded_share,
-                    "calibration_users": n_cal, "calibration": table.to_records(),
-                    "calibration_within_tolerance": table.all_ok}
-
-        pop_key, results["population"] = runner.stage(
-            "population", {"users": cfg.users, "weeks": cfg.weeks, "seed": seed,
-                           "params": _reference_fingerprint()}, [], ["pop.parquet"], _population)
-
-    def population_sets() -> Any:
-        if "pop" not in sets_cache:
-            sets_cache["pop"] = tio.read_sets(
-                pop_path, taxonomy=sets_taxonomy if sets_path is not None else None)
-        return sets_cache["pop"]
-
-    # ---- DP statistics ------------------------------------------------------------------------
-    stats_path = out_dir / "stats"
-    if stats_dir is not None:
-        stats_path = Path(stats_dir)
-
-        def _load_stats() -> dict[str, Any]:
-            try:
-                st = dp.load_statistics(stats_path)
-            except InputError as exc:  # named the directory, not the option
-                raise exc.located(field="--stats") from None
-            return {"source": str(stats_path), "n_estimate": _num(st.n_estimate),
-                    "topics": st.taxonomy.size, "k": st.k,
-                    "ledger": None if st.ledger is None else st.ledger.public().to_dict()}
-
-        dp_key, results["dp_statistics"] = runner.stage(
-            "dp_statistics", {"input": results["input"]["fingerprint"]}, [], [], _load_stats,
-            announce=False)
-    else:
-        lags = cfg.overlap_lags
-
-        def _dp() -> dict[str, Any]:
-            st = dp.compute_statistics(population_sets(), weeks=cfg.release_weeks,
-                                       epsilon=cfg.epsilon, delta=cfg.delta,
-                                       accounting=cfg.accounting,  # type: ignore[arg-type]
-                                       overlap_lags=lags, seed=None)
-            dp.save_statistics(stats_path, st)
-            assert st.ledger is not None
-            return {"source": str(stats_path), "n_estimate": float(st.n_estimate),
-                    "topics": st.taxonomy.size, "k": st.k,
-                    "ledger": st.ledger.public().to_dict()}
-
-        dp_key, results["dp_statistics"] = runner.stage(
-            "dp_statistics", {"weeks": list(cfg.release_weeks), "epsilon": cfg.epsilon,
-                              "delta": cfg.delta, "accounting": cfg.accounting,
-                              # (only when used: the key of a paper release is unchanged, so
-                              # finished runs are reused, not released a second time)
-                              **({"overlap_lags": lags} if lags else {})},
-            # every file of the release: one missing is no finished stage (it was reused,
-            # and the run failed later reading the directory)
-            [pop_key or ""], ["stats/q_single.json", "stats/q_within.json",
-                              "stats/q_across.json", "stats/privacy_ledger.json",
-                              "stats/taxonomy.json"]
-            + (["stats/q_overlap.json"] if lags else []), _dp)
-    stats_memo: dict[str, Any] = {}
-
-    def statistics() -> Any:
-        if "s" not in stats_memo:
-            stats_memo["s"] = dp.load_statistics(stats_path)
-        return stats_memo["s"]
-
-    # ---- fit and sample (DP statistics only from here on) ------------------------------------
-    from topicslab import model as tm
-
-    model_dir = out_dir / "model"
-    n_synth = (results["population"] or {}).get("users") or cfg.users
-
-    variant = tm.make_variant(cfg.model, cfg.types, cfg.weeks)
-    optimizer: tm.FullObjective | tm.PaperAdam = (
-        tm.PaperAdam() if cfg.optimizer == "paper" else tm.FullObjective(steps=cfg.fit_steps))
-
-    def fit_once(fit_seed: int) -> Any:
-        return tm.fit(statistics(), variant, optimizer, seed=fit_seed,
-                      max_minutes=cfg.fit_minutes,
-                      target="bar" if cfg.fit_target == "bar" else None, progress=progress)
-
-    def _fit() -> dict[str, Any]:
-        res = fit_once(seed)
-        tm.save_model(model_dir, res.model)
-        hist = list(res.history)
-        mdl = res.model
-
-        def quantiles(arr: Any) -> dict[str, float] | None:
-            if arr is None:
-                return None
-            qs = (0.1, 0.25, 0.5, 0.75, 0.9)
-            return {str(q): float(v) for q, v in zip(qs, np.quantile(arr, qs), strict=True)}
-
-        return {"model": mdl.variant, "types": mdl.types,
-                "modes": mdl.modes if mdl.variant == "persistent" else None,
-                "weeks": cfg.weeks, "optimizer": cfg.optimizer, "steps_limit": cfg.fit_steps,
-                "seconds": float(res.seconds), "steps": int(res.steps),
-                "stopped": res.stopped,
-                # the Frobenius bound on a step's pair statistics (0: exact steps)
-                "truncation": mdl.metadata.get("truncation"),
-                "final_loss": float(hist[-1]["loss"]) if hist else None,
-                "persistence": mdl.metadata.get("persistence"),
-                "stay_quantiles": quantiles(mdl.stay),
-                "mode_stay_quantiles": quantiles(mdl.mode_stay),
-                "history": hist[:: max(1, len(hist) // 200)]}
-
-    fit_key, results["fit"] = runner.stage(
-        "fit", {"model": cfg.model, "types": cfg.types, "weeks": cfg.weeks,
-                "optimizer": cfg.optimizer, "steps": cfg.fit_steps,
-                # how the steps computed the statistics: a change refits
-                "truncation": getattr(optimizer, "truncation", None),
-                "minutes": cfg.fit_minutes, "target": cfg.fit_target, "seed": seed}, [dp_key],
-        ["model/model.safetensors", "model/model.json"], _fit)
-    model_memo: dict[str, Any] = {}
-
-    def fitted() -> Any:
-        if "m" not in model_memo:
-            model_memo["m"] = tm.load_model(model_dir)
-        return model_memo["m"]
-
-    synth_path = out_dir / "synth.parquet"
-
-    def _sample() -> dict[str, Any]:
-        t0 = time.perf_counter()
-        tm.sample_to_file(fitted(), synth_path, n_synth, seed=seed + 3, weeks=cfg.weeks,
-                          progress=progress)
-        return {"users": n_synth, "weeks": cfg.weeks, "path": str(synth_path),
-                "seconds": time.perf_counter() - t0}
-
-    sample_key, results["sample"] = runner.stage(
-        "sample", {"users": n_synth, "weeks": cfg.weeks, "seed": seed}, [fit_key],
-        ["synth.parquet"], _sample)
-    synth_memo: dict[str, Any] = {}
-
-    def synthetic_sets() -> Any:
-        if "s" not in synth_memo:
-            synth_memo["s"] = tio.read_sets(synth_path)
-        return synth_memo["s"]
-
-    report_memo: dict[str, Any] = {}
-
-    def let_go_of_synthetic() -> None:
-        """Drop the release's synthetic table where the work ahead draws its own users or
-        needs none (0.8 GB at 10M users: it sat beside each trial's fresh users, and under
-        the QIF tables); the report's pair statistics are taken from it first."""
-        from topicslab.population import empirical_statistics
-
-        if "s" in synth_memo and "statistics" not in report_memo:
-            report_memo["statistics"] = empirical_statistics(synth_memo["s"])
-        synth_memo.clear()
-
-    # ---- release fidelity: the verdict ----------------------------------------------------------
-    from topicslab import validate as tv
-
-    results["fidelity"] = None
-    if results["population"] is not None:
-        def _fidelity() -> dict[str, Any]:
-            model = fitted()
-
-            def synthetic(trial: int) -> Any:
-                if trial == 0:
-                    return synthetic_sets()
-                let_go_of_synthetic()  # (fidelity holds one synthetic table at a time)
-                return tm.sample(model, n_synth, seed=seed + 2000 + trial, weeks=cfg.weeks)
-
-            f = tv.fidelity(population_sets(), synthetic, trials=cfg.fidelity_trials,
-                            tolerance=cfg.fidelity_tolerance, targets=cfg.fidelity_targets,
-                            seed=seed + 30, progress=progress)
-            return f.to_dict()
-
-        _, results["fidelity"] = runner.stage(
-            "fidelity", {"weeks": cfg.weeks, "trials": cfg.fidelity_trials,
-                         "targets": cfg.fidelity_targets,
-                         "tolerance": cfg.fidelity_tolerance, "seed": seed},
-            [pop_key or "", sample_key], [], _fidelity)
-
-    # ---- validation ---------------------------------------------------------------------------
-
-    def _validate() -> dict[str, Any]:
-        fq = tv.fit_quality(statistics(), fitted())
-        _save_errors(out_dir / "validation" / "errors.npz", fq)
-        summary: dict[str, Any] = {"fit_quality": _strip_arrays(fq.to_dict())}
-        syn = synthetic_sets()
-        if results["population"] is not None:
-            pop = population_sets()
-            summary["distinct_topics"] = _to_dict(tv.distinct_topics_comparison(pop, syn))
-            summary["stationarity_population"] = _to_dict(tv.stationarity(pop))
-        else:
-            summary["distinct_topics"] = None
-            summary["stationarity_population"] = None
-        summary["stationarity_synthetic"] = _to_dict(tv.stationarity(syn))
-        return summary
-
-    _, results["validation"] = runner.stage(
-        "validate", {}, [dp_key, fit_key, sample_key, pop_key or ""],
-        ["validation/errors.npz"], _validate)
-    fq_dict = results["validation"]["fit_quality"]
-    results["fit_quality"] = {
-        "share_abs_within_0.1pp": fq_dict["share_abs_within_0_1pp"],
-        "share_rel_within_20pct": fq_dict["share_rel_within_20pct"],
-        "share_within_2sigma": fq_dict.get("share_within_2sigma"),
-        "met_bar": fq_dict.get("met"),
+def _results(ctx: RunContext, given: str | Path | None) -> dict[str, Any]:
+    """results.json's sections (before the timings) from the stages' summaries."""
+    cfg, got = ctx.cfg, ctx.summaries
+    results: dict[str, Any] = {
+        "topicslab_version": topicslab.__version__, "preset": ctx.preset, "seed": ctx.seed,
+        "parameters": cfg.to_dict(),
+        "input": {"kind": ctx.input_kind,
+                  "path": None if given is None else str(given),
+                  "fingerprint": ctx.input_fingerprint},
     }
-
-    # ---- re-identification --------------------------------------------------------------------
-    from topicslab import attacks
-
-    reid_params = {"weeks": cfg.weeks, "targets": cfg.targets, "trials": cfg.trials,
-                   "seed": seed, "attacks": ["hamming", "asymmetric"]}
-    reid: dict[str, Any] = {"protocol": {**reid_params, "model": "random user (Carey et al. §7)",
-                                         "refit_per_trial": cfg.refit_per_trial},
-                            "population": None, "synthetic": None,
-                            "deviation": (REFIT_PROTOCOL if cfg.refit_per_trial
-                                          else SYNTHETIC_DEVIATION)}
-    if results["population"] is not None:
-        def _reid_pop() -> dict[str, Any]:
-            r = attacks.measure_risk(population_sets(), attacks=("hamming", "asymmetric"),
-                                     weeks=cfg.weeks, targets=cfg.targets, trials=cfg.trials,
-                                     seed=seed + 10, progress=progress)
-            return r.to_dict()
-
-        _, pop_risk = runner.stage("reid_population", reid_params, [pop_key or ""], [],
-                                   _reid_pop)
-        reid["population"] = _risk_summary(pop_risk)
-        reid["population_detail"] = pop_risk
-
-    refits: list[dict[str, Any]] = []
-
-    def _reid_syn() -> dict[str, Any]:
-        def per_trial(trial: int) -> Any:
-            model = fitted()
-            if cfg.refit_per_trial:
-                res = fit_once(seed + 1 + trial)
-                model = res.model
-                q = tv.fit_quality(statistics(), model)
-                refits.append({"trial": trial, "seed": seed + 1 + trial,
-                               "seconds": res.seconds, "steps": res.steps,
-                               "loss": res.loss,
-                               "share_rel_within_20pct": q.share_rel_within_20pct,
-                               "share_within_2sigma": q.share_within_2sigma})
-            return tm.sample(model, n_synth, seed=seed + 1000 + trial, weeks=cfg.weeks)
-
-        # every trial draws its own users (per_trial): of the release's table only its
-        # shape (weeks, k, taxonomy: the model's) is needed, so the table is let go first
-        mdl = fitted()
-        template = TopicSets(np.zeros((0, cfg.weeks, mdl.k), dtype=np.int16), mdl.taxonomy)
-        let_go_of_synthetic()
-        r = attacks.measure_risk(template, attacks=("hamming", "asymmetric"),
-                                 weeks=cfg.weeks, targets=cfg.targets, trials=cfg.trials,
-                                 seed=seed + 20, progress=progress, populations=per_trial)
-        out = r.to_dict()
-        out["refits"] = refits or None
-        return out
-
-    _, syn_risk = runner.stage("reid_synthetic",
-                               {**reid_params, "refit_per_trial": cfg.refit_per_trial},
-                               [fit_key, sample_key], [], _reid_syn)
+    for section, stage in (("population", "population"), ("dp_statistics", "dp_statistics"),
+                           ("fit", "fit"), ("sample", "sample"), ("fidelity", "fidelity"),
+                           ("validation", "validate")):
+        results[section] = got.get(stage)
+    fq = results["validation"]["fit_quality"]
+    results["fit_quality"] = {
+        "share_abs_within_0.1pp": fq["share_abs_within_0_1pp"],
+        "share_rel_within_20pct": fq["share_rel_within_20pct"],
+        "share_within_2sigma": fq.get("share_within_2sigma"),
+        "met_bar": fq.get("met"),
+    }
+    reid: dict[str, Any] = {
+        "protocol": {**reid_params(ctx), "model": "random user (Carey et al. §7)",
+                     "refit_per_trial": cfg.refit_per_trial},
+        "population": None, "synthetic": None,
+        "deviation": REFIT_PROTOCOL if cfg.refit_per_trial else SYNTHETIC_DEVIATION}
+    if "reid_population" in got:
+        reid["population"] = _risk_summary(got["reid_population"])
+        reid["population_detail"] = got["reid_population"]
+    syn_risk = got["reid_synthetic"]
     reid["synthetic"] = _risk_summary(syn_risk)
     reid["synthetic_detail"] = syn_risk
     reid["refits"] = syn_risk.get("refits")
     results["reidentification"] = reid
     results["verdict"] = verdict(reid, results["fidelity"], results["fit"])
+    for section in ("theory", "learned_attack", "qif", "disclosure"):
+        results[section] = got.get(section)
+    return results
 
-    # ---- theory: the population's risk against r with the Bayes attacker and the bounds ------
-    results["theory"] = None
-    if cfg.theory and results["population"] is not None:
-        def _theory() -> dict[str, Any]:
-            from topicslab.attacks.theory import theory_curve
 
-            curve = theory_curve(population_sets(), weeks=range(1, cfg.weeks + 1),
-                                 targets=cfg.targets, trials=1, seed=seed + 40,
-                                 progress=progress)
-            return curve.to_dict()
-
-        _, results["theory"] = runner.stage(
-            "theory", {"weeks": cfg.weeks, "targets": cfg.targets, "seed": seed},
-            [pop_key or ""], [], _theory)
-
-    # ---- the learned attack: trained on the release, attacking the population ----------------
-    results["learned_attack"] = None
-    if cfg.learned and results["population"] is not None:
-        def _learned() -> dict[str, Any]:
-            from topicslab.attacks.learned import LearnedAttackConfig
-            from topicslab.attacks.learned_curve import learned_curve
-
-            curve = learned_curve(population_sets(), synthetic_sets(),
-                                  weeks=range(1, cfg.weeks + 1),
-                                  config=LearnedAttackConfig(epochs=cfg.learned_epochs),
-                                  targets=cfg.targets, trials=cfg.learned_trials,
-                                  seed=seed + 50, progress=progress)
-            return curve.to_dict()
-
-        _, results["learned_attack"] = runner.stage(
-            "learned_attack", {"weeks": cfg.weeks, "targets": cfg.targets,
-                               "trials": cfg.learned_trials, "epochs": cfg.learned_epochs,
-                               "seed": seed},
-            [pop_key or "", sample_key], [], _learned)
-
-    # ---- QIF and disclosure sections ---------------------------------------------------------
-    let_go_of_synthetic()  # (nothing from here on needs the synthetic users)
-
-    def _qif() -> dict[str, Any]:
-        from topicslab import qif
-
-        s = population_sets() if results["population"] is not None else None
-        return qif.report_section(s, weeks=list(range(min(cfg.qif_weeks, cfg.weeks))))
-
-    _, results["qif"] = runner.stage("qif", {"weeks": cfg.qif_weeks}, [pop_key or ""], [], _qif)
-
-    results["disclosure"] = None
-    if cfg.disclosure:
-        def _disclosure() -> dict[str, Any]:
-            from topicslab import disclosure
-
-            kw: dict[str, Any] = {"seed": seed, "progress": progress}
-            if cfg.disclosure_personas:
-                kw["personas"] = cfg.disclosure_personas
-            res = disclosure.topics_experiment(**kw)
-            section = disclosure.report_section(res)
-            return {"result": res.to_dict(), "section": section}
-
-        _, results["disclosure"] = runner.stage(
-            "disclosure", {"personas": cfg.disclosure_personas, "seed": seed}, [], [],
-            _disclosure)
-
-    # ---- report --------------------------------------------------------------------------------
+def _write_report(ctx: RunContext, runner: _Runner, results: dict[str, Any],
+                  ) -> dict[str, Any]:
+    """OUT/report.html and OUT/results.json, together (never a new report beside old
+    results)."""
     from topicslab.report import build_report, validate_results
 
     t0 = time.perf_counter()
@@ -686,57 +353,22 @@ def _run(cfg: Preset, preset: str, out_dir: Path, seed: int, sets_path: str | Pa
     results["stage_peak_rss_mb"] = dict(runner.peak_rss_mb)
     results["environment"] = _environment()
     results["artefacts"] = {"report": "report.html", "results": "results.json",
-                            "population": str(pop_path) if results["population"] else None,
-                            "statistics": str(stats_path), "model": str(model_dir),
-                            "synthetic": str(synth_path)}
-    html = build_report(results, statistics=statistics(),
-                        synthetic=report_memo.get("statistics") or synthetic_sets(),
-                        population=(population_sets() if results["population"] is not None
-                                    else None),
-                        errors_path=out_dir / "validation" / "errors.npz")
+                            "population": (str(ctx.pop_path) if results["population"]
+                                           else None),
+                            "statistics": str(ctx.stats_path), "model": str(ctx.model_dir),
+                            "synthetic": str(ctx.synth_path)}
+    html = build_report(results, statistics=ctx.statistics(),
+                        synthetic=ctx.synthetic_for_report(),
+                        population=ctx.population_sets() if ctx.has_population else None,
+                        errors_path=ctx.out / "validation" / "errors.npz")
     results["stage_seconds"]["report"] = time.perf_counter() - t0
     results["stage_peak_rss_mb"]["report"] = peak_rss_mb()
     results = jsonable(results)
     validate_results(results)
-    # the report and its results appear together: never a new report beside old results
-    with atomic_paths([out_dir / "report.html", out_dir / "results.json"]) as (report, data):
+    with atomic_paths([ctx.out / "report.html", ctx.out / "results.json"]) as (report, data):
         report.write_text(html, encoding="utf-8")
         data.write_text(json.dumps(results, indent=1, allow_nan=False), encoding="utf-8")
-    say(f"report: {out_dir / 'report.html'}")
     return results
-
-
-def _num(x: float) -> float | None:
-    return float(x) if math.isfinite(x) else None
-
-
-def _to_dict(x: Any) -> Any:
-    return x.to_dict() if hasattr(x, "to_dict") else x
-
-
-def _strip_arrays(d: dict[str, Any], limit: int = 2000) -> dict[str, Any]:
-    """Drop raw per-term arrays (kept in errors.npz) from a JSON summary."""
-    out: dict[str, Any] = {}
-    for k, v in d.items():
-        if isinstance(v, list | np.ndarray) and len(v) > limit:
-            continue
-        out[k] = _strip_arrays(v, limit) if isinstance(v, dict) else v
-    return out
-
-
-def _save_errors(path: Path, fq: Any) -> None:
-    from topicslab._atomic import atomic_dir
-
-    # through a temporary directory: an interrupted write leaves no empty ``validation/``
-    with atomic_dir(path.parent, owned=(path.name,)) as tmp, (tmp / path.name).open("wb") as fh:
-        np.savez_compressed(fh, abs_err_pp=np.asarray(fq.abs_errors * 100, dtype=np.float32),
-                            rel_err=np.asarray(fq.rel_errors, dtype=np.float32))
-
-
-def _reference_fingerprint() -> str:
-    from topicslab.population import load_reference
-
-    return load_reference().fingerprint()
 
 
 def _environment() -> dict[str, Any]:

@@ -1,0 +1,161 @@
+"""What the stages of a run share: its inputs, its paths and its artefacts, loaded once.
+
+Public names:
+    RunContext(cfg, preset, out, seed, ...)     the run's inputs and paths; the artefacts of
+                                                finished stages (``population_sets``,
+                                                ``statistics``, ``fitted``, ``synthetic_sets``)
+                                                read on first use and kept
+
+A stage (``stages``) reads what it needs through the context and returns its summary; it never
+reads another stage's closure or memo. The context holds at most one copy of each table, and
+lets go of the release's synthetic users where the work ahead draws its own
+(``let_go_of_synthetic``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from topicslab.experiment.presets import Preset
+
+__all__ = ["RunContext"]
+
+
+@dataclass
+class RunContext:
+    """The inputs, paths and loaded artefacts of one run (module docstring).
+
+    ``sets_path``: the user's topic sets instead of the reference population; ``stats_dir``:
+    published DP statistics, with no population at all.
+    """
+
+    cfg: Preset
+    preset: str
+    out: Path
+    seed: int = 0
+    sets_path: Path | None = None
+    sets_taxonomy: str | None = None
+    stats_dir: Path | None = None
+    progress: bool = False
+    #: the fingerprint of ``sets_path`` or ``stats_dir`` (what a stage reading it is keyed on)
+    input_fingerprint: str | None = None
+    #: the cache key of every stage that ran or was reused (upstream of the next ones)
+    keys: dict[str, str] = field(default_factory=dict)
+    #: the summary of every stage that ran or was reused
+    summaries: dict[str, Any] = field(default_factory=dict)
+    #: the fits of ``refit_per_trial`` (one per synthetic trial)
+    refits: list[dict[str, Any]] = field(default_factory=list)
+    _loaded: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    # ------------------------------------------------------------------ what the run starts from
+    @property
+    def input_kind(self) -> str:
+        """``"stats"`` (published statistics), ``"sets"`` (the user's) or ``"reference"``."""
+        if self.stats_dir is not None:
+            return "stats"
+        return "sets" if self.sets_path is not None else "reference"
+
+    @property
+    def has_population(self) -> bool:
+        """Whether a population exists (not when the run starts from DP statistics)."""
+        return self.stats_dir is None
+
+    # ------------------------------------------------------------------ paths
+    @property
+    def pop_path(self) -> Path:
+        return self.sets_path if self.sets_path is not None else self.out / "pop.parquet"
+
+    @property
+    def stats_path(self) -> Path:
+        return self.stats_dir if self.stats_dir is not None else self.out / "stats"
+
+    @property
+    def model_dir(self) -> Path:
+        return self.out / "model"
+
+    @property
+    def synth_path(self) -> Path:
+        return self.out / "synth.parquet"
+
+    def upstream(self, *names: str) -> list[str]:
+        """The cache keys of the stages ``names`` (``""`` for one that does not exist in this
+        run, e.g. the population of a run from DP statistics)."""
+        return [self.keys.get(n, "") for n in names]
+
+    # ------------------------------------------------------------------ artefacts, loaded once
+    def keep_population(self, sets: Any) -> None:
+        """The population a stage made or read (no second read from its file)."""
+        self._loaded["population"] = sets
+
+    def population_sets(self) -> Any:
+        if "population" not in self._loaded:
+            from topicslab import io as tio
+
+            self._loaded["population"] = tio.read_sets(
+                self.pop_path, taxonomy=self.sets_taxonomy if self.sets_path else None)
+        return self._loaded["population"]
+
+    def statistics(self) -> Any:
+        if "statistics" not in self._loaded:
+            from topicslab import dp
+
+            self._loaded["statistics"] = dp.load_statistics(self.stats_path)
+        return self._loaded["statistics"]
+
+    def fitted(self) -> Any:
+        if "model" not in self._loaded:
+            from topicslab import model as tm
+
+            self._loaded["model"] = tm.load_model(self.model_dir)
+        return self._loaded["model"]
+
+    def synthetic_sets(self) -> Any:
+        if "synthetic" not in self._loaded:
+            from topicslab import io as tio
+
+            self._loaded["synthetic"] = tio.read_sets(self.synth_path)
+        return self._loaded["synthetic"]
+
+    def let_go_of_synthetic(self) -> None:
+        """Drop the release's synthetic table where the work ahead draws its own users or
+        needs none (0.8 GB at 10M users: it sat beside each trial's fresh users, and under
+        the QIF tables); the report's pair statistics are taken from it first."""
+        from topicslab.population import empirical_statistics
+
+        table = self._loaded.pop("synthetic", None)
+        if table is not None and "synthetic_statistics" not in self._loaded:
+            self._loaded["synthetic_statistics"] = empirical_statistics(table)
+
+    def synthetic_for_report(self) -> Any:
+        """The synthetic side of the report's pair statistics: the statistics taken when the
+        table was let go, else the table."""
+        return self._loaded.get("synthetic_statistics") or self.synthetic_sets()
+
+    # ------------------------------------------------------------------ the model being fitted
+    def variant(self) -> Any:
+        from topicslab import model as tm
+
+        return tm.make_variant(self.cfg.model, self.cfg.types, self.cfg.weeks)
+
+    def optimizer(self) -> Any:
+        from topicslab import model as tm
+
+        return (tm.PaperAdam() if self.cfg.optimizer == "paper"
+                else tm.FullObjective(steps=self.cfg.fit_steps))
+
+    def fit_once(self, fit_seed: int) -> Any:
+        """One fit of the configured variant and optimiser to the DP statistics."""
+        from topicslab import model as tm
+
+        cfg = self.cfg
+        return tm.fit(self.statistics(), self.variant(), self.optimizer(), seed=fit_seed,
+                      max_minutes=cfg.fit_minutes,
+                      target="bar" if cfg.fit_target == "bar" else None,
+                      progress=self.progress)
+
+    @property
+    def synthetic_users(self) -> int:
+        """As many synthetic users as the population has (the preset's number without one)."""
+        return int((self.summaries.get("population") or {}).get("users") or self.cfg.users)
