@@ -3,6 +3,8 @@
 * ``TopicSets``: weekly topic sets per user, ``int16[n_users, n_weeks, k]`` dense indices, each
   week's row distinct and sorted with empty slots (``-1``) last.
 * ``SiteTraces``: the topic each site saw each week, ``int16[n_sites, n_users, n_weeks]``.
+* ``ChunkedSets``: the topic sets of users drawn a chunk at a time on demand (a synthetic
+  population the attacks read once, never held whole: 0.8 GB at 10M users × 8 weeks).
 
 Both carry their taxonomy and the global ``user_ids`` (int64) so files round-trip exactly.
 Files and user-facing outputs use taxonomy ids; conversion happens in ``topicslab.io``.
@@ -10,6 +12,7 @@ Files and user-facing outputs use taxonomy ids; conversion happens in ``topicsla
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -198,3 +201,53 @@ class SiteTraces:
     def __repr__(self) -> str:
         return (f"SiteTraces(sites={self.n_sites}, users={self.n_users:,}, "
                 f"weeks={self.n_weeks}, taxonomy={self.taxonomy.version})")
+
+
+@dataclass(frozen=True)
+class ChunkedSets:
+    """``n_users`` users' topic sets, drawn ``chunk_users`` at a time by ``draw(first_user,
+    n) -> TopicSets`` (users ``first_user .. first_user + n - 1``, their ids included).
+
+    For work that reads a population once, in user order (the attacks' simulated answers,
+    which are a function of the user id: a chunk gets the answers it would get inside the
+    whole table), so the whole table never exists. ``draw`` must return the same users for
+    the same arguments (a seeded sampler: ``model.sample(..., first_user=...)``).
+    """
+
+    draw: Callable[[int, int], TopicSets]
+    n_users: int
+    n_weeks: int
+    k: int
+    taxonomy: Taxonomy
+    chunk_users: int = 1 << 20
+
+    def __post_init__(self) -> None:
+        for name in ("n_users", "n_weeks", "k", "chunk_users"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < (
+                    0 if name == "n_users" else 1):
+                raise InputError(f"{name} must be a positive integer, got {value!r}",
+                                 field=name)
+
+    def chunks(self) -> Iterator[tuple[int, TopicSets]]:
+        """``(first_user, sets)`` of each chunk, in user order (each checked against the
+        declared shape)."""
+        for lo in range(0, self.n_users, self.chunk_users):
+            n = min(self.chunk_users, self.n_users - lo)
+            part = self.draw(lo, n)
+            if not isinstance(part, TopicSets) or part.sets.shape != (n, self.n_weeks, self.k):
+                shape = getattr(getattr(part, "sets", None), "shape", type(part).__name__)
+                raise InputError(f"a chunk of users {lo}..{lo + n - 1} came back as {shape}, "
+                                 f"not {n} users × {self.n_weeks} weeks × {self.k} topics",
+                                 field="draw")
+            yield lo, part
+
+    def whole(self) -> TopicSets:
+        """Every chunk in one table (for tests and small populations)."""
+        parts = [p for _, p in self.chunks()]
+        if not parts:
+            return TopicSets(np.zeros((0, self.n_weeks, self.k), dtype=np.int16),
+                             self.taxonomy)
+        return TopicSets(np.concatenate([p.sets for p in parts]), self.taxonomy,
+                         np.concatenate([p.user_ids for p in parts]),
+                         dict(parts[0].metadata))

@@ -63,7 +63,7 @@ from topicslab.attacks.join import count_chunks
 from topicslab.attacks.matching import MatchingOptions
 from topicslab.attacks.outcomes import TargetOutcomes, outcomes_from_counts
 from topicslab.attacks.scoring import MAX_WEEKS, match_masks, subset_scores
-from topicslab.datamodel import SiteTraces, TopicSets
+from topicslab.datamodel import ChunkedSets, SiteTraces, TopicSets
 from topicslab.errors import InputError
 
 _Z95 = 1.959963984540054
@@ -72,7 +72,7 @@ SETTINGS = ("random-user", "matching")
 
 AnyAttack = MatchSetAttack | TraceAttack
 AttackSpec = str | AnyAttack
-Populations = Sequence[TopicSets] | Callable[[int], TopicSets]
+Populations = Sequence[TopicSets | ChunkedSets] | Callable[[int], TopicSets | ChunkedSets]
 
 #: bytes one trial keeps whatever the data: its figures per attack and its ``per_trial``
 #: record (Python lists and dicts; generous)
@@ -632,8 +632,8 @@ def trial_api_seed(seed: int, trial: int) -> int:
     return int(state[0] >> np.uint64(1))
 
 
-def _mechanism_for(sets: TopicSets, mechanism: Mechanism | None) -> Mechanism:
-    if not isinstance(sets, TopicSets):  # (an array failed on a missing attribute)
+def _mechanism_for(sets: TopicSets | ChunkedSets, mechanism: Mechanism | None) -> Mechanism:
+    if not isinstance(sets, TopicSets | ChunkedSets):  # (an array failed on a missing attribute)
         raise TypeError(f"the attacks take TopicSets, got {type(sets).__name__}")
     if mechanism is not None:  # ("v2" was an AttributeError: no attribute 'k')
         mechanism = _mechanism(mechanism)
@@ -711,7 +711,7 @@ def _per_r_attacks(attacks: Sequence[AttackSpec] | AttackSpec, n: int,
 
 
 def _risk_trials(
-    sets: TopicSets,
+    sets: TopicSets | ChunkedSets,
     rs: Sequence[int],
     *,
     attacks: Sequence[AttackSpec] | AttackSpec,
@@ -766,10 +766,7 @@ def _risk_trials(
             count = protocol.target_count(pop.n_users, notes if trial == 0 else None)
             chosen = _pick_targets(rng, pop.n_users, count)
             api_seed = trial_api_seed(seed, trial)
-            site1 = observe(pop.sets, [0], weeks=weeks, seed=api_seed, mechanism=mech,
-                            user_ids=pop.user_ids)[0]
-            site2 = observe(pop.sets[chosen], [1], weeks=weeks, seed=api_seed, mechanism=mech,
-                            user_ids=pop.user_ids[chosen])[0]
+            site1, site2 = _trial_traces(pop, chosen, weeks, api_seed, mech)
             t_sim = time.perf_counter() - t0
             for att_r, c in zip(att, columns, strict=True):
                 for a in att_r:
@@ -846,7 +843,8 @@ def _add_matching(res: dict[str, AttackRisk], site1: npt.NDArray[np.integer],
         res[m.name].matching.append({"trial": trial, **m.to_dict()})
 
 
-def _population(sets: TopicSets, populations: Populations | None, trial: int) -> TopicSets:
+def _population(sets: TopicSets | ChunkedSets, populations: Populations | None, trial: int,
+                ) -> TopicSets | ChunkedSets:
     if populations is None:
         return sets
     if callable(populations):
@@ -856,9 +854,41 @@ def _population(sets: TopicSets, populations: Populations | None, trial: int) ->
             raise InputError(f"{len(populations)} populations given for more trials",
                              field="populations")
         pop = populations[trial]
-    if not isinstance(pop, TopicSets):
-        raise InputError("populations must be TopicSets", field="populations")
+    if not isinstance(pop, TopicSets | ChunkedSets):
+        raise InputError("populations must be TopicSets (or ChunkedSets)", field="populations")
     return pop
+
+
+def _trial_traces(pop: TopicSets | ChunkedSets, chosen: npt.NDArray[np.int64], weeks: int,
+                  api_seed: int, mech: Mechanism,
+                  ) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int16]]:
+    """(website 1's traces of every user, website 2's of the targets ``chosen``): answers
+    are a function of the API secret, the user id and the week, so a population drawn chunk
+    by chunk (``ChunkedSets``) gets the traces the whole table would, and is never held."""
+    if isinstance(pop, TopicSets):
+        site1 = observe(pop.sets, [0], weeks=weeks, seed=api_seed, mechanism=mech,
+                        user_ids=pop.user_ids)[0]
+        site2 = observe(pop.sets[chosen], [1], weeks=weeks, seed=api_seed, mechanism=mech,
+                        user_ids=pop.user_ids[chosen])[0]
+        return site1, site2
+    site1 = site2 = None
+    order = np.argsort(chosen, kind="stable")
+    ranked = chosen[order]
+    for lo, part in pop.chunks():
+        a = observe(part.sets, [0], weeks=weeks, seed=api_seed, mechanism=mech,
+                    user_ids=part.user_ids)[0]
+        if site1 is None:
+            site1 = np.empty((pop.n_users, a.shape[1]), dtype=a.dtype)
+            site2 = np.empty((len(chosen), a.shape[1]), dtype=a.dtype)
+        site1[lo:lo + len(a)] = a
+        i, j = np.searchsorted(ranked, [lo, lo + len(a)])
+        if j > i:
+            rows = ranked[i:j] - lo
+            assert site2 is not None
+            site2[order[i:j]] = observe(part.sets[rows], [1], weeks=weeks, seed=api_seed,
+                                        mechanism=mech, user_ids=part.user_ids[rows])[0]
+    assert site1 is not None and site2 is not None
+    return site1, site2
 
 
 def split_sites(traces: SiteTraces) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int16]]:
@@ -952,7 +982,7 @@ def measure_risk_traces(
 
 
 def risk_curve(
-    sets: TopicSets,
+    sets: TopicSets | ChunkedSets,
     weeks: Sequence[int] = (1, 2, 4, 6, 8),
     **options: Any,
 ) -> RiskCurve:

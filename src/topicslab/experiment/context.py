@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from topicslab.experiment.presets import Preset
 
 __all__ = ["RunContext"]
@@ -128,6 +130,40 @@ class RunContext:
         if table is not None and "synthetic_statistics" not in self._loaded:
             self._loaded["synthetic_statistics"] = empirical_statistics(table)
 
+    def let_go_of_population(self, keep_weeks: int) -> None:
+        """Keep only the population's first ``keep_weeks`` weeks (a compact copy,
+        ``population_head``) where the work ahead needs no more: the QIF tables read three
+        weeks, and the 10M × 8-week table (0.8 GB) sat under their 2 GB. The report's pair
+        statistics are taken from the whole table first; a later ``population_sets`` reads
+        the file again."""
+        from topicslab.datamodel import TopicSets
+        from topicslab.population import empirical_statistics
+
+        table = self._loaded.pop("population", None)
+        if table is None:
+            return
+        if "population_statistics" not in self._loaded:
+            self._loaded["population_statistics"] = empirical_statistics(table)
+        keep = min(table.n_weeks, max(1, int(keep_weeks)))
+        self._loaded["population_weeks"] = table.n_weeks
+        self._loaded["population_head"] = TopicSets(
+            np.ascontiguousarray(table.sets[:, :keep]), table.taxonomy, table.user_ids,
+            dict(table.metadata))
+
+    def population_head(self, weeks: int) -> Any:
+        """The population's first ``weeks`` weeks (a view of the whole table, or the copy
+        ``let_go_of_population`` kept)."""
+        head = self._loaded.get("population_head")
+        whole = self._loaded.get("population_weeks")
+        if head is not None and (head.n_weeks >= weeks or head.n_weeks == whole):
+            return head if head.n_weeks <= weeks else head.subset(weeks=slice(0, weeks))
+        return self.population_sets().subset(weeks=slice(0, weeks))
+
+    def population_for_report(self) -> Any:
+        """The population side of the report's pair statistics: the statistics taken when
+        the table was let go, else the table."""
+        return self._loaded.get("population_statistics") or self.population_sets()
+
     def synthetic_for_report(self) -> Any:
         """The synthetic side of the report's pair statistics: the statistics taken when the
         table was let go, else the table."""
@@ -154,6 +190,21 @@ class RunContext:
                       max_minutes=cfg.fit_minutes,
                       target="bar" if cfg.fit_target == "bar" else None,
                       progress=self.progress)
+
+    def drawn_synthetic(self, model: Any, seed: int) -> Any:
+        """``synthetic_users`` users of ``model`` drawn with ``seed`` a chunk at a time
+        (``ChunkedSets``): the attacks read each trial's synthetic population once, so the
+        10M-user table (0.8 GB) is never held beside the population. ``seed + 3`` gives the
+        release's own users (the sample stage's, bit for bit)."""
+        from topicslab import model as tm
+        from topicslab.datamodel import ChunkedSets
+
+        weeks = self.cfg.weeks
+
+        def draw(first_user: int, n: int) -> Any:
+            return tm.sample(model, n, seed=seed, weeks=weeks, first_user=first_user)
+
+        return ChunkedSets(draw, self.synthetic_users, weeks, model.k, model.taxonomy)
 
     @property
     def synthetic_users(self) -> int:

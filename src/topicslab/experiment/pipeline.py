@@ -359,7 +359,7 @@ def _write_report(ctx: RunContext, runner: _Runner, results: dict[str, Any],
                             "synthetic": str(ctx.synth_path)}
     html = build_report(results, statistics=ctx.statistics(),
                         synthetic=ctx.synthetic_for_report(),
-                        population=ctx.population_sets() if ctx.has_population else None,
+                        population=ctx.population_for_report() if ctx.has_population else None,
                         errors_path=ctx.out / "validation" / "errors.npz")
     results["stage_seconds"]["report"] = time.perf_counter() - t0
     results["stage_peak_rss_mb"]["report"] = peak_rss_mb()

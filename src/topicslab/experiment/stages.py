@@ -226,25 +226,27 @@ def _sample(ctx: RunContext) -> Summary:
 
     t0 = time.perf_counter()
     n = ctx.synthetic_users
-    tm.sample_to_file(ctx.fitted(), ctx.synth_path, n, seed=ctx.seed + 3,
+    tm.sample_to_file(ctx.fitted(), ctx.synth_path, n, seed=ctx.seed + SAMPLE_SEED,
                       weeks=ctx.cfg.weeks, progress=ctx.progress)
     return {"users": n, "weeks": ctx.cfg.weeks, "path": str(ctx.synth_path),
             "seconds": time.perf_counter() - t0}
 
 
 # ---------------------------------------------------------------------------- the verdict
+SAMPLE_SEED = 3  # the sample stage's seed offset: the release's synthetic users
+
+
 def _fidelity(ctx: RunContext) -> Summary:
-    from topicslab import model as tm
     from topicslab import validate as tv
 
     cfg, model = ctx.cfg, ctx.fitted()
 
     def synthetic(trial: int) -> Any:
-        if trial == 0:
-            return ctx.synthetic_sets()
-        ctx.let_go_of_synthetic()  # (fidelity holds one synthetic table at a time)
-        return tm.sample(model, ctx.synthetic_users, seed=ctx.seed + 2000 + trial,
-                         weeks=cfg.weeks)
+        # trial 0: the release's users (as synth.parquet holds them); then fresh draws.
+        # Drawn chunk by chunk into the attack's traces: no synthetic table beside the
+        # population (the stage peaked at both, 3.6 GB, at the paper's scale)
+        return ctx.drawn_synthetic(model, ctx.seed + (SAMPLE_SEED if trial == 0
+                                                      else 2000 + trial))
 
     return tv.fidelity(ctx.population_sets(), synthetic, trials=cfg.fidelity_trials,
                        tolerance=cfg.fidelity_tolerance, targets=cfg.fidelity_targets,
@@ -315,7 +317,6 @@ def _reid_population(ctx: RunContext) -> Summary:
 
 def _reid_synthetic(ctx: RunContext) -> Summary:
     from topicslab import attacks
-    from topicslab import model as tm
     from topicslab import validate as tv
 
     cfg = ctx.cfg
@@ -330,8 +331,8 @@ def _reid_synthetic(ctx: RunContext) -> Summary:
                                "seconds": res.seconds, "steps": res.steps, "loss": res.loss,
                                "share_rel_within_20pct": q.share_rel_within_20pct,
                                "share_within_2sigma": q.share_within_2sigma})
-        return tm.sample(model, ctx.synthetic_users, seed=ctx.seed + 1000 + trial,
-                         weeks=cfg.weeks)
+        # drawn chunk by chunk into the trial's traces (never a whole table)
+        return ctx.drawn_synthetic(model, ctx.seed + 1000 + trial)
 
     # every trial draws its own users (per_trial): of the release's table only its shape
     # (weeks, k, taxonomy: the model's) is needed, so the table is let go first
@@ -367,11 +368,29 @@ def _learned(ctx: RunContext) -> Summary:
 
 
 # ---------------------------------------------------------------------------- QIF, disclosure
+def _qif_weeks(ctx: RunContext) -> int:
+    return min(ctx.cfg.qif_weeks, ctx.cfg.weeks)
+
+
+def _qif_head(ctx: RunContext) -> int:
+    """The population's weeks the QIF section reads: its sequence of weeks, and at least two
+    (with one week only, the section has no sequence table; with two or more, it has)."""
+    return max(_qif_weeks(ctx), 2)
+
+
+def _before_qif(ctx: RunContext) -> None:
+    # nothing from here on needs the synthetic users, nor the population's later weeks
+    # (together 1.4 GB at 10M users × 8 weeks under the QIF tables' 2 GB): let go of them,
+    # even when QIF is reused
+    ctx.let_go_of_synthetic()
+    ctx.let_go_of_population(_qif_head(ctx))
+
+
 def _qif(ctx: RunContext) -> Summary:
     from topicslab import qif
 
-    s = ctx.population_sets() if ctx.has_population else None
-    return qif.report_section(s, weeks=list(range(min(ctx.cfg.qif_weeks, ctx.cfg.weeks))))
+    s = ctx.population_head(_qif_head(ctx)) if ctx.has_population else None
+    return qif.report_section(s, weeks=list(range(_qif_weeks(ctx))))
 
 
 def _disclosure(ctx: RunContext) -> Summary:
@@ -416,8 +435,10 @@ STAGES: tuple[Stage, ...] = (
     Stage("validate", _validate, lambda ctx: {},
           upstream=("dp_statistics", "fit", "sample", "population"),
           artefacts=("validation/errors.npz",)),
+    # the release's synthetic table is needed no more (validate was its last reader): it sat
+    # beside the population and the attack's traces
     Stage("reid_population", _reid_population, reid_params, upstream=("population",),
-          when=_has_population),
+          when=_has_population, before=RunContext.let_go_of_synthetic),
     Stage("reid_synthetic", _reid_synthetic,
           lambda ctx: {**reid_params(ctx), "refit_per_trial": ctx.cfg.refit_per_trial},
           upstream=("fit", "sample")),
@@ -431,10 +452,8 @@ STAGES: tuple[Stage, ...] = (
                        "seed": ctx.seed},
           upstream=("population", "sample"),
           when=lambda ctx: ctx.cfg.learned and ctx.has_population),
-    # nothing from here on needs the synthetic users (0.8 GB at 10M users under the QIF
-    # tables): let go of them even when QIF is reused
     Stage("qif", _qif, lambda ctx: {"weeks": ctx.cfg.qif_weeks}, upstream=("population",),
-          before=RunContext.let_go_of_synthetic),
+          before=_before_qif),
     Stage("disclosure", _disclosure,
           lambda ctx: {"personas": ctx.cfg.disclosure_personas, "seed": ctx.seed},
           when=lambda ctx: ctx.cfg.disclosure),

@@ -42,7 +42,7 @@ from typing import Any
 from topicslab._checks import flag, integer
 from topicslab._progress import task
 from topicslab.attacks import AttackRisk, ReidProtocol, risk_curve
-from topicslab.datamodel import TopicSets
+from topicslab.datamodel import ChunkedSets, TopicSets
 from topicslab.errors import InputError
 
 __all__ = ["Fidelity", "RiskGap", "fidelity"]
@@ -222,7 +222,7 @@ class Fidelity:
                           "population − 1, delta-method standard error"}
 
 
-Synthetic = TopicSets | Callable[[int], TopicSets]
+Synthetic = TopicSets | ChunkedSets | Callable[[int], TopicSets | ChunkedSets]
 
 
 def _trial_seed(seed: int, stream: int, trial: int) -> int:
@@ -234,7 +234,8 @@ def _check_sets(sets: Any, population: TopicSets, name: str) -> None:
     """The population, or a synthetic population compared with it: topic sets of some users
     in the population's taxonomy (synthetic sets of no users, or in another taxonomy, gave a
     gap table of risks that compare nothing)."""
-    if not isinstance(sets, TopicSets):
+    if not isinstance(sets, TopicSets) and (name == "population"
+                                             or not isinstance(sets, ChunkedSets)):
         what = "" if name == "population" else " (or a function trial -> TopicSets)"
         raise TypeError(f"{name} must be TopicSets{what}, got {type(sets).__name__}")
     if sets.n_users == 0:
@@ -296,7 +297,7 @@ def fidelity(population: TopicSets, synthetic: Synthetic, *,
     n_synthetic = first.n_users
     # a synthetic population drawn per trial is let go after its trial: one at a time (each
     # is a 10M-user table at the paper's scale)
-    pending: TopicSets | None = first
+    pending: TopicSets | ChunkedSets | None = first
     del first
     with task("fidelity trials", trials, enabled=progress) as advance:
         # trials outermost: each trial's synthetic users are drawn once for every r
