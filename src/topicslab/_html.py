@@ -1,4 +1,5 @@
-"""Shared HTML table helper of the report sections (QIF, disclosure, release report)."""
+"""Shared HTML table helper of the report sections (QIF, disclosure, release report), whose
+cells show numbers by the one rule of :func:`topicslab._numbers.format_number`."""
 
 from __future__ import annotations
 
@@ -6,11 +7,19 @@ import html
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from topicslab._numbers import format_number
+
+
+def cell(x: Any) -> str:
+    """A value as safe HTML text: :func:`~topicslab._numbers.format_number`, escaped."""
+    return html.escape(format_number(x))
+
 
 def table(caption: str, header: Sequence[str], rows: Iterable[Sequence[Any]], *,
-          cell: Callable[[Any], str] = lambda v: html.escape(str(v)),
+          cell: Callable[[Any], str] = cell,
           cls: str | None = None) -> str:
-    """An HTML table; ``cell`` turns each value into safe HTML text (escaped by default)."""
+    """An HTML table; ``cell`` turns each value into safe HTML text (by default numbers by
+    the one rule, and everything escaped)."""
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{cell(v)}</td>" for v in row) + "</tr>"
                    for row in rows)

@@ -1,36 +1,86 @@
-"""Plain JSON values of metadata that may hold numpy scalars and arrays (shared by the model
-and learned-attack files): keys become strings, non-finite floats ``null``; and the reading
-of JSON a person writes by hand, where a key given twice is an error."""
+"""The one serializer of topicslab's JSON (results.json and the stage records, every ``--json``
+file or print, the model and learned-attack files, the Parquet metadata block), and the reading
+of JSON a person writes by hand, where a key given twice is an error.
+
+The rule for numbers JSON has no value for (strict JSON has no ``NaN`` or ``Infinity``):
+
+- NaN (an undefined or unknown number) is ``null``;
+- +inf and -inf (a value that is legitimately infinite: QIF's ε and capacities at r = 0, a bound
+  or band limit that is infinite) are the strings ``"inf"`` and ``"-inf"``, so a reader can
+  tell "infinite" from "unknown"; :func:`number` reads them back as floats.
+
+Every writer serialises through :func:`jsonable` (or :func:`dumps`, which also refuses
+``NaN``/``Infinity`` tokens with ``allow_nan=False``).
+"""
 
 from __future__ import annotations
 
+import json
 import math
 import os
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+#: the JSON encoding of +inf and -inf
+INF, NEG_INF = "inf", "-inf"
 
-def jsonable(obj: Any) -> Any:
-    """``obj`` with dict keys as strings, tuples as lists, numpy values as Python values,
-    paths as strings, objects with a ``to_dict`` as their dict and NaN/inf as ``None``, so
-    ``json.dumps(..., allow_nan=False)`` accepts it (results.json, the model and attack
-    files and every ``--json`` write through this one rule)."""
+
+def json_number(x: float) -> float | str | None:
+    """One float by the rule: itself if finite, ``None`` for NaN, ``"inf"``/``"-inf"``."""
+    if math.isfinite(x):
+        return x
+    if math.isnan(x):
+        return None
+    return INF if x > 0 else NEG_INF
+
+
+def number(x: Any) -> Any:
+    """The reading of :func:`json_number`: ``"inf"``/``"-inf"`` as ``±math.inf``, every other
+    value (a number, ``None`` for NaN) as it is."""
+    if isinstance(x, str) and x in (INF, NEG_INF):
+        return math.inf if x == INF else -math.inf
+    return x
+
+
+def jsonable(obj: Any, *, other: Callable[[Any], Any] | None = None) -> Any:
+    """``obj`` as plain JSON values, so ``json.dumps(..., allow_nan=False)`` accepts it:
+    dict keys as strings, tuples as lists, sets as sorted lists, numpy scalars and arrays
+    (NaN inside arrays too) as Python values, paths as strings, objects with a ``to_dict`` as
+    their dict, and non-finite floats by the module's rule (NaN ``null``, ±inf ``"inf"`` /
+    ``"-inf"``). ``other`` converts a value of no JSON kind (``str`` for metadata a user
+    gave); without it such a value is left for ``json.dumps`` to refuse."""
     if hasattr(obj, "to_dict") and not isinstance(obj, np.ndarray | np.generic):
         obj = obj.to_dict()
     if isinstance(obj, os.PathLike):
         return os.fspath(obj)
     if isinstance(obj, dict):
-        return {str(k): jsonable(v) for k, v in obj.items()}
+        return {str(k): jsonable(v, other=other) for k, v in obj.items()}
     if isinstance(obj, list | tuple):
-        return [jsonable(v) for v in obj]
+        return [jsonable(v, other=other) for v in obj]
+    if isinstance(obj, set | frozenset):
+        items = [jsonable(v, other=other) for v in obj]
+        try:
+            return sorted(items)
+        except TypeError:  # (mixed kinds: in the order of their text)
+            return sorted(items, key=repr)
     if isinstance(obj, np.generic):
         obj = obj.item()
     if isinstance(obj, np.ndarray):
-        return jsonable(obj.tolist())
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
+        return jsonable(obj.tolist(), other=other)
+    if isinstance(obj, float):
+        return json_number(obj)
+    if obj is None or isinstance(obj, str | int):
+        return obj
+    return obj if other is None else other(obj)
+
+
+def dumps(obj: Any, **kwargs: Any) -> str:
+    """``json.dumps`` of ``jsonable(obj)`` with ``allow_nan=False`` (``kwargs``: ``indent``,
+    ``sort_keys``, ``ensure_ascii``; ``other`` goes to :func:`jsonable`)."""
+    other = kwargs.pop("other", None)
+    return json.dumps(jsonable(obj, other=other), allow_nan=False, **kwargs)
 
 
 class DuplicateKeyError(ValueError):

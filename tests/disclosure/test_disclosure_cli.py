@@ -29,7 +29,10 @@ def test_small_run_writes_json(tmp_path) -> None:
                               "20", "--json", str(out), "--figures", str(figs), "-q"])
     assert res.exit_code == 0, res.output
     assert "detection" in res.output and "Per topic" in res.output
-    data = json.loads(out.read_text())
+    def refuse(name: str) -> None:  # strict JSON: NaN is null, an infinity "inf"
+        raise AssertionError(f"{name} in the JSON")
+
+    data = json.loads(out.read_text(), parse_constant=refuse)
     assert data["settings"]["epsilon"] == __import__("math").log(3)
     assert data["settings"]["personas"] == 20 and data["settings"]["seed"] == 2
     assert [r["rho"] for r in data["per_rho"]] == [0.1, 0.4]

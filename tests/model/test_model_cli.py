@@ -17,6 +17,14 @@ from topicslab.taxonomy import load
 runner = CliRunner()
 
 
+def _strict(text: str):
+    """JSON that must be strict: no NaN / Infinity tokens (the one rule: null, "inf")."""
+    def refuse(name: str) -> None:
+        raise AssertionError(f"{name} in the JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
 def _stats_dir(tmp_path, model: TypeMixture):
     st = stats_of(model)
     stats = dp.DPStatistics(st.q_single, st.q_within, st.q_across, float("nan"),
@@ -51,9 +59,9 @@ def test_fit_sample_validate(tmp_path, monkeypatch):
     model = load_model(model_dir)
     assert model.theta.shape == (4, 2, 5, tax.size)
     assert model.metadata["optimizer"] == "default" and model.metadata["steps"] == 30
-    hist = json.loads((model_dir / "fit_history.json").read_text())["history"]
+    hist = _strict((model_dir / "fit_history.json").read_text())["history"]
     assert hist[0]["step"] == 0 and len(hist) == 30
-    assert json.loads((tmp_path / "fit.json").read_text())["steps"] == 30
+    assert _strict((tmp_path / "fit.json").read_text())["steps"] == 30
     assert (model_dir / "checkpoints" / "checkpoint.pt").is_file()
 
     synth = tmp_path / "synth.parquet"
@@ -77,7 +85,7 @@ def test_fit_sample_validate(tmp_path, monkeypatch):
                               "--population", str(pop), "--weeks", "2", "--json",
                               str(out_json)])
     assert res.exit_code == 0, res.output
-    doc = json.loads(out_json.read_text())
+    doc = _strict(out_json.read_text())
     assert set(doc) >= {"fit_quality", "distinct_topics", "population_stationarity",
                         "synthetic_stationarity", "model_stationarity", "wrap_transition"}
     assert doc["wrap_transition"]["pair"] == [1, 0]
@@ -88,7 +96,7 @@ def test_fit_sample_validate(tmp_path, monkeypatch):
                               "--population", str(pop), "--weeks", "2", "--risk",
                               "--risk-trials", "1", "--json", str(out_json)])
     assert res.exit_code == 0, res.output
-    fid = json.loads(out_json.read_text())["fidelity"]
+    fid = _strict(out_json.read_text())["fidelity"]
     assert [(g["attack"], g["weeks"]) for g in fid["gaps"]] == [
         (a, r) for r in (1, 2) for a in ("hamming", "asymmetric")]
     assert "release fidelity" in res.output

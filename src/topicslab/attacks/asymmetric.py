@@ -22,13 +22,13 @@ Public names:
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from topicslab._checks import integer, number, refuse
+from topicslab._json import dumps
 from topicslab.api import Mechanism
 from topicslab.attacks.attack import MatchSetAttack, register_attack
 from topicslab.attacks.popularity import estimate_popularity
@@ -140,7 +140,7 @@ class AsymmetricAttack(MatchSetAttack):
             raise RuntimeError("fit the attack on website 1 first")
         ids = self._mech.tax.ids
         return "".join(
-            json.dumps({"token_id": int(i), "match_weight": float(a), "mismatch_weight": float(b)})
+            dumps({"token_id": int(i), "match_weight": float(a), "mismatch_weight": float(b)})
             + "\n" for i, a, b in zip(ids, self.w_match, self.w_mismatch, strict=True))
 
     def describe(self) -> dict[str, Any]:

@@ -46,6 +46,7 @@ import numpy.typing as npt
 from numba import njit, prange
 
 from topicslab._checks import MAX_COUNT, flag, integer, integer_array, number
+from topicslab._json import json_number
 from topicslab.api import Mechanism, observe
 from topicslab.attacks.asymmetric import asymmetric_weights
 from topicslab.attacks.popularity import estimate_popularity
@@ -313,11 +314,9 @@ class ReidBounds:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        for key, value in out.items():
-            if isinstance(value, float) and not math.isfinite(value):
-                out[key] = "inf" if value > 0 else "-inf"
-        return out
+        # (an infinite bound by the one JSON rule: "inf")
+        return {key: json_number(value) if isinstance(value, float) else value
+                for key, value in asdict(self).items()}
 
 
 def _partial_channel(answers: npt.NDArray[np.int16], popularity: npt.NDArray[np.float64],

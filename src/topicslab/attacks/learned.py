@@ -83,7 +83,7 @@ from numba import njit, prange
 from torch import nn
 
 from topicslab._checks import flag, integer, is_integer
-from topicslab._json import DuplicateKeyError, bounded_int, unique_keys
+from topicslab._json import DuplicateKeyError, bounded_int, dumps, unique_keys
 from topicslab._progress import task
 from topicslab.api import Mechanism, observe
 from topicslab.api.answers import _mechanism
@@ -775,20 +775,19 @@ def save_attack(directory: str | Path, attack: LearnedAttack) -> Path:
     from safetensors.torch import save_file
 
     from topicslab._atomic import atomic_dir, atomic_path, write_text_atomic
-    from topicslab._json import jsonable
 
     state = {f"scorer.{k}": v.detach().cpu().float().contiguous()
              for k, v in attack.scorer.state_dict().items()}
     meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "taxonomy": attack.taxonomy,
             "topics": attack.topics, "weeks": attack.weeks, "lookback": attack.lookback,
-            "config": asdict(attack.config), "training": jsonable(attack.metadata)}
+            "config": asdict(attack.config), "training": attack.metadata}
     from topicslab._paths import refuse_mixing
 
     refuse_mixing(directory, "attack", "directory")
     with atomic_dir(directory, owned=(WEIGHTS, META)) as tmp:
         with atomic_path(tmp / WEIGHTS) as w:
             save_file(state, str(w), metadata={"format": FORMAT})
-        write_text_atomic(tmp / META, json.dumps(meta, indent=2, allow_nan=False) + "\n")
+        write_text_atomic(tmp / META, dumps(meta, indent=2) + "\n")
     return Path(directory)
 
 

@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from rich.table import Table
 
 from topicslab._atomic import atomic_dir, write_text_atomic
 from topicslab._checks import comma_items
+from topicslab._json import dumps
 from topicslab.cli._app import MAX_SEED, app, err, given, out, parse_epsilon
 from topicslab.errors import InputError, naming_option
 
@@ -58,16 +58,6 @@ def _check_size(design: Any, groups: int) -> None:
             "mc_samples": f"{design.mc_samples:,} white-box Monte Carlo personas"}[field]
     require_memory(max(parts.values()), f"simulating {what} per group ({groups} groups, "
                    f"{design.epochs} epochs)", field=option, hint=f"use fewer {option}")
-
-
-def _jsonable(x: Any) -> Any:
-    if isinstance(x, float) and not math.isfinite(x):
-        return None if math.isnan(x) else ("inf" if x > 0 else "-inf")
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [_jsonable(v) for v in x]
-    return x
 
 
 @app.command("disclosure")
@@ -141,7 +131,7 @@ def disclosure(
         out.print(f"in-vocabulary mass Σ_w p̂_a(w) = {worked.estimate.in_vocabulary_mass:g}; "
                   f"|T| = {int(worked.pri.n_ads.sum())}")
         if json_path is not None:
-            write_text_atomic(json_path, json.dumps(_jsonable(worked.to_dict()), indent=1))
+            write_text_atomic(json_path, dumps(worked, indent=1))
             err.print(f"wrote {escape(str(json_path))}")
         return
     if script is not None:
@@ -151,7 +141,7 @@ def disclosure(
         rows = [[k, str(v)] for k, v in info.items() if k != "headers"]
         out.print(_table(f"Script {script.name}", ["field", "value"], rows))
         if json_path is not None:
-            write_text_atomic(json_path, json.dumps(_jsonable(info), indent=1))
+            write_text_atomic(json_path, dumps(info, indent=1))
             err.print(f"wrote {escape(str(json_path))}")
         return
     if not whitebox and given("mc_samples"):
@@ -183,7 +173,7 @@ def disclosure(
     out.print(_table("Per topic (sessions; one vs rest)", *topic_rows(result)))
     out.print(f"{result.seconds:.1f} s")
     if json_path is not None:
-        write_text_atomic(json_path, json.dumps(_jsonable(result.to_dict())))
+        write_text_atomic(json_path, dumps(result))
         err.print(f"wrote {escape(str(json_path))}")
     if figures is not None:
         # both figures or neither: they are built in a temporary sibling directory

@@ -17,6 +17,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from topicslab._numbers import format_number
 from topicslab.cli._app import MAX_SEED, app, err, out
 from topicslab.errors import InputError, naming_option
 
@@ -25,7 +26,8 @@ SETS_SUFFIXES = (".parquet", ".pq", ".csv", ".txt", ".tsv", ".tab", ".tfrecord")
 
 
 def _pct(part: int, whole: int) -> str:
-    return f"{part:,} ({100.0 * part / whole:.1f}%)" if whole else f"{part:,}"
+    share = f" ({format_number(part / whole, percent=True)})" if whole else ""
+    return format_number(part) + share
 
 
 @app.command()

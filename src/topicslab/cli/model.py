@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import time
@@ -217,20 +216,11 @@ def _check_fit_size(stats: Any, stats_dir: Path, variant: Any, device: str,
                        + (", or --persistence 0" if extra else ""))
 
 
-def _jsonable(x: Any) -> Any:
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [_jsonable(v) for v in x]
-    return x
-
-
 def _write_json(path: Path, doc: dict[str, Any]) -> None:
     from topicslab._atomic import write_text_atomic
+    from topicslab._json import dumps
 
-    write_text_atomic(path, json.dumps(_jsonable(doc), indent=2, allow_nan=False) + "\n")
+    write_text_atomic(path, dumps(doc, indent=2) + "\n")
 
 
 def _checkpoint_stamps(directory: Path) -> dict[str, tuple[int, int]]:

@@ -7,8 +7,6 @@
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from pathlib import Path
 from typing import Any
@@ -18,6 +16,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from topicslab._checks import comma_items
+from topicslab._json import dumps
+from topicslab._numbers import format_number
 from topicslab.cli._app import SETS_TAXONOMY_HELP, app, err, given, out, sets_taxonomy
 from topicslab.errors import InputError, naming_option
 from topicslab.qif.errors import QIFError
@@ -84,26 +84,8 @@ def _check_tables_size(data: Any, m: int, epochs: list[int]) -> None:
                    field="--m", hint="use a smaller --m (default: the data's taxonomy)")
 
 
-def _num(x: Any) -> str:
-    if isinstance(x, bool) or x is None:
-        return "—" if x is None else str(x)
-    if isinstance(x, int):
-        return f"{x:,}"
-    if not math.isfinite(x):
-        return "∞"
-    if x != 0 and (abs(x) >= 1e9 or abs(x) < 1e-4):
-        return f"{x:.4e}"
-    return f"{x:,.4f}" if abs(x) < 1e4 else f"{x:,.2f}"
-
-
-def _jsonable(x: Any) -> Any:
-    if isinstance(x, float) and not math.isfinite(x):
-        return "inf" if x > 0 else "-inf"
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [_jsonable(v) for v in x]
-    return x
+#: capacities and ε are shown to 6 significant digits (the papers' tables)
+_DIGITS = 6
 
 
 @app.command()
@@ -145,18 +127,20 @@ def qif(
         ks = _epochs(epochs)
         rows = q.parameter_table(mm, ss, r, ks)
         if as_json:
-            typer.echo(json.dumps(_jsonable(rows)))
+            typer.echo(dumps(rows))
         else:
             table = Table(title=f"Topics API capacities: m = {mm}, s = {ss}, r = {r}")
             for col in ("epochs", "ML×₁ same set", "ML×₁ indep. sets", "e^ε", "ε"):
                 table.add_column(col, justify="right")
             for row in rows:
-                table.add_row(str(row["epochs"]), _num(row["bayes_capacity"]),
-                              _num(row["bayes_capacity_kronecker"]),
-                              _num(row["max_case_capacity"]), _num(row["epsilon"]))
+                table.add_row(str(row["epochs"]), *(
+                    format_number(row[key], digits=_DIGITS) for key in
+                    ("bayes_capacity", "bayes_capacity_kronecker", "max_case_capacity",
+                     "epsilon")))
             out.print(table)
             a, qq = q.counting_a_q(mm, ss, r)
-            out.print(f"p = {_num(rows[0]['p'])}, q = {qq:.6g}, A = p/q = {_num(a)}; "
+            out.print(f"p = {format_number(rows[0]['p'], digits=_DIGITS)}, q = {qq:.6g}, "
+                      f"A = p/q = {format_number(a, digits=_DIGITS)}; "
                       f"P(correct count, N=10) = {q.p_correct(10, ss, r):.4%}")
     else:
         from topicslab.io import read_sets
@@ -188,7 +172,7 @@ def qif(
         if week_list is not None:
             results.append(q.population_tables(data, weeks=week_list, r=r, s=s, m=mm))
         if as_json:
-            typer.echo(json.dumps(_jsonable([t.to_dict() for t in results])))
+            typer.echo(dumps(results))
         else:
             from topicslab.qif.report import population_rows
 
@@ -199,8 +183,8 @@ def qif(
                 table.add_column("value", justify="right")
                 table.add_column("capacity / bound", justify="right")
                 for name, value, bound in population_rows(t):
-                    table.add_row(name, _num(value),
-                                  bound if isinstance(bound, str) else _num(bound))
+                    table.add_row(name, format_number(value, digits=_DIGITS),
+                                  format_number(bound, digits=_DIGITS))
                 out.print(table)
         mm = single.m
         ss = single.s

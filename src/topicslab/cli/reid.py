@@ -10,7 +10,6 @@ Prints a rich table; ``--json FILE`` writes every figure atomically.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from topicslab._checks import comma_items
+from topicslab._numbers import format_number
 from topicslab.cli._app import (
     MAX_SEED,
     SETS_TAXONOMY_HELP,
@@ -132,16 +132,6 @@ def _check_matching_size(opts: Any, users: int, attacks: int) -> None:
                    hint="use fewer --candidates")
 
 
-def _fmt_bound(x: Any) -> str:
-    if x is None:
-        return "—"
-    if isinstance(x, str):
-        return x
-    if not math.isfinite(x):
-        return "∞"
-    return f"{x:.4g}"
-
-
 def _risk_table(title: str, results: list[Any]) -> Table:
     table = Table(title=title, caption="risks in % (95% CI over trials; E = exact expectation "
                                        "of the random tie-break)")
@@ -165,7 +155,7 @@ BAYES_TARGETS = 20_000
 
 def _bayes_cell(b: Any, bay: Any) -> str:
     if b.full_information_bound is not None:
-        return _fmt_bound(b.full_information_bound)
+        return format_number(b.full_information_bound)
     lo, hi = bay.ci95
     return f"{bay.risk:.4g} ± {(hi - lo) / 2:.2g}"
 
@@ -187,9 +177,9 @@ def _bounds_table(bounds: list[Any], bayes: list[Any]) -> Table:
         if certified:
             cells.append("—" if interval is None
                          else f"{interval[0]:.4g}–{interval[1]:.4g}")
-        table.add_row(*cells, _fmt_bound(b.partial_information_bound),
-                      _fmt_bound(b.matching_bound), _fmt_bound(b.mutual_information_bound),
-                      _fmt_bound(b.ldp_bound), f"1/{b.k_anonymity}")
+        table.add_row(*cells, format_number(b.partial_information_bound),
+                      format_number(b.matching_bound), format_number(b.mutual_information_bound),
+                      format_number(b.ldp_bound), f"1/{b.k_anonymity}")
     return table
 
 
@@ -513,11 +503,11 @@ def reid(
         err.print(f"wrote {escape(str(figure_path))}")
     if json_path is not None:
         from topicslab._atomic import write_text_atomic
-        from topicslab._json import jsonable
+        from topicslab._json import dumps
 
         # JSON has no infinity: --p 0 wrote "ldp_bound": Infinity, which strict readers refuse
-        # (run's results.json and the other commands' JSON map NaN/inf to null)
-        write_text_atomic(json_path, json.dumps(jsonable(payload), indent=2, allow_nan=False))
+        # (the one rule of every JSON file: NaN null, an infinite bound "inf")
+        write_text_atomic(json_path, dumps(payload, indent=2))
         err.print(f"wrote {escape(str(json_path))}")
 
 

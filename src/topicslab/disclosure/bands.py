@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from topicslab._checks import flag, integer_array, number
+from topicslab._json import json_number
 from topicslab.errors import InputError
 
 Sides = Literal["two", "lower", "upper"]
@@ -49,11 +50,10 @@ class Band:
         return ~self.inside(values)
 
     def to_dict(self) -> dict[str, Any]:
-        def num(x: float) -> float | str:
-            return x if np.isfinite(x) else ("inf" if x > 0 else "-inf")
-
+        # (an open band's limit by the one JSON rule: "inf" / "-inf")
         return {"category": self.category, "mean": self.mean, "std": self.std,
-                "lower": num(self.lower), "upper": num(self.upper), "n": self.n}
+                "lower": json_number(float(self.lower)), "upper": json_number(float(self.upper)),
+                "n": self.n}
 
 
 @dataclass(frozen=True)

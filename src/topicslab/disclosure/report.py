@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from topicslab._html import table
+from topicslab._numbers import format_number
 from topicslab.disclosure.experiment import DisclosureResult
 from topicslab.disclosure.figures import ln_m_figure, png_data_uri, rates_figure
 from topicslab.disclosure.worked_example import WorkedExample, worked_example
@@ -25,26 +26,9 @@ from topicslab.disclosure.worked_example import WorkedExample, worked_example
 TITLE = "Sensitive-interest disclosure (ε-indistinguishability, PRI)"
 
 
-def fmt(x: Any, pct: bool = False) -> str:
-    """Human formatting shared by the report and the CLI tables."""
-    if x is None:
-        return "—"
-    if isinstance(x, bool):
-        return str(x)
-    if isinstance(x, int):
-        return f"{x:,}"
-    if isinstance(x, float):
-        if not math.isfinite(x):
-            return "∞" if x > 0 else "−∞"
-        if pct:
-            return f"{100 * x:.1f}%"
-        return f"{x:.4g}"
-    return str(x)
-
-
 def _ci(v: dict[str, Any]) -> str:
-    lo, hi = v["ci95"]
-    return f"{fmt(v['rate'], True)} [{fmt(lo, True)}, {fmt(hi, True)}]"
+    rate, lo, hi = (format_number(x, percent=True) for x in (v["rate"], *v["ci95"]))
+    return f"{rate} [{lo}, {hi}]"
 
 
 def rate_rows(result: DisclosureResult) -> tuple[list[str], list[list[str]]]:
@@ -56,9 +40,11 @@ def rate_rows(result: DisclosureResult) -> tuple[list[str], list[list[str]]]:
     for r in result.per_rho:
         ttd = r.evaluation.time_to_detection
         wb = r.whitebox
-        rows.append([f"{r.rho:g}", _ci(r.detection), _ci(r.false_positive), fmt(ttd["mean"]),
-                     fmt(r.evaluation.runs.expected_x), fmt(wb.get("violated"), True),
-                     fmt(wb.get("first_epoch_median")), fmt(wb.get("other_violated"), True)])
+        rows.append([f"{r.rho:g}", _ci(r.detection), _ci(r.false_positive),
+                     format_number(ttd["mean"]), format_number(r.evaluation.runs.expected_x),
+                     format_number(wb.get("violated"), percent=True),
+                     format_number(wb.get("first_epoch_median")),
+                     format_number(wb.get("other_violated"), percent=True)])
     return header, rows
 
 
@@ -71,9 +57,10 @@ def topic_rows(result: DisclosureResult) -> tuple[list[str], list[list[str]]]:
         per_cat = r.whitebox.get("per_category") or [{}] * len(result.categories)
         for cat, t, wb in zip(result.categories, r.evaluation.per_topic, per_cat, strict=True):
             rows.append([f"{r.rho:g}", t.category, ", ".join(str(x) for x in cat.proxies),
-                         fmt(t.true_detect, True), fmt(t.false_other, True),
-                         fmt(t.false_detect, True), fmt(t.true_other, True),
-                         fmt(wb.get("violated"), True), fmt(wb.get("median_first_epoch"))])
+                         *(format_number(x, percent=True) for x in
+                           (t.true_detect, t.false_other, t.false_detect, t.true_other,
+                            wb.get("violated"))),
+                         format_number(wb.get("median_first_epoch"))])
     return header, rows
 
 
@@ -81,7 +68,8 @@ def example_rows(worked: WorkedExample) -> tuple[list[str], list[list[str]]]:
     """The worked example: M̂ and the calibrated ratio per category."""
     est = worked.estimate
     header = ["category", "M̂", "calibrated M̂ / mass · |T|/|T(c)|"]
-    rows = [[c, fmt(est.m_hat[c]), fmt(est.calibrated[c])] for c in worked.pri.categories]
+    rows = [[c, format_number(est.m_hat[c]), format_number(est.calibrated[c])]
+            for c in worked.pri.categories]
     return header, rows
 
 
@@ -149,4 +137,4 @@ def report_section(result: DisclosureResult, *, worked: WorkedExample | None = N
     return out
 
 
-__all__ = ["TITLE", "example_rows", "fmt", "rate_rows", "report_section", "topic_rows"]
+__all__ = ["TITLE", "example_rows", "rate_rows", "report_section", "topic_rows"]

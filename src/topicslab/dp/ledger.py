@@ -20,7 +20,14 @@ from typing import Any
 from rich.table import Table
 
 from topicslab._atomic import write_text_atomic
-from topicslab._json import DuplicateKeyError, IntegerTooLargeError, bounded_int, unique_keys
+from topicslab._json import (
+    DuplicateKeyError,
+    IntegerTooLargeError,
+    bounded_int,
+    dumps,
+    unique_keys,
+)
+from topicslab._numbers import format_number
 from topicslab.dp.params import ACCOUNTINGS, BOUND_MODES, consecutive
 from topicslab.errors import FileFieldError, InputError
 
@@ -59,7 +66,7 @@ class PrivacyLedger:
         return PrivacyLedger(**d)
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n"
+        return dumps(self.to_dict(), indent=2) + "\n"
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], *, file: str | None = None) -> PrivacyLedger:
@@ -226,14 +233,13 @@ def load_ledger(path: str | Path) -> PrivacyLedger:
     return PrivacyLedger.from_dict(data, file=str(p))
 
 
-def _fmt(x: Any) -> str:
-    if x is None:
-        return "—"
-    if isinstance(x, float):
-        if not math.isfinite(x):
-            return str(x)
-        return f"{x:.6g}"
-    return str(x)
+#: the ledger's numbers are shown to 6 significant digits (σ and δ need them)
+_DIGITS = 6
+
+
+def _eps_delta(d: dict[str, Any]) -> str:
+    return (f"ε = {format_number(d['epsilon'], digits=_DIGITS)}, "
+            f"δ = {format_number(d['delta'], digits=_DIGITS)}")
 
 
 def ledger_tables(ledger: PrivacyLedger) -> list[Table]:
@@ -242,25 +248,24 @@ def ledger_tables(ledger: PrivacyLedger) -> list[Table]:
     for col in ("mechanism", "query", "dims", "Δ2", "σ", "σ sampled", "ε_i", "δ_i", "share"):
         mech.add_column(col, justify="left" if col in ("mechanism", "query") else "right")
     for mq in ledger.mechanisms:
-        mech.add_row(mq["name"], mq["query"], f"{mq['dims']:,}", _fmt(mq["sensitivity"]),
-                     _fmt(mq["sigma"]), _fmt(mq.get("sigma_sampled")), _fmt(mq["epsilon"]),
-                     _fmt(mq["delta"]), _fmt(mq["share"]))
+        mech.add_row(mq["name"], mq["query"], format_number(mq["dims"]),
+                     *(format_number(mq.get(key), digits=_DIGITS) for key in
+                       ("sensitivity", "sigma", "sigma_sampled", "epsilon", "delta", "share")))
     comp = Table(title="composed guarantee (dp_accounting)")
     for col in ("view", "ε", "δ", "method"):
         comp.add_column(col)
     for name, c in ledger.composition.items():
-        comp.add_row(name, _fmt(c.get("epsilon")), _fmt(c.get("delta")), c.get("method", ""))
+        comp.add_row(name, *(format_number(c.get(key), digits=_DIGITS)
+                             for key in ("epsilon", "delta")), c.get("method", ""))
     facts = Table(title="privacy ledger", show_header=False)
-    facts.add_row("claimed", f"ε = {_fmt(ledger.claimed['epsilon'])}, "
-                  f"δ = {_fmt(ledger.claimed['delta'])}")
+    facts.add_row("claimed", _eps_delta(ledger.claimed))
     facts.add_row("basis", ledger.claimed.get("basis", ""))
     if "warning" in ledger.claimed:
         facts.add_row("warning", ledger.claimed["warning"])
-    facts.add_row("target", f"ε = {_fmt(ledger.target['epsilon'])}, "
-                  f"δ = {_fmt(ledger.target['delta'])}")
+    facts.add_row("target", _eps_delta(ledger.target))
     facts.add_row("neighbouring", ledger.neighbouring_relation)
-    facts.add_row("bounding", json.dumps(ledger.contribution_bounding))
-    facts.add_row("noise", json.dumps(ledger.noise))
+    facts.add_row("bounding", dumps(ledger.contribution_bounding))
+    facts.add_row("noise", dumps(ledger.noise))
     facts.add_row("post-processing", ledger.post_processing)
     if ledger.noise_vs_paper:
         facts.add_row("noise vs paper split", ", ".join(

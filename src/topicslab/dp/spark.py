@@ -42,6 +42,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from topicslab._json import dumps
 from topicslab.dp.bounding import BoundingReport
 from topicslab.dp.counts import PairCounts
 from topicslab.dp.params import (
@@ -296,7 +297,7 @@ def _partition_counts(job: _Job, batches: Iterator[pa.RecordBatch]
         # (its parts, not its line: the driver's line named the file twice, "F: F, field")
         parts = ({"message": exc.message, "file": exc.file, "row": exc.row, "field": exc.field}
                  if isinstance(exc, InputError) else {"message": str(exc)})
-        yield _rows([_K_ERROR], [pid], [0], msg=json.dumps(parts))
+        yield _rows([_K_ERROR], [pid], [0], msg=dumps(parts))
         return
     flat = acc.hist.reshape(acc.hist.shape[0], -1)
     q, code = np.nonzero(flat)

@@ -49,7 +49,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import itertools
-import json
 import os
 import secrets
 from collections.abc import Iterator, Sequence
@@ -62,6 +61,7 @@ import pyarrow.parquet as pq
 from numba import njit, prange
 
 from topicslab._checks import MAX_COUNT, flag, integer
+from topicslab._json import dumps
 from topicslab._progress import task
 from topicslab.api.hashing import mix64
 from topicslab.dp.bounding import BoundingReport, bound_contributions
@@ -137,8 +137,8 @@ def _fingerprint_lanes(bounded: np.ndarray, uids: np.ndarray) -> tuple[np.uint64
 def multiset_fingerprint(n_users: int, n_weeks: int, k: int, m: int,
                          lanes: tuple[int, int]) -> str:
     """The input fingerprint of the streaming engines from the summed per-user hash lanes."""
-    doc = json.dumps({"n_users": int(n_users), "weeks": int(n_weeks), "k": int(k), "m": int(m),
-                      "lanes": [int(x) % (1 << 64) for x in lanes]}, sort_keys=True)
+    doc = dumps({"n_users": int(n_users), "weeks": int(n_weeks), "k": int(k), "m": int(m),
+                 "lanes": [int(x) % (1 << 64) for x in lanes]}, sort_keys=True)
     return "mset-splitmix64-sha256:" + hashlib.sha256(doc.encode()).hexdigest()
 
 

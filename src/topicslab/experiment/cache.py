@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 
 import topicslab
 from topicslab._atomic import write_text_atomic
+from topicslab._json import dumps
 
 _RECORD = "stages.json"
 
@@ -91,8 +92,8 @@ class StageCache:
     @staticmethod
     def key(stage: str, params: dict[str, Any], upstream: list[str] | None = None) -> str:
         """The content key of ``stage`` run with ``params`` on ``upstream`` stage keys."""
-        blob = json.dumps({"stage": stage, "params": params, "upstream": upstream or [],
-                           "version": topicslab.__version__}, sort_keys=True, default=str)
+        blob = dumps({"stage": stage, "params": params, "upstream": upstream or [],
+                      "version": topicslab.__version__}, sort_keys=True, other=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
     def has_record(self, stage: str, key: str) -> bool:
@@ -139,20 +140,11 @@ class StageCache:
                                "seconds": seconds,
                                "artefacts": _artefact_digests(self.out, artefacts)}
         write_text_atomic(self.out / _RECORD,
-                          json.dumps(self._record, indent=1, default=_json_default))
+                          dumps(self._record, indent=1))
 
 
 def _summary_digest(summary: dict[str, Any]) -> str:
     """sha256 of a stage summary's JSON (keys sorted: the same after a JSON round trip)."""
-    blob = json.dumps(summary, sort_keys=True, default=_json_default)
+    blob = dumps(summary, sort_keys=True)
     return "sha256:" + hashlib.sha256(blob.encode()).hexdigest()
 
-
-def _json_default(x: Any) -> Any:
-    import numpy as np
-
-    if isinstance(x, np.generic):
-        return x.item()
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    raise TypeError(f"not JSON serialisable: {type(x).__name__}")

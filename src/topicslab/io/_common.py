@@ -15,7 +15,6 @@ import os
 import re
 import stat
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,7 +23,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numba import njit
 
-from topicslab._json import DuplicateKeyError, IntegerTooLargeError, bounded_int, unique_keys
+from topicslab._json import (
+    DuplicateKeyError,
+    IntegerTooLargeError,
+    bounded_int,
+    dumps,
+    unique_keys,
+)
 from topicslab._kernels import sort_head
 from topicslab.errors import FileFieldError, InputError, ParameterError, TopicsLabError
 from topicslab.taxonomy import VERSIONS, Taxonomy, load, resolve
@@ -316,20 +321,10 @@ def pick_taxonomy(
     return tax
 
 
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, (Path, os.PathLike)):
-        return os.fspath(obj)
-    if isinstance(obj, (set, frozenset)):
-        return sorted(obj)
-    return str(obj)
-
-
 def encode_meta(block: dict[str, Any]) -> bytes:
-    return json.dumps(block, default=_jsonable, sort_keys=True).encode("utf-8")
+    """The ``topicslab`` JSON block (``_json.jsonable``'s rule; a value of no JSON kind in
+    the user's provenance as its text)."""
+    return dumps(block, sort_keys=True, other=str).encode("utf-8")
 
 
 def decode_meta(raw: dict[bytes, bytes] | None, *, file: str) -> dict[str, Any] | None:

@@ -42,6 +42,7 @@ from topicslab._json import (
     DuplicateKeyError,
     IntegerTooLargeError,
     bounded_int,
+    dumps,
     jsonable,
     unique_keys,
 )
@@ -96,7 +97,7 @@ def _write_model_files(d: Path, model: TypeMixture) -> None:
     if model.variant == "persistent":
         meta["modes"] = model.modes
     meta.update({k: v for k, v in jsonable(model.metadata).items() if k not in _RESERVED})
-    write_text_atomic(d / META, json.dumps(meta, indent=2, allow_nan=False) + "\n")
+    write_text_atomic(d / META, dumps(meta, indent=2) + "\n")
 
 
 def _meta_int(meta: dict[str, Any], name: str, file: str, at_most: int | None = None) -> int:
@@ -244,7 +245,7 @@ def export_release_parameters(path: str | Path, model: TypeMixture) -> Path:
                          for w in range(model.weeks)}
            for t in range(model.types)}
     p = Path(path)
-    write_text_atomic(p, json.dumps(doc, allow_nan=False))
+    write_text_atomic(p, dumps(doc))
     return p
 
 

@@ -28,7 +28,13 @@ import numpy as np
 import numpy.typing as npt
 
 from topicslab._atomic import write_text_atomic
-from topicslab._json import DuplicateKeyError, IntegerTooLargeError, bounded_int, unique_keys
+from topicslab._json import (
+    DuplicateKeyError,
+    IntegerTooLargeError,
+    bounded_int,
+    dumps,
+    unique_keys,
+)
 from topicslab.errors import FileFieldError, InputError
 from topicslab.taxonomy import VERSIONS, Taxonomy, resolve
 
@@ -216,7 +222,7 @@ class PopulationParams:
         return cls(**kw)
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=1, sort_keys=False)
+        return dumps(self.to_dict(), indent=1, sort_keys=False)
 
     @classmethod
     def from_json(cls, text: str) -> PopulationParams:
@@ -326,7 +332,7 @@ class PopulationParams:
 
     def fingerprint(self) -> str:
         """Short stable hash of the parameters (recorded in the generated sets' metadata)."""
-        blob = json.dumps(self.to_dict(), sort_keys=True).encode()
+        blob = dumps(self.to_dict(), sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 
     def copy(self) -> PopulationParams:

@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -108,9 +107,4 @@ def figure5(s: int = 5, r: float = 0.05, n_max: int = 30,
 png_base64 = png_data_uri
 
 
-def finite(x: float) -> float | str:
-    """JSON-safe float: infinities become the string ``"inf"``."""
-    return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
-
-
-__all__ = ["figure5", "finite", "png_base64", "tradeoff_figure"]
+__all__ = ["figure5", "png_base64", "tradeoff_figure"]

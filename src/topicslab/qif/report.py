@@ -2,36 +2,20 @@
 
 from __future__ import annotations
 
-import html
-import math
 from collections.abc import Iterable
 from typing import Any
 
 from topicslab._html import table
+from topicslab._json import json_number
+from topicslab._numbers import format_number
 from topicslab.datamodel import TopicSets
-from topicslab.qif.figures import finite, png_base64, tradeoff_figure
+from topicslab.qif.figures import png_base64, tradeoff_figure
 from topicslab.qif.population import MAX_CELLS, PopulationTables, population_tables
 from topicslab.qif.topics import check_params, counting_a_q, p_correct, parameter_table
 
 
-def _fmt(x: Any) -> str:
-    if x is None:
-        return "—"
-    if isinstance(x, bool):
-        return str(x)
-    if isinstance(x, int):
-        return f"{x:,}"
-    if isinstance(x, float):
-        if not math.isfinite(x):
-            return "∞"
-        if x != 0 and (abs(x) >= 1e7 or abs(x) < 1e-3):
-            return f"{x:.4g}"
-        return f"{x:,.4f}".rstrip("0").rstrip(".") if abs(x) < 1e3 else f"{x:,.2f}"
-    return html.escape(str(x))
-
-
 def _html_table(caption: str, header: list[str], rows: Iterable[list[Any]]) -> str:
-    return table(caption, header, rows, cell=_fmt, cls="qif")
+    return table(caption, header, rows, cls="qif")
 
 
 PARAM_COLUMNS = [("epochs", "epochs"), ("bayes_capacity", "ML×₁ (same set)"),
@@ -64,8 +48,8 @@ def population_rows(t: PopulationTables) -> list[list[Any]]:
             ["Table 4 · prior V_IBA", t.iba_prior, None],
             ["Table 4 · posterior V_IBA C_BN", t.iba_post_bounded_noise, 1.0],
             ["Table 4 · posterior V_IBA C_BN⊕DP", t.iba_post_reporting,
-             f"[{_fmt(t.iba_thm7_lower)}, {_fmt(t.iba_thm7_upper)}] (Thm 7); "
-             f"≥ {_fmt(t.iba_tight_lower)}"],
+             f"[{format_number(t.iba_thm7_lower)}, {format_number(t.iba_thm7_upper)}] (Thm 7); "
+             f"≥ {format_number(t.iba_tight_lower)}"],
             ["IBA leakage C_BN⊕DP", t.iba_leakage_reporting, None],
         ]
     for name, (lo, hi) in t.bounds.items():
@@ -91,15 +75,15 @@ def report_section(sets: TopicSets | None = None, *, m: int = 469, s: int = 5,
     a, q = counting_a_q(m, s, r)
     out: dict[str, Any] = {
         "m": m, "s": s, "r": r,
-        "parameters": [{k: finite(v) if isinstance(v, float) else v for k, v in row.items()}
-                       for row in rows],
-        "counting": {"A": finite(a), "q": q,
+        "parameters": [{k: json_number(v) if isinstance(v, float) else v
+                        for k, v in row.items()} for row in rows],
+        "counting": {"A": json_number(a), "q": q,
                      "p_correct": {n: p_correct(n, s, r) for n in (2, 5, 10, 30)}},
         "population": None, "population_epochs": None, "figures": {},
     }
     parts = ["<section class=\"qif\"><h2>Privacy–utility trade-off (QIF)</h2>",
              f"<p>Reporting channel C_BN⊕<sub>r</sub>DP with m = {m}, s = {s}, r = {r}: "
-             f"A = p/q = {_fmt(a)}, q = {q:.6g}; P(correct count) for N = 10: "
+             f"A = p/q = {format_number(a)}, q = {q:.6g}; P(correct count) for N = 10: "
              f"{p_correct(10, s, r):.4%}.</p>",
              _html_table("Parameter-only capacities (eqs 21–23, App. C)",
                          [label for _, label in PARAM_COLUMNS],

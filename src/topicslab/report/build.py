@@ -17,11 +17,13 @@ Public names:
 from __future__ import annotations
 
 import re
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from topicslab._numbers import format_number
 from topicslab.report import figures as fg
 from topicslab.report.html import Section, figure, fmt, paragraph, render, table
 
@@ -31,8 +33,8 @@ SECTION_IDS = ("summary", "input", "population", "ledger", "top-topics", "top-pa
                "timings")
 
 
-def _pct(x: Any) -> str:
-    return "—" if x is None else f"{100 * float(x):.3f}%"
+#: the report's risks and shares: percentages to 3 decimals, by the one rule
+_pct = partial(format_number, percent=True, decimals=3)
 
 
 def _strip_heading(fragment: str) -> str:
@@ -347,9 +349,6 @@ def _theory(r: dict[str, Any]) -> Section:
             "Not computed for this run (topicslab run --theory adds it).", "note"))
     rows = th["rows"]
 
-    def cell(v: Any) -> str:
-        return "—" if v is None else _pct(v)
-
     def bayes(row: dict[str, Any]) -> str:
         if row["bayes_exact"] is not None:
             return _pct(row["bayes_exact"]) + " (exact)"
@@ -366,9 +365,9 @@ def _theory(r: dict[str, Any]) -> Section:
                   "Risk against r on the population (Carey et al. Fig. 2)")
     body += table(f"The population's risk and bounds ({th['users']:,} users)", header,
                   [[row["weeks"], *[_pct(row[n]["risk"]) for n in names], bayes(row),
-                    cell(row.get("partial_information_bound")), cell(row.get("matching_bound")),
-                    cell(row.get("mutual_information_bound")),
-                    cell(row.get("k_anonymity_bound")), cell(row.get("ldp_bound"))]
+                    _pct(row.get("partial_information_bound")), _pct(row.get("matching_bound")),
+                    _pct(row.get("mutual_information_bound")),
+                    _pct(row.get("k_anonymity_bound")), _pct(row.get("ldp_bound"))]
                    for row in rows])
     body += paragraph(
         "The Bayes attacker knows every user's profiles and the mechanism (full information, "

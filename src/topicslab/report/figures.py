@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from topicslab._json import number
 from topicslab._plotting import png_bytes, pyplot
 from topicslab._plotting import png_data_uri as data_uri
 
@@ -263,8 +264,9 @@ def risk_and_bounds(rows: Sequence[Mapping[str, Any]], users: int) -> bytes:
               ("k_anonymity_bound", (0, (4, 2)), "k-anonymity of profiles (L7)"),
               ("ldp_bound", (0, (2, 1, 1, 1)), "LDP (L3)"))
     for key, style, label in styles:
-        pts = [(row["weeks"], 100 * row[key]) for row in rows
-               if row.get(key) is not None and row[key] < 1.0]
+        # (an infinite bound, "inf" in results.json, is vacuous: not drawn)
+        pts = [(row["weeks"], 100 * v) for row in rows
+               if (v := number(row.get(key))) is not None and v < 1.0]
         if pts:
             ax.plot(*zip(*pts, strict=True), linestyle=style, marker=".", color="grey",
                     label=label)

@@ -11,11 +11,11 @@ Public names:
 from __future__ import annotations
 
 import html as _html
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from topicslab._html import cell
 from topicslab._html import table as _table
 from topicslab.report.figures import data_uri
 
@@ -45,23 +45,8 @@ class Section:
     html: str
 
 
-def fmt(x: Any) -> str:
-    """Numbers for people: thousands separators, 4 significant digits, ∞, and — for None."""
-    if x is None:
-        return "—"
-    if isinstance(x, bool):
-        return "yes" if x else "no"
-    if isinstance(x, int):
-        return f"{x:,}"
-    if isinstance(x, float):
-        if math.isnan(x):
-            return "—"
-        if math.isinf(x):
-            return "∞" if x > 0 else "−∞"
-        if x != 0 and (abs(x) >= 1e7 or abs(x) < 1e-3):
-            return f"{x:.4g}"
-        return f"{x:,.4g}" if abs(x) < 1e4 else f"{x:,.0f}"
-    return _html.escape(str(x))
+#: a value as safe HTML text, numbers by the one rule (``topicslab._numbers.format_number``)
+fmt = cell
 
 
 def table(caption: str, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:

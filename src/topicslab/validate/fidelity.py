@@ -40,6 +40,7 @@ from statistics import NormalDist
 from typing import Any
 
 from topicslab._checks import flag, integer
+from topicslab._json import json_number
 from topicslab._progress import task
 from topicslab.attacks import AttackRisk, ReidProtocol, risk_curve
 from topicslab.datamodel import ChunkedSets, TopicSets
@@ -96,12 +97,8 @@ class RiskGap:
         return {"attack": self.attack, "weeks": self.weeks,
                 "population": self.population, "population_se": self.population_se,
                 "synthetic": self.synthetic, "synthetic_se": self.synthetic_se,
-                "gap": _num(self.gap), "gap_se": _num(self.gap_se),
-                "ci95": [_num(x) for x in self.ci95]}
-
-
-def _num(x: float) -> float | None:
-    return x if math.isfinite(x) else None
+                "gap": json_number(self.gap), "gap_se": json_number(self.gap_se),
+                "ci95": [json_number(x) for x in self.ci95]}
 
 
 @dataclass
