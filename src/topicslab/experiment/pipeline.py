@@ -41,7 +41,6 @@ Public names:
 
 from __future__ import annotations
 
-import json
 import platform
 import sys
 import time
@@ -55,7 +54,7 @@ import numpy as np
 import topicslab
 from topicslab._atomic import atomic_paths
 from topicslab._checks import choice, flag, integer
-from topicslab._json import jsonable
+from topicslab._json import dumps, jsonable
 from topicslab._paths import check_output_dir, no_new_empty_dirs
 from topicslab.errors import InputError
 from topicslab.experiment.cache import Lookup, StageCache, file_fingerprint
@@ -367,7 +366,7 @@ def _write_report(ctx: RunContext, runner: _Runner, results: dict[str, Any],
     validate_results(results)
     with atomic_paths([ctx.out / "report.html", ctx.out / "results.json"]) as (report, data):
         report.write_text(html, encoding="utf-8")
-        data.write_text(json.dumps(results, indent=1, allow_nan=False), encoding="utf-8")
+        data.write_text(dumps(results, indent=1), encoding="utf-8")
     return results
 
 
