@@ -265,7 +265,10 @@ def read_sets_parquet(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
 def _read_sets_parquet(file: str, taxonomy: Taxonomy | str | None, k: int | None,
                        weeks: int | None, strict: bool) -> TopicSets:
     with wrap_errors(file, "Parquet"):
-        pf = pq.ParquetFile(file)
+        # row group by row group: pre-buffering held the whole compressed file in Arrow's
+        # pool (measured on a 10M-user, 450 MB file: pool peak 513 MB instead of 135 MB,
+        # resident 657 MB instead of 315 MB, and 3.7 s instead of 2.8 s to read it through)
+        pf = pq.ParquetFile(file, pre_buffer=False)
         plan = _Plan(file, pf.schema_arrow, taxonomy, k, weeks)
         n_rows = pf.metadata.num_rows
         if plan.k is not None and n_rows > READ_BATCH:
@@ -303,7 +306,7 @@ def iter_sets_parquet(path: PathLike, batch_size: int = ROW_GROUP, *,
     batch_size = integer(batch_size, "batch_size", at_least=1, at_most=MAX_COUNT)
     file = check_exists(path)
     with wrap_errors(file, "Parquet"):
-        pf = pq.ParquetFile(file)
+        pf = pq.ParquetFile(file, pre_buffer=False)  # (one row group at a time, as above)
         plan = _Plan(file, pf.schema_arrow, taxonomy, k, None)
         k_use = plan.k if plan.k is not None else DEFAULT_K
         row_base = 0
