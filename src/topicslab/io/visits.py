@@ -611,6 +611,16 @@ def _pages(arr: pa.Array, *, file: str, field: str, first_row: int) -> pa.Array:
     if arr.null_count:
         i = int(np.argmax(np.asarray(arr.is_null().to_numpy(zero_copy_only=False))))
         raise InputError("missing value", file=file, row=first_row + i, field=field)
+    # a quote opened and not closed in the page column of a CSV log reads the lines after it
+    # into this value, and the host before the line break was taken: those visits were lost
+    # without a word (no URL or host name holds a line break)
+    values = arr.dictionary if pa.types.is_dictionary(arr.type) else arr
+    if pc.any(pc.match_substring_regex(values, "[\r\n]")).as_py():
+        plain = arr.dictionary_decode() if pa.types.is_dictionary(arr.type) else arr
+        i = pc.index(pc.match_substring_regex(plain, "[\r\n]"), True).as_py()
+        raise InputError("holds a line break, which no URL or host name has (in a CSV file: a "
+                         "quote opened and not closed, which reads the next lines into this "
+                         "value); close the quote", file=file, row=first_row + i, field=field)
     return arr
 
 
