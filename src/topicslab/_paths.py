@@ -286,9 +286,11 @@ def not_topic_sets(directory: str | os.PathLike[str]) -> str | None:
 
 
 def check_output_dir(path: str | os.PathLike[str], option: str,
-                     kind: str | None = None) -> Path:
+                     kind: str | None = None, files: Sequence[str] = ()) -> Path:
     """Refuse a bad location for the output directory ``path`` given by ``option``; with
-    ``kind`` (a key of ``OUTPUT_KINDS``), also a directory holding another kind of output."""
+    ``kind`` (a key of ``OUTPUT_KINDS``), also a directory holding another kind of output;
+    with ``files`` (the names the command writes into it), one holding a directory of such
+    a name (the closing rename refused it only after the work)."""
     p = Path(path)
     name = os.fspath(p)
     if not name.strip():
@@ -321,6 +323,9 @@ def check_output_dir(path: str | os.PathLike[str], option: str,
                              field=option)
         if kind is not None:
             refuse_mixing(p, kind, option)
+        from topicslab._atomic import refuse_directories
+
+        refuse_directories((p / name for name in files), option)
         return p
     _check_parent(p, option)
     return p

@@ -110,7 +110,7 @@ def disclosure(
     if json_path is not None:
         check_output_file(json_path, "--json", (".json",), "JSON")
     if figures is not None:
-        check_output_dir(figures, "--figures")
+        check_output_dir(figures, "--figures", files=("rates.png", "ln_m.png"))
     refuse_overwriting_inputs([("--json", json_path), ("--figures", figures)],
                               [("--script", script)])
 
