@@ -9,18 +9,29 @@
   ``sample --out s.tfrecord --shards 2`` with ``s-00000-of-00002.tfrecord/``): refused only
   at the closing rename, after the work -- fit left its checkpoint behind, disclosure printed
   its table and sample its progress bar above the error line.
+- The Python API's writers of one format (``io.write_sets_csv``, ``_parquet``, ``_tfrecord``,
+  ``_long``, ``_profiles``, ``io.write_traces_parquet``): only ``write_sets`` and
+  ``write_traces`` checked what they were given. Given an array (or None) they failed with an
+  AttributeError inside; given sets no reader takes back (a user id twice, no week, k = 0, a
+  topic twice in a week in a text table) they wrote the file -- refused when read, or read
+  back changed (a long table of no week read back with no user, a CSV or TFRecord of k = 0
+  as k = 5).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from refusal import (
+    check_refused,
     fit_small_model,
     invoke,
     population_and_stats,
+    random_profiles,
     refusal_test,
+    tree,
 )
 
 
@@ -83,11 +94,84 @@ def test_an_output_file_name_taken_by_a_directory_is_refused_first(
         option: str | None) -> None:
     """Was refused at the closing rename, after the work: fit left m/checkpoints behind,
     disclosure printed its table and sample its progress bar above the error line."""
-    from refusal import check_refused, tree
-
     (work / clash).mkdir(parents=True)
     before = tree(work)
     res = invoke([a.format(**{"in": inputs}) for a in args])
     where = clash + (f", field '{option}'" if option else "")
     check_refused(res.output, res.exit_code, f"{where}: {DIR_AT_FILE}")
     assert tree(work) == before
+
+
+# ---- the Python API: each format's writer checks what it writes -------------------------
+
+
+WRITERS = [("write_sets_csv", "a.csv"), ("write_sets_parquet", "a.parquet"),
+           ("write_sets_tfrecord", "a.tfrecord"), ("write_sets_long", "a.csv"),
+           ("write_sets_profiles", "a.csv")]
+
+
+@pytest.mark.parametrize(("writer", "name"), WRITERS)
+def test_a_format_writer_given_no_topic_sets_is_a_type_error(tmp_path: Path, writer: str,
+                                                             name: str) -> None:
+    """Was an AttributeError inside the writer ('ndarray' object has no attribute ...)."""
+    from topicslab import io as tio
+
+    with pytest.raises(TypeError, match=f"{writer} takes TopicSets, got ndarray"):
+        getattr(tio, writer)(tmp_path / name, np.zeros((2, 1, 5), dtype=np.int16))
+    assert not list(tmp_path.iterdir())
+
+
+def _unreadable_sets() -> dict[str, tuple[object, str]]:
+    from topicslab.datamodel import TopicSets
+
+    sets = random_profiles(3, 2)
+    twice = sets.copy()
+    twice[0, 0, 1] = twice[0, 0, 0]
+    return {
+        "user-twice": (TopicSets(sets, "v2", np.array([1, 1, 2])),
+                       "field 'user_ids': user id 1 appears more than once"),
+        "no-week": (TopicSets(np.zeros((3, 0, 5), np.int16), "v2", np.arange(3)),
+                    "field 'sets': the sets hold no week"),
+        "no-slot": (TopicSets(np.zeros((3, 2, 0), np.int16), "v2", np.arange(3)),
+                    "field 'sets': the sets hold no slot a week"),
+        "topic-twice": (TopicSets(twice, "v2", np.arange(3)),
+                        "field 'sets': user 0 (index), epoch_0_topics: topics must be "
+                        "distinct"),
+    }
+
+
+@pytest.mark.parametrize(("writer", "name", "case"), [
+    (writer, name, case) for writer, name in WRITERS
+    for case in ("user-twice", "no-week", "no-slot", "topic-twice")
+    # (the Parquet writer's SetsWriter checked the topics; the TFRecord writer takes raw
+    # slots, a topic twice in a week, as sample writes them)
+    if case != "topic-twice" or writer not in ("write_sets_parquet", "write_sets_tfrecord")])
+def test_a_format_writer_refuses_sets_no_reader_takes(tmp_path: Path, writer: str, name: str,
+                                                      case: str) -> None:
+    """Were written (only write_sets checked): refused when read back, or read back changed."""
+    from topicslab import io as tio
+    from topicslab.errors import InputError
+
+    sets, named = _unreadable_sets()[case]
+    with pytest.raises(InputError) as exc:
+        getattr(tio, writer)(tmp_path / name, sets)
+    assert named in str(exc.value)
+    assert name in str(exc.value)
+    assert not list(tmp_path.iterdir())
+
+
+def test_the_traces_writer_checks_what_it_writes(tmp_path: Path) -> None:
+    """write_traces_parquet: an AttributeError given None; traces of a user twice written
+    (read_traces refused them)."""
+    from topicslab import api
+    from topicslab import io as tio
+    from topicslab.datamodel import SiteTraces
+    from topicslab.errors import InputError
+
+    with pytest.raises(TypeError, match="write_traces_parquet takes SiteTraces, got NoneType"):
+        tio.write_traces_parquet(tmp_path / "t.parquet", None)  # type: ignore[arg-type]
+    traces = api.observe(random_profiles(3, 2), sites=2, seed=0)
+    twice = SiteTraces(traces, "v2", np.array([1, 1, 2]), np.arange(2))
+    with pytest.raises(InputError, match="field 'user_ids': user id 1 appears more than once"):
+        tio.write_traces_parquet(tmp_path / "t.parquet", twice)
+    assert not list(tmp_path.iterdir())
