@@ -175,3 +175,16 @@ def test_the_traces_writer_checks_what_it_writes(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="field 'user_ids': user id 1 appears more than once"):
         tio.write_traces_parquet(tmp_path / "t.parquet", twice)
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("which", ["population", "synthetic"])
+def test_distinct_topics_comparison_given_no_topic_sets_is_a_type_error(which: str) -> None:
+    """Was an AttributeError ('NoneType' object has no attribute 'taxonomy')."""
+    from topicslab import validate
+    from topicslab.datamodel import TopicSets
+
+    sets = TopicSets(random_profiles(3, 2), "v2", np.arange(3))
+    args = (None, sets) if which == "population" else (sets, None)
+    with pytest.raises(TypeError, match=f"distinct_topics_comparison takes TopicSets as "
+                                        f"{which}_sets, got NoneType"):
+        validate.distinct_topics_comparison(*args)  # type: ignore[arg-type]
