@@ -20,13 +20,13 @@ written into them (directories holding anything, e.g. fit checkpoints for ``--re
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from topicslab._json import loads
 from topicslab.errors import InputError
 
 __all__ = ["check_output_dir", "check_output_file", "exclusive_dir", "no_new_empty_dirs",
@@ -243,7 +243,7 @@ def _output_kinds(directory: Path) -> dict[str, str]:
     meta = directory / "model.json"
     if meta.is_file():
         try:
-            fmt = json.loads(meta.read_text(encoding="utf-8-sig")).get("format")
+            fmt = loads(meta.read_text(encoding="utf-8-sig")).get("format")
         except (OSError, ValueError, AttributeError):
             fmt = None
         if fmt == "topicslab-type-mixture":

@@ -9,6 +9,11 @@
   ``sample --out s.tfrecord --shards 2`` with ``s-00000-of-00002.tfrecord/``): refused only
   at the closing rename, after the work -- fit left its checkpoint behind, disclosure printed
   its table and sample its progress bar above the error line.
+- A JSON file nested past Python's recursion limit (``[[[[...``, a few kB) given as any JSON
+  input -- a release's output_parameters.json, a model's or learned attack's model.json, a
+  file of DP statistics or its ledger, ``population --params``, ``ingest --domains``, the
+  topicslab metadata of a Parquet file, an output directory's model.json: "error:
+  RecursionError: maximum recursion depth exceeded ...", exit code 1, no file named.
 - The Python API's writers of one format (``io.write_sets_csv``, ``_parquet``, ``_tfrecord``,
   ``_long``, ``_profiles``, ``io.write_traces_parquet``): only ``write_sets`` and
   ``write_traces`` checked what they were given. Given an array (or None) they failed with an
@@ -20,6 +25,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -73,6 +79,64 @@ test_bad_input_is_refused = refusal_test(CASES)
 
 
 # ---- an output file's name taken by a directory: refused before the work ------------------
+
+
+DEEP = "[" * 3000 + "]" * 3000
+NESTED = "invalid JSON: nested more than 500 levels deep: line 1 column 501"
+FIT = ["fit", "--stats", "{w}/stats", "--out", "{w}/out", "--types", "2", "--steps", "1",
+       "--no-progress"]
+
+
+@pytest.mark.parametrize(("name", "args", "deep", "copy", "named"), [
+    ("release", ["sample", "--model", "{w}/r.json", "--users", "5", "--seed", "0", "--out",
+                 "{w}/s.parquet"], "r.json", None, f"r.json, field '--model': {NESTED}"),
+    ("model-json", ["sample", "--model", "{w}/model", "--users", "5", "--seed", "0", "--out",
+                    "{w}/s.parquet"], "model/model.json", "model",
+     f"model.json, field '--model': {NESTED}"),
+    ("q-single", FIT, "stats/q_single.json", "stats", f"q_single.json, field '--stats': {NESTED}"),
+    ("ledger", ["stats", "--explain", "{w}/stats"], "stats/privacy_ledger.json", "stats",
+     f"privacy_ledger.json, field '--explain': {NESTED}"),
+    ("params", ["population", "--users", "20", "--out", "{w}/p.parquet", "--params",
+                "{w}/p.json"], "p.json", None,
+     "p.json, field '--params': not valid JSON (nested more than 500 levels deep"),
+    ("domains", ["ingest", "-q", "--visits", "{w}/v.csv", "--domains", "{w}/d.json", "--out",
+                 "{w}/o.parquet"], "d.json", None,
+     "d.json, field '--domains': not valid JSON (nested more than 500 levels deep"),
+    ("output-model-json", ["fit", "--stats", "{in}/stats", "--out", "{w}/m", "--types", "2",
+                           "--steps", "1", "--no-progress"], "m/model.json", None, None),
+])
+def test_json_nested_past_the_recursion_limit_is_one_line(
+        inputs: Path, work: Path, name: str, args: list[str], deep: str, copy: str | None,
+        named: str | None) -> None:
+    """Was "error: RecursionError: maximum recursion depth exceeded while decoding a JSON
+    array", exit code 1, no file named (json raises RecursionError, not a ValueError)."""
+    if copy is not None:
+        shutil.copytree(inputs / copy, work / copy)
+    (work / deep).parent.mkdir(parents=True, exist_ok=True)
+    (work / deep).write_text(DEEP, encoding="utf-8")
+    (work / "v.csv").write_text("user_id,timestamp,url\n1,2024-01-01T10:00:00,"
+                                "https://example.com/\n", encoding="utf-8")
+    before = tree(work)
+    res = invoke([a.format(**{"in": inputs, "w": work}) for a in args])
+    if named is None:  # an output's model.json that cannot be read: replaced by the fit
+        assert res.exit_code == 0, res.output
+        return
+    check_refused(res.output, res.exit_code, named)
+    assert tree(work) == before
+
+
+def test_parquet_metadata_nested_past_the_recursion_limit_is_one_line(inputs: Path,
+                                                                      work: Path) -> None:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(inputs / "pop.parquet")
+    pq.write_table(table.replace_schema_metadata({b"topicslab": DEEP.encode()}),
+                   work / "p.parquet")
+    before = tree(work)
+    res = invoke(["convert", str(work / "p.parquet"), str(work / "p.csv")])
+    check_refused(res.output, res.exit_code,
+                  "p.parquet, field 'SOURCE': corrupt topicslab metadata (not JSON)")
+    assert tree(work) == before
 
 
 @pytest.mark.parametrize(("name", "args", "clash", "option"), [

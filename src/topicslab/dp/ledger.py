@@ -20,7 +20,13 @@ from typing import Any
 from rich.table import Table
 
 from topicslab._atomic import write_text_atomic
-from topicslab._json import DuplicateKeyError, IntegerTooLargeError, bounded_int, unique_keys
+from topicslab._json import (
+    DuplicateKeyError,
+    IntegerTooLargeError,
+    bounded_int,
+    loads,
+    unique_keys,
+)
 from topicslab.dp.params import ACCOUNTINGS, BOUND_MODES, consecutive
 from topicslab.errors import FileFieldError, InputError
 
@@ -206,7 +212,7 @@ def load_ledger(path: str | Path) -> PrivacyLedger:
         raise InputError(f"is {record}, not a privacy ledger: give the run's DP release, "
                          f"{p.parent / 'stats'}", file=str(p))
     try:
-        data = json.loads(p.read_text(encoding="utf-8-sig"), parse_int=bounded_int,
+        data = loads(p.read_text(encoding="utf-8-sig"), parse_int=bounded_int,
                           object_pairs_hook=unique_keys)
     except FileNotFoundError:
         release = p.parent / "stats" / FILENAME

@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 
 import topicslab
 from topicslab._atomic import write_text_atomic
+from topicslab._json import loads
 
 _RECORD = "stages.json"
 
@@ -82,7 +83,7 @@ class StageCache:
         self._record: dict[str, Any] = {}
         if enabled and path.exists():
             try:
-                record = json.loads(path.read_text(encoding="utf-8"))
+                record = loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 record = {}
             # an unreadable or foreign record: recompute everything

@@ -24,7 +24,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numba import njit
 
-from topicslab._json import DuplicateKeyError, IntegerTooLargeError, bounded_int, unique_keys
+from topicslab._json import (
+    DuplicateKeyError,
+    IntegerTooLargeError,
+    bounded_int,
+    loads,
+    unique_keys,
+)
 from topicslab._kernels import sort_head
 from topicslab.errors import FileFieldError, InputError, ParameterError, TopicsLabError
 from topicslab.taxonomy import VERSIONS, Taxonomy, load, resolve
@@ -337,7 +343,7 @@ def decode_meta(raw: dict[bytes, bytes] | None, *, file: str) -> dict[str, Any] 
     if not raw or META_KEY not in raw:
         return None
     try:
-        block = json.loads(raw[META_KEY].decode("utf-8"), parse_int=bounded_int,
+        block = loads(raw[META_KEY].decode("utf-8"), parse_int=bounded_int,
                            object_pairs_hook=unique_keys)
     except DuplicateKeyError as exc:  # {"k": 5, "k": 7} read k = 7 without a word
         # (a FileFieldError: the CLI would blame its option of the same name, --k)

@@ -41,7 +41,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from topicslab._checks import MAX_COUNT, integer
-from topicslab._json import DuplicateKeyError, IntegerTooLargeError, bounded_int, unique_keys
+from topicslab._json import (
+    DuplicateKeyError,
+    IntegerTooLargeError,
+    bounded_int,
+    loads,
+    unique_keys,
+)
 from topicslab.errors import InputError
 from topicslab.io._common import (
     PathLike,
@@ -351,7 +357,7 @@ def _read_domain_csv(file: str, tax: Taxonomy) -> DomainTable:
 def _read_domain_json(file: str, tax: Taxonomy) -> DomainTable:
     with wrap_errors(file, "JSON"), open(file, encoding="utf-8-sig") as fh:
         try:
-            data = json.load(fh, object_pairs_hook=unique_keys, parse_int=bounded_int)
+            data = loads(fh.read(), object_pairs_hook=unique_keys, parse_int=bounded_int)
         except json.JSONDecodeError as exc:
             raise InputError(f"not valid JSON ({exc.msg} at line {exc.lineno}, column "
                              f"{exc.colno})", file=file) from None

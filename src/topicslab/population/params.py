@@ -28,7 +28,13 @@ import numpy as np
 import numpy.typing as npt
 
 from topicslab._atomic import write_text_atomic
-from topicslab._json import DuplicateKeyError, IntegerTooLargeError, bounded_int, unique_keys
+from topicslab._json import (
+    DuplicateKeyError,
+    IntegerTooLargeError,
+    bounded_int,
+    loads,
+    unique_keys,
+)
 from topicslab.errors import FileFieldError, InputError
 from topicslab.taxonomy import VERSIONS, Taxonomy, resolve
 
@@ -254,7 +260,7 @@ class PopulationParams:
         """``load`` and ``from_json``: the text of file ``name`` (None: not a file)."""
         try:
             # a byte-order mark (Notepad's "UTF-8") is no part of the document
-            doc = json.loads(text.removeprefix("\ufeff"), object_pairs_hook=unique_keys,
+            doc = loads(text.removeprefix("\ufeff"), object_pairs_hook=unique_keys,
                              parse_int=bounded_int)
         except json.JSONDecodeError as exc:
             raise InputError(f"not valid JSON ({exc.msg}, line {exc.lineno} column "
