@@ -167,9 +167,7 @@ def stats(
     if uri is not None and engine != "spark":
         raise InputError("is a URI, which only --engine spark reads; give a local file, or "
                          "add --engine spark", file=uri, field="--sets")
-    check_output_dir(out_dir, "--out", "stats", ("q_within.json", "q_across.json",
-                                                 "q_single.json", "privacy_ledger.json",
-                                                 "taxonomy.json"))
+    check_output_dir(out_dir, "--out", "stats")
     refuse_overwriting_inputs([("--out", out_dir)], [("--sets", sets_path)])
     picked = _pick_engine(engine, sets_path)
     # (ran with no word: auto read the input whole, and --chunk-users sized nothing; said
