@@ -4,6 +4,9 @@
   it: the CSV reader read the lines after it into that one value, and the host before the
   line break was taken -- every later visit was lost without a word (exit 0, "visits 1" of
   a log of two).
+- A Parquet visits log whose page column is nested (a list of strings, a struct):
+  "not a valid Parquet file (b'url')" -- a valid file, and a message naming no column or
+  type (the page column is read as a dictionary, which Arrow cannot do for a nested column).
 - An output directory holding a directory under the name of a file the command writes
   (``fit --out m`` with ``m/model.json/``, ``disclosure --figures f`` with ``f/rates.png/``,
   ``sample --out s.tfrecord --shards 2`` with ``s-00000-of-00002.tfrecord/``): refused only
@@ -252,3 +255,22 @@ def test_distinct_topics_comparison_given_no_topic_sets_is_a_type_error(which: s
     with pytest.raises(TypeError, match=f"distinct_topics_comparison takes TopicSets as "
                                         f"{which}_sets, got NoneType"):
         validate.distinct_topics_comparison(*args)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kind", ["list", "struct"])
+def test_a_nested_page_column_of_a_parquet_log_names_its_type(work: Path, kind: str) -> None:
+    """Was "v.parquet, field '--visits': not a valid Parquet file (b'url')"."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pages = ([["https://example.com/"]] if kind == "list" else [{"host": "example.com"}]) * 2
+    pq.write_table(pa.table({"user_id": [1, 2], "week": [0, 0], "url": pa.array(pages)}),
+                   work / "v.parquet")
+    (work / "d.csv").write_text("domain,topics\nexample.com,1\n", encoding="utf-8")
+    before = tree(work)
+    res = invoke(["ingest", "-q", "--visits", "v.parquet", "--domains", "d.csv", "--out",
+                  "o.parquet"])
+    check_refused(res.output, res.exit_code,
+                  f"v.parquet, row 1, field 'url': expected text (URLs or hosts), got column "
+                  f"type {kind}<")
+    assert tree(work) == before

@@ -681,8 +681,11 @@ def iter_visits(path: PathLike, *, week_column: str | None = None,
     if isinstance(handle, pq.ParquetFile):
         row = 1
         with wrap_errors(file, "Parquet"):
-            # read as a dictionary: hosts repeat, so each distinct page is resolved once
-            pf = pq.ParquetFile(file, read_dictionary=[lay.page])
+            # read as a dictionary: hosts repeat, so each distinct page is resolved once (not
+            # a nested column, which Arrow cannot: "not a valid Parquet file (b'url')", where
+            # _pages names the column's type)
+            nested = pa.types.is_nested(handle.schema_arrow.field(lay.page).type)
+            pf = pq.ParquetFile(file, read_dictionary=None if nested else [lay.page])
             for rb in pf.iter_batches(batch_size=batch_rows, columns=cols):
                 yield _batch(rb, lay, file, row)
                 row += rb.num_rows
