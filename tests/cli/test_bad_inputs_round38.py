@@ -17,6 +17,8 @@
   file of DP statistics or its ledger, ``population --params``, ``ingest --domains``, the
   topicslab metadata of a Parquet file, an output directory's model.json: "error:
   RecursionError: maximum recursion depth exceeded ...", exit code 1, no file named.
+- ``disclosure --rho 0.2 --rho ''`` (or ``--rho ,`` repeated): the empty repeat was dropped
+  and the experiment ran on 0.2 alone, where ``--rho 0.2,`` is refused (a value left out).
 - The Python API's writers of one format (``io.write_sets_csv``, ``_parquet``, ``_tfrecord``,
   ``_long``, ``_profiles``, ``io.write_traces_parquet``): only ``write_sets`` and
   ``write_traces`` checked what they were given. Given an array (or None) they failed with an
@@ -75,6 +77,13 @@ CASES = [
      f"unclosed-first.csv, row 1, {LINE_BREAK}"),
     ("ingest-unclosed-quote-last-row", [*INGEST, "{in}/unclosed-last.csv"],
      f"unclosed-last.csv, row 2, {LINE_BREAK}"),
+    # an empty repeat of --rho (was dropped: the experiment ran on the other values)
+    ("disclosure-rho-empty-repeat", ["disclosure", "-q", "--personas", "4", "--mc-samples",
+                                     "10", "--epochs", "2", "--rho", "0.2", "--rho", ""],
+     "field '--rho': cannot read rho: '' gives no value"),
+    ("disclosure-rho-comma-repeat", ["disclosure", "-q", "--personas", "4", "--mc-samples",
+                                     "10", "--epochs", "2", "--rho", ",", "--rho", "0.2"],
+     "field '--rho': cannot read rho: ',' gives no value"),
 ]
 
 
