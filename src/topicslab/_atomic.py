@@ -9,6 +9,7 @@ Public names:
     atomic_path(path)                       a temporary file path, renamed to ``path``
     atomic_paths(paths, stale=())           several files that appear together, or none
     atomic_dir(path, owned=())              a temporary directory, renamed (or merged) to ``path``
+    refuse_directories(paths, field)        before the work: no output file name is a directory
     write_text_atomic / write_bytes_atomic  one file in one call
     interrupts_deferred()                   Ctrl-C waits until the block ends
     latch_interrupts() / raise_if_interrupted() / clear_interrupt()
@@ -177,6 +178,24 @@ def _remove(path: Path) -> None:
             path.unlink()
 
 
+_DIRECTORY_AT_FILE = ("is a directory, where a file of this output is written; remove or "
+                      "rename it (or choose another output location)")
+
+
+def refuse_directories(finals: Iterable[str | os.PathLike[str]],
+                       field: str | None = None) -> None:
+    """Refuse, before the work, output file names taken by a directory (a link to one is
+    replaced, as the rename does). ``_refuse_kind_clash`` finds them only at the closing
+    rename: after the work, its output already printed above the error line (disclosure's
+    table, sample's progress bar) and fit's checkpoint left behind."""
+    from topicslab.errors import InputError
+
+    for final in finals:
+        p = Path(final)
+        if p.is_dir() and not p.is_symlink():
+            raise InputError(_DIRECTORY_AT_FILE, file=os.fspath(p), field=field)
+
+
 def _refuse_kind_clash(new: Path, final: Path) -> None:
     """Refuse, before any rename, a ``final`` name taken by the other kind: a directory
     where a file is written (or a file where a directory is). The rename failed after the
@@ -185,8 +204,7 @@ def _refuse_kind_clash(new: Path, final: Path) -> None:
     if final.is_dir() and not final.is_symlink() and not new.is_dir():
         from topicslab.errors import InputError
 
-        raise InputError("is a directory, where a file of this output is written; remove or "
-                         "rename it (or choose another output location)", file=os.fspath(final))
+        raise InputError(_DIRECTORY_AT_FILE, file=os.fspath(final))
     if new.is_dir() and (final.is_file() or final.is_symlink()):
         from topicslab.errors import InputError
 

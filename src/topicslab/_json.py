@@ -118,3 +118,42 @@ def bounded_int(text: str) -> int:
         raise IntegerTooLargeError(f"the integer {text[:12]}{'…' if len(text) > 12 else ''} "
                                    f"({len(digits)} digits) is past 64 bits")
     return value
+
+
+#: the nesting reported for a document ``json`` cannot read for its depth
+_DEEP = 500
+
+
+def loads(text: str | bytes, **options: Any) -> Any:
+    """``json.loads`` for files a command reads: a document nested past the interpreter's
+    recursion limit (``[[[[...``) raised ``RecursionError``, which no reader's ``except
+    json.JSONDecodeError`` caught (exit code 1, the file unnamed); here it is a
+    ``json.JSONDecodeError`` at the first bracket past ``_DEEP`` levels."""
+    try:
+        return json.loads(text, **options)
+    except RecursionError:
+        doc = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+        raise json.JSONDecodeError(f"nested more than {_DEEP} levels deep", doc,
+                                   _depth_past(doc, _DEEP)) from None
+
+
+def _depth_past(doc: str, limit: int) -> int:
+    """Index of the first ``[`` or ``{`` (outside strings) past ``limit`` levels, else 0."""
+    depth, in_string, escaped = 0, False, False
+    for i, ch in enumerate(doc):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return i
+        elif ch in "]}":
+            depth -= 1
+    return 0

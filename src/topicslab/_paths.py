@@ -20,13 +20,13 @@ written into them (directories holding anything, e.g. fit checkpoints for ``--re
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from topicslab._json import loads
 from topicslab.errors import InputError
 
 __all__ = ["check_output_dir", "check_output_file", "exclusive_dir", "no_new_empty_dirs",
@@ -243,7 +243,7 @@ def _output_kinds(directory: Path) -> dict[str, str]:
     meta = directory / "model.json"
     if meta.is_file():
         try:
-            fmt = json.loads(meta.read_text(encoding="utf-8-sig")).get("format")
+            fmt = loads(meta.read_text(encoding="utf-8-sig")).get("format")
         except (OSError, ValueError, AttributeError):
             fmt = None
         if fmt == "topicslab-type-mixture":
@@ -286,9 +286,11 @@ def not_topic_sets(directory: str | os.PathLike[str]) -> str | None:
 
 
 def check_output_dir(path: str | os.PathLike[str], option: str,
-                     kind: str | None = None) -> Path:
+                     kind: str | None = None, files: Sequence[str] = ()) -> Path:
     """Refuse a bad location for the output directory ``path`` given by ``option``; with
-    ``kind`` (a key of ``OUTPUT_KINDS``), also a directory holding another kind of output."""
+    ``kind`` (a key of ``OUTPUT_KINDS``), also a directory holding another kind of output;
+    with ``files`` (the names the command writes into it), one holding a directory of such
+    a name (the closing rename refused it only after the work)."""
     p = Path(path)
     name = os.fspath(p)
     if not name.strip():
@@ -321,6 +323,9 @@ def check_output_dir(path: str | os.PathLike[str], option: str,
                              field=option)
         if kind is not None:
             refuse_mixing(p, kind, option)
+        from topicslab._atomic import refuse_directories
+
+        refuse_directories((p / name for name in files), option)
         return p
     _check_parent(p, option)
     return p

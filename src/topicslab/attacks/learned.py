@@ -66,7 +66,6 @@ Public names:
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Sequence
@@ -83,7 +82,7 @@ from numba import njit, prange
 from torch import nn
 
 from topicslab._checks import flag, integer, is_integer
-from topicslab._json import DuplicateKeyError, bounded_int, dumps, unique_keys
+from topicslab._json import DuplicateKeyError, bounded_int, dumps, loads, unique_keys
 from topicslab._progress import task
 from topicslab.api import Mechanism, observe
 from topicslab.api.answers import _mechanism
@@ -824,7 +823,7 @@ def load_attack(directory: str | Path, *, device: str = "cpu") -> LearnedAttack:
                              file=str(f))
     mf = str(meta_file)
     try:
-        meta = json.loads(meta_file.read_text(encoding="utf-8-sig"), parse_int=bounded_int,
+        meta = loads(meta_file.read_text(encoding="utf-8-sig"), parse_int=bounded_int,
                           object_pairs_hook=unique_keys)
     except DuplicateKeyError as exc:  # a second "k" replaced the first silently
         raise FileFieldError(f"{exc.key!r} is given twice in one object; restore the file (or "

@@ -50,7 +50,7 @@ def attack_train(
     )
     from topicslab.attacks.protocol import check_call_weeks
 
-    check_output_dir(out_dir, "--out", "attack")
+    check_output_dir(out_dir, "--out", "attack", ("model.json", "model.safetensors"))
     # (inside a shard directory given as --sets it was written there, as no other command
     # writes into its input)
     refuse_overwriting_inputs([("--out", out_dir)], [("--sets", sets_path)])

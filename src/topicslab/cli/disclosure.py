@@ -37,9 +37,13 @@ def _parse_rhos(values: list[str] | None) -> list[float] | None:
     rhos: list[float] = []
     for v in values:
         try:
-            rhos.extend(float(part) for part in comma_items(v))
+            items = comma_items(v)
+            rhos.extend(float(part) for part in items)
         except ValueError as exc:
             raise InputError(f"cannot read rho: {exc}", field="--rho") from None
+        if not items:  # (--rho 0.2 --rho '' ran on 0.2 alone, as --rho 0.2, refuses)
+            raise InputError(f"cannot read rho: {v!r} gives no value (e.g. --rho 0.1,0.2)",
+                             field="--rho")
     return rhos
 
 
@@ -100,7 +104,7 @@ def disclosure(
     if json_path is not None:
         check_output_file(json_path, "--json", (".json",), "JSON")
     if figures is not None:
-        check_output_dir(figures, "--figures")
+        check_output_dir(figures, "--figures", files=("rates.png", "ln_m.png"))
     refuse_overwriting_inputs([("--json", json_path), ("--figures", figures)],
                               [("--script", script)])
 

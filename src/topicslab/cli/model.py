@@ -380,7 +380,8 @@ def fit_command(
         refuse_overwriting_inputs,
     )
 
-    check_output_dir(out_dir, "--out", "model")
+    check_output_dir(out_dir, "--out", "model",
+                     ("model.json", "model.safetensors", "fit_history.json"))
     for option, path in (("--json", json_path), ("--export-release", export_release)):
         if path is not None:
             check_output_file(path, option, (".json",), "JSON")

@@ -26,10 +26,10 @@ from topicslab.errors import InputError
 
 def _stage_records(out_dir: Path) -> dict[str, Any]:
     """The finished stages' records in ``OUT/stages.json`` (none when unreadable)."""
-    import json
+    from topicslab._json import loads
 
     try:
-        record = json.loads((out_dir / "stages.json").read_text(encoding="utf-8"))
+        record = loads((out_dir / "stages.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         record = {}
     # a record edited by hand (a number or null: TypeError and a traceback on Ctrl-C; text:

@@ -25,6 +25,7 @@ from topicslab._json import (
     IntegerTooLargeError,
     bounded_int,
     dumps,
+    loads,
     unique_keys,
 )
 from topicslab._numbers import format_number
@@ -213,7 +214,7 @@ def load_ledger(path: str | Path) -> PrivacyLedger:
         raise InputError(f"is {record}, not a privacy ledger: give the run's DP release, "
                          f"{p.parent / 'stats'}", file=str(p))
     try:
-        data = json.loads(p.read_text(encoding="utf-8-sig"), parse_int=bounded_int,
+        data = loads(p.read_text(encoding="utf-8-sig"), parse_int=bounded_int,
                           object_pairs_hook=unique_keys)
     except FileNotFoundError:
         release = p.parent / "stats" / FILENAME

@@ -20,14 +20,13 @@ Public names:
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import topicslab
 from topicslab._atomic import write_text_atomic
-from topicslab._json import dumps
+from topicslab._json import dumps, loads
 
 _RECORD = "stages.json"
 
@@ -83,7 +82,7 @@ class StageCache:
         self._record: dict[str, Any] = {}
         if enabled and path.exists():
             try:
-                record = json.loads(path.read_text(encoding="utf-8"))
+                record = loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 record = {}
             # an unreadable or foreign record: recompute everything

@@ -28,6 +28,7 @@ from topicslab._json import (
     IntegerTooLargeError,
     bounded_int,
     dumps,
+    loads,
     unique_keys,
 )
 from topicslab._kernels import sort_head
@@ -332,7 +333,7 @@ def decode_meta(raw: dict[bytes, bytes] | None, *, file: str) -> dict[str, Any] 
     if not raw or META_KEY not in raw:
         return None
     try:
-        block = json.loads(raw[META_KEY].decode("utf-8"), parse_int=bounded_int,
+        block = loads(raw[META_KEY].decode("utf-8"), parse_int=bounded_int,
                            object_pairs_hook=unique_keys)
     except DuplicateKeyError as exc:  # {"k": 5, "k": 7} read k = 7 without a word
         # (a FileFieldError: the CLI would blame its option of the same name, --k)
@@ -466,3 +467,46 @@ def release_arrow_memory() -> None:
     RESULTS.md). Nothing of the data read is touched.
     """
     pa.default_memory_pool().release_unused()
+
+
+def check_sets_type(sets: Any, who: str) -> None:
+    """A writer of topic sets given something else (an array failed inside the writer)."""
+    from topicslab.datamodel import TopicSets
+
+    if not isinstance(sets, TopicSets):
+        raise TypeError(f"{who} takes TopicSets, got {type(sets).__name__}")
+
+
+def check_sets_to_write(path: PathLike, sets: Any, who: str, *, validate: bool = True) -> None:
+    """Refuse, before writing, ``sets`` that no reader takes back: each format's writer
+    (write_sets_csv, _parquet, _tfrecord, _long and _profiles wrote them, and the file was
+    refused when read, or read back changed; ``write_sets`` alone checked). ``validate``:
+    also the topics' ranges and order (the Parquet writer checks them itself, chunk by
+    chunk)."""
+    check_sets_type(sets, who)
+    if sets.k == 0 and sets.n_users and sets.n_weeks:
+        # written, the Parquet file was refused by every reader ("corrupt topicslab metadata:
+        # k must be ... 1..469") and a CSV read back with k = 5
+        raise InputError(f"the sets hold no slot a week (shape {sets.sets.shape}, k = 0): no "
+                         "reader takes such a file; give each week at least one slot (-1: "
+                         "empty)", file=os.fspath(path), field="sets")
+    ids = np.asarray(sets.user_ids)
+    if ids.shape[0] > 1 and not bool((np.diff(ids) > 0).all()):
+        uniq, counts = np.unique(ids, return_counts=True)
+        if (counts > 1).any():  # written, every reader refused the file
+            raise InputError(f"user id {int(uniq[np.argmax(counts > 1)])} appears more than "
+                             "once in user_ids: no reader takes such a file; give each user "
+                             "once", file=os.fspath(path), field="user_ids")
+    if sets.n_weeks == 0:  # written, every reader refuses it (no week column), or a long
+        # table read back with no user
+        raise InputError(f"the sets hold no week (shape {sets.sets.shape}): no reader takes "
+                         "such a file; give at least one week", file=os.fspath(path),
+                         field="sets")
+    if not validate:
+        return
+    try:  # (a CSV, long or profiles file of a topic twice in a week was written and refused
+        # by its reader, a TFRecord read back without the repeat)
+        sets.validate()
+    except InputError as exc:
+        raise InputError(f"user {exc.row} (index), {exc.field}: {exc.message}; no reader takes "
+                         "such a file", file=os.fspath(path), field="sets") from None

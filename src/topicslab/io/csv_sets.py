@@ -36,6 +36,7 @@ from topicslab.io._common import (
     ListError,
     PathLike,
     check_exists,
+    check_sets_to_write,
     check_unique_users,
     distinct_width,
     list_array,
@@ -213,6 +214,7 @@ def read_sets_csv(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
 def write_sets_csv(path: PathLike, sets: TopicSets, *, delimiter: str | None = None) -> None:
     """Write ``sets`` as CSV/TSV (atomic). Cells list taxonomy ids ascending by dense index,
     which is ascending by id."""
+    check_sets_to_write(path, sets, "write_sets_csv")
     delim = delimiter_for(path, delimiter)
     ids = sets.topic_ids()
     cols: list[pa.Array] = [pa.array(sets.user_ids, type=pa.int64())]

@@ -32,7 +32,13 @@ import numpy as np
 from topicslab._checks import MAX_COUNT, integer
 from topicslab.datamodel import SiteTraces, TopicSets
 from topicslab.errors import InputError, ParameterError
-from topicslab.io._common import PathLike, check_exists, is_pattern
+from topicslab.io._common import (
+    PathLike,
+    check_exists,
+    check_sets_to_write,
+    check_sets_type,
+    is_pattern,
+)
 from topicslab.io.csv_sets import read_sets_csv, write_sets_csv
 from topicslab.io.long import is_long_table, read_sets_long, write_sets_long
 from topicslab.io.parquet_sets import iter_sets_parquet, read_sets_parquet, write_sets_parquet
@@ -206,38 +212,17 @@ def write_sets(path: PathLike, sets: TopicSets, *, format: str | None = None,
                **options: Any) -> None:
     """Write topic-set sequences; ``options`` go to the format's writer (``delimiter`` for
     text, ``shards`` for TFRecord, ``row_group_size`` for Parquet)."""
-    if not isinstance(sets, TopicSets):  # (an array failed inside the writer)
-        raise TypeError(f"write_sets takes TopicSets, got {type(sets).__name__}")
+    check_sets_type(sets, "write_sets")
     fmt = _format(path, format)
     _check_write_options(path, options)
-    if sets.k == 0 and sets.n_users and sets.n_weeks:
-        # written, the Parquet file was refused by every reader ("corrupt topicslab metadata:
-        # k must be ... 1..469") and a CSV read back with k = 5
-        raise InputError(f"the sets hold no slot a week (shape {sets.sets.shape}, k = 0): no "
-                         "reader takes such a file; give each week at least one slot (-1: "
-                         "empty)", file=os.fspath(path), field="sets")
-    ids = np.asarray(sets.user_ids)
-    if ids.shape[0] > 1 and not bool((np.diff(ids) > 0).all()):
-        uniq, counts = np.unique(ids, return_counts=True)
-        if (counts > 1).any():  # written, every reader refused the file
-            raise InputError(f"user id {int(uniq[np.argmax(counts > 1)])} appears more than "
-                             "once in user_ids: no reader takes such a file; give each user "
-                             "once", file=os.fspath(path), field="user_ids")
+    # (the TFRecord writer takes raw slots, as sample writes them: through write_sets, the
+    # topics are checked for every format)
+    check_sets_to_write(path, sets, "write_sets")
     shards = options.get("shards", 1)
     if fmt == "tfrecord" and shards > max(sets.n_users, 1):
         # as the commands: the empty shards were files every reader refuses ("empty file")
         raise ParameterError(f"shards must be in 1..{max(sets.n_users, 1)}, got {shards}: a "
                              "shard holds at least one user", field="shards")
-    if sets.n_weeks == 0:  # written, every reader refuses it (no week column)
-        raise InputError(f"the sets hold no week (shape {sets.sets.shape}): no reader takes "
-                         "such a file; give at least one week", file=os.fspath(path),
-                         field="sets")
-    try:  # (only Parquet checked: a CSV, long or profiles file of a topic twice in a week was
-        # written and refused by its reader, a TFRecord read back without the repeat)
-        sets.validate()
-    except InputError as exc:
-        raise InputError(f"user {exc.row} (index), {exc.field}: {exc.message}; no reader takes "
-                         "such a file", file=os.fspath(path), field="sets") from None
     if fmt == "parquet":
         write_sets_parquet(path, sets, **options)
     elif fmt in ("csv", "tsv"):
@@ -307,17 +292,4 @@ def write_traces(path: PathLike, traces: SiteTraces, *, format: str | None = Non
     fmt = _format(path, format)
     if fmt != "parquet":
         raise InputError(f"site traces are stored as Parquet, not {fmt}", file=os.fspath(path))
-    # written, these files were refused by read_traces ("the same (site, user) pair appears
-    # twice", "no week column")
-    if traces.n_weeks == 0 and traces.n_users:
-        raise InputError(f"the traces hold no week (shape {traces.traces.shape}): no reader "
-                         "takes such a file; give at least one week", file=os.fspath(path),
-                         field="traces")
-    for name in ("user_ids", "site_ids"):
-        ids = np.sort(getattr(traces, name))
-        twice = ids[1:][ids[1:] == ids[:-1]]
-        if twice.size:
-            raise InputError(f"{name[:-4]} id {int(twice[0])} appears more than once in {name}: "
-                             "no reader takes such a file; give each once",
-                             file=os.fspath(path), field=name)
     write_traces_parquet(path, traces)

@@ -36,6 +36,7 @@ from topicslab.io._common import (
     PathLike,
     check_block_format,
     check_exists,
+    check_sets_to_write,
     decode_meta,
     distinct_width,
     encode_meta,
@@ -77,6 +78,7 @@ def is_long_table(path: PathLike, delimiter: str | None = None) -> bool:
 
 def write_sets_long(path: PathLike, sets: TopicSets, *, delimiter: str | None = None) -> None:
     """Write ``sets`` as a long table (atomic); see the module docstring for empty weeks."""
+    check_sets_to_write(path, sets, "write_sets_long")
     ids = sets.topic_ids()
     weeks = ids.shape[1]
     present = ids >= 0

@@ -40,6 +40,7 @@ from topicslab.io._common import (
     PathLike,
     check_block_format,
     check_exists,
+    check_sets_to_write,
     check_unique_users,
     decode_meta,
     encode_meta,
@@ -175,6 +176,7 @@ class SetsWriter:
 def write_sets_parquet(path: PathLike, sets: TopicSets, *, row_group_size: int = ROW_GROUP,
                        ) -> None:
     """Write ``sets`` to ``path`` (atomic)."""
+    check_sets_to_write(path, sets, "write_sets_parquet", validate=False)  # (SetsWriter does)
     with SetsWriter(path, sets.taxonomy, sets.k, sets.n_weeks, sets.metadata,
                     row_group_size=row_group_size) as w:
         w.write(sets)

@@ -12,6 +12,7 @@ as withheld. Key-value metadata ``topicslab`` holds taxonomy, weeks and provenan
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -43,6 +44,21 @@ __all__ = ["read_traces_parquet", "write_traces_parquet"]
 
 def write_traces_parquet(path: PathLike, traces: SiteTraces) -> None:
     """Write ``traces`` to ``path`` (atomic)."""
+    if not isinstance(traces, SiteTraces):  # (an AttributeError inside)
+        raise TypeError(f"write_traces_parquet takes SiteTraces, got {type(traces).__name__}")
+    # written, these files were refused by read_traces ("the same (site, user) pair appears
+    # twice", "no week column")
+    if traces.n_weeks == 0 and traces.n_users:
+        raise InputError(f"the traces hold no week (shape {traces.traces.shape}): no reader "
+                         "takes such a file; give at least one week", file=os.fspath(path),
+                         field="traces")
+    for name in ("user_ids", "site_ids"):
+        ids = np.sort(getattr(traces, name))
+        twice = ids[1:][ids[1:] == ids[:-1]]
+        if twice.size:
+            raise InputError(f"{name[:-4]} id {int(twice[0])} appears more than once in {name}: "
+                             "no reader takes such a file; give each once",
+                             file=os.fspath(path), field=name)
     s, u, weeks = traces.traces.shape
     block = {"format": "site_traces", "format_version": FORMAT_VERSION,
              "taxonomy": traces.taxonomy.version, "weeks": weeks, "provenance": traces.metadata}

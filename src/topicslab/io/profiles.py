@@ -49,6 +49,7 @@ from topicslab.io._common import (
     ListError,
     PathLike,
     check_exists,
+    check_sets_to_write,
     check_unique_users,
     distinct_width,
     integer_values,
@@ -349,6 +350,7 @@ def write_sets_profiles(path: PathLike, sets: TopicSets, *, delimiter: str | Non
                         ) -> None:
     """Write ``sets`` as a profile table (atomic): ``user_id``, ``week`` when there is more
     than one, ``t1..tk``; one row per user-week, empty cells for unused slots."""
+    check_sets_to_write(path, sets, "write_sets_profiles")
     ids = sets.topic_ids()
     n, weeks, k = ids.shape
     flat = ids.reshape(n * weeks, k)

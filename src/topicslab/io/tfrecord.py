@@ -67,6 +67,7 @@ from topicslab.io._common import (
     ListError,
     PathLike,
     check_exists,
+    check_sets_to_write,
     check_unique_users,
     is_pattern,
     lists_to_dense,
@@ -927,6 +928,8 @@ def write_sets_tfrecord(path: PathLike, sets: TopicSets, *, shards: int = 1,
     at all, and replace the whole set an earlier write to ``path`` left (any shard count).
     ``user_ids``: ``"bytes"`` the release's ``b"user N"``, ``"int64"``, or ``"none"``.
     Returns the file names."""
+    # (raw slots, a topic twice in a week, are the release layout: sample writes them)
+    check_sets_to_write(path, sets, "write_sets_tfrecord", validate=False)
     if shards < 1:
         raise ValueError("shards must be >= 1")
     id_kind = _id_kind(user_ids)

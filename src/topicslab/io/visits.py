@@ -41,7 +41,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from topicslab._checks import MAX_COUNT, integer
-from topicslab._json import DuplicateKeyError, IntegerTooLargeError, bounded_int, unique_keys
+from topicslab._json import (
+    DuplicateKeyError,
+    IntegerTooLargeError,
+    bounded_int,
+    loads,
+    unique_keys,
+)
 from topicslab.errors import InputError
 from topicslab.io._common import (
     PathLike,
@@ -351,7 +357,7 @@ def _read_domain_csv(file: str, tax: Taxonomy) -> DomainTable:
 def _read_domain_json(file: str, tax: Taxonomy) -> DomainTable:
     with wrap_errors(file, "JSON"), open(file, encoding="utf-8-sig") as fh:
         try:
-            data = json.load(fh, object_pairs_hook=unique_keys, parse_int=bounded_int)
+            data = loads(fh.read(), object_pairs_hook=unique_keys, parse_int=bounded_int)
         except json.JSONDecodeError as exc:
             raise InputError(f"not valid JSON ({exc.msg} at line {exc.lineno}, column "
                              f"{exc.colno})", file=file) from None
@@ -611,6 +617,16 @@ def _pages(arr: pa.Array, *, file: str, field: str, first_row: int) -> pa.Array:
     if arr.null_count:
         i = int(np.argmax(np.asarray(arr.is_null().to_numpy(zero_copy_only=False))))
         raise InputError("missing value", file=file, row=first_row + i, field=field)
+    # a quote opened and not closed in the page column of a CSV log reads the lines after it
+    # into this value, and the host before the line break was taken: those visits were lost
+    # without a word (no URL or host name holds a line break)
+    values = arr.dictionary if pa.types.is_dictionary(arr.type) else arr
+    if pc.any(pc.match_substring_regex(values, "[\r\n]")).as_py():
+        plain = arr.dictionary_decode() if pa.types.is_dictionary(arr.type) else arr
+        i = pc.index(pc.match_substring_regex(plain, "[\r\n]"), True).as_py()
+        raise InputError("holds a line break, which no URL or host name has (in a CSV file: a "
+                         "quote opened and not closed, which reads the next lines into this "
+                         "value); close the quote", file=file, row=first_row + i, field=field)
     return arr
 
 
@@ -665,8 +681,11 @@ def iter_visits(path: PathLike, *, week_column: str | None = None,
     if isinstance(handle, pq.ParquetFile):
         row = 1
         with wrap_errors(file, "Parquet"):
-            # read as a dictionary: hosts repeat, so each distinct page is resolved once
-            pf = pq.ParquetFile(file, read_dictionary=[lay.page])
+            # read as a dictionary: hosts repeat, so each distinct page is resolved once (not
+            # a nested column, which Arrow cannot: "not a valid Parquet file (b'url')", where
+            # _pages names the column's type)
+            nested = pa.types.is_nested(handle.schema_arrow.field(lay.page).type)
+            pf = pq.ParquetFile(file, read_dictionary=None if nested else [lay.page])
             for rb in pf.iter_batches(batch_size=batch_rows, columns=cols):
                 yield _batch(rb, lay, file, row)
                 row += rb.num_rows

@@ -44,6 +44,7 @@ from topicslab._json import (
     bounded_int,
     dumps,
     jsonable,
+    loads,
     unique_keys,
 )
 from topicslab.errors import FileFieldError, InputError
@@ -135,7 +136,7 @@ def load_model(directory: str | Path, *, taxonomy: Taxonomy | str | None = None,
         if not f.is_file():
             raise FileFieldError("file missing (not a model directory?)", file=str(f))
     try:
-        meta = json.loads(meta_file.read_text(encoding="utf-8-sig"), parse_int=bounded_int,
+        meta = loads(meta_file.read_text(encoding="utf-8-sig"), parse_int=bounded_int,
                           object_pairs_hook=unique_keys)
     except DuplicateKeyError as exc:  # a second "weeks" replaced the first silently
         raise FileFieldError(f"{exc.key!r} is given twice in one object; restore the file (or "
@@ -299,7 +300,7 @@ def import_release_parameters(path: str | Path, taxonomy: Taxonomy | str = "v2",
         raise FileFieldError(f"is {record}, not a release output_parameters.json: give the "
                              f"run's model directory, {p.parent / 'model'}", file=file)
     try:
-        doc = json.loads(p.read_text(encoding="utf-8-sig"), parse_int=bounded_int,
+        doc = loads(p.read_text(encoding="utf-8-sig"), parse_int=bounded_int,
                          object_pairs_hook=unique_keys)
     except DuplicateKeyError as exc:
         raise FileFieldError(f"{exc.key!r} is given twice in one object", file=file,

@@ -421,7 +421,7 @@ def sample_to_file(model: TypeMixture, path: str | os.PathLike[str], n_users: in
     """
     progress = flag(progress, "progress")
     from topicslab import io as tio
-    from topicslab._atomic import atomic_paths
+    from topicslab._atomic import atomic_paths, refuse_directories
     from topicslab.io.tfrecord import shard_names, shard_set_on_disk
 
     tdev = _torch_device(device)
@@ -461,6 +461,7 @@ def sample_to_file(model: TypeMixture, path: str | os.PathLike[str], n_users: in
                 else integer(shards, "shards", at_least=1, at_most=max(n, 1),
                              why="a shard holds at least one user"))
     names = shard_names(path, n_shards)
+    refuse_directories(names)  # (else found after every user was drawn)
     bounds = np.linspace(0, n, n_shards + 1).astype(np.int64)
     ranges = [(int(bounds[i]), int(bounds[i + 1])) for i in range(n_shards)]
     # each shard goes to a hidden temporary; all are renamed together at the end and replace

@@ -33,6 +33,7 @@ from topicslab._json import (
     IntegerTooLargeError,
     bounded_int,
     dumps,
+    loads,
     unique_keys,
 )
 from topicslab.errors import FileFieldError, InputError
@@ -260,7 +261,7 @@ class PopulationParams:
         """``load`` and ``from_json``: the text of file ``name`` (None: not a file)."""
         try:
             # a byte-order mark (Notepad's "UTF-8") is no part of the document
-            doc = json.loads(text.removeprefix("\ufeff"), object_pairs_hook=unique_keys,
+            doc = loads(text.removeprefix("\ufeff"), object_pairs_hook=unique_keys,
                              parse_int=bounded_int)
         except json.JSONDecodeError as exc:
             raise InputError(f"not valid JSON ({exc.msg}, line {exc.lineno} column "

@@ -104,6 +104,10 @@ def distinct_topics_comparison(population_sets: TopicSets, synthetic_sets: Topic
                                weeks: int = 4) -> DistinctComparison:
     """Histograms of distinct topics over ``weeks`` weeks for both populations and the
     Pearson correlation between the two normalised histograms (over 0..weeks·k)."""
+    for name, given in (("population_sets", population_sets), ("synthetic_sets", synthetic_sets)):
+        if not isinstance(given, TopicSets):  # (an AttributeError on .taxonomy)
+            raise TypeError(f"distinct_topics_comparison takes TopicSets as {name}, got "
+                            f"{type(given).__name__}")
     if population_sets.taxonomy.version != synthetic_sets.taxonomy.version:
         raise InputError("population and synthetic sets use different taxonomies",
                          field="taxonomy")
