@@ -152,3 +152,39 @@ def test_max_sums_share_values_and_weights() -> None:
                            (dataclasses.replace(alt, cin=c1.copy()), w2.copy())])
     assert shared == copies
     assert shared == [base.max_sum(w1), alt.max_sum(w1), base.max_sum(w2), alt.max_sum(w2)]
+
+
+@pytest.mark.parametrize("positions", [1, 2, 3])
+def test_coded_values_give_the_dense_values_sums(positions: int) -> None:
+    """Values coded by set size (``cin_codes``, the QIF tables' memory saving) give the same
+    maxima, sums and entropy as the same values written out per user and position."""
+    rng = np.random.default_rng(11 + positions)
+    sets = _random_sets(rng, 40, positions, 6, 3, avoid_last=False)
+    sizes = (sets >= 0).sum(axis=2).astype(np.int8)
+    table = 0.9 / np.arange(4, dtype=np.float64).clip(min=1) + 0.1 / 6
+    dense = topics_channel(sets, 6, table[sizes], 0.1 / 6)
+    coded = topics_channel(sets, 6, table, 0.1 / 6, cin_codes=sizes)
+    assert np.array_equal(coded.dense_cin(), dense.dense_cin())
+    assert np.array_equal(coded.cin_min(), dense.cin_min())
+    w = rng.random(40) + 0.1
+    assert coded.max_sum(w) == dense.max_sum(w)
+    assert coded.none_sum() == dense.none_sum()
+    assert coded.entropy(w / w.sum()) == dense.entropy(w / w.sum())
+    # (one position is padded with a second whose value, 1, is the table's last entry)
+    alt_table = table * 0.5 + 0.05
+    alt = dataclasses.replace(coded, cin=np.append(alt_table, 1.0) if positions == 1
+                              else alt_table)
+    assert max_sums([(coded, w), (alt, w)]) == [coded.max_sum(w), alt.max_sum(w)]
+    with pytest.raises(qif.QIFError, match="cin_codes"):
+        topics_channel(sets, 6, table, 0.1 / 6, cin_codes=sizes + 5)
+
+
+def test_iba_vulnerabilities_of_int16_sets_are_those_of_int64_sets() -> None:
+    rng = np.random.default_rng(3)
+    topics = np.sort(rng.choice(469, size=(500, 5)), axis=1)
+    topics = np.array([np.unique(t).tolist() + [-1] * (5 - len(np.unique(t))) for t in topics])
+    w = rng.random(500)
+    w /= w.sum()
+    a = qif.iba_vulnerabilities(topics.astype(np.int16), w, 469, 0.05)
+    b = qif.iba_vulnerabilities(topics.astype(np.int64), w, 469, 0.05)
+    assert a == b

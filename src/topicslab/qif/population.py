@@ -223,7 +223,7 @@ def _best_per_topic(topics: I16, w: F64, one_minus_r: float, q: float, best: F64
 
 
 @njit(cache=True)
-def _cooccurrence(topics: I64, extra: F64, m: int) -> F64:
+def _cooccurrence(topics: Any, extra: F64, m: int) -> F64:
     """``co[a, b] = Σ_{σ ∋ a, b} extra_σ`` (``a = b`` included), summed in the order of
     ``np.bincount`` over the flattened (set, i, j) pairs: the same floats, without the
     ``[n, k, k]`` temporaries."""
@@ -269,13 +269,13 @@ def _nonempty_sums(sets: I16, configs: list[tuple[F64, float]], m: int,
         return results
     sizes = (sets >= 0).sum(axis=2, dtype=np.int8)
     channels: list[ProductChannel] = []
-    # one values array per r, the rows of one array: the configurations share them and
-    # max_sums takes the array as it is (no stacked copy; 0.5 GB at 10M users × 3 epochs)
+    # eq 11's value of a held topic depends on the set's size only: one table of values per
+    # r, indexed by the sizes (an int8 per profile and position; a float64 per r was 0.5 GB
+    # at 10M users × 3 epochs). Entry 0 is never read (every set here holds a topic).
     rs = list(dict.fromkeys(r for _, r in configs))
-    stack = np.empty((len(rs), *sizes.shape))
-    for j, r in enumerate(rs):
-        np.add(np.divide(1.0 - r, sizes, out=stack[j]), r / m, out=stack[j])
-    cins = {r: stack[j] for j, r in enumerate(rs)}
+    size_range = np.arange(sets.shape[2] + 1, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cins = {r: (1.0 - r) / size_range + r / m for r in rs}
     for w, r in configs:
         # Bounds: fixing the best user for one position (the other positions' outputs sum to
         # 1 for that user) gives a lower bound; max of a product <= product of the maxima,
@@ -287,7 +287,7 @@ def _nonempty_sums(sets: I16, configs: list[tuple[F64, float]], m: int,
         # eq 11 per position with each set's own size; the configurations share the sets
         cin = cins[r]
         if not channels:
-            channels.append(replace(topics_channel(sets, m, cin, r / m), cin=cin))
+            channels.append(topics_channel(sets, m, cin, r / m, cin_codes=sizes))
         else:
             channels.append(replace(channels[0], cin=cin,
                                     beta=np.where(channels[0].mult > 0, r / m, 0.0)))
@@ -381,7 +381,11 @@ def iba_vulnerabilities(topics: npt.ArrayLike, weights: npt.ArrayLike, m: int,
     m = integer(m, "m", at_least=1, at_most=MAX_TOPICS, error=QIFParameterError)
     r = number(r, "r", lo=0.0, hi=1.0, error=QIFParameterError,
                why="r is the probability of a random topic")
-    tp = np.asarray(integer_array(topics, "topics", error=QIFParameterError), dtype=np.int64)
+    tp = integer_array(topics, "topics", error=QIFParameterError)
+    if tp.dtype not in (np.int16, np.int32, np.int64):
+        tp = tp.astype(np.int64)
+    # (a population's int16 sets stay int16: their int64 copy and its sorted copy were the
+    # QIF section's peak, 0.6 GB at 10M users)
     if tp.ndim != 2:
         raise QIFParameterError(f"topics must be an [n_sets, k] array, got shape {tp.shape}",
                                 field="topics")

@@ -80,15 +80,27 @@ def _prefix_of(index: int, dims: I64, p: int, out: I64) -> None:
         index //= dims[i]
 
 
+@njit(cache=True, inline="always")
+def _value(cin: F64, codes: Any, row: int, u: int, i: int) -> float:
+    """User ``u``'s held-topic value at position ``i`` in values row ``row``: ``cin[row,
+    codes[u, i]]`` (coded values: a few distinct values, one small code per user and
+    position), or ``cin[row, u·k + i]`` when ``codes`` has no rows (dense ``[n, k]``
+    values flattened; ``k = codes.shape[1]``)."""
+    if codes.shape[0] == 0:
+        return cin[row, u * codes.shape[1] + i]
+    return cin[row, codes[u, i]]
+
+
 # ------------------------------------------------------------------------------ maximum
 
 
 @njit(cache=True)
-def _max_layer(local: I32, cin: F64, w: F64, ci: I64, wi: I64, alpha: F64, beta: F64,
-               da: int, db: int) -> F64:
+def _max_layer(local: I32, cin: F64, codes: Any, w: F64, ci: I64, wi: I64, alpha: F64,
+               beta: F64, da: int, db: int) -> F64:
     """``M0[c, a, b] = max_u w_cu f_a f_b`` for every configuration c, over every user as if
-    it held no prefix topic (configuration c takes the values ``cin[ci[c]]`` and weights
-    ``w[wi[c]]``: configurations share them instead of each holding a copy)."""
+    it held no prefix topic (configuration c takes the values of row ``ci[c]`` of ``cin``
+    (``_value``) and weights ``w[wi[c]]``: configurations share them instead of each holding
+    a copy)."""
     n_cfg = ci.shape[0]
     k = local.shape[1]
     ia, ib = k - 2, k - 1
@@ -103,8 +115,9 @@ def _max_layer(local: I32, cin: F64, w: F64, ci: I64, wi: I64, alpha: F64, beta:
             wu = w[wc, u]
             if wu > g0:
                 g0 = wu
-            va, vb = wu * cin[cc, u, ia], wu * cin[cc, u, ib]
-            vab = wu * cin[cc, u, ia] * cin[cc, u, ib]
+            ca, cb = _value(cin, codes, cc, u, ia), _value(cin, codes, cc, u, ib)
+            va, vb = wu * ca, wu * cb
+            vab = wu * ca * cb
             for s in range(local.shape[2]):
                 a = local[u, ia, s]
                 if a >= 0 and va > r0[a]:
@@ -130,11 +143,12 @@ def _max_layer(local: I32, cin: F64, w: F64, ci: I64, wi: I64, alpha: F64, beta:
 
 
 @njit(cache=True, parallel=True)
-def _max_slices(local: I32, cin: F64, w: F64, ci: I64, wi: I64, alpha: F64, beta: F64,
-                mult: F64, dims: I64, ptr: I64, users: I32, m0: F64, n_blocks: int) -> F64:
+def _max_slices(local: I32, cin: F64, codes: Any, w: F64, ci: I64, wi: I64, alpha: F64,
+                beta: F64, mult: F64, dims: I64, ptr: I64, users: I32, m0: F64,
+                n_blocks: int) -> F64:
     """Per configuration, the sum over every slice of the max over users (module docstring):
     the invariant table ``m0`` scaled by the prefix's β, overlaid with the prefix holders
-    (configuration c: values ``cin[ci[c]]``, weights ``w[wi[c]]``)."""
+    (configuration c: values row ``ci[c]`` of ``cin`` (``_value``), weights ``w[wi[c]]``)."""
     n_cfg = ci.shape[0]
     k = local.shape[1]
     p = k - 2
@@ -183,14 +197,16 @@ def _max_slices(local: I32, cin: F64, w: F64, ci: I64, wi: I64, alpha: F64, beta
                         held = _holds(local, u, i2, x[i2])
                         for c in range(n_cfg):
                             if held:
-                                base[c] *= cin[ci[c], u, i2] * alpha[c, i2, x[i2]]
+                                base[c] *= (_value(cin, codes, ci[c], u, i2)
+                                            * alpha[c, i2, x[i2]])
                             else:
                                 base[c] *= beta[c, i2, x[i2]]
                     for c in range(n_cfg):
                         bc = base[c]
                         if bc > og[c]:
                             og[c] = bc
-                        va, vb = bc * cin[ci[c], u, ia], bc * cin[ci[c], u, ib]
+                        va = bc * _value(cin, codes, ci[c], u, ia)
+                        vb = bc * _value(cin, codes, ci[c], u, ib)
                         for s in range(local.shape[2]):
                             a = local[u, ia, s]
                             if a >= 0 and va > orow[c, a]:
@@ -212,7 +228,8 @@ def _max_slices(local: I32, cin: F64, w: F64, ci: I64, wi: I64, alpha: F64, beta
                                 touched[n_touched] = cell
                                 n_touched += 1
                             for c in range(n_cfg):
-                                v = base[c] * cin[ci[c], u, ia] * cin[ci[c], u, ib]
+                                v = (base[c] * _value(cin, codes, ci[c], u, ia)
+                                     * _value(cin, codes, ci[c], u, ib))
                                 if v > ocell[c, cell]:
                                     ocell[c, cell] = v
             for c in range(n_cfg):
@@ -449,10 +466,15 @@ class ProductChannel:
             position as collapsed topic indices (``-1`` for an empty slot); at least two
             positions.
         mult: ``float64[k, D]`` how many topics each collapsed index stands for (0 pads).
-        cin: ``float64[n, k]`` the value factor of a held topic.
+        cin: ``float64[n, k]`` the value factor of a held topic; or, with ``cin_codes``, the
+            table ``float64[c]`` of its distinct values.
         alpha: ``float64[k, D]`` per-topic factor of a held topic (1 for the Topics API).
         beta: ``float64[k, D]`` the value of a topic not held (q for the Topics API).
         dims: ``int64[k]`` collapsed indices per position.
+        cin_codes: ``None``, or ``int[n, k]`` each user's index into ``cin`` at each position
+            (Alvim et al.'s values depend on the set's size only: an ``int8`` per user and
+            position instead of a ``float64`` per configuration; 0.5 GB less at 10M users × 3
+            epochs and two values of r).
     """
 
     local: I32
@@ -461,6 +483,18 @@ class ProductChannel:
     alpha: F64
     beta: F64
     dims: I64
+    cin_codes: npt.NDArray[np.integer] | None = None
+
+    def dense_cin(self) -> F64:
+        """``float64[n, k]`` the value factor of each user's held topic at each position."""
+        return self.cin if self.cin_codes is None else self.cin[self.cin_codes]
+
+    def cin_min(self) -> F64:
+        """``float64[k]`` each position's smallest held-topic value over the users."""
+        if self.cin_codes is None:
+            return np.asarray(self.cin.min(axis=0), dtype=np.float64)
+        return np.array([self.cin[np.unique(self.cin_codes[:, i])].min()
+                         for i in range(self.cin_codes.shape[1])])
 
     @property
     def users(self) -> int:
@@ -492,9 +526,10 @@ class ProductChannel:
         k = self.positions
         q = np.ascontiguousarray(self.beta[:, 0])
         da, db = int(self.dims[k - 2]), int(self.dims[k - 1])
-        acc0, rows0, cols0, cells0 = _sum_layer(self.local, self.cin, weights, q, da, db, mode)
+        cin = np.ascontiguousarray(self.dense_cin())
+        acc0, rows0, cols0, cells0 = _sum_layer(self.local, cin, weights, q, da, db, mode)
         ptr, users = _inverted_lists(self.local, self.dims, k - 2)
-        totals = _sum_slices(self.local, self.cin, weights, q, self.mult, self.dims, ptr,
+        totals = _sum_slices(self.local, cin, weights, q, self.mult, self.dims, ptr,
                              users, acc0, rows0, cols0, cells0, mode, self._blocks())
         return float(totals.sum())
 
@@ -519,6 +554,11 @@ def max_sums(configs: list[tuple[ProductChannel, npt.ArrayLike]]) -> list[float]
     # configurations that share a values or weights array (the QIF tables: two r values
     # by two weightings) share its one row: stacking a copy per configuration was 1.3 GB of
     # the three-epoch tables of 10M users
+    k = first.positions
+    # coded values when every channel codes them alike (one code table, a values row per
+    # configuration); else dense [n, k] rows, flattened (``_value``)
+    coded = first.cin_codes is not None and all(
+        ch.cin_codes is first.cin_codes for ch, _ in configs)
     ws: list[F64] = []
     cins: list[F64] = []
     wi = np.empty(n_cfg, dtype=np.int64)
@@ -530,21 +570,27 @@ def max_sums(configs: list[tuple[ProductChannel, npt.ArrayLike]]) -> list[float]
         w = np.ascontiguousarray(weights, dtype=np.float64)
         if w.shape != (ch.users,) or not np.isfinite(w).all() or (w < 0).any():
             raise QIFError("weights must be one finite non-negative number per user")
-        low = ch.cin.min(axis=0)[:, None] * ch.alpha
+        low = ch.cin_min()[:, None] * ch.alpha
         if (low < ch.beta * (1 - 1e-12)).any():
             raise QIFError("a held topic must be at least as likely as one not held")
         wi[c] = _row_of(ws, w)
-        ci[c] = _row_of(cins, ch.cin)
+        ci[c] = _row_of(cins, np.asarray(ch.cin, dtype=np.float64) if coded
+                        else ch.dense_cin())
         alphas.append(ch.alpha)
         betas.append(ch.beta)
     w_all, cin_all = _stacked(ws), _stacked(cins)
     del ws, cins
+    if coded:
+        assert first.cin_codes is not None
+        codes: npt.NDArray[np.integer] = np.ascontiguousarray(first.cin_codes)
+    else:  # (a view: the stacked rows are contiguous)
+        cin_all = np.ascontiguousarray(cin_all).reshape(cin_all.shape[0], -1)
+        codes = np.zeros((0, k), dtype=np.int8)
     alpha_all, beta_all = np.stack(alphas), np.stack(betas)
-    k = first.positions
     da, db = int(first.dims[k - 2]), int(first.dims[k - 1])
-    m0 = _max_layer(first.local, cin_all, w_all, ci, wi, alpha_all, beta_all, da, db)
+    m0 = _max_layer(first.local, cin_all, codes, w_all, ci, wi, alpha_all, beta_all, da, db)
     ptr, users = _inverted_lists(first.local, first.dims, k - 2)
-    totals = _max_slices(first.local, cin_all, w_all, ci, wi, alpha_all, beta_all,
+    totals = _max_slices(first.local, cin_all, codes, w_all, ci, wi, alpha_all, beta_all,
                          first.mult[None], first.dims, ptr, users, m0, first._blocks())
     return [float(v) for v in totals.sum(axis=0)[:n_cfg]]
 
@@ -578,14 +624,16 @@ def _row_of(rows: list[F64], x: F64) -> int:
 
 
 def topics_channel(sets: npt.ArrayLike, m: int, cin: npt.ArrayLike, q: float | npt.ArrayLike,
-                   *, alpha: npt.ArrayLike | None = None) -> ProductChannel:
+                   *, alpha: npt.ArrayLike | None = None,
+                   cin_codes: npt.ArrayLike | None = None) -> ProductChannel:
     """The reporting channel of sets ``int[n, k, s]`` (``-1`` empty slots; every user holds
     a topic at every position) over topics ``0..m-1``.
 
     ``cin[u, i]`` is the value of a held topic (``(1 − r)/|σ| + r/m`` for Alvim et al.'s
     C_BN(+)_rDP, ``q_in`` for Carey et al.), ``q`` the value of any other topic: a number, one
     per position, or ``[k, m]`` per topic (then topics are not collapsed); ``alpha`` an
-    optional ``[k, m]`` per-topic factor of held topics.
+    optional ``[k, m]`` per-topic factor of held topics. With ``cin_codes`` (``int[n, k]``),
+    ``cin`` is the table of values they index instead (``ProductChannel.cin_codes``).
     """
     arr = np.asarray(sets)
     if arr.ndim != 3 or arr.shape[0] < 1 or arr.shape[1] < 1:
@@ -596,7 +644,17 @@ def topics_channel(sets: npt.ArrayLike, m: int, cin: npt.ArrayLike, q: float | n
     if not (arr >= 0).any(axis=2).all():
         raise QIFError("every user must hold a topic at every position")
     n, k, s = arr.shape
-    cin_a = np.broadcast_to(np.asarray(cin, dtype=np.float64), (n, k))
+    codes: npt.NDArray[np.integer] | None = None
+    if cin_codes is not None:
+        codes = np.asarray(cin_codes)
+        cin_a = np.asarray(cin, dtype=np.float64)
+        if (codes.shape != (n, k) or not np.issubdtype(codes.dtype, np.integer)
+                or cin_a.ndim != 1 or int(codes.min()) < 0
+                or int(codes.max()) >= cin_a.size):
+            raise QIFError(f"cin_codes must be [{n}, {k}] integer indices into the 1-D table "
+                           "cin")
+    else:
+        cin_a = np.broadcast_to(np.asarray(cin, dtype=np.float64), (n, k))
     q_arr = np.asarray(q, dtype=np.float64)
     per_topic = q_arr.ndim == 2 or alpha is not None
     beta_full = np.broadcast_to(q_arr.reshape(-1, 1) if q_arr.ndim == 1 else q_arr,
@@ -606,7 +664,12 @@ def topics_channel(sets: npt.ArrayLike, m: int, cin: npt.ArrayLike, q: float | n
     padded = k == 1
     if padded:  # a second position every user reports with value 1 changes no sum
         arr = np.concatenate([arr, np.full((n, 1, s), -1, dtype=arr.dtype)], axis=1)
-        cin_a = np.concatenate([cin_a, np.ones((n, 1))], axis=1)
+        if codes is None:
+            cin_a = np.concatenate([cin_a, np.ones((n, 1))], axis=1)
+        else:  # (the padding position's value 1 is the table's last entry)
+            cin_a = np.append(cin_a, 1.0)
+            codes = np.concatenate(
+                [codes, np.full((n, 1), cin_a.size - 1, dtype=codes.dtype)], axis=1)
         beta_full = np.concatenate([beta_full, np.ones((1, m))], axis=0)
         alpha_full = np.concatenate([alpha_full, np.ones((1, m))], axis=0)
         k = 2
@@ -643,4 +706,4 @@ def topics_channel(sets: npt.ArrayLike, m: int, cin: npt.ArrayLike, q: float | n
             mult[i, topics.size] = float(rest.size)
             beta_c[i, topics.size] = beta_full[i, rest[0]]
     return ProductChannel(local, mult, np.ascontiguousarray(cin_a), alpha_c, beta_c,
-                          np.asarray(dims, dtype=np.int64))
+                          np.asarray(dims, dtype=np.int64), cin_codes=codes)
