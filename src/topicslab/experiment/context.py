@@ -14,6 +14,7 @@ lets go of the release's synthetic users where the work ahead draws its own
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -91,34 +92,31 @@ class RunContext:
         """The population a stage made or read (no second read from its file)."""
         self._loaded["population"] = sets
 
-    def population_sets(self) -> Any:
-        if "population" not in self._loaded:
-            from topicslab import io as tio
+    def _once(self, key: str, load: Callable[[], Any]) -> Any:
+        if key not in self._loaded:
+            self._loaded[key] = load()
+        return self._loaded[key]
 
-            self._loaded["population"] = tio.read_sets(
-                self.pop_path, taxonomy=self.sets_taxonomy if self.sets_path else None)
-        return self._loaded["population"]
+    def population_sets(self) -> Any:
+        from topicslab import io as tio
+
+        return self._once("population", lambda: tio.read_sets(
+            self.pop_path, taxonomy=self.sets_taxonomy if self.sets_path else None))
 
     def statistics(self) -> Any:
-        if "statistics" not in self._loaded:
-            from topicslab import dp
+        from topicslab import dp
 
-            self._loaded["statistics"] = dp.load_statistics(self.stats_path)
-        return self._loaded["statistics"]
+        return self._once("statistics", lambda: dp.load_statistics(self.stats_path))
 
     def fitted(self) -> Any:
-        if "model" not in self._loaded:
-            from topicslab import model as tm
+        from topicslab import model as tm
 
-            self._loaded["model"] = tm.load_model(self.model_dir)
-        return self._loaded["model"]
+        return self._once("model", lambda: tm.load_model(self.model_dir))
 
     def synthetic_sets(self) -> Any:
-        if "synthetic" not in self._loaded:
-            from topicslab import io as tio
+        from topicslab import io as tio
 
-            self._loaded["synthetic"] = tio.read_sets(self.synth_path)
-        return self._loaded["synthetic"]
+        return self._once("synthetic", lambda: tio.read_sets(self.synth_path))
 
     def let_go_of_synthetic(self) -> None:
         """Drop the release's synthetic table where the work ahead draws its own users or
