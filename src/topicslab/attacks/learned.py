@@ -83,6 +83,7 @@ from torch import nn
 
 from topicslab._checks import flag, integer, is_integer
 from topicslab._json import DuplicateKeyError, bounded_int, dumps, loads, unique_keys
+from topicslab._kernels import sort_head
 from topicslab._progress import task
 from topicslab.api import Mechanism, observe
 from topicslab.api.answers import _mechanism
@@ -374,13 +375,7 @@ def _pair_score(uniq, u, queries, q, ew, cw, gw, pw, buf):
             hits += 1
     buf[m] = gw[hits]
     m += 1
-    for j in range(1, m):  # insertion sort (m <= 2c + 1)
-        v = buf[j]
-        i = j
-        while i > 0 and buf[i - 1] > v:
-            buf[i] = buf[i - 1]
-            i -= 1
-        buf[i] = v
+    sort_head(buf, m)  # (m <= 2c + 1)
     total = 0.0
     for j in range(m):
         total += buf[j]

@@ -864,23 +864,22 @@ def _trial_traces(pop: TopicSets | ChunkedSets, chosen: npt.NDArray[np.int64], w
                   ) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int16]]:
     """(website 1's traces of every user, website 2's of the targets ``chosen``): answers
     are a function of the API secret, the user id and the week, so a population drawn chunk
-    by chunk (``ChunkedSets``) gets the traces the whole table would, and is never held."""
-    if isinstance(pop, TopicSets):
-        site1 = observe(pop.sets, [0], weeks=weeks, seed=api_seed, mechanism=mech,
-                        user_ids=pop.user_ids)[0]
-        site2 = observe(pop.sets[chosen], [1], weeks=weeks, seed=api_seed, mechanism=mech,
-                        user_ids=pop.user_ids[chosen])[0]
-        return site1, site2
-    site1 = site2 = None
+    by chunk (``ChunkedSets``) gets the traces the whole table would, and is never held; a
+    ``TopicSets`` is one chunk."""
+    parts = [(0, pop)] if isinstance(pop, TopicSets) else pop.chunks()
     order = np.argsort(chosen, kind="stable")
     ranked = chosen[order]
-    for lo, part in pop.chunks():
+    site1: npt.NDArray[np.int16] | None = None
+    site2: npt.NDArray[np.int16] | None = None
+    for lo, part in parts:
         a = observe(part.sets, [0], weeks=weeks, seed=api_seed, mechanism=mech,
                     user_ids=part.user_ids)[0]
         if site1 is None:
-            site1 = np.empty((pop.n_users, a.shape[1]), dtype=a.dtype)
+            site1 = a if len(a) == pop.n_users else np.empty((pop.n_users, a.shape[1]),
+                                                             dtype=a.dtype)
             site2 = np.empty((len(chosen), a.shape[1]), dtype=a.dtype)
-        site1[lo:lo + len(a)] = a
+        if site1 is not a:
+            site1[lo:lo + len(a)] = a
         i, j = np.searchsorted(ranked, [lo, lo + len(a)])
         if j > i:
             rows = ranked[i:j] - lo

@@ -493,8 +493,12 @@ class ProductChannel:
         """``float64[k]`` each position's smallest held-topic value over the users."""
         if self.cin_codes is None:
             return np.asarray(self.cin.min(axis=0), dtype=np.float64)
-        return np.array([self.cin[np.unique(self.cin_codes[:, i])].min()
-                         for i in range(self.cin_codes.shape[1])])
+        out = np.empty(self.cin_codes.shape[1])
+        for i in range(out.size):  # (the codes present at the position: no sort of n codes)
+            present = np.zeros(self.cin.size, dtype=bool)
+            present[self.cin_codes[:, i]] = True
+            out[i] = self.cin[present].min()
+        return out
 
     @property
     def users(self) -> int:
