@@ -135,39 +135,79 @@ def _union2(p: I32, users: I32, w1: int, w2: int, bits: npt.NDArray[np.uint64], 
 
 
 @njit(cache=True)
+def _local_ids(p: I32, users: I32, w: int, lid: I64, tops: I64) -> int:
+    """Number the distinct week-w topics of ``users`` 0, 1, ... (``lid[topic]``, −1 for
+    the others; ``tops`` lists them in that order); returns how many there are."""
+    k = p.shape[2]
+    n_local = 0
+    for u in users:
+        for a in range(k):
+            t = p[u, w, a]
+            if lid[t] < 0:
+                lid[t] = n_local
+                tops[n_local] = t
+                n_local += 1
+    return n_local
+
+
+@njit(cache=True)
 def _pairwise3(p: I32, users: I32, wa: int, wb: int, wc: int, scratch: npt.NDArray[np.uint64],
-               words: int, mark: npt.NDArray[np.bool_], touched: I64) -> int:
+               lid: I64, tops: I64) -> int:
     """#{(x, y, z) : (x, y), (x, z) and (y, z) each in some user's 2-week box} over the weeks
-    (wa, wb, wc): Σ_x Σ_{y ∈ ab[x]} |ac[x] ∩ bc[y]|."""
-    m = mark.shape[0] // 3
-    size = m * words
-    ab = scratch[:size]
-    ac = scratch[size:2 * size]
-    bc = scratch[2 * size:3 * size]
-    na = _rows(p, users, wa, wb, ab, words, mark[:m], touched[:m], 0)
-    _rows(p, users, wa, wc, ac, words, mark[m:2 * m], touched[m:2 * m], 0)
-    nb = _rows(p, users, wb, wc, bc, words, mark[2 * m:], touched[2 * m:], 0)
-    c = 0
-    for j in range(na):
-        x = touched[j]
-        for w in range(words):
-            bitsy = ab[x * words + w]
+    (wa, wb, wc): Σ_x Σ_{y ∈ ab[x]} |ac[x] ∩ bc[y]|, on bitset rows over the users' own
+    topics of each week (numbered by ``_local_ids``: a node's users hold a few dozen, so a
+    row is a word or two instead of ⌈m/64⌉)."""
+    k = p.shape[2]
+    m = lid.shape[0] // 3
+    na = _local_ids(p, users, wa, lid[:m], tops[:m])
+    nb = _local_ids(p, users, wb, lid[m:2 * m], tops[m:2 * m])
+    nc = _local_ids(p, users, wc, lid[2 * m:], tops[2 * m:])
+    wbw = (nb + 63) // 64
+    wcw = (nc + 63) // 64
+    ab = scratch[:na * wbw]
+    ac = scratch[na * wbw:na * (wbw + wcw)]
+    bc = scratch[na * (wbw + wcw):na * (wbw + wcw) + nb * wcw]
+    ab[:] = 0
+    ac[:] = 0
+    bc[:] = 0
+    one = np.uint64(1)
+    for u in users:
+        for a in range(k):
+            x = lid[p[u, wa, a]]
+            for b in range(k):
+                y = lid[m + p[u, wb, b]]
+                ab[x * wbw + (y >> 6)] |= one << np.uint64(y & 63)
+            for c in range(k):
+                z = lid[2 * m + p[u, wc, c]]
+                ac[x * wcw + (z >> 6)] |= one << np.uint64(z & 63)
+        for b in range(k):
+            y = lid[m + p[u, wb, b]]
+            for c in range(k):
+                z = lid[2 * m + p[u, wc, c]]
+                bc[y * wcw + (z >> 6)] |= one << np.uint64(z & 63)
+    count = 0
+    for x in range(na):
+        for w in range(wbw):
+            bitsy = ab[x * wbw + w]
             while bitsy:
-                low = bitsy & (~bitsy + np.uint64(1))
-                y = w * 64 + _popcount(low - np.uint64(1))
+                low = bitsy & (~bitsy + one)
+                y = w * 64 + _popcount(low - one)
                 bitsy ^= low
-                for v in range(words):
-                    c += _popcount(ac[x * words + v] & bc[y * words + v])
-    _clear_rows(ab, words, mark[:m], touched[:m], na)
-    _clear_rows(ac, words, mark[m:2 * m], touched[m:2 * m], na)  # ac's rows are ab's
-    _clear_rows(bc, words, mark[2 * m:], touched[2 * m:], nb)
-    return c
+                for v in range(wcw):
+                    count += _popcount(ac[x * wcw + v] & bc[y * wcw + v])
+    for j in range(na):
+        lid[tops[j]] = -1
+    for j in range(nb):
+        lid[m + tops[m + j]] = -1
+    for j in range(nc):
+        lid[2 * m + tops[2 * m + j]] = -1
+    return count
 
 
 @njit(cache=True)
 def _leaf(p: I32, users: I32, specs: I64, out: I64, fout: F64,
           scratch: npt.NDArray[np.uint64], words: int, mark: npt.NDArray[np.bool_],
-          touched: I64) -> None:
+          touched: I64, lid: I64) -> None:
     """Add each spec's product over its groups for the users ``users`` (one covered tuple)."""
     m = mark.shape[0] // 3
     for s in range(specs.shape[0]):
@@ -181,7 +221,7 @@ def _leaf(p: I32, users: I32, specs: I64, out: I64, fout: F64,
             elif c < 0:
                 v *= _union2(p, users, a, b, scratch[:m * words], words, mark[:m], touched[:m])
             else:
-                v *= _pairwise3(p, users, a, b, c, scratch, words, mark, touched)
+                v *= _pairwise3(p, users, a, b, c, scratch, lid, touched)
             if v == 0:
                 break
         out[s] += v
@@ -194,14 +234,93 @@ SMALL = 4
 
 
 @njit(cache=True)
-def _few(p: I32, buf: I32, s0: int, e0: int, zw: I64, d: int, specs: I64, tail: I64,
-         out: I64, fout: F64, val: I64, fval: F64, inter: I64, sub: I32,
-         scratch: npt.NDArray[np.uint64], words: int, mark: npt.NDArray[np.bool_],
-         touched: I64) -> None:
+def _membership(p: I32, buf: I32, s0: int, e0: int, gw: I64, tmask: I64, count: I64,
+                masks: I64, n_masks: I64) -> None:
+    """For the users ``buf[s0:e0]`` (h ≤ SMALL) and each group week ``gw[g]``:
+    ``count[g, M]`` topics are held by exactly the users of bit set M (bit b: user
+    ``buf[s0 + b]``), and ``masks[g, :n_masks[g]]`` lists the M that occur."""
+    k = p.shape[2]
+    h = e0 - s0
+    for g in range(gw.shape[0]):
+        w = gw[g]
+        count[g, :] = 0
+        for b in range(h):
+            u = buf[s0 + b]
+            for a in range(k):
+                tmask[p[u, w, a]] |= 1 << b
+        for b in range(h):
+            u = buf[s0 + b]
+            for a in range(k):
+                t = p[u, w, a]
+                if tmask[t]:
+                    count[g, tmask[t]] += 1
+                    tmask[t] = 0
+        nm = 0
+        for mk in range(1, 1 << h):
+            if count[g, mk]:
+                masks[g, nm] = mk
+                nm += 1
+        n_masks[g] = nm
+
+
+@njit(cache=True)
+def _masked_value(specs: I64, s: int, S: int, slot: I64, count: I64, masks: I64,
+                  n_masks: I64) -> int:
+    """Spec ``s``'s product over its groups for the users of bit set S, from the topics'
+    membership sets (``_membership``): a pair (x, y) lies in some user's 2-week box exactly
+    when M(x) ∩ M(y) ∩ S ≠ ∅, so a union is a sum over membership sets, not over topics
+    (the bitset rows of ``_leaf`` cost ~5× more on the nodes of 2–4 users)."""
+    v = 1
+    for grp in range(specs.shape[1]):
+        a, b, c = specs[s, grp, 0], specs[s, grp, 1], specs[s, grp, 2]
+        if a < 0:
+            continue
+        ga = slot[a]
+        x = 0
+        if b < 0:
+            for i in range(n_masks[ga]):
+                if masks[ga, i] & S:
+                    x += count[ga, masks[ga, i]]
+        elif c < 0:
+            gb = slot[b]
+            for i in range(n_masks[ga]):
+                ma = masks[ga, i] & S
+                if ma == 0:
+                    continue
+                na = count[ga, masks[ga, i]]
+                for j in range(n_masks[gb]):
+                    if ma & masks[gb, j]:
+                        x += na * count[gb, masks[gb, j]]
+        else:
+            gb, gc = slot[b], slot[c]
+            for i in range(n_masks[ga]):
+                ma = masks[ga, i] & S
+                if ma == 0:
+                    continue
+                na = count[ga, masks[ga, i]]
+                for j in range(n_masks[gb]):
+                    mb = masks[gb, j] & S
+                    if ma & mb == 0:
+                        continue
+                    nab = na * count[gb, masks[gb, j]]
+                    for q in range(n_masks[gc]):
+                        mc = masks[gc, q]
+                        if ma & mc and mb & mc:
+                            x += nab * count[gc, mc]
+        v *= x
+        if v == 0:
+            break
+    return v
+
+
+@njit(cache=True)
+def _few(p: I32, buf: I32, s0: int, e0: int, zw: I64, d: int, gw: I64, specs: I64,
+         tail: I64, out: I64, fout: F64, inter: I64, slot: I64, tmask: I64, count: I64,
+         masks: I64, n_masks: I64) -> None:
     """A node of h ≤ SMALL users below depth d: the tuples of the remaining weeks covered by
     exactly the users S number e(S) = Σ_{S' ⊇ S} (−1)^{|S' − S|} I(S'), I(S') = Π_w
     |∩_{u∈S'} S_u^w| (Möbius over supersets), and each such tuple adds every spec's value
-    for the users S."""
+    for the users S (``_masked_value``)."""
     k = p.shape[2]
     nz = zw.shape[0]
     h = e0 - s0
@@ -236,6 +355,8 @@ def _few(p: I32, buf: I32, s0: int, e0: int, zw: I64, d: int, specs: I64, tail: 
             if size == 0:
                 break
         inter[mask] = size
+    if gw.shape[0]:
+        _membership(p, buf, s0, e0, gw, tmask, count, masks, n_masks)
     for mask in range(1, full + 1):
         exact = 0
         for sup in range(mask, full + 1):
@@ -248,22 +369,12 @@ def _few(p: I32, buf: I32, s0: int, e0: int, zw: I64, d: int, specs: I64, tail: 
                 exact += -inter[sup] if extra & 1 else inter[sup]
         if exact == 0:
             continue
-        n_sub = 0
-        for b in range(h):
-            if mask >> b & 1:
-                sub[n_sub] = buf[s0 + b]
-                n_sub += 1
-        val[:] = 0
-        fval[:] = 0.0
-        if n_sub == 1:
-            for s in range(specs.shape[0]):
-                val[s] = tail[s, nz]
-                fval[s] = tail[s, nz]
-        else:
-            _leaf(p, sub[:n_sub], specs, val, fval, scratch, words, mark, touched)
+        single = mask & (mask - 1) == 0
         for s in range(specs.shape[0]):
-            out[s] += exact * val[s]
-            fout[s] += exact * fval[s]
+            v = tail[s, nz] if single else _masked_value(specs, s, mask, slot, count, masks,
+                                                         n_masks)
+            out[s] += exact * v
+            fout[s] += float(exact) * float(v)
 
 
 @njit(cache=True)
@@ -305,14 +416,19 @@ def _walk(p: I32, zw: I64, gw: I64, specs: I64, tail: I64, m: int, first: I32, o
     sp = 1
     mark = np.zeros(3 * m, dtype=np.bool_)
     touched = np.empty(3 * m, dtype=np.int64)
+    lid = np.full(3 * m, -1, dtype=np.int64)
     scratch = np.zeros(3 * m * words, dtype=np.uint64)
     cnt = np.zeros(m + 1, dtype=np.int64)
     keys = np.empty(64, dtype=np.int32)
     vals = np.empty(64, dtype=np.int32)
-    val = np.zeros(specs.shape[0], dtype=np.int64)
-    fval = np.zeros(specs.shape[0], dtype=np.float64)
     inter = np.zeros(1 << SMALL, dtype=np.int64)
-    sub = np.empty(SMALL, dtype=np.int32)
+    slot = np.full(p.shape[1], -1, dtype=np.int64)  # a group week's row in count/masks
+    for g in range(gw.shape[0]):
+        slot[gw[g]] = g
+    tmask = np.zeros(m, dtype=np.int64)
+    count = np.zeros((gw.shape[0], 1 << SMALL), dtype=np.int64)
+    masks = np.zeros((gw.shape[0], 1 << SMALL), dtype=np.int64)
+    n_masks = np.zeros(gw.shape[0], dtype=np.int64)
     while sp > 0:
         sp -= 1
         d, s0, e0 = fdepth[sp], fs[sp], fe[sp]
@@ -326,11 +442,11 @@ def _walk(p: I32, zw: I64, gw: I64, specs: I64, tail: I64, m: int, first: I32, o
                 fout[s] += tail[s, d]
             continue
         if d == nz:
-            _leaf(p, buf[s0:e0], specs, out, fout, scratch, words, mark, touched)
+            _leaf(p, buf[s0:e0], specs, out, fout, scratch, words, mark, touched, lid)
             continue
         if h <= SMALL:
-            _few(p, buf, s0, e0, zw, d, specs, tail, out, fout, val, fval, inter,
-                 sub, scratch, words, mark, touched)
+            _few(p, buf, s0, e0, zw, d, gw, specs, tail, out, fout, inter, slot, tmask,
+                 count, masks, n_masks)
             continue
         w = zw[d]
         ne = h * k
@@ -420,7 +536,8 @@ def _leaf_all(p: I32, specs: I64, m: int) -> tuple[I64, F64]:
     words = (m + 63) // 64
     users = np.arange(p.shape[0]).astype(np.int32)
     _leaf(p, users, specs, out, fout, np.zeros(3 * m * words, dtype=np.uint64), words,
-          np.zeros(3 * m, dtype=np.bool_), np.empty(3 * m, dtype=np.int64))
+          np.zeros(3 * m, dtype=np.bool_), np.empty(3 * m, dtype=np.int64),
+          np.full(3 * m, -1, dtype=np.int64))
     return out, fout
 
 
