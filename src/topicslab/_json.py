@@ -56,7 +56,16 @@ def jsonable(obj: Any, *, other: Callable[[Any], Any] | None = None) -> Any:
     if isinstance(obj, os.PathLike):
         return os.fspath(obj)
     if isinstance(obj, dict):
-        return {str(k): jsonable(v, other=other) for k, v in obj.items()}
+        out: dict[str, Any] = {}
+        given: dict[str, Any] = {}
+        for k, v in obj.items():
+            key = str(k)
+            if key in out:  # ({1: "a", "1": "b"} kept one of the two values without a word)
+                raise ValueError(f"the keys {given[key]!r} and {k!r} are both {key!r} in "
+                                 "JSON: one value would be lost; give distinct keys")
+            given[key] = k
+            out[key] = jsonable(v, other=other)
+        return out
     if isinstance(obj, list | tuple):
         return [jsonable(v, other=other) for v in obj]
     if isinstance(obj, set | frozenset):
@@ -80,7 +89,12 @@ def dumps(obj: Any, **kwargs: Any) -> str:
     """``json.dumps`` of ``jsonable(obj)`` with ``allow_nan=False`` (``kwargs``: ``indent``,
     ``sort_keys``, ``ensure_ascii``; ``other`` goes to :func:`jsonable`)."""
     other = kwargs.pop("other", None)
-    return json.dumps(jsonable(obj, other=other), allow_nan=False, **kwargs)
+    try:
+        plain = jsonable(obj, other=other)
+    except RecursionError:  # (a dict or list holding itself: RecursionError, no word of why)
+        raise ValueError("cannot write as JSON: it holds itself (a circular reference) or "
+                         "is nested too deeply") from None
+    return json.dumps(plain, allow_nan=False, **kwargs)
 
 
 class DuplicateKeyError(ValueError):

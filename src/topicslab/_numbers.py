@@ -46,11 +46,18 @@ def format_number(x: Any, *, percent: bool = False, digits: int = 4, decimals: i
         x = _JSON_INFINITY[x]
     if isinstance(x, bool | np.bool_):
         return "yes" if x else "no"
-    if isinstance(x, Integral) and not percent:
-        return f"{int(x):,}"
+    if isinstance(x, Integral):
+        # (exact also as a percentage: float() of an integer past 1e308 was an
+        # OverflowError)
+        if not percent:
+            return f"{int(x):,}"
+        return f"{100 * int(x):,}" + ("." + "0" * decimals if decimals > 0 else "") + "%"
     if not isinstance(x, Real):
         return str(x)
-    v = float(x) + 0.0  # (-0.0 is 0)
+    try:
+        v = float(x) + 0.0  # (-0.0 is 0)
+    except OverflowError:  # (a Fraction past a float's range)
+        return str(x)
     if math.isnan(v):
         return MISSING
     if math.isinf(v):

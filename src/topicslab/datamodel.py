@@ -108,6 +108,17 @@ class TopicSets:
         """A view on some users and/or weeks (ids and metadata kept)."""
         u = slice(None) if users is None else users
         w = slice(None) if weeks is None else weeks
+        for name, index, axis in (("users", u, 0), ("weeks", w, 1)):
+            # an index past the table or of no index kind was NumPy's IndexError, and one
+            # number (not a slice or a list) dropped the axis: "must be [n_users, n_weeks, k]"
+            if isinstance(index, int | np.integer) and not isinstance(index, bool):
+                raise TypeError(f"subset takes a slice, a list or a mask as {name}, got the "
+                                f"number {index} (e.g. [{index}] for that one)")
+            try:
+                np.empty(self.sets.shape[axis], dtype=np.bool_)[index]
+            except IndexError as exc:
+                raise InputError(f"cannot select {name} {index!r} of {self.sets.shape[axis]}: "
+                                 f"{exc}", field=name) from None
         return TopicSets(self.sets[u][:, w], self.taxonomy, self.user_ids[u],
                          dict(self.metadata))
 
@@ -222,6 +233,13 @@ class ChunkedSets:
     chunk_users: int = 1 << 20
 
     def __post_init__(self) -> None:
+        if not callable(self.draw):  # (failed at the first chunk, as "'int' object is not
+            # callable")
+            raise TypeError("ChunkedSets takes a function draw(first_user, n) -> TopicSets, "
+                            f"got {type(self.draw).__name__}")
+        # a version name ("v2", as TopicSets takes) was kept as text: an AttributeError
+        # ('str' object has no attribute 'size') deep in the attacks
+        object.__setattr__(self, "taxonomy", resolve(self.taxonomy))
         for name in ("n_users", "n_weeks", "k", "chunk_users"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < (
@@ -240,6 +258,11 @@ class ChunkedSets:
                 raise InputError(f"a chunk of users {lo}..{lo + n - 1} came back as {shape}, "
                                  f"not {n} users × {self.n_weeks} weeks × {self.k} topics",
                                  field="draw")
+            if part.taxonomy.version != self.taxonomy.version:
+                # (its topic indices were read as the declared taxonomy's: other topics)
+                raise InputError(f"a chunk of users {lo}..{lo + n - 1} came back in taxonomy "
+                                 f"{part.taxonomy.version}, not the declared "
+                                 f"{self.taxonomy.version}", field="draw")
             yield lo, part
 
     def whole(self) -> TopicSets:

@@ -36,6 +36,7 @@ from numba import njit, prange
 
 from topicslab._checks import integer
 from topicslab.api import Mechanism
+from topicslab.api.answers import _mechanism
 from topicslab.datamodel import TopicSets
 from topicslab.errors import InputError
 
@@ -173,9 +174,15 @@ def bayes_risk(sets: TopicSets, *, weeks: int = 4, mechanism: Mechanism | None =
             for every user.
         seed: draws the targets and their traces.
     """
-    mech = mechanism or Mechanism(k=sets.k, taxonomy=sets.taxonomy)
+    if not isinstance(sets, TopicSets):  # (an array or None: an AttributeError on .k)
+        raise TypeError(f"bayes_risk takes TopicSets, got {type(sets).__name__}")
+    # (a number or text as mechanism: an AttributeError on .k)
+    mech = _mechanism(mechanism) if mechanism is not None else Mechanism(
+        k=sets.k, taxonomy=sets.taxonomy)
     if mech.k != sets.k or mech.tax.size != sets.taxonomy.size:
         raise InputError("the mechanism's k / taxonomy do not match the sets", field="k")
+    if sets.n_users == 0:  # (a ZeroDivisionError in the interval)
+        raise InputError("the sets hold no users: there is nothing to attack", field="sets")
     r = integer(weeks, "weeks", at_least=1)
     if r > sets.n_weeks:
         raise InputError(f"{r} weeks asked, the sets have {sets.n_weeks}", field="weeks")

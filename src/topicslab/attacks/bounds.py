@@ -48,6 +48,7 @@ from numba import njit, prange
 from topicslab._checks import MAX_COUNT, flag, integer, integer_array, number
 from topicslab._json import json_number
 from topicslab.api import Mechanism, observe
+from topicslab.api.answers import _mechanism
 from topicslab.attacks.asymmetric import asymmetric_weights
 from topicslab.attacks.popularity import estimate_popularity
 from topicslab.datamodel import TopicSets
@@ -384,7 +385,9 @@ def reid_bounds(
     max_cells = integer(max_cells, "max_cells", at_least=0)
     if not isinstance(certify, bool):
         raise InputError(f"certify must be True or False, got {certify!r}", field="certify")
-    mech = mechanism or Mechanism(k=sets.k, taxonomy=sets.taxonomy)
+    # (a number or text as mechanism: an AttributeError on .k)
+    mech = _mechanism(mechanism) if mechanism is not None else Mechanism(
+        k=sets.k, taxonomy=sets.taxonomy)
     if mech.k != sets.k or mech.tax.size != sets.taxonomy.size:
         raise InputError("the mechanism's k / taxonomy do not match the sets", field="k")
     # (an array of popularities was NumPy's "truth value of an array is ambiguous")

@@ -850,6 +850,9 @@ def _population(sets: TopicSets | ChunkedSets, populations: Populations | None, 
     if callable(populations):
         pop = populations(trial)
     else:
+        if not isinstance(populations, Sequence):  # (5: "object of type 'int' has no len()")
+            raise TypeError("populations takes a sequence of TopicSets (one per trial) or a "
+                            f"function of the trial, got {type(populations).__name__}")
         if trial >= len(populations):
             raise InputError(f"{len(populations)} populations given for more trials",
                              field="populations")

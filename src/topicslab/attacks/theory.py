@@ -24,6 +24,7 @@ from typing import Any
 from topicslab._checks import flag, integer
 from topicslab._progress import task
 from topicslab.api import Mechanism
+from topicslab.api.answers import _mechanism
 from topicslab.attacks.bayes import BayesRisk, bayes_risk
 from topicslab.attacks.bounds import MAX_CELLS, ReidBounds, reid_bounds
 from topicslab.attacks.protocol import RiskResult, risk_curve
@@ -95,7 +96,9 @@ def theory_curve(
     progress = flag(progress, "progress")
     if not isinstance(sets, TopicSets):  # (an array failed on .k)
         raise TypeError(f"theory_curve takes TopicSets, got {type(sets).__name__}")
-    mech = mechanism or Mechanism(k=sets.k, taxonomy=sets.taxonomy)
+    # (0, "" or False as mechanism were taken for "the default")
+    mech = _mechanism(mechanism) if mechanism is not None else Mechanism(
+        k=sets.k, taxonomy=sets.taxonomy)
     # weeks=[2.5] ran r = 2, weeks="12" r = 1 and 2, [True] r = 1: cast, never checked
     if isinstance(weeks, str | bytes):
         raise InputError(f"weeks must be a sequence of integers, got {weeks!r}", field="weeks")

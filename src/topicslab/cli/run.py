@@ -200,15 +200,35 @@ def _check_layout(out_dir: Path, reference: bool, computes_stats: bool) -> None:
     """Refuse, before any stage, a run directory where one of the run's own names is of the
     other kind: a directory named report.html or results.json failed the run at its very end
     (IsADirectoryError, exit code 1), a file named model after the stages before the fit."""
-    files = [*_RUN_FILES, *(["pop.parquet"] if reference else [])]
-    for name in files:
-        if (out_dir / name).is_dir():
+    from topicslab._paths import _same_or_inside
+    from topicslab.dp.release import RELEASE_FILES
+    from topicslab.experiment.stages import STAGES
+
+    # (with the files the stages declare inside the run's directories: a directory named
+    # model/model.json was refused by the fit's closing rename, after the stages before it
+    # and the fit itself had run)
+    declared = [name for stage in STAGES if not callable(stage.artefacts)
+                for name in stage.artefacts]
+    files = [*_RUN_FILES, *declared,
+             *([f"stats/{name}" for name in RELEASE_FILES] if computes_stats else [])]
+    for name in dict.fromkeys(files):
+        if name == "pop.parquet" and not reference:
+            continue
+        if (out_dir / name).is_dir() and not (out_dir / name).is_symlink():
             raise InputError("is a directory where the run writes a file: remove it, or "
                              "choose another --out", file=str(out_dir / name), field="--out")
     for name in [*_RUN_DIRS, *(["stats"] if computes_stats else [])]:
-        if (out_dir / name).exists() and not (out_dir / name).is_dir():
+        path = out_dir / name
+        if path.exists() and not path.is_dir():
             raise InputError("is a file where the run writes a directory: remove it, or "
-                             "choose another --out", file=str(out_dir / name), field="--out")
+                             "choose another --out", file=str(path), field="--out")
+        if path.is_symlink() and not _same_or_inside(path.resolve(), out_dir.resolve()):
+            # the stage's files were written through the link: model -> another run's model
+            # directory replaced that run's model under its report and stage record
+            raise InputError(f"is a link to {path.resolve()}, outside --out; the run "
+                             "replaces this directory's files, which would change that "
+                             "other location: remove the link, or choose another --out",
+                             file=str(path), field="--out")
 
 
 def _release_weeks(text: str | None) -> tuple[int, ...] | None:

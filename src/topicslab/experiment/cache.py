@@ -20,6 +20,7 @@ Public names:
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -128,7 +129,15 @@ class StageCache:
         """Wall time the recorded run of ``stage`` took (``None`` if unknown)."""
         rec = self._record.get(stage)
         sec = rec.get("seconds") if isinstance(rec, dict) else None
-        return float(sec) if isinstance(sec, int | float) else None
+        # (not covered by the record's hashes: 1e400 edited in, read as inf, failed the run
+        # at its very end, naming results.json; true or -5 went into the report)
+        if isinstance(sec, bool) or not isinstance(sec, int | float):
+            return None
+        try:
+            value = float(sec)
+        except OverflowError:  # (an integer past a float's range)
+            return None
+        return value if math.isfinite(value) and value >= 0 else None
 
     def record(self, stage: str, key: str, summary: dict[str, Any],
                seconds: float | None = None, artefacts: Sequence[str] = ()) -> None:

@@ -325,7 +325,14 @@ def pick_taxonomy(
 def encode_meta(block: dict[str, Any]) -> bytes:
     """The ``topicslab`` JSON block (``_json.jsonable``'s rule; a value of no JSON kind in
     the user's provenance as its text)."""
-    return dumps(block, sort_keys=True, other=str).encode("utf-8")
+    text = dumps(block, sort_keys=True, other=str)
+    try:  # (an integer past 64 bits was written, and the file then refused when read back:
+        # "corrupt topicslab metadata (not JSON)")
+        loads(text, parse_int=bounded_int)
+    except IntegerTooLargeError as exc:
+        raise InputError(f"{exc}, which topicslab's files do not hold: give it as text",
+                         field="metadata") from None
+    return text.encode("utf-8")
 
 
 def decode_meta(raw: dict[bytes, bytes] | None, *, file: str) -> dict[str, Any] | None:

@@ -485,6 +485,44 @@ class ProductChannel:
     dims: I64
     cin_codes: npt.NDArray[np.integer] | None = None
 
+    def __post_init__(self) -> None:
+        # the kernels index the tables with the collapsed indices unchecked: a channel built
+        # by hand with a dimension too small read and wrote past its arrays (the process
+        # ended in "corrupted size vs. prev_size", or a sum of garbage)
+        local = self.local
+        if (not isinstance(local, np.ndarray) or local.ndim != 3 or local.shape[1] < 2
+                or local.dtype not in (np.int16, np.int32)):
+            raise QIFError("local must be an int16 or int32 [users, positions, slots] array "
+                           "of at least two positions")
+        n, k, _ = local.shape
+        dims = self.dims
+        if (not isinstance(dims, np.ndarray) or dims.dtype != np.int64 or dims.shape != (k,)
+                or (k and int(dims.min()) < 1)):
+            raise QIFError(f"dims must be int64[{k}], at least 1 index per position")
+        width = int(dims.max())
+        for name in ("mult", "alpha", "beta"):
+            table = getattr(self, name)
+            if (not isinstance(table, np.ndarray) or table.dtype != np.float64
+                    or table.ndim != 2 or table.shape[0] != k or table.shape[1] < width):
+                raise QIFError(f"{name} must be float64[{k}, at least {width}] (one row per "
+                               "position, a column per collapsed index)")
+        if local.size and (int(local.min()) < -1
+                           or (local.max(axis=(0, 2)) >= dims).any()):
+            raise QIFError("local must hold collapsed indices 0..dims-1 of each position "
+                           "(-1: an empty slot)")
+        cin, codes = self.cin, self.cin_codes
+        if not isinstance(cin, np.ndarray) or cin.dtype != np.float64:
+            raise QIFError("cin must be a float64 array")
+        if codes is None:
+            if cin.shape != (n, k):
+                raise QIFError(f"cin must be float64[{n}, {k}] (one value per user and "
+                               "position)")
+        elif (not isinstance(codes, np.ndarray) or not np.issubdtype(codes.dtype, np.integer)
+              or codes.shape != (n, k) or cin.ndim != 1
+              or (codes.size and (int(codes.min()) < 0 or int(codes.max()) >= cin.size))):
+            raise QIFError(f"cin_codes must be [{n}, {k}] integer indices into the 1-D table "
+                           "cin")
+
     def dense_cin(self) -> F64:
         """``float64[n, k]`` the value factor of each user's held topic at each position."""
         return self.cin if self.cin_codes is None else self.cin[self.cin_codes]
@@ -546,13 +584,21 @@ class ProductChannel:
         """``H = −Σ_t v̄ log v̄``, ``v̄(t) = Σ_u w_u Π_i (...)`` (nats; weights default 1/n:
         the output entropy under a uniform user)."""
         w = (np.full(self.users, 1.0 / self.users) if weights is None
-             else np.ascontiguousarray(weights, dtype=np.float64))
+             else _weights(weights, self.users))
         return self._sums(w, _MODE_ENTROPY)
 
 
 def max_sums(configs: list[tuple[ProductChannel, npt.ArrayLike]]) -> list[float]:
     """``ProductChannel.max_sum`` of several channels over the same sets (same ``local``,
     ``mult`` and ``dims``; values and weights may differ) in one pass over the users."""
+    # (no configuration was an IndexError, an item not a (channel, weights) pair an
+    # AttributeError)
+    if not isinstance(configs, list | tuple) or not all(
+            isinstance(c, tuple) and len(c) == 2 and isinstance(c[0], ProductChannel)
+            for c in configs):
+        raise TypeError("max_sums takes a list of (ProductChannel, weights) pairs")
+    if not configs:
+        return []
     first = configs[0][0]
     n_cfg = len(configs)
     # configurations that share a values or weights array (the QIF tables: two r values
@@ -571,9 +617,7 @@ def max_sums(configs: list[tuple[ProductChannel, npt.ArrayLike]]) -> list[float]
     for c, (ch, weights) in enumerate(configs):
         if ch.local is not first.local and not np.array_equal(ch.local, first.local):
             raise QIFError("max_sums needs channels over the same sets")
-        w = np.ascontiguousarray(weights, dtype=np.float64)
-        if w.shape != (ch.users,) or not np.isfinite(w).all() or (w < 0).any():
-            raise QIFError("weights must be one finite non-negative number per user")
+        w = _weights(weights, ch.users)
         low = ch.cin_min()[:, None] * ch.alpha
         if (low < ch.beta * (1 - 1e-12)).any():
             raise QIFError("a held topic must be at least as likely as one not held")
@@ -597,6 +641,18 @@ def max_sums(configs: list[tuple[ProductChannel, npt.ArrayLike]]) -> list[float]
     totals = _max_slices(first.local, cin_all, codes, w_all, ci, wi, alpha_all, beta_all,
                          first.mult[None], first.dims, ptr, users, m0, first._blocks())
     return [float(v) for v in totals.sum(axis=0)[:n_cfg]]
+
+
+def _weights(weights: npt.ArrayLike, users: int) -> F64:
+    """``weights`` as ``float64[users]``, finite and non-negative (``entropy`` took any
+    length, and its kernel read past a shorter array)."""
+    try:
+        w = np.ascontiguousarray(weights, dtype=np.float64)
+    except (TypeError, ValueError):
+        w = np.zeros(0)
+    if w.shape != (users,) or not np.isfinite(w).all() or (w < 0).any():
+        raise QIFError("weights must be one finite non-negative number per user")
+    return w
 
 
 def _stacked(rows: list[F64]) -> F64:
@@ -640,6 +696,8 @@ def topics_channel(sets: npt.ArrayLike, m: int, cin: npt.ArrayLike, q: float | n
     ``cin`` is the table of values they index instead (``ProductChannel.cin_codes``).
     """
     arr = np.asarray(sets)
+    if not np.issubdtype(arr.dtype, np.integer):  # (fractions: an IndexError inside)
+        raise QIFError(f"sets must be an integer array of topic indices, got dtype {arr.dtype}")
     if arr.ndim != 3 or arr.shape[0] < 1 or arr.shape[1] < 1:
         raise QIFError(f"sets must be a non-empty [users, positions, slots] array, got shape "
                        f"{arr.shape}")
