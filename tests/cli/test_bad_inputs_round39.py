@@ -81,6 +81,32 @@ def test_a_run_directory_linked_outside_the_run_is_refused(work: Path, name: str
     assert tree(work) == before
 
 
+@pytest.mark.parametrize("name", ["model", "stats", "validation"])
+def test_the_python_api_refuses_a_run_directory_linked_outside_the_run(work: Path,
+                                                                       name: str) -> None:
+    """``experiment.run`` makes the same checks as the command (they were the command's
+    only, and the Python API wrote through the link)."""
+    from topicslab import experiment
+
+    out = _run_dir(work)
+    (out / name).symlink_to(work / "other" / name, target_is_directory=True)
+    before = tree(work)
+    with pytest.raises(InputError, match="outside --out"):
+        experiment.run("smoke", out, users=300, overrides={"fit_steps": 2, "types": 2})
+    assert tree(work) == before
+
+
+def test_the_python_api_refuses_a_foreign_directory(work: Path) -> None:
+    from topicslab import experiment
+
+    (work / "m").mkdir()
+    (work / "m" / "model.json").write_text("{}", encoding="utf-8")
+    before = tree(work)
+    with pytest.raises(InputError, match="not a run's output directory"):
+        experiment.run("smoke", work / "m", users=300)
+    assert tree(work) == before
+
+
 def test_a_run_directory_linked_inside_the_run_is_not_refused_for_it(work: Path) -> None:
     """A link that stays inside --out changes nothing elsewhere: not this refusal (here the
     run then stops at the next check, a directory where a file is written)."""

@@ -178,59 +178,6 @@ def _check_fit_size(model: str, types: int | None, weeks: int) -> None:
                          f"{size_text(free)} free; use fewer --types", field="--types")
 
 
-def _check_not_foreign(out_dir: Path) -> None:
-    """Refuse an --out directory that holds files but is no run's output (no stages.json):
-    the run would mix its stages into, say, a fitted model's directory or a statistics
-    release, and replace same-named files there (model/, stats/, pop.parquet)."""
-    from topicslab.experiment.cache import _RECORD
-
-    if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / _RECORD).is_file():
-        raise InputError(f"holds files but no {_RECORD}, so it is not a run's output "
-                         "directory; choose a new or empty directory (or an earlier run's)",
-                         file=str(out_dir), field="--out")
-
-
-#: what a run writes under its --out: files, and directories (``stats`` only when the run
-#: computes the release, ``pop.parquet`` only for the reference population)
-_RUN_FILES = ("synth.parquet", "report.html", "results.json", "validation/errors.npz")
-_RUN_DIRS = ("model", "validation")
-
-
-def _check_layout(out_dir: Path, reference: bool, computes_stats: bool) -> None:
-    """Refuse, before any stage, a run directory where one of the run's own names is of the
-    other kind: a directory named report.html or results.json failed the run at its very end
-    (IsADirectoryError, exit code 1), a file named model after the stages before the fit."""
-    from topicslab._paths import _same_or_inside
-    from topicslab.dp.release import RELEASE_FILES
-    from topicslab.experiment.stages import STAGES
-
-    # (with the files the stages declare inside the run's directories: a directory named
-    # model/model.json was refused by the fit's closing rename, after the stages before it
-    # and the fit itself had run)
-    declared = [name for stage in STAGES if not callable(stage.artefacts)
-                for name in stage.artefacts]
-    files = [*_RUN_FILES, *declared,
-             *([f"stats/{name}" for name in RELEASE_FILES] if computes_stats else [])]
-    for name in dict.fromkeys(files):
-        if name == "pop.parquet" and not reference:
-            continue
-        if (out_dir / name).is_dir() and not (out_dir / name).is_symlink():
-            raise InputError("is a directory where the run writes a file: remove it, or "
-                             "choose another --out", file=str(out_dir / name), field="--out")
-    for name in [*_RUN_DIRS, *(["stats"] if computes_stats else [])]:
-        path = out_dir / name
-        if path.exists() and not path.is_dir():
-            raise InputError("is a file where the run writes a directory: remove it, or "
-                             "choose another --out", file=str(path), field="--out")
-        if path.is_symlink() and not _same_or_inside(path.resolve(), out_dir.resolve()):
-            # the stage's files were written through the link: model -> another run's model
-            # directory replaced that run's model under its report and stage record
-            raise InputError(f"is a link to {path.resolve()}, outside --out; the run "
-                             "replaces this directory's files, which would change that "
-                             "other location: remove the link, or choose another --out",
-                             file=str(path), field="--out")
-
-
 def _release_weeks(text: str | None) -> tuple[int, ...] | None:
     """``--release-weeks``: ``all`` (every simulated week) or comma-separated week indices."""
     from topicslab._checks import comma_items
@@ -321,6 +268,7 @@ def run(
         refuse_overwriting_inputs,
     )
     from topicslab.experiment import run as run_experiment
+    from topicslab.experiment.pipeline import check_run_dir
 
     check_output_dir(out_dir, "--out", "run")
     sets_taxonomy(taxonomy)
@@ -371,9 +319,8 @@ def run(
         raise InputError("--fidelity-trials sizes the release-fidelity check, which compares "
                          "with the population: a run from --stats has none (drop "
                          "--fidelity-trials, or give --sets)", field="--fidelity-trials")
-    _check_layout(out_dir, reference=sets is None and stats is None,
+    check_run_dir(out_dir, reference=sets is None and stats is None,
                   computes_stats=stats is None)
-    _check_not_foreign(out_dir)
     if theory and sets is None and stats is not None:
         raise InputError("--theory measures the population: a run from --stats has none "
                          "(drop --theory, or give --sets)", field="--theory")

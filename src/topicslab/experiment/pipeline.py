@@ -37,6 +37,8 @@ parameter re-runs that stage and everything downstream.
 Public names:
     run(preset=..., out=..., ...) -> dict   runs the stages; writes OUT/results.json and
                                             OUT/report.html; returns the results
+    check_run_dir(out_dir, reference=, computes_stats=)
+                                            refuses an OUT the run cannot write as itself
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ from topicslab._checks import choice, flag, integer
 from topicslab._json import dumps, jsonable
 from topicslab._paths import check_output_dir, no_new_empty_dirs
 from topicslab.errors import InputError
-from topicslab.experiment.cache import Lookup, StageCache, file_fingerprint
+from topicslab.experiment.cache import _RECORD, Lookup, StageCache, file_fingerprint
 from topicslab.experiment.context import RunContext
 from topicslab.experiment.presets import PRESETS, Preset
 from topicslab.experiment.stages import STAGES, reid_params
@@ -213,6 +215,57 @@ def one_std_rule(reid: dict[str, Any]) -> dict[str, Any]:
     return {"pass": bool(ok), "text": head + ": " + "; ".join(parts) + ".", "attacks": per}
 
 
+#: what a run writes under its --out: files, and directories (``stats`` only when the run
+#: computes the release, ``pop.parquet`` only for the reference population)
+RUN_FILES = ("synth.parquet", "report.html", "results.json", "validation/errors.npz")
+RUN_DIRS = ("model", "validation")
+
+
+def check_run_dir(out_dir: Path, *, reference: bool, computes_stats: bool) -> None:
+    """Refuse, before any stage, an output directory the run cannot write into as itself:
+
+    * one that holds files but is no run's output (no stages.json): the run would mix its
+      stages into, say, a fitted model's directory or a statistics release, and replace
+      same-named files there (model/, stats/, pop.parquet);
+    * one where a name the run writes is of the other kind: a directory named report.html or
+      results.json failed the run at its very end, a file named model after the stages
+      before the fit, a directory model/model.json after the fit itself;
+    * one whose model/, validation/ or stats/ is a link out of it: the stages' files were
+      written through the link (model -> another run's model replaced that run's model).
+
+    ``reference``: the run simulates the population (pop.parquet is its own);
+    ``computes_stats``: it computes the DP release (stats/ is its own).
+    """
+    from topicslab._paths import _same_or_inside
+    from topicslab.dp.release import RELEASE_FILES
+
+    out_dir = Path(out_dir)
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / _RECORD).is_file():
+        raise InputError(f"holds files but no {_RECORD}, so it is not a run's output "
+                         "directory; choose a new or empty directory (or an earlier run's)",
+                         file=str(out_dir), field="--out")
+    declared = [name for stage in STAGES if not callable(stage.artefacts)
+                for name in stage.artefacts]
+    files = [*RUN_FILES, *declared,
+             *([f"stats/{name}" for name in RELEASE_FILES] if computes_stats else [])]
+    for name in dict.fromkeys(files):
+        if name == "pop.parquet" and not reference:
+            continue
+        if (out_dir / name).is_dir() and not (out_dir / name).is_symlink():
+            raise InputError("is a directory where the run writes a file: remove it, or "
+                             "choose another --out", file=str(out_dir / name), field="--out")
+    for name in [*RUN_DIRS, *(["stats"] if computes_stats else [])]:
+        path = out_dir / name
+        if path.exists() and not path.is_dir():
+            raise InputError("is a file where the run writes a directory: remove it, or "
+                             "choose another --out", file=str(path), field="--out")
+        if path.is_symlink() and not _same_or_inside(path.resolve(), out_dir.resolve()):
+            raise InputError(f"is a link to {path.resolve()}, outside --out; the run "
+                             "replaces this directory's files, which would change that "
+                             "other location: remove the link, or choose another --out",
+                             file=str(path), field="--out")
+
+
 def run(
     preset: str = "default",
     out: str | Path = "topicslab-out",
@@ -267,6 +320,8 @@ def run(
         choice(sets_taxonomy, "--taxonomy", VERSIONS)
     # an existing file as OUT was a FileExistsError; another kind's directory was written into
     out_dir = check_output_dir(out, "--out", "run")
+    check_run_dir(out_dir, reference=sets_path is None and stats_dir is None,
+                  computes_stats=stats_dir is None)
     # a refusal of the input (no users, too few weeks, not statistics) left an empty OUT
     with no_new_empty_dirs(out_dir):
         return _run(cfg, preset, out_dir, seed, sets_path, sets_taxonomy, stats_dir,
