@@ -281,18 +281,10 @@ def _masked_value(specs: I64, s: int, S: int, slot: I64, count: I64, masks: I64,
             for i in range(n_masks[ga]):
                 if masks[ga, i] & S:
                     x += count[ga, masks[ga, i]]
-        elif c < 0:
-            gb = slot[b]
-            for i in range(n_masks[ga]):
-                ma = masks[ga, i] & S
-                if ma == 0:
-                    continue
-                na = count[ga, masks[ga, i]]
-                for j in range(n_masks[gb]):
-                    if ma & masks[gb, j]:
-                        x += na * count[gb, masks[gb, j]]
         else:
-            gb, gc = slot[b], slot[c]
+            # pairs (c < 0), or triples whose three pairs each meet S
+            gb = slot[b]
+            gc = slot[c] if c >= 0 else -1
             for i in range(n_masks[ga]):
                 ma = masks[ga, i] & S
                 if ma == 0:
@@ -303,6 +295,9 @@ def _masked_value(specs: I64, s: int, S: int, slot: I64, count: I64, masks: I64,
                     if ma & mb == 0:
                         continue
                     nab = na * count[gb, masks[gb, j]]
+                    if gc < 0:
+                        x += nab
+                        continue
                     for q in range(n_masks[gc]):
                         mc = masks[gc, q]
                         if ma & mc and mb & mc:
