@@ -94,6 +94,22 @@ def test_box_sums_equal_brute_force(seed):
     assert got == [_brute_box_sum(p, m, z, []), _brute_box_sum(p, m, z, spec)]
 
 
+@pytest.mark.parametrize("seed", range(24))
+def test_small_nodes_value_pairs_and_triples_as_brute_force(seed):
+    """Few users (nodes of 2-4 users everywhere, valued from their topics' membership sets)
+    with a triple and a pair group beside the tuple weeks."""
+    rng = np.random.default_rng(500 + seed)
+    m = int(rng.integers(3, 6))
+    k = int(rng.integers(1, min(3, m) + 1))
+    p = _population(rng, int(rng.integers(2, 9)), 5 + int(rng.integers(0, 2)), m, k)
+    r = p.shape[1]
+    weeks = [int(w) for w in rng.permutation(r)]
+    z, triple, pair = weeks[:r - 5], tuple(weeks[r - 5:r - 2]), tuple(weeks[r - 2:])
+    specs = [(), [triple], [pair], [triple, pair], [(triple[0],), (pair[1],)]]
+    got = box_sums(p, m, z, specs)
+    assert got == [_brute_box_sum(p, m, z, list(spec)) for spec in specs]
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_levels_bracket_the_brute_force_counts(seed):
     rng = np.random.default_rng(100 + seed)

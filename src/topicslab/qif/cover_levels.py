@@ -164,12 +164,10 @@ def _pairwise3(p: I32, users: I32, wa: int, wb: int, wc: int, scratch: npt.NDArr
     nc = _local_ids(p, users, wc, lid[2 * m:], tops[2 * m:])
     wbw = (nb + 63) // 64
     wcw = (nc + 63) // 64
-    ab = scratch[:na * wbw]
-    ac = scratch[na * wbw:na * (wbw + wcw)]
-    bc = scratch[na * (wbw + wcw):na * (wbw + wcw) + nb * wcw]
-    ab[:] = 0
-    ac[:] = 0
-    bc[:] = 0
+    used = scratch[:na * (wbw + wcw) + nb * wcw]  # all zero between calls (``_union2``'s too)
+    ab = used[:na * wbw]
+    ac = used[na * wbw:na * (wbw + wcw)]
+    bc = used[na * (wbw + wcw):]
     one = np.uint64(1)
     for u in users:
         for a in range(k):
@@ -195,6 +193,7 @@ def _pairwise3(p: I32, users: I32, wa: int, wb: int, wc: int, scratch: npt.NDArr
                 bitsy ^= low
                 for v in range(wcw):
                     count += _popcount(ac[x * wcw + v] & bc[y * wcw + v])
+    used[:] = 0
     for j in range(na):
         lid[tops[j]] = -1
     for j in range(nb):
