@@ -345,8 +345,20 @@ def refuse_mixing(directory: str | os.PathLike[str], kind: str, field: str) -> N
                              "directory", file=os.fspath(p), field=field)
 
 
+#: (device, inode) of the directories this process holds through ``exclusive_dir``: flock
+#: refuses a second open description of this very process too, so without it the run's own
+#: checks (``experiment.run`` inside ``topicslab run``'s hold) read their directory as held
+#: by another command
+_HELD_HERE: set[tuple[int, int]] = set()
+
+
+def _identity(fd: int) -> tuple[int, int]:
+    st = os.fstat(fd)
+    return st.st_dev, st.st_ino
+
+
 def _held_elsewhere(directory: Path) -> bool:
-    """Whether another process holds ``directory`` through ``exclusive_dir``."""
+    """Whether another command holds ``directory`` through ``exclusive_dir``."""
     try:
         import fcntl
     except ImportError:  # (no flock here: nothing is held)
@@ -356,12 +368,31 @@ def _held_elsewhere(directory: Path) -> bool:
     except OSError:
         return False
     try:
+        if _identity(fd) in _HELD_HERE:
+            return False
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         return True
     finally:
         os.close(fd)  # (releases the probe's own lock)
     return False
+
+
+def held_elsewhere_error(directory: str | os.PathLike[str], option: str,
+                         command: str = "run") -> InputError:
+    """The refusal of a directory another command holds through ``exclusive_dir``."""
+    return InputError(f"another topicslab {command} is writing this directory now; wait for "
+                      f"it to finish, or choose another {option}", file=os.fspath(directory),
+                      field=option)
+
+
+def refuse_held_elsewhere(directory: str | os.PathLike[str], option: str,
+                          command: str = "run") -> None:
+    """Refuse, before checking what ``directory`` holds, one that another command is writing
+    now: its half-made state (files, but no stages.json yet, during a run's first stage) was
+    refused as "not a run's output directory"."""
+    if Path(directory).is_dir() and _held_elsewhere(Path(directory)):
+        raise held_elsewhere_error(directory, option, command)
 
 
 @contextlib.contextmanager
@@ -388,10 +419,13 @@ def exclusive_dir(directory: str | os.PathLike[str], option: str,
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise InputError(f"another topicslab {command} is writing this directory now; "
-                             f"wait for it to finish, or choose another {option}",
-                             file=str(path), field=option) from None
-        yield
+            raise held_elsewhere_error(path, option, command) from None
+        held = _identity(fd)
+        _HELD_HERE.add(held)
+        try:
+            yield
+        finally:
+            _HELD_HERE.discard(held)
     finally:
         os.close(fd)
 

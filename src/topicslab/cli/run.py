@@ -320,7 +320,7 @@ def run(
                          "with the population: a run from --stats has none (drop "
                          "--fidelity-trials, or give --sets)", field="--fidelity-trials")
     check_run_dir(out_dir, reference=sets is None and stats is None,
-                  computes_stats=stats is None)
+                  computes_stats=stats is None, inputs=[("--sets", sets), ("--stats", stats)])
     if theory and sets is None and stats is not None:
         raise InputError("--theory measures the population: a run from --stats has none "
                          "(drop --theory, or give --sets)", field="--theory")

@@ -7,7 +7,8 @@ stage's JSON summary once the stage has *finished* and its artefacts are on disk
 sha256 of each artefact's bytes and of the summary. A stage is reused only if its recorded key
 equals the new one, its summary is the one it recorded (not edited by hand) and every artefact
 still has the recorded content (a truncated or edited file, e.g. a copy cut
-short, is not a finished stage); otherwise it runs again and ``lookup`` says why. Artefacts are
+short, is not a finished stage); otherwise it runs again and ``lookup`` says why (for a stage
+recorded with another key, which of the parameters recorded beside it changed). Artefacts are
 written atomically and the record is written last, so an interrupted run leaves at worst an
 unrecorded stage, which the next run recomputes. Each artefact is hashed once per run: when the
 stage finishes, or when its cached copy is checked (a 450 MB file takes about a second).
@@ -81,13 +82,18 @@ class StageCache:
         self.enabled = enabled
         path = self.out / _RECORD
         self._record: dict[str, Any] = {}
+        #: why a stage's record cannot be read ("" when it can): a re-run over a record cut
+        #: short logged every stage as "running", as if none had ever finished
+        self._unreadable = ""
         if enabled and path.exists():
             try:
                 record = loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError):
-                record = {}
+                record = None
             # an unreadable or foreign record: recompute everything
             self._record = record if isinstance(record, dict) else {}
+            if not isinstance(record, dict):
+                self._unreadable = f"{_RECORD} could not be read as a record of stages"
 
     @staticmethod
     def key(stage: str, params: dict[str, Any], upstream: list[str] | None = None) -> str:
@@ -96,19 +102,29 @@ class StageCache:
                       "version": topicslab.__version__}, sort_keys=True, other=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
-    def has_record(self, stage: str, key: str) -> bool:
-        """Whether ``stage`` once finished with ``key`` (its artefacts unchecked)."""
+    def has_record(self, stage: str, key: str | None = None) -> bool:
+        """Whether ``stage`` once finished with ``key`` (with any key when ``None``; its
+        artefacts unchecked)."""
         rec = self._record.get(stage)
-        return self.enabled and isinstance(rec, dict) and rec.get("key") == key
+        return (self.enabled and isinstance(rec, dict) and "key" in rec
+                and (key is None or rec.get("key") == key))
 
-    def lookup(self, stage: str, key: str, artefacts: Sequence[str] = ()) -> Lookup:
+    def lookup(self, stage: str, key: str, artefacts: Sequence[str] = (),
+               params: dict[str, Any] | None = None) -> Lookup:
         """The recorded summary if ``stage`` finished with ``key`` and its artefacts hold the
-        bytes it wrote; else no summary and why (hashes each artefact once)."""
+        bytes it wrote; else no summary and why (hashes each artefact once; ``params``, those
+        of ``key``, name the options changed since the recorded run)."""
         if not self.enabled:
             return Lookup(None)
         rec = self._record.get(stage)
-        if not isinstance(rec, dict) or rec.get("key") != key:
-            return Lookup(None)
+        if rec is None:
+            return Lookup(None, self._unreadable)
+        if not isinstance(rec, dict) or "key" not in rec:
+            return Lookup(None, "its record is unreadable")
+        if rec.get("key") != key:
+            # (was "running", as if it had never run: a re-run with --seed 1 or --fit-steps 3
+            # did not say why the finished stages were redone)
+            return Lookup(None, self._changed(rec, params))
         summary = rec.get("summary")
         if not isinstance(summary, dict):
             return Lookup(None, "its record is unreadable")
@@ -125,6 +141,20 @@ class StageCache:
             return Lookup(None, changed)
         return Lookup(summary)
 
+    @staticmethod
+    def _changed(rec: dict[str, Any], params: dict[str, Any] | None) -> str:
+        """Why a stage recorded with another key runs again: its parameters that changed
+        (where both runs' are known), else its inputs."""
+        recorded = rec.get("params")
+        if isinstance(recorded, dict) and params is not None:
+            now = _plain(params)
+            changed = sorted(str(k) for k in set(recorded) | set(now)
+                             if recorded.get(k) != now.get(k))
+            if changed:
+                return f"its parameters changed since the recorded run: {', '.join(changed)}"
+        return ("it was recorded from other inputs: a stage it reads changed since, or the "
+                "topicslab version")
+
     def seconds(self, stage: str) -> float | None:
         """Wall time the recorded run of ``stage`` took (``None`` if unknown)."""
         rec = self._record.get(stage)
@@ -140,15 +170,24 @@ class StageCache:
         return value if math.isfinite(value) and value >= 0 else None
 
     def record(self, stage: str, key: str, summary: dict[str, Any],
-               seconds: float | None = None, artefacts: Sequence[str] = ()) -> None:
+               seconds: float | None = None, artefacts: Sequence[str] = (),
+               params: dict[str, Any] | None = None) -> None:
         """Mark ``stage`` finished (after its artefacts were written) and remember the
-        content of its ``artefacts`` (paths relative to the output directory)."""
+        content of its ``artefacts`` (paths relative to the output directory) and the
+        ``params`` of its key (to say which changed when a later run redoes it)."""
         self._record[stage] = {"key": key, "summary": summary,
                                "summary_sha256": _summary_digest(summary),
                                "seconds": seconds,
-                               "artefacts": _artefact_digests(self.out, artefacts)}
+                               "artefacts": _artefact_digests(self.out, artefacts),
+                               **({} if params is None else {"params": _plain(params)})}
         write_text_atomic(self.out / _RECORD,
                           dumps(self._record, indent=1))
+
+
+def _plain(params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` as the key reads them (JSON; tuples as lists, other objects as text)."""
+    plain = loads(dumps(params, sort_keys=True, other=str))
+    return plain if isinstance(plain, dict) else {}
 
 
 def _summary_digest(summary: dict[str, Any]) -> str:

@@ -37,7 +37,7 @@ parameter re-runs that stage and everything downstream.
 Public names:
     run(preset=..., out=..., ...) -> dict   runs the stages; writes OUT/results.json and
                                             OUT/report.html; returns the results
-    check_run_dir(out_dir, reference=, computes_stats=)
+    check_run_dir(out_dir, reference=, computes_stats=, inputs=)
                                             refuses an OUT the run cannot write as itself
 """
 
@@ -46,7 +46,7 @@ from __future__ import annotations
 import platform
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -113,7 +113,7 @@ class _Runner:
         """Run ``fn`` as stage ``name`` (or reuse it); ``announce=False``: no "running" line
         first (a stage that only reads the user's file: bad input there is one line)."""
         key = self.cache.key(name, params, upstream)
-        found = self._reusable(name, key, upstream, artefacts)
+        found = self._reusable(name, key, upstream, artefacts, params)
         if found.summary is not None:
             return key, self._reuse(name, found.summary)
         if announce or found.reason:
@@ -126,19 +126,20 @@ class _Runner:
         summary = jsonable(summary)
         self.computed_seconds[name] = self.seconds[name]
         self.peak_rss_mb[name] = peak_rss_mb()
-        self.cache.record(name, key, summary, self.seconds[name], artefacts)
+        self.cache.record(name, key, summary, self.seconds[name], artefacts, params)
         self.log(f"{name}: {self.seconds[name]:.1f} s")
         return key, summary
 
     def _reusable(self, name: str, key: str, upstream: list[str],
-                  artefacts: list[str]) -> Lookup:
+                  artefacts: list[str], params: dict[str, Any] | None = None) -> Lookup:
         """The cached summary of the stage, or why it runs (``""``: it never finished with
         this key). Upstream comes first: artefacts made from a stage recomputed in this run
         are stale whatever their hash, so they are not hashed for nothing."""
         stale_input = next((self.redone[k] for k in upstream if k in self.redone), None)
         if stale_input is None:
-            return self.cache.lookup(name, key, artefacts)
-        if self.cache.has_record(name, key):
+            return self.cache.lookup(name, key, artefacts, params)
+        if self.cache.has_record(name):
+            # (a stage recorded with another key was "running", as if it had never run)
             return Lookup(None, f"{stale_input} was recomputed")
         return Lookup(None)
 
@@ -221,25 +222,33 @@ RUN_FILES = ("synth.parquet", "report.html", "results.json", "validation/errors.
 RUN_DIRS = ("model", "validation")
 
 
-def check_run_dir(out_dir: Path, *, reference: bool, computes_stats: bool) -> None:
+def check_run_dir(out_dir: Path, *, reference: bool, computes_stats: bool,
+                  inputs: Sequence[tuple[str, str | Path | None]] = ()) -> None:
     """Refuse, before any stage, an output directory the run cannot write into as itself:
 
     * one that holds files but is no run's output (no stages.json): the run would mix its
       stages into, say, a fitted model's directory or a statistics release, and replace
       same-named files there (model/, stats/, pop.parquet);
+    * one another run is writing now (held through ``exclusive_dir``);
     * one where a name the run writes is of the other kind: a directory named report.html or
       results.json failed the run at its very end, a file named model after the stages
       before the fit, a directory model/model.json after the fit itself;
     * one whose model/, validation/ or stats/ is a link out of it: the stages' files were
-      written through the link (model -> another run's model replaced that run's model).
+      written through the link (model -> another run's model replaced that run's model);
+    * one holding an input (``inputs``: ``(option, path)`` pairs) where the run writes a
+      file: ``--sets R/synth.parquet --out R`` replaced its own input with the run's sample
+      (exit 0; the same command then started over, the input's fingerprint changed).
 
     ``reference``: the run simulates the population (pop.parquet is its own);
     ``computes_stats``: it computes the DP release (stats/ is its own).
     """
-    from topicslab._paths import _same_or_inside
+    from topicslab._paths import _same_or_inside, refuse_held_elsewhere
     from topicslab.dp.release import RELEASE_FILES
 
     out_dir = Path(out_dir)
+    # another run writing OUT now (its first stage: files, no stages.json yet) was refused as
+    # "not a run's output directory; choose a new or empty directory"
+    refuse_held_elsewhere(out_dir, "--out")
     if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / _RECORD).is_file():
         raise InputError(f"holds files but no {_RECORD}, so it is not a run's output "
                          "directory; choose a new or empty directory (or an earlier run's)",
@@ -248,9 +257,10 @@ def check_run_dir(out_dir: Path, *, reference: bool, computes_stats: bool) -> No
                 for name in stage.artefacts]
     files = [*RUN_FILES, *declared,
              *([f"stats/{name}" for name in RELEASE_FILES] if computes_stats else [])]
-    for name in dict.fromkeys(files):
-        if name == "pop.parquet" and not reference:
-            continue
+    files = [name for name in dict.fromkeys([*files, _RECORD])
+             if name != "pop.parquet" or reference]
+    _check_inputs_not_written(out_dir, files, inputs)
+    for name in files:
         if (out_dir / name).is_dir() and not (out_dir / name).is_symlink():
             raise InputError("is a directory where the run writes a file: remove it, or "
                              "choose another --out", file=str(out_dir / name), field="--out")
@@ -264,6 +274,30 @@ def check_run_dir(out_dir: Path, *, reference: bool, computes_stats: bool) -> No
                              "replaces this directory's files, which would change that "
                              "other location: remove the link, or choose another --out",
                              file=str(path), field="--out")
+
+
+def _check_inputs_not_written(out_dir: Path, files: Sequence[str],
+                              inputs: Sequence[tuple[str, str | Path | None]]) -> None:
+    """Refuse an input that is (or holds) a file the run writes under ``out_dir``: the
+    stage's rename replaces the file where it is (a link there is replaced, not followed)."""
+    import os
+
+    from topicslab._paths import _read_files, _same_or_inside
+
+    written = {name: Path(os.path.realpath((out_dir / name).parent)) / Path(name).name
+               for name in files}
+    for option, given in inputs:
+        if given is None:
+            continue
+        for read, shown in _read_files(given):
+            real = Path(os.path.realpath(read))
+            for name, path in written.items():
+                if real == path or _same_or_inside(path, real):
+                    how = "is" if real == path else "holds"
+                    raise InputError(
+                        f"{how} the run's own {name} in --out {out_dir}, which the run "
+                        f"replaces as it runs; copy {shown} out of --out first, or choose "
+                        "another --out", file=str(given), field=option)
 
 
 def run(
@@ -321,7 +355,8 @@ def run(
     # an existing file as OUT was a FileExistsError; another kind's directory was written into
     out_dir = check_output_dir(out, "--out", "run")
     check_run_dir(out_dir, reference=sets_path is None and stats_dir is None,
-                  computes_stats=stats_dir is None)
+                  computes_stats=stats_dir is None,
+                  inputs=[("--sets", sets_path), ("--stats", stats_dir)])
     # a refusal of the input (no users, too few weeks, not statistics) left an empty OUT
     with no_new_empty_dirs(out_dir):
         return _run(cfg, preset, out_dir, seed, sets_path, sets_taxonomy, stats_dir,
