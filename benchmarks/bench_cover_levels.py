@@ -36,7 +36,7 @@ def main() -> None:
     for r in args.weeks:
         profiles = sets.sets[:, sets.n_weeks - r:]
         t0 = time.perf_counter()
-        levels = cover_levels(profiles, sets.taxonomy.size)
+        levels = cover_levels(profiles, sets.taxonomy.size, progress=True)
         secs = time.perf_counter() - t0
         lo, hi = levels.corollary1(mech.q_in, mech.q_out)
         widths = " / ".join(f"{100 * w:.3f}" for w in levels.widths(mech.q_in, mech.q_out))
