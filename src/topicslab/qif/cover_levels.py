@@ -152,16 +152,18 @@ def _local_ids(p: I32, users: I32, w: int, lid: I64, tops: I64) -> int:
 
 @njit(cache=True)
 def _pairwise3(p: I32, users: I32, wa: int, wb: int, wc: int, scratch: npt.NDArray[np.uint64],
-               lid: I64, tops: I64) -> int:
+               lid: I64, tops: I64, week_size: I64) -> int:
     """#{(x, y, z) : (x, y), (x, z) and (y, z) each in some user's 2-week box} over the weeks
     (wa, wb, wc): Σ_x Σ_{y ∈ ab[x]} |ac[x] ∩ bc[y]|, on bitset rows over the users' own
     topics of each week (numbered by ``_local_ids``: a node's users hold a few dozen, so a
-    row is a word or two instead of ⌈m/64⌉)."""
+    row is a word or two instead of ⌈m/64⌉). The three weeks' union sizes, which the
+    numbering counts, go to ``week_size``."""
     k = p.shape[2]
     m = lid.shape[0] // 3
     na = _local_ids(p, users, wa, lid[:m], tops[:m])
     nb = _local_ids(p, users, wb, lid[m:2 * m], tops[m:2 * m])
     nc = _local_ids(p, users, wc, lid[2 * m:], tops[2 * m:])
+    week_size[wa], week_size[wb], week_size[wc] = na, nb, nc
     wbw = (nb + 63) // 64
     wcw = (nc + 63) // 64
     used = scratch[:na * (wbw + wcw) + nb * wcw]  # all zero between calls (``_union2``'s too)
@@ -206,9 +208,13 @@ def _pairwise3(p: I32, users: I32, wa: int, wb: int, wc: int, scratch: npt.NDArr
 @njit(cache=True)
 def _leaf(p: I32, users: I32, specs: I64, out: I64, fout: F64,
           scratch: npt.NDArray[np.uint64], words: int, mark: npt.NDArray[np.bool_],
-          touched: I64, lid: I64) -> None:
-    """Add each spec's product over its groups for the users ``users`` (one covered tuple)."""
+          touched: I64, lid: I64, week_size: I64) -> None:
+    """Add each spec's product over its groups for the users ``users`` (one covered tuple).
+    A week's union size is counted once per tuple (``week_size``, −1 until known): the
+    specs of a triple walk ask for each of its weeks three times (measured: a third of a
+    leaf's time)."""
     m = mark.shape[0] // 3
+    week_size[:] = -1
     for s in range(specs.shape[0]):
         v = 1
         for g in range(specs.shape[1]):
@@ -216,11 +222,13 @@ def _leaf(p: I32, users: I32, specs: I64, out: I64, fout: F64,
             if a < 0:
                 continue
             if b < 0:
-                v *= _union1(p, users, a, mark[:m])
+                if week_size[a] < 0:
+                    week_size[a] = _union1(p, users, a, mark[:m])
+                v *= week_size[a]
             elif c < 0:
                 v *= _union2(p, users, a, b, scratch[:m * words], words, mark[:m], touched[:m])
             else:
-                v *= _pairwise3(p, users, a, b, c, scratch, lid, touched)
+                v *= _pairwise3(p, users, a, b, c, scratch, lid, touched, week_size)
             if v == 0:
                 break
         out[s] += v
@@ -411,6 +419,7 @@ def _walk(p: I32, zw: I64, gw: I64, specs: I64, tail: I64, m: int, first: I32, o
     mark = np.zeros(3 * m, dtype=np.bool_)
     touched = np.empty(3 * m, dtype=np.int64)
     lid = np.full(3 * m, -1, dtype=np.int64)
+    week_size = np.empty(p.shape[1], dtype=np.int64)
     scratch = np.zeros(3 * m * words, dtype=np.uint64)
     cnt = np.zeros(m + 1, dtype=np.int64)
     keys = np.empty(64, dtype=np.int32)
@@ -436,7 +445,8 @@ def _walk(p: I32, zw: I64, gw: I64, specs: I64, tail: I64, m: int, first: I32, o
                 fout[s] += tail[s, d]
             continue
         if d == nz:
-            _leaf(p, buf[s0:e0], specs, out, fout, scratch, words, mark, touched, lid)
+            _leaf(p, buf[s0:e0], specs, out, fout, scratch, words, mark, touched, lid,
+                  week_size)
             continue
         if h <= SMALL:
             _few(p, buf, s0, e0, zw, d, gw, specs, tail, out, fout, inter, slot, tmask,
@@ -531,7 +541,7 @@ def _leaf_all(p: I32, specs: I64, m: int) -> tuple[I64, F64]:
     users = np.arange(p.shape[0]).astype(np.int32)
     _leaf(p, users, specs, out, fout, np.zeros(3 * m * words, dtype=np.uint64), words,
           np.zeros(3 * m, dtype=np.bool_), np.empty(3 * m, dtype=np.int64),
-          np.full(3 * m, -1, dtype=np.int64))
+          np.full(3 * m, -1, dtype=np.int64), np.empty(p.shape[1], dtype=np.int64))
     return out, fout
 
 
