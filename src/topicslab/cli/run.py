@@ -319,6 +319,7 @@ def run(
         raise InputError("--fidelity-trials sizes the release-fidelity check, which compares "
                          "with the population: a run from --stats has none (drop "
                          "--fidelity-trials, or give --sets)", field="--fidelity-trials")
+    # (experiment.run checks again, for its Python callers; here before the size checks)
     check_run_dir(out_dir, reference=sets is None and stats is None,
                   computes_stats=stats is None, inputs=[("--sets", sets), ("--stats", stats)])
     if theory and sets is None and stats is not None:

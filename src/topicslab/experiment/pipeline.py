@@ -43,6 +43,7 @@ Public names:
 
 from __future__ import annotations
 
+import os
 import platform
 import sys
 import time
@@ -280,8 +281,6 @@ def _check_inputs_not_written(out_dir: Path, files: Sequence[str],
                               inputs: Sequence[tuple[str, str | Path | None]]) -> None:
     """Refuse an input that is (or holds) a file the run writes under ``out_dir``: the
     stage's rename replaces the file where it is (a link there is replaced, not followed)."""
-    import os
-
     from topicslab._paths import _read_files, _same_or_inside
 
     written = {name: Path(os.path.realpath((out_dir / name).parent)) / Path(name).name

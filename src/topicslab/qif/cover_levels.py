@@ -151,6 +151,21 @@ def _local_ids(p: I32, users: I32, w: int, lid: I64, tops: I64) -> int:
 
 
 @njit(cache=True)
+def _local_rows(p: I32, users: I32, w1: int, w2: int, lid1: I64, lid2: I64,
+                rows: npt.NDArray[np.uint64], width: int) -> None:
+    """``_rows`` over local topic numbers (``_local_ids``): OR each user's week-w2 set into
+    the row (``width`` words) of each of its week-w1 topics."""
+    k = p.shape[2]
+    one = np.uint64(1)
+    for u in users:
+        for a in range(k):
+            x = lid1[p[u, w1, a]]
+            for b in range(k):
+                y = lid2[p[u, w2, b]]
+                rows[x * width + (y >> 6)] |= one << np.uint64(y & 63)
+
+
+@njit(cache=True)
 def _pairwise3(p: I32, users: I32, wa: int, wb: int, wc: int, scratch: npt.NDArray[np.uint64],
                lid: I64, tops: I64, week_size: I64) -> int:
     """#{(x, y, z) : (x, y), (x, z) and (y, z) each in some user's 2-week box} over the weeks
@@ -158,7 +173,6 @@ def _pairwise3(p: I32, users: I32, wa: int, wb: int, wc: int, scratch: npt.NDArr
     topics of each week (numbered by ``_local_ids``: a node's users hold a few dozen, so a
     row is a word or two instead of ⌈m/64⌉). The three weeks' union sizes, which the
     numbering counts, go to ``week_size``."""
-    k = p.shape[2]
     m = lid.shape[0] // 3
     na = _local_ids(p, users, wa, lid[:m], tops[:m])
     nb = _local_ids(p, users, wb, lid[m:2 * m], tops[m:2 * m])
@@ -170,21 +184,10 @@ def _pairwise3(p: I32, users: I32, wa: int, wb: int, wc: int, scratch: npt.NDArr
     ab = used[:na * wbw]
     ac = used[na * wbw:na * (wbw + wcw)]
     bc = used[na * (wbw + wcw):]
+    _local_rows(p, users, wa, wb, lid[:m], lid[m:2 * m], ab, wbw)
+    _local_rows(p, users, wa, wc, lid[:m], lid[2 * m:], ac, wcw)
+    _local_rows(p, users, wb, wc, lid[m:2 * m], lid[2 * m:], bc, wcw)
     one = np.uint64(1)
-    for u in users:
-        for a in range(k):
-            x = lid[p[u, wa, a]]
-            for b in range(k):
-                y = lid[m + p[u, wb, b]]
-                ab[x * wbw + (y >> 6)] |= one << np.uint64(y & 63)
-            for c in range(k):
-                z = lid[2 * m + p[u, wc, c]]
-                ac[x * wcw + (z >> 6)] |= one << np.uint64(z & 63)
-        for b in range(k):
-            y = lid[m + p[u, wb, b]]
-            for c in range(k):
-                z = lid[2 * m + p[u, wc, c]]
-                bc[y * wcw + (z >> 6)] |= one << np.uint64(z & 63)
     count = 0
     for x in range(na):
         for w in range(wbw):
