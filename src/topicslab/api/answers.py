@@ -22,6 +22,7 @@ so every site sees the same padded profile.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -141,11 +142,14 @@ def _answers_kernel(sets, user_keys, site_keys, week_keys, key, pad_key, thresh,
                     out[j, u, w] = topic
 
 
-def _mechanism(mechanism: object) -> Mechanism:
-    """``mechanism``, or the default one (a dict was an AttributeError deep inside)."""
+def _mechanism(mechanism: object, sets: Any = None) -> Mechanism:
+    """``mechanism``, or the default one, of ``sets``' k and taxonomy when given (a dict, a
+    number or text was an AttributeError deep inside; 0 or "" was taken for the default)."""
     if mechanism is not None and not isinstance(mechanism, Mechanism):
         raise TypeError(f"mechanism takes a Mechanism, got {type(mechanism).__name__}")
-    return mechanism or Mechanism()
+    if mechanism is not None:
+        return mechanism
+    return Mechanism() if sets is None else Mechanism(k=sets.k, taxonomy=sets.taxonomy)
 
 
 def answers(

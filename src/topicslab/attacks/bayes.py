@@ -177,8 +177,7 @@ def bayes_risk(sets: TopicSets, *, weeks: int = 4, mechanism: Mechanism | None =
     if not isinstance(sets, TopicSets):  # (an array or None: an AttributeError on .k)
         raise TypeError(f"bayes_risk takes TopicSets, got {type(sets).__name__}")
     # (a number or text as mechanism: an AttributeError on .k)
-    mech = _mechanism(mechanism) if mechanism is not None else Mechanism(
-        k=sets.k, taxonomy=sets.taxonomy)
+    mech = _mechanism(mechanism, sets)
     if mech.k != sets.k or mech.tax.size != sets.taxonomy.size:
         raise InputError("the mechanism's k / taxonomy do not match the sets", field="k")
     if sets.n_users == 0:  # (a ZeroDivisionError in the interval)

@@ -386,8 +386,7 @@ def reid_bounds(
     if not isinstance(certify, bool):
         raise InputError(f"certify must be True or False, got {certify!r}", field="certify")
     # (a number or text as mechanism: an AttributeError on .k)
-    mech = _mechanism(mechanism) if mechanism is not None else Mechanism(
-        k=sets.k, taxonomy=sets.taxonomy)
+    mech = _mechanism(mechanism, sets)
     if mech.k != sets.k or mech.tax.size != sets.taxonomy.size:
         raise InputError("the mechanism's k / taxonomy do not match the sets", field="k")
     # (an array of popularities was NumPy's "truth value of an array is ambiguous")

@@ -611,9 +611,7 @@ def train_attack(
     seed = integer(seed, "seed", at_least=0)
     cfg = config or LearnedAttackConfig()
     dev = resolve_device(device)
-    if mechanism is not None:  # ("v2" was an AttributeError: no attribute 'k')
-        mechanism = _mechanism(mechanism)
-    mech = mechanism or Mechanism(k=sets.k, taxonomy=sets.taxonomy)
+    mech = _mechanism(mechanism, sets)  # ("v2" was an AttributeError: no attribute 'k')
     if mech.k != sets.k or mech.tax.size != sets.taxonomy.size:
         raise InputError("the mechanism's k and taxonomy must be the training sets'",
                          field="mechanism")

@@ -635,9 +635,7 @@ def trial_api_seed(seed: int, trial: int) -> int:
 def _mechanism_for(sets: TopicSets | ChunkedSets, mechanism: Mechanism | None) -> Mechanism:
     if not isinstance(sets, TopicSets | ChunkedSets):  # (an array failed on a missing attribute)
         raise TypeError(f"the attacks take TopicSets, got {type(sets).__name__}")
-    if mechanism is not None:  # ("v2" was an AttributeError: no attribute 'k')
-        mechanism = _mechanism(mechanism)
-    mech = mechanism or Mechanism(k=sets.k, taxonomy=sets.taxonomy)
+    mech = _mechanism(mechanism, sets)  # ("v2" was an AttributeError: no attribute 'k')
     if mech.k != sets.k:
         raise InputError(f"mechanism k = {mech.k} but the topic sets hold k = {sets.k}",
                          field="k")

@@ -97,8 +97,7 @@ def theory_curve(
     if not isinstance(sets, TopicSets):  # (an array failed on .k)
         raise TypeError(f"theory_curve takes TopicSets, got {type(sets).__name__}")
     # (0, "" or False as mechanism were taken for "the default")
-    mech = _mechanism(mechanism) if mechanism is not None else Mechanism(
-        k=sets.k, taxonomy=sets.taxonomy)
+    mech = _mechanism(mechanism, sets)
     # weeks=[2.5] ran r = 2, weeks="12" r = 1 and 2, [True] r = 1: cast, never checked
     if isinstance(weeks, str | bytes):
         raise InputError(f"weeks must be a sequence of integers, got {weeks!r}", field="weeks")
