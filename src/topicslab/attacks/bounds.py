@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 from dataclasses import asdict, dataclass, field
 from numbers import Real
 from typing import Any
@@ -353,6 +354,7 @@ def reid_bounds(
     popularity: str = "profiles",
     max_cells: int = MAX_CELLS,
     certify: bool = False,
+    certify_log: str | os.PathLike[str] | None = None,
     progress: bool = False,
 ) -> ReidBounds:
     """The framework's bounds for the Topics API traces of a population.
@@ -373,6 +375,9 @@ def reid_bounds(
             (``full_information_interval``; ``qif.cover_levels``: exact counts of unions of
             the users' boxes; at 1M users about 5 minutes at five weeks, 30 at six, 3× more a
             week beyond).
+        certify_log: a walk log file for the certified interval (``qif.walk_log``): each
+            finished walk is recorded, and a re-run given the same file resumes where it
+            stopped (hours at 1M users from seven weeks).
         progress: a progress bar for the certified interval.
     """
     progress = flag(progress, "progress")
@@ -385,6 +390,9 @@ def reid_bounds(
     max_cells = integer(max_cells, "max_cells", at_least=0)
     if not isinstance(certify, bool):
         raise InputError(f"certify must be True or False, got {certify!r}", field="certify")
+    if certify_log is not None and not certify:
+        raise InputError("certify_log records the certified interval's walks: add "
+                         "certify=True", field="certify_log")
     # (a number or text as mechanism: an AttributeError on .k)
     mech = _mechanism(mechanism, sets)
     if mech.k != sets.k or mech.tax.size != sets.taxonomy.size:
@@ -456,7 +464,8 @@ def reid_bounds(
         from topicslab.qif.cover_levels import corollary1_interval
 
         out.full_information_interval = corollary1_interval(profiles, m, mech.q_in,
-                                                            mech.q_out, progress=progress)
+                                                            mech.q_out, progress=progress,
+                                                            log=certify_log)
         out.notes.append("Corollary 1 between certified bounds (exact counts of the users' "
                          "box unions per cover level; qif.cover_levels)")
     if ldp >= 1:

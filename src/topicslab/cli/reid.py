@@ -10,6 +10,7 @@ Prints a rich table; ``--json FILE`` writes every figure atomically.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from pathlib import Path
 from typing import Any
@@ -289,6 +290,11 @@ def reid(
         help="With --bounds: where Corollary 1 is not exact (r ≥ 5 weeks of the full "
              "taxonomy), also bracket it between certified bounds (docs/theory.md §2c; at "
              "1M users about 5 minutes at r = 5, 30 at r = 6, 3× more a week beyond)."),
+    certify_log: Path | None = typer.Option(
+        None, "--certify-log",
+        help="With --certify: record each finished walk of the certified bracket in this "
+             "file (.jsonl), and resume from it: a stopped run given the same file does not "
+             "count again what it counted (one file serves several r and populations)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bars."),
     k: int = typer.Option(API_K, "--k", min=1,
                           help="Most topics a week of --sets may hold (the API's top 5, as "
@@ -322,6 +328,13 @@ def reid(
     if certify and not bounds:
         raise InputError("--certify brackets the Bayes attacker of --bounds: add --bounds",
                          field="--certify")
+    if certify_log is not None:
+        if not certify:
+            raise InputError("--certify-log records the walks of --certify: add --certify",
+                             field="--certify-log")
+        check_output_file(certify_log, "--certify-log", (".jsonl",), "JSON-lines")
+        refuse_overwriting_inputs([("--certify-log", certify_log), ("--json", json_path),
+                                   ("--figure", figure_path)], inputs)
     if figure_path is not None:
         if not bounds:
             raise InputError("--figure draws the bounds: add --bounds", field="--figure")
@@ -427,9 +440,13 @@ def reid(
                 curve = atk.risk_curve(data, weeks=r_list, mechanism=mech, **opts)
                 results = curve.results
                 payload = curve.to_dict()
-            found = [atk.reid_bounds(data, weeks=r, mechanism=mech, seed=seed,
-                                     certify=certify, progress=progress)
-                     for r in r_list] if bounds else []
+            # (a whole-file error of the log names the option; other errors pass as they are)
+            with (contextlib.nullcontext() if certify_log is None else
+                  naming_option("--certify-log", file=str(certify_log))):
+                found = [atk.reid_bounds(data, weeks=r, mechanism=mech, seed=seed,
+                                         certify=certify, certify_log=certify_log,
+                                         progress=progress)
+                         for r in r_list] if bounds else []
             if certify and all(b.full_information_interval is None for b in found):
                 # (ran with no word: at these r Corollary 1 is exact, nothing to bracket)
                 err.print(f"[yellow]note[/]: --certify had nothing to do: Corollary 1 is exact "

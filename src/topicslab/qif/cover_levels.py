@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -66,6 +67,7 @@ from numba import njit, prange
 from topicslab._checks import flag, integer, integer_array, number
 from topicslab.qif.coverage import _popcount
 from topicslab.qif.errors import QIFError, QIFParameterError
+from topicslab.qif.walk_log import WalkLog
 
 __all__ = ["CoverLevels", "box_sums", "corollary1_interval", "cover_levels"]
 
@@ -840,15 +842,22 @@ def _new_level_lower(big_s1: int, big_s2: int, kk: int, u_r: int, r: int, s1: in
     return math.floor(best)
 
 
-def cover_levels(profiles: npt.ArrayLike, m: int, *, progress: bool = False) -> CoverLevels:
+def cover_levels(profiles: npt.ArrayLike, m: int, *, progress: bool = False,
+                 log: str | os.PathLike[str] | None = None) -> CoverLevels:
     """Certified bounds on every level size |U_c| of the profiles' r-week traces (module
     docstring); the counts are exact, the brackets come from the counts' moments (linear
-    programmes), Hunter's and Dawson–Sankoff's bounds and the levels' nesting."""
+    programmes), Hunter's and Dawson–Sankoff's bounds and the levels' nesting.
+
+    ``log``: a walk log file (``qif.walk_log``): each finished walk is recorded there, and a
+    re-run given the same file skips the walks it holds (a computation of hours resumes
+    where it stopped; the bracket is the same).
+    """
     progress = flag(progress, "progress")
-    return _cover_levels(*_check(profiles, m), progress)
+    return _cover_levels(*_check(profiles, m), progress, log)
 
 
-def _cover_levels(p: I32, m: int, progress: bool) -> CoverLevels:
+def _cover_levels(p: I32, m: int, progress: bool,
+                  log: str | os.PathLike[str] | None = None) -> CoverLevels:
     """``cover_levels`` of profiles and m that ``_check`` passed."""
     from topicslab._progress import task
 
@@ -856,6 +865,7 @@ def _cover_levels(p: I32, m: int, progress: bool) -> CoverLevels:
     # users in profile order: a node's users then sit close in memory (the counts do not
     # depend on the order)
     p = np.ascontiguousarray(p[np.lexsort(p.reshape(n, -1).T[::-1])])
+    record = None if log is None else WalkLog(log, p, m)
     weeks = list(range(r))
     total = m**r
     comb = math.comb
@@ -874,7 +884,12 @@ def _cover_levels(p: I32, m: int, progress: bool) -> CoverLevels:
         def walk(z: list[int], specs: Sequence[Sequence[Group]]) -> list[int]:
             nonlocal walks
             walks += 1
-            out = _sums(p, m, z, [[list(g) for g in spec] for spec in specs])
+            lists = [[list(g) for g in spec] for spec in specs]
+            out = None if record is None else record.get(z, lists)
+            if out is None:
+                out = _sums(p, m, z, lists)
+                if record is not None:
+                    record.add(z, lists, out)
             advance(1)
             return out
 
@@ -955,7 +970,8 @@ def _cover_levels(p: I32, m: int, progress: bool) -> CoverLevels:
 
 
 def corollary1_interval(profiles: npt.ArrayLike, m: int, q_in: float, q_out: float, *,
-                        progress: bool = False) -> tuple[float, float]:
+                        progress: bool = False,
+                        log: str | os.PathLike[str] | None = None) -> tuple[float, float]:
     """Certified (lower, upper) on Corollary 1's ``(1/n) Σ_o max_u P[u, o]`` over all |T|^r
     traces, for any r (module docstring; exact when the levels are).
 
@@ -963,6 +979,7 @@ def corollary1_interval(profiles: npt.ArrayLike, m: int, q_in: float, q_out: flo
         profiles: ``int[n, r, k]`` topic indices in ``0..m-1``, k distinct topics every week.
         m: taxonomy size |T|.
         q_in, q_out: the answer's probability for a topic in / outside the week's set.
+        log: a walk log file that makes the computation resumable (``cover_levels``).
     """
     progress = flag(progress, "progress")
     q_in, q_out = _probabilities(q_in, q_out)
@@ -975,7 +992,7 @@ def corollary1_interval(profiles: npt.ArrayLike, m: int, q_in: float, q_out: flo
             f"q_in and q_out must be one week's answer distribution over {m:,} topics with "
             f"{k} in the set (k q_in + (m - k) q_out = 1), got {k * q_in + (m - k) * q_out:.6g}",
             field="q_out")
-    return _cover_levels(p, m, progress).corollary1(q_in, q_out)
+    return _cover_levels(p, m, progress, log).corollary1(q_in, q_out)
 
 
 def _probabilities(q_in: object, q_out: object) -> tuple[float, float]:

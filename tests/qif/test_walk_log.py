@@ -1,0 +1,217 @@
+"""The cover levels' walk log (``qif.walk_log``): a resumed computation gives the same bracket
+without walking again, a stop mid-line loses only that walk, one log serves several
+computations, and a damaged or edited line, or a file that is not a log, is refused with the
+file, the line and the field named."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from topicslab.errors import InputError
+from topicslab.qif.cover_levels import cover_levels
+
+# (the package's ``cover_levels`` function shadows the module of that name as an attribute)
+cl = importlib.import_module("topicslab.qif.cover_levels")
+
+
+def _profiles(seed: int, n: int = 40, r: int = 5, m: int = 9, k: int = 3) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    base = np.stack([rng.choice(m, k, replace=False) for _ in range(r)])
+    users = [base.copy() if rng.random() < 0.4 else
+             np.stack([rng.choice(m, k, replace=False) for _ in range(r)]) for _ in range(n)]
+    return np.stack(users).astype(np.int32)
+
+
+def _counting_walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls: list[int] = []
+    real = cl._sums
+
+    def counted(*args: object) -> list[int]:
+        calls.append(1)
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cl, "_sums", counted)
+    return calls
+
+
+def test_a_resumed_computation_walks_nothing_again_and_gives_the_same_levels(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    p = _profiles(1)
+    fresh = cover_levels(p, 9)
+    log = tmp_path / "walks.jsonl"
+    calls = _counting_walks(monkeypatch)
+    first = cover_levels(p, 9, log=log)
+    assert first == fresh
+    assert len(calls) == fresh.box_walks
+    # header + one line per walk
+    assert len(log.read_text().splitlines()) == 1 + fresh.box_walks
+    calls.clear()
+    again = cover_levels(p, 9, log=log)
+    assert again == fresh and calls == []
+
+
+def test_a_stop_mid_line_loses_only_that_walk(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    p = _profiles(2)
+    log = tmp_path / "walks.jsonl"
+    fresh = cover_levels(p, 9, log=log)
+    lines = log.read_text().splitlines(keepends=True)
+    kept = 1 + 7  # the header and seven walks; the eighth's line cut short by a stop
+    log.write_text("".join(lines[:kept]) + lines[kept][: len(lines[kept]) // 2])
+    calls = _counting_walks(monkeypatch)
+    assert cover_levels(p, 9, log=log) == fresh
+    assert len(calls) == fresh.box_walks - 7
+    # the cut line dropped, the walks after it logged again in the same order
+    assert log.read_text() == "".join(lines)
+
+
+def test_one_log_serves_several_computations(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "walks.jsonl"
+    a, b = _profiles(3), _profiles(4)
+    level_a, level_b = cover_levels(a, 9, log=log), cover_levels(b, 9, log=log)
+    level_a10 = cover_levels(a, 10, log=log)  # another m: another computation
+    assert len(log.read_text().splitlines()) == 1 + 3 * level_a.box_walks
+    calls = _counting_walks(monkeypatch)
+    assert cover_levels(b, 9, log=log) == level_b
+    assert cover_levels(a, 9, log=log) == level_a
+    assert cover_levels(a, 10, log=log) == level_a10
+    assert calls == []
+    assert cover_levels(a[:, 1:], 9, log=log) == cover_levels(a[:, 1:], 9)
+    assert len(calls) == 2 * cover_levels(a[:, 1:], 9).box_walks
+
+
+@pytest.mark.parametrize("edit, field", [
+    (lambda obj: obj.update(sums=[obj["sums"][0] + 1, *obj["sums"][1:]]), "digest"),
+    (lambda obj: obj.update(sums=[-1] * len(obj["sums"])), "sums"),
+    (lambda obj: obj.update(sums=["12"] * len(obj["sums"])), "sums"),
+    (lambda obj: obj.update(sums=obj["sums"] + [0]), "sums"),
+    (lambda obj: obj.update(walk=[[0.5], [[]]]), "walk"),
+    (lambda obj: obj.update(walk="weeks"), "walk"),
+    (lambda obj: obj.pop("fingerprint"), "fingerprint"),
+])
+def test_an_edited_line_is_refused_by_row_and_field(tmp_path: Path, edit: object,
+                                                    field: str) -> None:
+    p = _profiles(5)
+    log = tmp_path / "walks.jsonl"
+    cover_levels(p, 9, log=log)
+    lines = log.read_text().splitlines()
+    obj = json.loads(lines[3])
+    edit(obj)  # type: ignore[operator]
+    lines[3] = json.dumps(obj)
+    log.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError) as err:
+        cover_levels(p, 9, log=log)
+    assert (err.value.file, err.value.row, err.value.field) == (str(log), 4, field)
+
+
+def test_a_line_moved_to_another_computation_is_refused(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    cover_levels(_profiles(6), 9, log=a)
+    cover_levels(_profiles(7), 9, log=b)
+    lines = a.read_text().splitlines()
+    moved = json.loads(lines[2])
+    moved["fingerprint"] = json.loads(b.read_text().splitlines()[1])["fingerprint"]
+    lines[2] = json.dumps(moved)
+    a.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError) as err:
+        cover_levels(_profiles(6), 9, log=a)
+    assert (err.value.row, err.value.field) == (3, "digest")
+
+
+@pytest.mark.parametrize("text, row, field", [
+    ("", 1, None),
+    ("a,b,c\n1,2,3\n", 1, None),
+    ('{"format": "other"}\n', 1, "format"),
+    ('{"format": "topicslab.cover_levels.walks", "version": 9}\n', 1, "version"),
+    ("[1, 2]\n", 1, None),
+    (b"\xff\xfe\n", 1, None),
+])
+def test_a_file_that_is_not_a_walk_log_is_refused(tmp_path: Path, text: str | bytes, row: int,
+                                                  field: str | None) -> None:
+    log = tmp_path / "walks.jsonl"
+    log.write_bytes(text if isinstance(text, bytes) else text.encode())
+    before = log.read_bytes()
+    with pytest.raises(InputError) as err:
+        cover_levels(_profiles(8), 9, log=log)
+    assert (err.value.file, err.value.row, err.value.field) == (str(log), row, field)
+    assert log.read_bytes() == before  # refused, untouched
+
+
+def test_a_damaged_middle_line_is_refused(tmp_path: Path) -> None:
+    p = _profiles(9)
+    log = tmp_path / "walks.jsonl"
+    cover_levels(p, 9, log=log)
+    lines = log.read_text().splitlines()
+    lines[5] = lines[5][:20]
+    log.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError) as err:
+        cover_levels(p, 9, log=log)
+    assert (err.value.row, err.value.field) == (6, None)
+    assert "not a JSON line" in str(err.value)
+
+
+def test_bad_log_locations_are_refused_before_any_walk(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _counting_walks(monkeypatch)
+    with pytest.raises(InputError, match="is a directory"):
+        cover_levels(_profiles(10), 9, log=tmp_path)
+    with pytest.raises(InputError, match="cannot create the walk log"):
+        cover_levels(_profiles(10), 9, log=tmp_path / "missing" / "walks.jsonl")
+    with pytest.raises(InputError, match="must be a file path"):
+        cover_levels(_profiles(10), 9, log=5)  # type: ignore[arg-type]
+    assert calls == []
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_reid_certify_log_resumes_and_its_bad_uses_are_one_line_errors(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from topicslab import io as tio
+    from topicslab.cli import app
+    from topicslab.population import generate
+
+    pop = tmp_path / "pop.parquet"
+    tio.write_sets(pop, generate(600, 5, seed=3))
+    log = tmp_path / "walks.jsonl"
+    base = ["reid", "--sets", str(pop), "--weeks", "5", "--targets", "100", "--bounds",
+            "--certify", "--no-progress"]
+    first = CliRunner().invoke(app, [*base, "--json", str(tmp_path / "a.json"),
+                                     "--certify-log", str(log)])
+    assert first.exit_code == 0, first.output
+    walks = len(log.read_text().splitlines()) - 1
+    assert walks == 1 + 5 + 10 + 10 + 5
+    calls = _counting_walks(monkeypatch)
+    again = CliRunner().invoke(app, [*base, "--json", str(tmp_path / "b.json"),
+                                     "--certify-log", str(log)])
+    assert again.exit_code == 0, again.output
+    assert calls == []
+    interval = [json.loads((tmp_path / f).read_text())["bounds"]["full_information_interval"]
+                for f in ("a.json", "b.json")]
+    assert interval[0] == interval[1] and interval[0] is not None
+
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text("hello\n")
+    cases = [
+        (["--certify-log", str(log)], "--certify-log", "add --certify", base[:-2]),
+        (["--certify-log", str(tmp_path / "w.txt")], "--certify-log", "must end in .jsonl", base),
+        (["--certify-log", str(tmp_path / "no" / "w.jsonl")], "--certify-log", "", base),
+        (["--certify-log", str(tmp_path)], "--certify-log", "directory", base),
+        (["--certify-log", str(notes)], "--certify-log", "not a walk log", base),
+    ]
+    for extra, option, words, command in cases:
+        res = CliRunner().invoke(app, [*command, *extra])
+        assert res.exit_code == 2, (extra, res.output)
+        line = res.output.strip()
+        assert len(line.splitlines()) == 1 and words in line, line
+        assert option in line or extra[1] in line, line  # the option, or the file itself
+    assert calls == []
+    assert notes.read_text() == "hello\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "a.json", "b.json", "notes.jsonl", "pop.parquet", "walks.jsonl"]
