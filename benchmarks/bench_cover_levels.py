@@ -5,8 +5,9 @@ the last r weeks and brackets Corollary 1 (``qif.cover_levels``): the interval, 
 each level's share of it, the box-union walks and the seconds. The sampled Bayes attacker's
 estimate is printed beside it with ``--bayes-targets`` (0: skip).
 
-``--log-dir D`` keeps each r's walk log in D (``qif.walk_log``): a stopped run given the same
-directory resumes where it stopped (the walks already logged are not done again).
+``--log F`` records the walks in the walk log F (``qif.walk_log``, one file for every r): a
+stopped run given the same file resumes where it stopped (the walks already logged are not
+done again).
 
 Run: ``.venv/bin/python benchmarks/bench_cover_levels.py [--users 1000000] [--weeks 5 6]``.
 """
@@ -29,8 +30,8 @@ def main() -> None:
     ap.add_argument("--weeks", type=int, nargs="+", default=[5, 6])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--bayes-targets", type=int, default=20_000)
-    ap.add_argument("--log-dir", type=Path, default=None,
-                    help="keep walk logs here; a re-run resumes from them")
+    ap.add_argument("--log", type=Path, default=None,
+                    help="walk log file (.jsonl); a re-run resumes from it")
     args = ap.parse_args()
     t0 = time.perf_counter()
     sets = pop.generate(args.users, max(8, max(args.weeks)), seed=args.seed)
@@ -42,11 +43,7 @@ def main() -> None:
     for r in args.weeks:
         profiles = sets.sets[:, sets.n_weeks - r:]
         t0 = time.perf_counter()
-        log = None
-        if args.log_dir is not None:
-            args.log_dir.mkdir(parents=True, exist_ok=True)
-            log = args.log_dir / f"walks-n{args.users}-seed{args.seed}-r{r}.jsonl"
-        levels = cover_levels(profiles, sets.taxonomy.size, progress=True, log=log)
+        levels = cover_levels(profiles, sets.taxonomy.size, progress=True, log=args.log)
         secs = time.perf_counter() - t0
         lo, hi = levels.corollary1(mech.q_in, mech.q_out)
         widths = " / ".join(f"{100 * w:.3f}" for w in levels.widths(mech.q_in, mech.q_out))
