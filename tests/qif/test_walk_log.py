@@ -215,3 +215,47 @@ def test_reid_certify_log_resumes_and_its_bad_uses_are_one_line_errors(
     assert notes.read_text() == "hello\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "a.json", "b.json", "notes.jsonl", "pop.parquet", "walks.jsonl"]
+
+
+def test_reid_stopped_mid_certify_says_where_its_walks_are_and_resumes(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from topicslab import io as tio
+    from topicslab.attacks import reid_bounds
+    from topicslab.population import generate
+
+    pop = tmp_path / "pop.parquet"
+    sets = generate(4000, 6, seed=4)
+    tio.write_sets(pop, sets)
+    log = tmp_path / "walks.jsonl"
+    command = [sys.executable, "-m", "topicslab", "reid", "--sets", str(pop), "--weeks", "6",
+               "--targets", "100", "--bounds", "--certify", "--no-progress",
+               "--certify-log", str(log)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            env=env, text=True)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and proc.poll() is None:
+        if log.exists() and len(log.read_text().splitlines()) >= 3:  # the header, two walks
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, proc.communicate()[0]
+    proc.send_signal(signal.SIGINT)
+    output = proc.communicate(timeout=120)[0]
+    assert proc.returncode == 130, output
+    assert output.strip().splitlines()[-1] == (
+        f"interrupted: reid stopped; the certified walks finished so far are in {log} (the "
+        "same command with it resumes there); nothing else written")
+    kept = len(log.read_text().splitlines()) - 1
+    assert kept >= 2
+    resumed = subprocess.run([*command, "--json", str(tmp_path / "a.json")], env=env,
+                             capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    fresh = reid_bounds(sets, weeks=6, certify=True).full_information_interval
+    a = json.loads((tmp_path / "a.json").read_text())["bounds"]["full_information_interval"]
+    assert fresh is not None and a == list(fresh)
+    assert len(log.read_text().splitlines()) == 1 + 1 + 6 + 15 + 20 + 15  # each walk once

@@ -27,6 +27,7 @@ from topicslab.cli._app import (
     app,
     err,
     given,
+    on_interrupt,
     out,
     sets_taxonomy,
 )
@@ -335,6 +336,9 @@ def reid(
         check_output_file(certify_log, "--certify-log", (".jsonl",), "JSON-lines")
         refuse_overwriting_inputs([("--certify-log", certify_log), ("--json", json_path),
                                    ("--figure", figure_path)], inputs)
+        log_name = str(certify_log)
+        on_interrupt(lambda: f"the certified walks finished so far are in {log_name} (the "
+                             "same command with it resumes there); nothing else written")
     if figure_path is not None:
         if not bounds:
             raise InputError("--figure draws the bounds: add --bounds", field="--figure")
