@@ -269,3 +269,30 @@ def test_brackets_respect_the_nesting_of_the_levels():
     assert list(levels.upper) == sorted(levels.upper, reverse=True)
     assert list(levels.lower) == sorted(levels.lower, reverse=True)
     assert levels.upper[1] <= levels.lower[0] == levels.upper[0]
+
+
+def test_the_counts_do_not_depend_on_how_many_threads_share_the_walks():
+    """The first-week topics are dealt out to the threads in turn (load balance): every
+    count is the same on one thread and on all of them, for the walk and the four-week
+    coverage count."""
+    import numba
+
+    from topicslab.qif.coverage import corollary1_four_weeks
+
+    rng = np.random.default_rng(11)
+    p = _population(rng, 300, 5, 14, 3)
+    specs = [(), ((0,),), ((0, 1),), ((0, 1, 2),), ((0,), (1, 2))]
+    most = numba.config.NUMBA_NUM_THREADS
+    if most < 2:
+        pytest.skip("one thread only: nothing to share")
+    found = []
+    before = numba.get_num_threads()
+    try:
+        for threads in (1, most):
+            numba.set_num_threads(threads)
+            found.append((box_sums(p, 14, [3, 4], specs),
+                          corollary1_four_weeks(p[:, :4], 14, 0.2, 0.04)))
+    finally:
+        numba.set_num_threads(before)
+    assert found[0] == found[1]
+    assert found[0][0] == [_brute_box_sum(p, 14, [3, 4], list(spec)) for spec in specs]

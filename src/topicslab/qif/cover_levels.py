@@ -60,6 +60,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+import numba
 import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
@@ -512,7 +513,8 @@ def _walk(p: I32, zw: I64, gw: I64, specs: I64, tail: I64, m: int, first: I32, o
 
 
 @njit(cache=True, parallel=True)
-def _box_sums(p: I32, zw: I64, gw: I64, specs: I64, tail: I64, m: int) -> tuple[I64, F64]:
+def _box_sums(p: I32, zw: I64, gw: I64, specs: I64, tail: I64, m: int,
+              threads: int) -> tuple[I64, F64]:
     n, _, k = p.shape
     w = zw[0]
     start = np.zeros(m + 1, dtype=np.int64)
@@ -528,13 +530,21 @@ def _box_sums(p: I32, zw: I64, gw: I64, specs: I64, tail: I64, m: int) -> tuple[
             t = p[u, w, a]
             holders[fill[t]] = u
             fill[t] += 1
-    order = np.argsort(start[:-1] - start[1:])  # the largest groups first (load balance)
+    order = np.argsort(start[:-1] - start[1:])  # the largest groups first
     out = np.zeros((m, specs.shape[0]), dtype=np.int64)
     fout = np.zeros((m, specs.shape[0]), dtype=np.float64)
-    for i in prange(m):
-        t = order[i]
-        if start[t + 1] > start[t]:
-            _walk(p, zw, gw, specs, tail, m, holders[start[t]:start[t + 1]], out[t], fout[t])
+    # prange hands each thread one contiguous block of its range (whatever
+    # parallel_chunksize says, under the OpenMP layer): over topics ordered largest first,
+    # the first thread got all the large walks (measured: 5.9 against 0.6 CPU seconds, a
+    # 7-week walk at 1M users on one core). Dealt out in turn instead, largest first, each
+    # of the ``threads`` (numba's count, given by the caller: a jitted call of it is not
+    # cached) gets about the same share.
+    for j in prange(threads):
+        for i in range(j, m, threads):
+            t = order[i]
+            if start[t + 1] > start[t]:
+                _walk(p, zw, gw, specs, tail, m, holders[start[t]:start[t + 1]], out[t],
+                      fout[t])
     return out.sum(axis=0), fout.sum(axis=0)
 
 
@@ -619,7 +629,8 @@ def _sums(p: I32, m: int, weeks: list[int], specs: list[list[list[int]]]) -> lis
         for d in range(len(zw) + 1):
             tail[i, d] = k ** (len(zw) - d + group_weeks)
     every_group_week = np.unique(arr[arr >= 0]).astype(np.int64)
-    return _exact(*_box_sums(p, zw, every_group_week, arr, tail, int(m)))
+    return _exact(*_box_sums(p, zw, every_group_week, arr, tail, int(m),
+                             numba.get_num_threads()))
 
 
 def _exact(sums: I64, shadow: F64) -> list[int]:
@@ -689,7 +700,6 @@ def _check(profiles: npt.ArrayLike, m: int, *, users_at_least: int = 1) -> tuple
     srt = np.sort(arr, axis=2)
     if (srt[:, :, 1:] == srt[:, :, :-1]).any():
         raise QIFError("a user holds the same topic twice in a week")
-    import numba
 
     from topicslab._resources import require_memory
 

@@ -31,6 +31,7 @@ Public names:
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
@@ -113,59 +114,63 @@ def _tables(p: npt.NDArray[np.int32], m: int, words: int):
 
 
 @njit(cache=True, parallel=True)
-def _levels(p: npt.NDArray[np.int32], m: int, words: int):
+def _levels(p: npt.NDArray[np.int32], m: int, words: int, threads: int):
     """Per cover level c = 0..3 of the 3-week prefixes: how many prefixes (``count``) and the
     summed |B| (``covered``), exact integers."""
     s4, all4, b1, h1, b2, h2, start, users = _tables(p, m, words)
     k = p.shape[2]
     count = np.zeros((m, 4), dtype=np.int64)
     covered = np.zeros((m, 4), dtype=np.int64)
-    for x1 in prange(m):
-        t3 = np.zeros((m, words), dtype=np.uint64)
-        has3 = np.zeros(m, dtype=np.bool_)
-        touched = np.empty(m, dtype=np.int64)
-        for x2 in range(m):
-            code12 = x1 * m + x2
-            n_touched = 0
-            for idx in range(start[code12], start[code12 + 1]):
-                u = users[idx]
-                for j in range(k):
-                    t = p[u, 2, j]
-                    if t < 0:
-                        continue
-                    if not has3[t]:
-                        has3[t] = True
-                        touched[n_touched] = t
-                        n_touched += 1
+    # first topics dealt out to the ``threads`` in turn: prange gives each thread one
+    # contiguous block of topic ids, and popular topics sit together in the taxonomy
+    # (measured at 200K users: 1.35 against 0.56 CPU seconds per thread)
+    for part in prange(threads):
+        for x1 in range(part, m, threads):
+            t3 = np.zeros((m, words), dtype=np.uint64)
+            has3 = np.zeros(m, dtype=np.bool_)
+            touched = np.empty(m, dtype=np.int64)
+            for x2 in range(m):
+                code12 = x1 * m + x2
+                n_touched = 0
+                for idx in range(start[code12], start[code12 + 1]):
+                    u = users[idx]
+                    for j in range(k):
+                        t = p[u, 2, j]
+                        if t < 0:
+                            continue
+                        if not has3[t]:
+                            has3[t] = True
+                            touched[n_touched] = t
+                            n_touched += 1
+                        for w in range(words):
+                            t3[t, w] |= s4[u, w]
+                pair12 = h2[0, code12]
+                for x3 in range(m):
+                    pc = 0
+                    if has3[x3]:
+                        level = 3
+                        for w in range(words):
+                            pc += _popcount(t3[x3, w])
+                    elif pair12 or h2[1, x1 * m + x3] or h2[2, x2 * m + x3]:
+                        level = 2
+                        for w in range(words):
+                            pc += _popcount(b2[0, code12, w] | b2[1, x1 * m + x3, w]
+                                            | b2[2, x2 * m + x3, w])
+                    elif h1[0, x1] or h1[1, x2] or h1[2, x3]:
+                        level = 1
+                        for w in range(words):
+                            pc += _popcount(b1[0, x1, w] | b1[1, x2, w] | b1[2, x3, w])
+                    else:
+                        level = 0
+                        for w in range(words):
+                            pc += _popcount(all4[w])
+                    count[x1, level] += 1
+                    covered[x1, level] += pc
+                for i in range(n_touched):  # reset only what this pair wrote
+                    t = touched[i]
+                    has3[t] = False
                     for w in range(words):
-                        t3[t, w] |= s4[u, w]
-            pair12 = h2[0, code12]
-            for x3 in range(m):
-                pc = 0
-                if has3[x3]:
-                    level = 3
-                    for w in range(words):
-                        pc += _popcount(t3[x3, w])
-                elif pair12 or h2[1, x1 * m + x3] or h2[2, x2 * m + x3]:
-                    level = 2
-                    for w in range(words):
-                        pc += _popcount(b2[0, code12, w] | b2[1, x1 * m + x3, w]
-                                        | b2[2, x2 * m + x3, w])
-                elif h1[0, x1] or h1[1, x2] or h1[2, x3]:
-                    level = 1
-                    for w in range(words):
-                        pc += _popcount(b1[0, x1, w] | b1[1, x2, w] | b1[2, x3, w])
-                else:
-                    level = 0
-                    for w in range(words):
-                        pc += _popcount(all4[w])
-                count[x1, level] += 1
-                covered[x1, level] += pc
-            for i in range(n_touched):  # reset only what this pair wrote
-                t = touched[i]
-                has3[t] = False
-                for w in range(words):
-                    t3[t, w] = np.uint64(0)
+                        t3[t, w] = np.uint64(0)
     return count.sum(axis=0), covered.sum(axis=0)
 
 
@@ -199,7 +204,8 @@ def corollary1_four_weeks(profiles: npt.ArrayLike, m: int, q_in: float, q_out: f
 
     require_memory(3.0 * m * m * (8 * words + 9) + 8.0 * arr.shape[0] * words,
                    f"Corollary 1's pair tables over m = {m:,} topics", field="m")
-    count, covered = _levels(np.ascontiguousarray(arr, dtype=np.int32), int(m), words)
+    count, covered = _levels(np.ascontiguousarray(arr, dtype=np.int32), int(m), words,
+                             numba.get_num_threads())
     total = 0.0
     for c in range(4):
         # exact integer counts; the powers are where rounding enters (0.0 ** 0 == 1)
