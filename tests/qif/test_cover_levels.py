@@ -10,7 +10,8 @@ import json
 import numpy as np
 import pytest
 
-from topicslab.qif.cover_levels import box_sums, corollary1_interval, cover_levels
+from topicslab.qif.box_unions import box_sums
+from topicslab.qif.cover_levels import corollary1_interval, cover_levels
 from topicslab.qif.errors import QIFError
 
 

@@ -33,7 +33,8 @@ Population (``population``), Tables 2-4 analogues for one or several epochs:
 
 Corollary 1 (Carey et al.) without materialising the channel: ``coverage``
 (corollary1_four_weeks, exact at four weeks) and ``cover_levels`` (corollary1_interval,
-cover_levels -> CoverLevels: certified bounds at any number of weeks).
+cover_levels -> CoverLevels: certified bounds at any number of weeks, from the exact sums over
+unions of the users' boxes of ``box_unions``, resumable through a ``walk_log``).
 
 Figures and report: tradeoff_figure, figure5, png_base64, report_section.
 Errors: QIFError (a TopicsLabError); QIFParameterError (also a ParameterError naming the
