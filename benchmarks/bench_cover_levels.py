@@ -46,6 +46,9 @@ def main() -> None:
         levels = cover_levels(profiles, sets.taxonomy.size, progress=True, log=args.log)
         secs = time.perf_counter() - t0
         lo, hi = levels.corollary1(mech.q_in, mech.q_out)
+        # (the seconds of a resumed run are not the bracket's: say how many walks were read)
+        walks = (f"{levels.box_walks}" if not levels.logged else
+                 f"{levels.box_walks} ({levels.logged} from the log)")
         widths = " / ".join(f"{100 * w:.3f}" for w in levels.widths(mech.q_in, mech.q_out))
         sampled = "—"
         if args.bayes_targets:
@@ -54,7 +57,7 @@ def main() -> None:
             sampled = (f"{100 * bay.risk:.2f} ({100 * bay.ci95[0]:.2f}–"
                        f"{100 * bay.ci95[1]:.2f})")
         print(f"| {r} | {100 * lo:.3f}–{100 * hi:.3f} | {100 * (hi - lo):.3f} | {widths} | "
-              f"{sampled} | {levels.box_walks} | {secs:.0f} |", flush=True)
+              f"{sampled} | {walks} | {secs:.0f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """The cover levels' walk log (``qif.walk_log``): a resumed computation gives the same bracket
-without walking again, a stop mid-line loses only that walk, one log serves several
-computations, and a damaged or edited line, or a file that is not a log, is refused with the
-file, the line and the field named."""
+without walking again, a stop mid-line loses only that walk and a Ctrl-C none that finished,
+one log serves several computations (not those of other counting code), one writer holds it
+at a time, and a damaged line, a repeated walk with other sums, or a file that is not a
+writable log, is refused with the file, the line and the field named."""
 
 from __future__ import annotations
 
@@ -29,13 +30,13 @@ def _profiles(seed: int, n: int = 40, r: int = 5, m: int = 9, k: int = 3) -> np.
 
 def _counting_walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
-    real = cl._sums
+    real = cl.walk_sums
 
     def counted(*args: object) -> list[int]:
         calls.append(1)
         return real(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(cl, "_sums", counted)
+    monkeypatch.setattr(cl, "walk_sums", counted)
     return calls
 
 
@@ -50,9 +51,24 @@ def test_a_resumed_computation_walks_nothing_again_and_gives_the_same_levels(
     assert len(calls) == fresh.box_walks
     # header + one line per walk
     assert len(log.read_text().splitlines()) == 1 + fresh.box_walks
+    assert first.logged == 0
     calls.clear()
     again = cover_levels(p, 9, log=log)
     assert again == fresh and calls == []
+    assert again.logged == fresh.box_walks
+
+
+def test_walks_of_other_counting_code_are_not_reused(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    bu = importlib.import_module("topicslab.qif.box_unions")
+    p = _profiles(11)
+    log = tmp_path / "walks.jsonl"
+    fresh = cover_levels(p, 9, log=log)
+    monkeypatch.setattr(bu, "WALK_VERSION", bu.WALK_VERSION + 1)
+    calls = _counting_walks(monkeypatch)
+    assert cover_levels(p, 9, log=log) == fresh
+    assert len(calls) == fresh.box_walks  # all counted again by the "new" code
+    assert len(log.read_text().splitlines()) == 1 + 2 * fresh.box_walks  # the old ones kept
 
 
 def test_a_stop_mid_line_loses_only_that_walk(tmp_path: Path,
@@ -192,25 +208,33 @@ def test_reid_certify_log_resumes_and_its_bad_uses_are_one_line_errors(
                                      "--certify-log", str(log)])
     assert again.exit_code == 0, again.output
     assert calls == []
+    flat_first, flat_again = (" ".join(res.output.split()) for res in (first, again))
+    assert (f"note: walk log {log}: 0 of the 31 walks read from it, 31 counted and added"
+            in flat_first)
+    assert f"note: walk log {log}: 31 of the 31 walks read from it" in flat_again
+    assert "counted and added" not in flat_again
     interval = [json.loads((tmp_path / f).read_text())["bounds"]["full_information_interval"]
                 for f in ("a.json", "b.json")]
     assert interval[0] == interval[1] and interval[0] is not None
 
     notes = tmp_path / "notes.jsonl"
     notes.write_text("hello\n")
+    txt, missing = tmp_path / "w.txt", tmp_path / "no" / "w.jsonl"
     cases = [
-        (["--certify-log", str(log)], "--certify-log", "add --certify", base[:-2]),
-        (["--certify-log", str(tmp_path / "w.txt")], "--certify-log", "must end in .jsonl", base),
-        (["--certify-log", str(tmp_path / "no" / "w.jsonl")], "--certify-log", "", base),
-        (["--certify-log", str(tmp_path)], "--certify-log", "directory", base),
-        (["--certify-log", str(notes)], "--certify-log", "not a walk log", base),
+        (base[:-2], log, "field '--certify-log'", "--certify-log records the walks of --certify: add "
+                                          "--certify"),
+        (base, txt, f"{txt}, field '--certify-log'", "this option writes JSON-lines files: "
+                                                     "the name must end in .jsonl"),
+        (base, missing, f"{missing}, field '--certify-log'", "does not exist"),
+        (base, tmp_path, f"{tmp_path}, field '--certify-log'", "is an existing directory"),
+        (base, notes, f"{notes}, row 1", "is not a walk log of topicslab's cover levels"),
     ]
-    for extra, option, words, command in cases:
-        res = CliRunner().invoke(app, [*command, *extra])
-        assert res.exit_code == 2, (extra, res.output)
+    for command, path, where, words in cases:
+        res = CliRunner().invoke(app, [*command, "--certify-log", str(path)])
+        assert res.exit_code == 2, (path, res.output)
         line = res.output.strip()
-        assert len(line.splitlines()) == 1 and words in line, line
-        assert option in line or extra[1] in line, line  # the option, or the file itself
+        assert len(line.splitlines()) == 1, line
+        assert line.startswith(f"error: {where}") and words in line, line
     assert calls == []
     assert notes.read_text() == "hello\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == [
@@ -247,11 +271,11 @@ def test_reid_stopped_mid_certify_says_where_its_walks_are_and_resumes(tmp_path:
     proc.send_signal(signal.SIGINT)
     output = proc.communicate(timeout=120)[0]
     assert proc.returncode == 130, output
-    assert output.strip().splitlines()[-1] == (
-        f"interrupted: reid stopped; the certified walks finished so far are in {log} (the "
-        "same command with it resumes there); nothing else written")
     kept = len(log.read_text().splitlines()) - 1
     assert kept >= 2
+    assert output.strip().splitlines()[-1] == (
+        f"interrupted: reid stopped; the {kept} certified walks finished are kept in {log} "
+        "(the same command with it resumes there); nothing else written")
     resumed = subprocess.run([*command, "--json", str(tmp_path / "a.json")], env=env,
                              capture_output=True, text=True, timeout=600)
     assert resumed.returncode == 0, resumed.stderr
@@ -259,3 +283,75 @@ def test_reid_stopped_mid_certify_says_where_its_walks_are_and_resumes(tmp_path:
     a = json.loads((tmp_path / "a.json").read_text())["bounds"]["full_information_interval"]
     assert fresh is not None and a == list(fresh)
     assert len(log.read_text().splitlines()) == 1 + 1 + 6 + 15 + 20 + 15  # each walk once
+
+
+def test_a_walk_repeated_with_other_sums_is_refused(tmp_path: Path) -> None:
+    """A copied line changed with its digest recomputed (the digest guards against damage
+    only): the later line replaced the earlier one, and a level came out wrong."""
+    wl = importlib.import_module("topicslab.qif.walk_log")
+    p = _profiles(12)
+    log = tmp_path / "walks.jsonl"
+    cover_levels(p, 9, log=log)
+    lines = log.read_text().splitlines()
+    obj = json.loads(lines[1])
+    obj["sums"] = [v - 1 for v in obj["sums"]]
+    obj["digest"] = wl._digest(obj["fingerprint"], wl._key(*obj["walk"]), obj["sums"])
+    log.write_text("\n".join([*lines, json.dumps(obj)]) + "\n")
+    with pytest.raises(InputError) as err:
+        cover_levels(p, 9, log=log)
+    assert (err.value.row, err.value.field) == (len(lines) + 1, "sums")
+    assert "repeats the walk of row 2 with other sums" in str(err.value)
+    # the same walk twice with the same sums (two runs that both finished it) is fine
+    log.write_text("\n".join([*lines, lines[1]]) + "\n")
+    assert cover_levels(p, 9, log=log) == cover_levels(p, 9)
+
+
+def test_one_writer_at_a_time_and_a_read_only_log_is_refused_first(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    wl = importlib.import_module("topicslab.qif.walk_log")
+    p = _profiles(13)
+    log = tmp_path / "walks.jsonl"
+    cover_levels(p[:, :4], 9, log=log)
+    calls = _counting_walks(monkeypatch)
+    with wl.WalkLog(log, np.zeros((1, 1, 1), np.int32), 9):  # another computation holds it
+        with pytest.raises(InputError, match="is in use by another computation"):
+            cover_levels(p, 9, log=log)
+    assert calls == []
+    if os.geteuid() != 0:  # (root writes whatever the mode says)
+        log.chmod(0o444)
+        with pytest.raises(InputError, match="cannot open the walk log for appending"):
+            cover_levels(p, 9, log=log)
+        with pytest.raises(InputError, match="is not writable"):
+            wl.check_walk_log(log)
+        assert calls == []
+        log.chmod(0o644)
+    assert cover_levels(p, 9, log=log) == cover_levels(p, 9)
+
+
+def test_a_ctrl_c_during_a_walk_keeps_that_walk(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel does not look at signals, so a Ctrl-C waits for the walk under way; it is
+    held back until that walk is logged (without the hold, it struck right after the walk,
+    before its line was written, and the wait was for nothing)."""
+    import signal
+
+    p = _profiles(14)
+    log = tmp_path / "walks.jsonl"
+    real = cl.walk_sums
+    calls: list[int] = []
+
+    def interrupted_in_the_third(*args: object) -> list[int]:
+        calls.append(1)
+        out = real(*args)  # type: ignore[arg-type]
+        if len(calls) == 3:
+            signal.raise_signal(signal.SIGINT)  # as if Ctrl-C came during the kernel
+        return out
+
+    monkeypatch.setattr(cl, "walk_sums", interrupted_in_the_third)
+    with pytest.raises(KeyboardInterrupt):
+        cover_levels(p, 9, log=log)
+    assert len(log.read_text().splitlines()) == 1 + 3
+    monkeypatch.setattr(cl, "walk_sums", real)
+    assert cover_levels(p, 9, log=log) == cover_levels(p, 9)

@@ -390,9 +390,14 @@ def reid_bounds(
     max_cells = integer(max_cells, "max_cells", at_least=0)
     if not isinstance(certify, bool):
         raise InputError(f"certify must be True or False, got {certify!r}", field="certify")
-    if certify_log is not None and not certify:
-        raise InputError("certify_log records the certified interval's walks: add "
-                         "certify=True", field="certify_log")
+    if certify_log is not None:
+        if not certify:
+            raise InputError("certify_log records the certified interval's walks: add "
+                             "certify=True", field="certify_log")
+        from topicslab.qif.walk_log import check_walk_log
+
+        # before the bounds' own work: a file that cannot serve is refused now, not after
+        check_walk_log(certify_log, field="certify_log")
     # (a number or text as mechanism: an AttributeError on .k)
     mech = _mechanism(mechanism, sets)
     if mech.k != sets.k or mech.tax.size != sets.taxonomy.size:
@@ -461,13 +466,17 @@ def reid_bounds(
                          f"a taxonomy of up to 584 topics, the others up to 3 weeks of the "
                          f"full taxonomy by default)")
     if certify and out.full_information_bound is None:
-        from topicslab.qif.cover_levels import corollary1_interval
+        from topicslab.qif.cover_levels import cover_levels
 
-        out.full_information_interval = corollary1_interval(profiles, m, mech.q_in,
-                                                            mech.q_out, progress=progress,
-                                                            log=certify_log)
+        levels = cover_levels(profiles, m, progress=progress, log=certify_log)
+        out.full_information_interval = levels.corollary1(mech.q_in, mech.q_out)
         out.notes.append("Corollary 1 between certified bounds (exact counts of the users' "
                          "box unions per cover level; qif.cover_levels)")
+        if certify_log is not None:
+            rest = levels.box_walks - levels.logged
+            out.notes.append(f"walk log {certify_log}: {levels.logged} of the "
+                             f"{levels.box_walks} walks read from it"
+                             + (f", {rest} counted and added" if rest else ""))
     if ldp >= 1:
         out.notes.append("the LDP bound exceeds 1 (vacuous): the per-answer epsilon is large")
     return out

@@ -336,9 +336,22 @@ def reid(
         check_output_file(certify_log, "--certify-log", (".jsonl",), "JSON-lines")
         refuse_overwriting_inputs([("--certify-log", certify_log), ("--json", json_path),
                                    ("--figure", figure_path)], inputs)
-        log_name = str(certify_log)
-        on_interrupt(lambda: f"the certified walks finished so far are in {log_name} (the "
-                             "same command with it resumes there); nothing else written")
+        from topicslab.qif.walk_log import check_walk_log, logged_walks
+
+        check_walk_log(certify_log, field="--certify-log")
+        log_name, walks_before = str(certify_log), logged_walks(certify_log)
+
+        def kept() -> str:
+            try:
+                added = logged_walks(log_name) - walks_before
+            except InputError:  # (damaged meanwhile: say nothing wrong about it)
+                added = 0
+            if added <= 0:
+                return "nothing written (no partial output left)"
+            return (f"the {added} certified walks finished are kept in {log_name} (the same "
+                    "command with it resumes there); nothing else written")
+
+        on_interrupt(kept)
     if figure_path is not None:
         if not bounds:
             raise InputError("--figure draws the bounds: add --bounds", field="--figure")
@@ -516,6 +529,11 @@ def reid(
                   f"(true user shares a topic with the target's trace)")
     for note in dict.fromkeys(n for r in results for n in r.notes):
         err.print(f"[yellow]note[/]: {escape(note)}")
+    if certify_log is not None:
+        # how much of the certified work the log spared (a resume that read nothing counted
+        # for hours: another population or --weeks than the logged one)
+        for note in (n for b in found for n in b.notes if n.startswith("walk log ")):
+            err.print(f"[yellow]note[/]: {escape(note)}")
     if figure_path is not None:
         from topicslab._atomic import write_bytes_atomic
         from topicslab.report.figures import risk_and_bounds

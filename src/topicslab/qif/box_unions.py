@@ -32,7 +32,12 @@ from topicslab._checks import integer, integer_array
 from topicslab.qif.coverage import _popcount
 from topicslab.qif.errors import QIFError, QIFParameterError
 
-__all__ = ["box_sums"]
+__all__ = ["WALK_VERSION", "box_sums", "checked_profiles", "walk_sums"]
+
+#: the counting walk's version: part of a walk log's fingerprint (``qif.walk_log``), so sums
+#: logged by other counting code are not reused. Raise it with any change of what a walk
+#: returns for given profiles, weeks and specs (a fix included).
+WALK_VERSION = 1
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
@@ -499,8 +504,9 @@ def _box_sums(p: I32, zw: I64, gw: I64, specs: I64, tail: I64, m: int,
     # parallel_chunksize says, under the OpenMP layer): over topics ordered largest first,
     # the first thread got all the large walks (measured: 5.9 against 0.6 CPU seconds, a
     # 7-week walk at 1M users on one core). Dealt out in turn instead, largest first, each
-    # of the ``threads`` (numba's count, given by the caller: a jitted call of it is not
-    # cached) gets about the same share.
+    # of the ``threads`` gets about the same share. (The caller passes numba's thread count:
+    # called in here, numba.get_num_threads made the kernel uncachable, "dynamic globals".)
+    threads = max(1, threads)
     for j in prange(threads):
         for i in range(j, m, threads):
             t = order[i]
@@ -546,8 +552,8 @@ def box_sums(profiles: npt.ArrayLike, m: int, weeks: Sequence[int],
     # the profiles went to the walk unchecked: a topic id >= m, a negative one, m = 0 or
     # True, or NaN (cast) wrote outside its arrays (a segmentation fault); weeks "01" or
     # [0.5] were cast to weeks 0, 1 and 0
-    p, m = _check(profiles, m, users_at_least=0)
-    return _sums(p, m, _weeks(weeks, "weeks"),
+    p, m = checked_profiles(profiles, m, users_at_least=0)
+    return walk_sums(p, m, _weeks(weeks, "weeks"),
                  [[_weeks(g, "a group") for g in _sequence(spec, "a spec")]
                   for spec in _sequence(specs, "specs")])
 
@@ -559,13 +565,13 @@ def _sequence(value: object, what: str) -> list[object]:
 
 
 def _weeks(value: object, what: str) -> list[int]:
-    """A sequence of week indices (integers, not bools), checked against r by ``_sums``."""
+    """A sequence of week indices (integers, not bools), checked against r by ``walk_sums``."""
     return [integer(w, f"{what}'s week", error=QIFParameterError)
             for w in _sequence(value, what)]
 
 
-def _sums(p: I32, m: int, weeks: list[int], specs: list[list[list[int]]]) -> list[int]:
-    """``box_sums`` of checked profiles (``_check``), weeks and specs."""
+def walk_sums(p: I32, m: int, weeks: list[int], specs: list[list[list[int]]]) -> list[int]:
+    """``box_sums`` of checked profiles (``checked_profiles``), weeks and specs."""
     n, r, k = p.shape
     zw = np.asarray(weeks, dtype=np.int64)
     arr = np.full((len(specs), max(1, max((len(s) for s in specs), default=1)), 3), -1,
@@ -602,7 +608,11 @@ def _exact(sums: I64, shadow: F64) -> list[int]:
     return [int(v) for v in sums]
 
 
-def _check(profiles: npt.ArrayLike, m: int, *, users_at_least: int = 1) -> tuple[I32, int]:
+def checked_profiles(profiles: npt.ArrayLike, m: int, *,
+                     users_at_least: int = 1) -> tuple[I32, int]:
+    """The profiles as the walk takes them (``int32[n, r, k]``, each week's set sorted) and
+    m, checked: full profiles of distinct topics in ``0..m-1``, and the walk's bitsets within
+    the machine's memory."""
     # topic ids are 32-bit in the walk (an id past 2^31 wrapped), and each of its threads
     # keeps three m x m bitsets: m = 10**12 failed on the allocation, m = 2**31 + 20 was
     # killed by the kernel

@@ -54,16 +54,16 @@ import itertools
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
 import numpy.typing as npt
 
 from topicslab._checks import flag, number
-from topicslab.qif.box_unions import I32, Group, _check, _sums
+from topicslab.qif.box_unions import I32, Group, checked_profiles, walk_sums
 from topicslab.qif.errors import QIFError, QIFParameterError
-from topicslab.qif.walk_log import WalkLog
+from topicslab.qif.walk_log import WalkLog, opened
 
 __all__ = ["CoverLevels", "corollary1_interval", "cover_levels"]
 
@@ -79,6 +79,8 @@ class CoverLevels:
     lower: tuple[int, ...]
     upper: tuple[int, ...]
     box_walks: int
+    #: of the ``box_walks``, how many were read from a walk log (not part of the result)
+    logged: int = field(default=0, compare=False)
 
     @property
     def exact(self) -> tuple[bool, ...]:
@@ -265,19 +267,26 @@ def cover_levels(profiles: npt.ArrayLike, m: int, *, progress: bool = False,
     where it stopped; the bracket is the same).
     """
     progress = flag(progress, "progress")
-    return _cover_levels(*_check(profiles, m), progress, log)
+    return _cover_levels(*checked_profiles(profiles, m), progress, log)
 
 
 def _cover_levels(p: I32, m: int, progress: bool,
                   log: str | os.PathLike[str] | None = None) -> CoverLevels:
-    """``cover_levels`` of profiles and m that ``_check`` passed."""
-    from topicslab._progress import task
-
-    n, r, k = p.shape
+    """``cover_levels`` of profiles and m that ``checked_profiles`` passed."""
+    n = p.shape[0]
     # users in profile order: a node's users then sit close in memory (the counts do not
     # depend on the order)
     p = np.ascontiguousarray(p[np.lexsort(p.reshape(n, -1).T[::-1])])
-    record = None if log is None else WalkLog(log, p, m)
+    with opened(log, p, m) as record:
+        return _bracket(p, m, progress, record)
+
+
+def _bracket(p: I32, m: int, progress: bool, record: WalkLog | None) -> CoverLevels:
+    """The levels' brackets from the walks (each taken from ``record`` where it holds it)."""
+    from topicslab._atomic import interrupts_deferred
+    from topicslab._progress import task
+
+    n, r, k = p.shape
     weeks = list(range(r))
     total = m**r
     comb = math.comb
@@ -298,9 +307,15 @@ def _cover_levels(p: I32, m: int, progress: bool,
             walks += 1
             lists = [[list(g) for g in spec] for spec in specs]
             out = None if record is None else record.get(z, lists)
-            if out is None:
-                out = _sums(p, m, z, lists)
-                if record is not None:
+            if out is not None:
+                pass
+            elif record is None:
+                out = walk_sums(p, m, z, lists)
+            else:
+                # a Ctrl-C waits for the walk anyway (the kernel does not look at signals):
+                # held back until its sums are logged, or the walk it waited for was lost
+                with interrupts_deferred():
+                    out = walk_sums(p, m, z, lists)
                     record.add(z, lists, out)
             advance(1)
             return out
@@ -378,7 +393,8 @@ def _cover_levels(p: I32, m: int, progress: bool,
             lower[c] = max(lower[c], lower[c + 1])
         for c in range(1, r + 1):
             upper[c] = min(upper[c], total, upper[c - 1] if c > 1 else total)
-    return CoverLevels(n, r, m, tuple(lower[1:]), tuple(upper[1:]), walks)
+    return CoverLevels(n, r, m, tuple(lower[1:]), tuple(upper[1:]), walks,
+                       0 if record is None else record.reused)
 
 
 def corollary1_interval(profiles: npt.ArrayLike, m: int, q_in: float, q_out: float, *,
@@ -395,7 +411,7 @@ def corollary1_interval(profiles: npt.ArrayLike, m: int, q_in: float, q_out: flo
     """
     progress = flag(progress, "progress")
     q_in, q_out = _probabilities(q_in, q_out)
-    p, m = _check(profiles, m)
+    p, m = checked_profiles(profiles, m)
     k = p.shape[2]
     # q_in = 0.5, q_out = 0.01 over k = 3 of m = 12 topics (1.59 a week) gave (9.5, 1.0): a
     # lower bound above the upper one, the sum clipped to 1 on one side only
