@@ -53,7 +53,7 @@ from topicslab.api.answers import _mechanism
 from topicslab.attacks.asymmetric import asymmetric_weights
 from topicslab.attacks.popularity import estimate_popularity
 from topicslab.datamodel import TopicSets
-from topicslab.errors import InputError
+from topicslab.errors import InputError, naming_option
 from topicslab.qif.coverage import corollary1_four_weeks
 from topicslab.qif.product_channel import ProductChannel, topics_channel
 
@@ -393,6 +393,17 @@ def reid_bounds(
     if certify_log is not None and not certify:
         raise InputError("certify_log records the certified interval's walks: add "
                          "certify=True", field="certify_log")
+    if certify_log is not None:
+        from topicslab.qif import walk_log
+
+        # a damaged or unwritable log was found only when the walks began, after the other
+        # bounds (and, in reid, after every attack trial)
+        if isinstance(certify_log, bytes) or not isinstance(certify_log, str | os.PathLike):
+            # (named the argument 'log', cover_levels' name for it)
+            raise InputError(f"certify_log must be a file path, got {certify_log!r}",
+                             field="certify_log")
+        with naming_option("certify_log"):
+            walk_log.check(certify_log)
     # (a number or text as mechanism: an AttributeError on .k)
     mech = _mechanism(mechanism, sets)
     if mech.k != sets.k or mech.tax.size != sets.taxonomy.size:

@@ -27,6 +27,7 @@ from topicslab.cli._app import (
     app,
     err,
     given,
+    on_interrupt,
     out,
     sets_taxonomy,
 )
@@ -35,6 +36,23 @@ from topicslab.errors import InputError, naming_option
 
 _ATTACK_HELP = ("hamming | asymmetric | learned (with --attack-model) | all (or a comma list "
                 "of attacks).")
+
+
+def _walks_kept(log: Path) -> str | None:
+    """What an interrupted ``--certify-log`` run leaves: the walk log, which a re-run resumes
+    (the line said "nothing written (no partial output left)" beside a log of finished
+    walks). None (the usual line) while the log does not exist."""
+    from topicslab._atomic import completed_writes
+
+    try:
+        walks = sum(1 for line in log.read_bytes().split(b"\n")[1:-1] if line.strip())
+    except OSError:
+        return None
+    done = ", ".join(str(p) for p in completed_writes())
+    kept = (f"the walk log {log} keeps {walks:,} finished walk{'s' * (walks != 1)} (run the "
+            "same command again to resume from it)" if walks else
+            f"the walk log {log} holds no finished walk yet")
+    return f"{kept}; " + (f"kept the complete {done}" if done else "no other output written")
 
 
 def _attack_names(text: str) -> list[str]:
@@ -335,6 +353,12 @@ def reid(
         check_output_file(certify_log, "--certify-log", (".jsonl",), "JSON-lines")
         refuse_overwriting_inputs([("--certify-log", certify_log), ("--json", json_path),
                                    ("--figure", figure_path)], inputs)
+        # before the attacks' trials: a damaged log was refused only when the walks began
+        from topicslab.qif import walk_log
+
+        with naming_option("--certify-log"):
+            walk_log.check(certify_log)
+        on_interrupt(lambda: _walks_kept(certify_log))
     if figure_path is not None:
         if not bounds:
             raise InputError("--figure draws the bounds: add --bounds", field="--figure")

@@ -15,11 +15,14 @@ others' lines as they are.
 
 Each line is written, flushed and synced when its walk ends, so an interruption loses at most
 the walk under way; a last line cut short by the interruption is dropped when the log is
-opened again. Errors name the file, the line (1-based) and the field.
+opened again. Errors name the file, the line (1-based) and the field; ``check`` finds them
+before any work (``reid_bounds`` and ``reid --certify-log`` call it before their other work),
+and a log removed while the walks run is written again whole.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -32,7 +35,7 @@ import numpy.typing as npt
 from topicslab._json import loads
 from topicslab.errors import InputError
 
-__all__ = ["WalkLog", "fingerprint"]
+__all__ = ["WalkLog", "check", "fingerprint"]
 
 FORMAT = "topicslab.cover_levels.walks"
 VERSION = 1
@@ -68,17 +71,12 @@ class WalkLog:
 
     def __init__(self, path: str | os.PathLike[str], p: npt.NDArray[np.int32], m: int, *,
                  field: str | None = None) -> None:
-        if isinstance(path, bytes) or not isinstance(path, str | os.PathLike):
-            raise InputError(f"must be a file path, got {path!r}", field=field or "log")
-        self.path = Path(path)
+        self.path = _log_path(path, field)
         self.field = field
         self.fingerprint = fingerprint(p, m)
         self._shape = [*map(int, p.shape), int(m)]
         self._walks: dict[str, list[int]] = {}
         self.reused = 0
-        if self.path.is_dir():
-            raise InputError("is a directory; name a file for the walk log (e.g. "
-                             f"{self.path / 'walks.jsonl'})", file=str(self.path), field=field)
         if self.path.exists():
             self._read()
         else:
@@ -101,17 +99,29 @@ class WalkLog:
         key = _key(weeks, specs)
         sums = [int(v) for v in sums]
         self._walks[key] = sums
-        line = json.dumps({"fingerprint": self.fingerprint, "shape": self._shape,
-                           "walk": json.loads(key), "sums": sums,
-                           "digest": _digest(self.fingerprint, key, sums)})
         try:
-            with open(self.path, "a", encoding="utf-8") as f:
-                f.write(line + "\n")
+            try:
+                # (no O_CREAT: a log removed during the walks came back as lines with no
+                # header, and the re-run refused the whole file)
+                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+            except FileNotFoundError:
+                self._create()
+                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+                lines = [self._line(k, v) for k, v in self._walks.items()]
+            else:
+                lines = [self._line(key, sums)]
+            with open(fd, "a", encoding="utf-8") as f:
+                f.write("".join(lines))
                 f.flush()
                 os.fsync(f.fileno())
         except OSError as exc:
             raise InputError(f"cannot append to the walk log: {exc.strerror or exc}",
                              file=str(self.path), field=self.field) from None
+
+    def _line(self, key: str, sums: list[int]) -> str:
+        return json.dumps({"fingerprint": self.fingerprint, "shape": self._shape,
+                           "walk": json.loads(key), "sums": sums,
+                           "digest": _digest(self.fingerprint, key, sums)}) + "\n"
 
     def _fail(self, message: str, row: int | None = None,
               field: str | None = None) -> InputError:
@@ -127,77 +137,145 @@ class WalkLog:
                 os.fsync(f.fileno())
             os.replace(tmp, self.path)
         except OSError as exc:
-            tmp.unlink(missing_ok=True)
+            # (under a regular file the unlink failed too: NotADirectoryError, a traceback)
+            with contextlib.suppress(OSError):
+                tmp.unlink()
             raise self._fail(f"cannot create the walk log: {exc.strerror or exc}") from None
 
     def _read(self) -> None:
-        try:
-            data = self.path.read_bytes()
-        except OSError as exc:
-            raise self._fail(f"cannot read the walk log: {exc.strerror or exc}") from None
-        lines = data.split(b"\n")
-        complete = lines[:-1]  # what follows the last newline was cut short by a stop
-        if not complete:
-            raise self._fail("is not a walk log of topicslab's cover levels (no header line); "
-                             "name a new file or remove this one", row=1)
-        try:
-            header = loads(complete[0])
-        except (ValueError, UnicodeDecodeError):
-            header = None
-        if not isinstance(header, dict):
-            raise self._fail("is not a walk log of topicslab's cover levels (its first line is "
-                             "not the log's header); name a new file or remove this one", row=1)
-        if header.get("format") != FORMAT:
-            raise self._fail(f"is not a walk log of topicslab's cover levels (format "
-                             f"{header.get('format')!r}); name a new file", row=1,
-                             field="format")
-        if header.get("version") != VERSION:
-            raise self._fail(f"walk log version {header.get('version')!r} is not supported "
-                             f"(this version reads {VERSION})", row=1, field="version")
-        for row, raw in enumerate(complete[1:], 2):
-            if not raw.strip():
-                continue
-            self._line(self._object(raw, row), row)
-        if lines[-1]:
+        entries, keep = _entries(self.path, self.field)
+        _appendable(self.path, self.field)
+        for print_, key, sums in entries:
+            if print_ == self.fingerprint:  # another computation's walk stays as it is
+                self._walks[key] = sums
+        if keep is not None:
             # drop the cut line, so the next walk's line starts on a line of its own
             try:
                 with open(self.path, "r+b") as f:
-                    f.truncate(len(data) - len(lines[-1]))
+                    f.truncate(keep)
             except OSError as exc:
-                raise self._fail(f"cannot drop the cut last line: {exc.strerror or exc}",
-                                 row=len(lines)) from None
+                raise _fail(self.path, self.field,
+                            f"cannot drop the cut last line: {exc.strerror or exc}") from None
 
-    def _object(self, raw: bytes, row: int) -> dict[str, object]:
-        try:
-            obj = loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise self._fail(f"not a JSON line ({exc}); the log is damaged: remove this line "
-                             "(its walk is then done again)", row=row) from None
-        if not isinstance(obj, dict):
-            raise self._fail("not a JSON object; the log is damaged", row=row)
-        return obj
 
-    def _line(self, obj: dict[str, object], row: int) -> None:
-        print_, walk, sums, digest = (obj.get(f) for f in ("fingerprint", "walk", "sums",
-                                                           "digest"))
-        if not isinstance(print_, str):
-            raise self._fail("must be the walk input's SHA-256 (text)", row=row,
-                             field="fingerprint")
-        if not (isinstance(walk, list) and len(walk) == 2 and _ints(walk[0])
-                and isinstance(walk[1], list)
-                and all(isinstance(s, list) and all(_ints(g) for g in s) for s in walk[1])):
-            raise self._fail("must be [tuple weeks, specs] (lists of week indices)", row=row,
-                             field="walk")
-        if not (_ints(sums) and isinstance(sums, list) and len(sums) == len(walk[1])
-                and all(v >= 0 for v in sums)):
-            raise self._fail("must be one non-negative integer per spec", row=row,
-                             field="sums")
-        key = _key(walk[0], walk[1])
-        if digest != _digest(print_, key, sums):
-            raise self._fail("does not match the line (damaged or edited): remove this line, "
-                             "and its walk is done again", row=row, field="digest")
-        if print_ == self.fingerprint:  # another computation's walk stays as it is
-            self._walks[key] = list(sums)
+def check(path: str | os.PathLike[str], *, field: str | None = None) -> None:
+    """Refuse, before any work, a walk log that a computation would refuse when its walks
+    begin: a file that is not a log, a damaged or edited line, a log that cannot be appended
+    to, a location that cannot hold one (``reid --certify-log`` found it out after all the
+    attacks' trials, when the certified bracket began). A missing file is fine: the walks
+    create it."""
+    where = _log_path(path, field)
+    if where.exists():
+        _entries(where, field)
+        _appendable(where, field)
+    elif not where.parent.is_dir():
+        raise _fail(where, field, f"cannot create the walk log: directory {where.parent} "
+                                  "does not exist; create it first or name another file")
+
+
+def _fail(path: Path, field: str | None, message: str, row: int | None = None,
+          line_field: str | None = None) -> InputError:
+    return InputError(message, file=str(path), row=row,
+                      field=line_field if line_field is not None else field)
+
+
+def _log_path(path: object, field: str | None) -> Path:
+    """``path`` as the walk log's location, refused when no log can be read or kept there."""
+    if isinstance(path, bytes) or not isinstance(path, str | os.PathLike):
+        raise InputError(f"must be a file path, got {path!r}", field=field or "log")
+    where = Path(path)
+    if "\0" in os.fspath(where):  # (open's ValueError "embedded null byte")
+        raise InputError(f"must be a file path, got {os.fspath(where)!r} (a NUL character)",
+                         field=field or "log")
+    if where.is_dir():
+        raise InputError("is a directory; name a file for the walk log (e.g. "
+                         f"{where / 'walks.jsonl'})", file=str(where), field=field)
+    if where.exists() and not where.is_file():
+        # a FIFO hung the read for ever; /dev/null read as a log with no header
+        raise InputError("is not a regular file (a device, pipe or socket); name a file for "
+                         "the walk log", file=str(where), field=field)
+    return where
+
+
+def _appendable(path: Path, field: str | None) -> None:
+    # a log that can be read but not appended to failed only when the first walk ended
+    try:
+        with open(path, "ab"):
+            pass
+    except OSError as exc:
+        raise _fail(path, field, f"cannot append to the walk log: {exc.strerror or exc}; "
+                                 "make it writable or name another file") from None
+
+
+def _entries(path: Path,
+             field: str | None) -> tuple[list[tuple[str, str, list[int]]], int | None]:
+    """The log's checked walk lines, as (fingerprint, walk key, sums), and, when a stop cut
+    the last line short, the length to keep without it (else None)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise _fail(path, field, f"cannot read the walk log: {exc.strerror or exc}") from None
+    lines = data.split(b"\n")
+    complete = lines[:-1]  # what follows the last newline was cut short by a stop
+    if not complete:
+        raise _fail(path, field, "is not a walk log of topicslab's cover levels (no header "
+                                 "line); name a new file or remove this one", row=1)
+    try:
+        header = loads(complete[0])
+    except (ValueError, UnicodeDecodeError):
+        header = None
+    if not isinstance(header, dict):
+        raise _fail(path, field, "is not a walk log of topicslab's cover levels (its first "
+                                 "line is not the log's header); name a new file or remove "
+                                 "this one", row=1)
+    if header.get("format") != FORMAT:
+        raise _fail(path, field, f"is not a walk log of topicslab's cover levels (format "
+                                 f"{header.get('format')!r}); name a new file", row=1,
+                    line_field="format")
+    version = header.get("version")
+    if type(version) is not int or version != VERSION:  # (true and 1.0 passed as 1)
+        raise _fail(path, field, f"walk log version {version!r} is not supported (this "
+                                 f"version reads {VERSION})", row=1, line_field="version")
+    entries = []
+    for row, raw in enumerate(complete[1:], 2):
+        if raw.strip():
+            entries.append(_line(path, field, _object(path, field, raw, row), row))
+    return entries, (len(data) - len(lines[-1])) if lines[-1] else None
+
+
+def _object(path: Path, field: str | None, raw: bytes, row: int) -> dict[str, object]:
+    try:
+        obj = loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise _fail(path, field, f"not a JSON line ({exc}); the log is damaged: remove this "
+                                 "line (its walk is then done again)", row=row) from None
+    if not isinstance(obj, dict):
+        raise _fail(path, field, "not a JSON object; the log is damaged", row=row)
+    return obj
+
+
+def _line(path: Path, field: str | None, obj: dict[str, object],
+          row: int) -> tuple[str, str, list[int]]:
+    print_, walk, sums, digest = (obj.get(f) for f in ("fingerprint", "walk", "sums",
+                                                       "digest"))
+    if not isinstance(print_, str):
+        raise _fail(path, field, "must be the walk input's SHA-256 (text)", row=row,
+                    line_field="fingerprint")
+    if not (isinstance(walk, list) and len(walk) == 2 and _ints(walk[0])
+            and isinstance(walk[1], list)
+            and all(isinstance(s, list) and all(_ints(g) for g in s) for s in walk[1])):
+        raise _fail(path, field, "must be [tuple weeks, specs] (lists of week indices)",
+                    row=row, line_field="walk")
+    if not (_ints(sums) and isinstance(sums, list) and len(sums) == len(walk[1])
+            and all(v >= 0 for v in sums)):
+        raise _fail(path, field, "must be one non-negative integer per spec", row=row,
+                    line_field="sums")
+    key = _key(walk[0], walk[1])
+    if digest != _digest(print_, key, sums):
+        raise _fail(path, field, "does not match the line (damaged or edited): remove this "
+                                 "line, and its walk is done again", row=row,
+                    line_field="digest")
+    return print_, key, list(sums)
 
 
 def _ints(value: object) -> bool:
