@@ -7,8 +7,10 @@ stdout stays parseable (``--json``).
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 from collections.abc import Iterator
-from typing import Protocol
+from typing import Any, Protocol
 
 from rich.console import Console
 from rich.progress import (
@@ -19,6 +21,30 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+
+
+def reader_gone(stream: Any) -> None:
+    """The reader of ``stream`` went away (``topicslab reid ... | head``): what is still
+    printed there goes to the null device, and the command goes on to write its files."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # closed or None
+        pass
+
+
+class QuietConsole(Console):
+    """rich's console, which on a broken pipe ended the process at once with exit code 1
+    and no line (its default ``on_broken_pipe``): ``reid --json R --figure F | head`` (or
+    ``2>&1 | head``, through a progress bar) then wrote neither file, as the table is printed
+    before them. A reader that stops reading does not stop the work: the console goes quiet
+    and the command ends as it would have."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        reader_gone(sys.stderr if self.stderr else sys.stdout)
+
 
 #: the bars on screen: a bar opened inside a generator stays open while the generator is
 #: suspended, so an error or Ctrl-C raised in its consumer would print its line *above* the
@@ -58,7 +84,7 @@ def task(description: str, total: float | None, enabled: bool = True) -> Iterato
 
         yield quiet
         return
-    console = Console(stderr=True)
+    console = QuietConsole(stderr=True)
     with Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),

@@ -221,8 +221,8 @@ def test_reid_certify_log_resumes_and_its_bad_uses_are_one_line_errors(
     notes.write_text("hello\n")
     txt, missing = tmp_path / "w.txt", tmp_path / "no" / "w.jsonl"
     cases = [
-        (base[:-2], log, "field '--certify-log'", "--certify-log records the walks of --certify: add "
-                                          "--certify"),
+        (base[:-2], log, "field '--certify-log'",
+         "--certify-log records the walks of --certify: add --certify"),
         (base, txt, f"{txt}, field '--certify-log'", "this option writes JSON-lines files: "
                                                      "the name must end in .jsonl"),
         (base, missing, f"{missing}, field '--certify-log'", "does not exist"),

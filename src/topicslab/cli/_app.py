@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from typer.core import TyperGroup
+
+from topicslab._progress import QuietConsole, reader_gone
 
 #: exit codes: bad input (as click's usage errors), an unexpected failure, Ctrl-C
 EXIT_BAD_INPUT = 2
@@ -275,6 +276,38 @@ def _file_system_problem(exc: Exception) -> str | None:
             return f"{full}; free some space or send the output elsewhere"
         return (f"{name}: {full}, so it was not written (nothing half-written is left); free "
                 "some space or choose another location")
+    if name is not None:
+        # (a rename's destination, the output, rather than its hidden temporary)
+        final = exc.filename2 if exc.filename2 is not None else exc.filename
+        return _location_changed(exc.errno, os.fsdecode(final))
+    return None
+
+
+def _location_changed(code: int | None, name: str) -> str | None:
+    """The line for a location changed during the work (checked before it): the output's
+    directory removed or moved (``FileNotFoundError`` on the closing rename), a file put
+    where one of its directories was (``NotADirectoryError``, ``FileExistsError`` of the
+    directory's creation): each was "error: FileNotFoundError: ..." and exit code 1, though
+    the user's doing. ``None`` for a missing file in a directory that exists (a bug's
+    missing file keeps its exit code 1)."""
+    path = Path(name)
+    if code == errno.ENOENT:
+        gone = next((p for p in path.parents if not p.exists()), None)
+        if gone is None:
+            return None
+        while not gone.parent.exists():
+            gone = gone.parent
+        return (f"{name}: directory {gone} no longer exists: it was removed or moved while "
+                "the command ran (nothing half-written is left); run the command again")
+    if code in (errno.ENOTDIR, errno.EEXIST):
+        blocker = next((p for p in (path, *path.parents)
+                        if p.exists() and not p.is_dir()), None)
+        if blocker is None:
+            return None
+        what = "is" if blocker == path else f"{blocker} is"
+        return (f"{name}: {what} a file where a directory was expected (was it replaced "
+                "while the command ran?); remove it or choose another location, and run the "
+                "command again")
     return None
 
 
@@ -460,9 +493,23 @@ def _options(
     _state.update(debug=debug, command=ctx.invoked_subcommand)
 
 
-#: stdout for results, stderr for progress and diagnostics.
-out = Console()
-err = Console(stderr=True)
+def echo_data(text: str) -> None:
+    """``text`` and a line break on standard output (JSON printed for a program to read); a
+    reader gone away (broken pipe) is the console's case: nothing more is shown there, and
+    the command goes on (``qif --json --plot F | head`` wrote no figure, exit code 1)."""
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        reader_gone(sys.stdout)
+    except (AttributeError, ValueError):  # started with standard output closed (>&-)
+        pass
+
+
+#: stdout for results, stderr for progress and diagnostics (a reader that stops reading, as
+#: ``| head`` does, does not stop the command: ``topicslab._progress.QuietConsole``)
+out = QuietConsole()
+err = QuietConsole(stderr=True)
 
 
 def parse_epsilon(text: str, option: str = "--epsilon") -> float:

@@ -18,7 +18,15 @@ from rich.table import Table
 from topicslab._checks import comma_items
 from topicslab._json import dumps
 from topicslab._numbers import format_number
-from topicslab.cli._app import SETS_TAXONOMY_HELP, app, err, given, out, sets_taxonomy
+from topicslab.cli._app import (
+    SETS_TAXONOMY_HELP,
+    app,
+    echo_data,
+    err,
+    given,
+    out,
+    sets_taxonomy,
+)
 from topicslab.errors import InputError, naming_option
 from topicslab.qif.errors import QIFError
 from topicslab.qif.topics import MAX_TOPICS
@@ -127,7 +135,7 @@ def qif(
         ks = _epochs(epochs)
         rows = q.parameter_table(mm, ss, r, ks)
         if as_json:
-            typer.echo(dumps(rows))
+            echo_data(dumps(rows))
         else:
             table = Table(title=f"Topics API capacities: m = {mm}, s = {ss}, r = {r}")
             for col in ("epochs", "ML×₁ same set", "ML×₁ indep. sets", "e^ε", "ε"):
@@ -172,7 +180,7 @@ def qif(
         if week_list is not None:
             results.append(q.population_tables(data, weeks=week_list, r=r, s=s, m=mm))
         if as_json:
-            typer.echo(dumps(results))
+            echo_data(dumps(results))
         else:
             from topicslab.qif.report import population_rows
 

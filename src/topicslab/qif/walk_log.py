@@ -161,6 +161,9 @@ def _ints(value: object) -> bool:
 def _path(path: object, field: str | None) -> Path:
     if isinstance(path, bytes) or not isinstance(path, str | os.PathLike):
         raise InputError(f"must be a file path, got {path!r}", field=field or "log")
+    if "\0" in os.fspath(path):  # (Python's bare "embedded null byte")
+        raise InputError(f"a file path cannot hold a NUL character, got {path!r}",
+                         field=field or "log")
     return Path(path)
 
 
@@ -170,6 +173,10 @@ def _read(path: Path, fail: _Fail) -> bytes | None:
         if path.is_dir():
             raise fail(f"is a directory; name a file for the walk log (e.g. "
                        f"{path / 'walks.jsonl'})")
+        if path.exists() and not path.is_file():
+            # (a FIFO hung the read for ever; /dev/null was read as a log with no header)
+            raise fail("is not a regular file (a device, pipe or socket); name a file for "
+                       "the walk log")
         return path.read_bytes()
     except FileNotFoundError:
         return None
@@ -268,12 +275,17 @@ class WalkLog:
         """Record a finished walk: one append of its line, then synced."""
         key = _key(weeks, specs)
         sums = [int(v) for v in sums]
-        line = json.dumps({"fingerprint": self.fingerprint, "walk": json.loads(key),
-                           "sums": sums, "digest": _digest(self.fingerprint, key, sums)})
-        data = (line + "\n").encode()
+        data = self._line(key, sums)
         try:
             if self._fd is None:
                 raise OSError("the log was closed")
+            if self._gone():
+                # removed (or replaced) while the walks ran: the appends went to a file no
+                # one would read again; a new log gets every walk of this computation so far
+                self._walks[key] = sums
+                self._rewrite()
+                self.added += 1
+                return
             written = os.write(self._fd, data)
             if written != len(data):  # (a short write: the disk filled up mid-line)
                 raise OSError(f"only {written} of {len(data)} bytes written")
@@ -284,6 +296,32 @@ class WalkLog:
                              "line is dropped when it is opened again)") from None
         self._walks[key] = sums
         self.added += 1
+
+    def _line(self, key: str, sums: Sequence[int]) -> bytes:
+        return (json.dumps({"fingerprint": self.fingerprint, "walk": json.loads(key),
+                            "sums": list(sums),
+                            "digest": _digest(self.fingerprint, key, sums)}) + "\n").encode()
+
+    def _gone(self) -> bool:
+        """Whether the path no longer names the file this log holds open."""
+        assert self._fd is not None
+        try:
+            held, there = os.fstat(self._fd), os.stat(self.path)
+        except FileNotFoundError:
+            return True
+        return (held.st_dev, held.st_ino) != (there.st_dev, there.st_ino)
+
+    def _rewrite(self) -> None:
+        self.close()
+        data = _read(self.path, self._fail)
+        if data is None:
+            self._create()
+        else:  # replaced: appended to only if it is a log
+            _Lines(data, self._fail)
+        self._fd = self._open()
+        for key, sums in self._walks.items():
+            os.write(self._fd, self._line(key, sums))
+        os.fsync(self._fd)
 
     def _create(self) -> None:
         """A new log with its header, created whole (a link of a complete temporary): two
