@@ -298,3 +298,48 @@ def test_the_counts_do_not_depend_on_how_many_threads_share_the_walks():
     finally:
         numba.set_num_threads(before)
     assert found[0] == found[1] == found[2]
+
+
+def _fast_brute_box_sum(p: np.ndarray, weeks: list[int], spec: list[tuple[int, ...]],
+                        m: int) -> int:
+    """``_brute_box_sum`` over the covered tuples only (found from the users' boxes) and the
+    triples from their pairs: for m in the hundreds."""
+    covered: dict[tuple[int, ...], list[int]] = {}
+    for u in range(p.shape[0]):
+        for z in itertools.product(*(p[u, w].tolist() for w in weeks)):
+            covered.setdefault(z, []).append(u)
+    total = 0
+    for holders in covered.values():
+        value = 1
+        for g in spec:
+            boxes = [set(itertools.product(*(p[u, w].tolist() for w in g[:2])))
+                     for u in holders]
+            if len(g) == 1:
+                value *= len({t for u in holders for t in p[u, g[0]].tolist()})
+            elif len(g) == 2:
+                value *= len(set().union(*boxes))
+            else:
+                a, b, c = g
+                ab = set().union(*boxes)
+                ac = {(x, y) for u in holders for x in p[u, a].tolist() for y in p[u, c].tolist()}
+                bc = {(x, y) for u in holders for x in p[u, b].tolist() for y in p[u, c].tolist()}
+                value *= sum((x, z2) in ac and (y, z2) in bc for x, y in ab for z2 in range(m))
+        total += value
+    return total
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_leaves_of_many_users_holding_over_64_topics_a_week(seed):
+    """A leaf's rows (and those of a node one tuple week above the leaves) are bitsets over
+    its users' own topics of a week: past 64 of them a row takes several words (m = 300; 40
+    users alike in the tuple weeks, apart in the others)."""
+    rng = np.random.default_rng(900 + seed)
+    m, k, n = 300, 5, 60
+    p = np.stack([np.stack([rng.choice(m, k, replace=False) for _ in range(5)])
+                  for _ in range(n)]).astype(np.int32)
+    p[:40, 3:] = p[0, 3:]  # one covered tuple of the weeks 3, 4 held by 40 users
+    mixed = [(), ((0,), (2,)), ((0, 1),), ((1, 2), (0,)), ((0, 1, 2),)]
+    singles = [(), ((0,),), ((0,), (2,)), ((0,), (1,), (2,))]  # valued a node above the leaves
+    for weeks, specs in (([3, 4], mixed), ([3, 4], singles), ([4, 3], singles), ([], mixed)):
+        got = box_sums(p, m, weeks, specs)
+        assert got == [_fast_brute_box_sum(p, weeks, list(spec), m) for spec in specs]

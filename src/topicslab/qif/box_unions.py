@@ -10,10 +10,12 @@ One depth-first walk over the weeks Z groups the users by topic (a counting sort
 stops as soon as a node's users can be counted in closed form: one user (or users holding the
 same sets from there on) covers its whole remaining sub-box; up to four users,
 inclusion–exclusion over their subsets (a pair of topics lies in some user's box exactly when
-the two topics' sets of holders meet). Its cost is the number of (user, node) pairs above those
-nodes: up to n·k^{|Z|} for a population whose users share long runs of topics, much less when
-they diverge. The walks below the first week's topics run in parallel. The sums are exact
-integers (int64, with a float64 shadow that refuses a sum past 2^62).
+the two topics' sets of holders meet). A leaf's unions are bitset rows over its users' own
+topics (a word or two a row); where every group is a single week, a node one tuple week above
+the leaves values all its children in one pass. Its cost is the number of (user, node) pairs
+above those nodes: up to n·k^{|Z|} for a population whose users share long runs of topics,
+much less when they diverge. The walks below the first week's topics run in parallel. The
+sums are exact integers (int64, with a float64 shadow that refuses a sum past 2^62).
 
 Public names:
     box_sums(profiles, m, weeks, specs) -> list[int]
@@ -44,150 +46,113 @@ I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
 
 
-@njit(cache=True)
-def _union1(p: I32, users: I32, w: int, mark: npt.NDArray[np.bool_]) -> int:
-    """|∪_{u} S_u^w|."""
-    k = p.shape[2]
-    c = 0
-    for u in users:
-        for a in range(k):
-            t = p[u, w, a]
-            if not mark[t]:
-                mark[t] = True
-                c += 1
-    for u in users:
-        for a in range(k):
-            mark[p[u, w, a]] = False
-    return c
+# The leaf's helpers index their scratch arrays by offsets, not slices: a slice is an array
+# object of its own in numba (reference counted), and a leaf took ~20 of them (measured: a
+# third of a quad walk's leaves' time).
 
 
 @njit(cache=True)
-def _rows(p: I32, users: I32, w1: int, w2: int, bits: npt.NDArray[np.uint64], words: int,
-          mark: npt.NDArray[np.bool_], touched: I64, nt: int) -> int:
-    """OR each user's week-w2 set into the row of each of its week-w1 topics (bitsets);
-    the touched rows are appended to ``touched`` (marked in ``mark``)."""
-    k = p.shape[2]
-    for u in users:
-        for a in range(k):
-            t = p[u, w1, a]
-            if not mark[t]:
-                mark[t] = True
-                touched[nt] = t
-                nt += 1
-            for b in range(k):
-                t2 = p[u, w2, b]
-                bits[t * words + (t2 >> 6)] |= np.uint64(1) << np.uint64(t2 & 63)
-    return nt
-
-
-@njit(cache=True)
-def _clear_rows(bits: npt.NDArray[np.uint64], words: int, mark: npt.NDArray[np.bool_],
-                touched: I64, nt: int) -> None:
-    for j in range(nt):
-        t = touched[j]
-        mark[t] = False
-        for w in range(words):
-            bits[t * words + w] = np.uint64(0)
-
-
-@njit(cache=True)
-def _union2(p: I32, users: I32, w1: int, w2: int, bits: npt.NDArray[np.uint64], words: int,
-            mark: npt.NDArray[np.bool_], touched: I64) -> int:
-    """|∪_u S_u^w1 × S_u^w2|: per week-w1 topic, the bitset of week-w2 topics beside it."""
-    nt = _rows(p, users, w1, w2, bits, words, mark, touched, 0)
-    c = 0
-    for j in range(nt):
-        t = touched[j]
-        for w in range(words):
-            c += _popcount(bits[t * words + w])
-    _clear_rows(bits, words, mark, touched, nt)
-    return c
-
-
-@njit(cache=True)
-def _local_ids(p: I32, users: I32, w: int, lid: I64, tops: I64) -> int:
-    """Number the distinct week-w topics of ``users`` 0, 1, ... (``lid[topic]``, −1 for
-    the others; ``tops`` lists them in that order); returns how many there are."""
+def _local_ids(p: I32, buf: I32, s0: int, e0: int, w: int, lid: I64, tops: I64,
+               off: int) -> int:
+    """Number the distinct week-w topics of the users ``buf[s0:e0]`` 0, 1, ...
+    (``lid[off + topic]``, −1 for the others; ``tops[off:]`` lists them in that order);
+    returns how many there are, the size of the week's union."""
     k = p.shape[2]
     n_local = 0
-    for u in users:
+    for i in range(s0, e0):
+        u = buf[i]
         for a in range(k):
             t = p[u, w, a]
-            if lid[t] < 0:
-                lid[t] = n_local
-                tops[n_local] = t
+            if lid[off + t] < 0:
+                lid[off + t] = n_local
+                tops[off + n_local] = t
                 n_local += 1
     return n_local
 
 
 @njit(cache=True)
-def _local_rows(p: I32, users: I32, w1: int, w2: int, lid1: I64, lid2: I64,
-                rows: npt.NDArray[np.uint64], width: int) -> None:
-    """``_rows`` over local topic numbers (``_local_ids``): OR each user's week-w2 set into
-    the row (``width`` words) of each of its week-w1 topics."""
+def _local_rows(p: I32, buf: I32, s0: int, e0: int, w1: int, w2: int, lid: I64, o1: int,
+                o2: int, rows: npt.NDArray[np.uint64], r0: int, width: int,
+                umask: npt.NDArray[np.uint64]) -> None:
+    """OR each user's week-w2 set into the row (``width`` words from ``rows[r0]``) of each of
+    its week-w1 topics, over local topic numbers (``_local_ids``, at offsets o1 and o2). The
+    user's set is made a bit mask once: k + k·width operations a user, not k² bit by bit."""
     k = p.shape[2]
     one = np.uint64(1)
-    for u in users:
+    for i in range(s0, e0):
+        u = buf[i]
+        for v in range(width):
+            umask[v] = 0
+        for b in range(k):
+            y = lid[o2 + p[u, w2, b]]
+            umask[y >> 6] |= one << np.uint64(y & 63)
         for a in range(k):
-            x = lid1[p[u, w1, a]]
-            for b in range(k):
-                y = lid2[p[u, w2, b]]
-                rows[x * width + (y >> 6)] |= one << np.uint64(y & 63)
+            x = r0 + lid[o1 + p[u, w1, a]] * width
+            for v in range(width):
+                rows[x + v] |= umask[v]
 
 
 @njit(cache=True)
-def _pairwise3(p: I32, users: I32, wa: int, wb: int, wc: int, scratch: npt.NDArray[np.uint64],
-               lid: I64, tops: I64, week_size: I64) -> int:
-    """#{(x, y, z) : (x, y), (x, z) and (y, z) each in some user's 2-week box} over the weeks
-    (wa, wb, wc): Σ_x Σ_{y ∈ ab[x]} |ac[x] ∩ bc[y]|, on bitset rows over the users' own
-    topics of each week (numbered by ``_local_ids``: a node's users hold a few dozen, so a
-    row is a word or two instead of ⌈m/64⌉). The three weeks' union sizes, which the
-    numbering counts, go to ``week_size``."""
-    m = lid.shape[0] // 3
-    na = _local_ids(p, users, wa, lid[:m], tops[:m])
-    nb = _local_ids(p, users, wb, lid[m:2 * m], tops[m:2 * m])
-    nc = _local_ids(p, users, wc, lid[2 * m:], tops[2 * m:])
-    week_size[wa], week_size[wb], week_size[wc] = na, nb, nc
+def _box_pairs(p: I32, buf: I32, s0: int, e0: int, ga: int, gb: int, gw: I64, lid: I64,
+               n_local: I64, rows: npt.NDArray[np.uint64], umask: npt.NDArray[np.uint64]) -> int:
+    """|∪_u S_u^a × S_u^b| (a, b: the group weeks ``gw[ga]``, ``gw[gb]``): per week-a topic,
+    the bitset of week-b topics beside it, over the users' own topics of each week (a row
+    is a word or two instead of ⌈m/64⌉)."""
+    m = lid.shape[0] // n_local.shape[0]
+    na, nb = n_local[ga], n_local[gb]
+    width = (nb + 63) // 64
+    _local_rows(p, buf, s0, e0, gw[ga], gw[gb], lid, ga * m, gb * m, rows, 0, width, umask)
+    count = 0
+    for i in range(na * width):
+        count += _popcount(rows[i])
+        rows[i] = 0
+    return count
+
+
+@njit(cache=True)
+def _pairwise3(p: I32, buf: I32, s0: int, e0: int, ga: int, gb: int, gc: int, gw: I64,
+               lid: I64, n_local: I64, scratch: npt.NDArray[np.uint64],
+               umask: npt.NDArray[np.uint64]) -> int:
+    """#{(x, y, z) : (x, y), (x, z) and (y, z) each in some user's 2-week box} over the
+    group weeks (a, b, c) = ``gw[ga], gw[gb], gw[gc]``: Σ_x Σ_{y ∈ ab[x]} |ac[x] ∩ bc[y]|,
+    on bitset rows over the users' own topics of each week (``_local_ids``)."""
+    m = lid.shape[0] // n_local.shape[0]
+    na, nb, nc = n_local[ga], n_local[gb], n_local[gc]
     wbw = (nb + 63) // 64
     wcw = (nc + 63) // 64
-    used = scratch[:na * (wbw + wcw) + nb * wcw]  # all zero between calls (``_union2``'s too)
-    ab = used[:na * wbw]
-    ac = used[na * wbw:na * (wbw + wcw)]
-    bc = used[na * (wbw + wcw):]
-    _local_rows(p, users, wa, wb, lid[:m], lid[m:2 * m], ab, wbw)
-    _local_rows(p, users, wa, wc, lid[:m], lid[2 * m:], ac, wcw)
-    _local_rows(p, users, wb, wc, lid[m:2 * m], lid[2 * m:], bc, wcw)
+    ac = na * wbw  # the rows ab, ac, bc one after the other, all zero between calls
+    bc = ac + na * wcw
+    used = bc + nb * wcw
+    _local_rows(p, buf, s0, e0, gw[ga], gw[gb], lid, ga * m, gb * m, scratch, 0, wbw, umask)
+    _local_rows(p, buf, s0, e0, gw[ga], gw[gc], lid, ga * m, gc * m, scratch, ac, wcw, umask)
+    _local_rows(p, buf, s0, e0, gw[gb], gw[gc], lid, gb * m, gc * m, scratch, bc, wcw, umask)
     one = np.uint64(1)
     count = 0
     for x in range(na):
         for w in range(wbw):
-            bitsy = ab[x * wbw + w]
+            bitsy = scratch[x * wbw + w]
             while bitsy:
                 low = bitsy & (~bitsy + one)
                 y = w * 64 + _popcount(low - one)
                 bitsy ^= low
                 for v in range(wcw):
-                    count += _popcount(ac[x * wcw + v] & bc[y * wcw + v])
-    used[:] = 0
-    for j in range(na):
-        lid[tops[j]] = -1
-    for j in range(nb):
-        lid[m + tops[m + j]] = -1
-    for j in range(nc):
-        lid[2 * m + tops[2 * m + j]] = -1
+                    count += _popcount(scratch[ac + x * wcw + v] & scratch[bc + y * wcw + v])
+    for i in range(used):
+        scratch[i] = 0
     return count
 
 
 @njit(cache=True)
-def _leaf(p: I32, users: I32, specs: I64, out: I64, fout: F64,
-          scratch: npt.NDArray[np.uint64], words: int, mark: npt.NDArray[np.bool_],
-          touched: I64, lid: I64, week_size: I64) -> None:
-    """Add each spec's product over its groups for the users ``users`` (one covered tuple).
-    A week's union size is counted once per tuple (``week_size``, −1 until known): the
-    specs of a triple walk ask for each of its weeks three times (measured: a third of a
-    leaf's time)."""
-    m = mark.shape[0] // 3
-    week_size[:] = -1
+def _leaf(p: I32, buf: I32, s0: int, e0: int, specs: I64, gw: I64, slot: I64, out: I64,
+          fout: F64, scratch: npt.NDArray[np.uint64], umask: npt.NDArray[np.uint64],
+          lid: I64, tops: I64, n_local: I64) -> None:
+    """Add each spec's product over its groups for the users ``buf[s0:e0]`` (one covered
+    tuple). Each group week's topics are numbered once for all the specs (``_local_ids``;
+    the count is the week's union): the specs of a triple walk ask for each of its weeks
+    three times, a quad walk's for each of its weeks in three pairs."""
+    m = lid.shape[0] // n_local.shape[0]
+    for g in range(gw.shape[0]):
+        n_local[g] = _local_ids(p, buf, s0, e0, gw[g], lid, tops, g * m)
     for s in range(specs.shape[0]):
         v = 1
         for g in range(specs.shape[1]):
@@ -195,17 +160,65 @@ def _leaf(p: I32, users: I32, specs: I64, out: I64, fout: F64,
             if a < 0:
                 continue
             if b < 0:
-                if week_size[a] < 0:
-                    week_size[a] = _union1(p, users, a, mark[:m])
-                v *= week_size[a]
+                v *= n_local[slot[a]]
             elif c < 0:
-                v *= _union2(p, users, a, b, scratch[:m * words], words, mark[:m], touched[:m])
+                v *= _box_pairs(p, buf, s0, e0, slot[a], slot[b], gw, lid, n_local, scratch,
+                                umask)
             else:
-                v *= _pairwise3(p, users, a, b, c, scratch, lid, touched, week_size)
+                v *= _pairwise3(p, buf, s0, e0, slot[a], slot[b], slot[c], gw, lid, n_local,
+                                scratch, umask)
             if v == 0:
                 break
         out[s] += v
         fout[s] += v
+    for g in range(gw.shape[0]):
+        for j in range(n_local[g]):
+            lid[g * m + tops[g * m + j]] = -1
+
+
+@njit(cache=True)
+def _last_week(p: I32, buf: I32, s0: int, e0: int, w: int, gw: I64, specs: I64, slot: I64,
+               out: I64, fout: F64, rows: npt.NDArray[np.uint64],
+               umask: npt.NDArray[np.uint64], lid: I64, tops: I64, n_local: I64,
+               offsets: I64, sizes: I64) -> None:
+    """A node whose last tuple week w is left, every spec's groups single weeks: each of its
+    users' week-w topics t closes a covered tuple whose holders H_t add Π_g |∪_{u∈H_t} S_u^g|.
+    One pass over the node's users ORs each user's group-week set into the row of each of its
+    week-w topics, so each t's unions are popcounts, instead of a child node and a leaf per
+    topic (measured: the leaves were half a walk's time with single-week groups)."""
+    groups = n_local.shape[0] - 1  # slot ``groups`` numbers the week-w topics
+    m = lid.shape[0] // n_local.shape[0]
+    ow = groups * m
+    nw = _local_ids(p, buf, s0, e0, w, lid, tops, ow)
+    off = 0
+    for g in range(gw.shape[0]):
+        n_local[g] = _local_ids(p, buf, s0, e0, gw[g], lid, tops, g * m)
+        width = (n_local[g] + 63) // 64
+        offsets[g] = off
+        _local_rows(p, buf, s0, e0, w, gw[g], lid, ow, g * m, rows, off, width, umask)
+        off += nw * width
+    for t in range(nw):
+        for g in range(gw.shape[0]):
+            width = (n_local[g] + 63) // 64
+            c = 0
+            for v in range(offsets[g] + t * width, offsets[g] + (t + 1) * width):
+                c += _popcount(rows[v])
+            sizes[g] = c
+        for s in range(specs.shape[0]):
+            v = 1
+            for g in range(specs.shape[1]):
+                a = specs[s, g, 0]
+                if a >= 0:
+                    v *= sizes[slot[a]]
+            out[s] += v
+            fout[s] += v
+    for i in range(off):
+        rows[i] = 0
+    for g in range(gw.shape[0]):
+        for j in range(n_local[g]):
+            lid[g * m + tops[g * m + j]] = -1
+    for j in range(nw):
+        lid[ow + tops[ow + j]] = -1
 
 
 #: nodes with at most this many users are counted in closed form (inclusion–exclusion over
@@ -374,7 +387,7 @@ def _alike(p: I32, buf: I32, s0: int, e0: int, zw: I64, d: int, gw: I64) -> bool
 
 @njit(cache=True)
 def _walk(p: I32, zw: I64, gw: I64, specs: I64, tail: I64, m: int, first: I32, out: I64,
-          fout: F64) -> None:
+          fout: F64, singles: bool) -> None:
     """Depth-first walk over the covered tuples of the weeks ``zw`` below one first-week
     topic (its holders ``first``); adds every spec's sum into ``out``."""
     k = p.shape[2]
@@ -389,11 +402,14 @@ def _walk(p: I32, zw: I64, gw: I64, specs: I64, tail: I64, m: int, first: I32, o
     fe = np.empty(cap, dtype=np.int64)
     fdepth[0], fs[0], fe[0] = 1, 0, h0
     sp = 1
-    mark = np.zeros(3 * m, dtype=np.bool_)
-    touched = np.empty(3 * m, dtype=np.int64)
-    lid = np.full(3 * m, -1, dtype=np.int64)
-    week_size = np.empty(p.shape[1], dtype=np.int64)
-    scratch = np.zeros(3 * m * words, dtype=np.uint64)
+    groups = gw.shape[0] + 1  # the group weeks' local numbers, and a tuple week's
+    lid = np.full(groups * m, -1, dtype=np.int64)
+    tops = np.empty(groups * m, dtype=np.int64)
+    n_local = np.zeros(groups, dtype=np.int64)
+    scratch = np.zeros(max(3, gw.shape[0]) * m * words, dtype=np.uint64)
+    umask = np.zeros(words, dtype=np.uint64)
+    offsets = np.zeros(groups, dtype=np.int64)
+    sizes = np.zeros(groups, dtype=np.int64)
     cnt = np.zeros(m + 1, dtype=np.int64)
     keys = np.empty(64, dtype=np.int32)
     vals = np.empty(64, dtype=np.int32)
@@ -418,12 +434,16 @@ def _walk(p: I32, zw: I64, gw: I64, specs: I64, tail: I64, m: int, first: I32, o
                 fout[s] += tail[s, d]
             continue
         if d == nz:
-            _leaf(p, buf[s0:e0], specs, out, fout, scratch, words, mark, touched, lid,
-                  week_size)
+            _leaf(p, buf, s0, e0, specs, gw, slot, out, fout, scratch, umask, lid, tops,
+                  n_local)
             continue
         if h <= SMALL:
             _few(p, buf, s0, e0, zw, d, gw, specs, tail, out, fout, inter, slot, tmask,
                  count, masks, n_masks)
+            continue
+        if singles and d == nz - 1:
+            _last_week(p, buf, s0, e0, zw[d], gw, specs, slot, out, fout, scratch, umask,
+                       lid, tops, n_local, offsets, sizes)
             continue
         w = zw[d]
         ne = h * k
@@ -481,7 +501,7 @@ def _walk(p: I32, zw: I64, gw: I64, specs: I64, tail: I64, m: int, first: I32, o
 
 @njit(cache=True, parallel=True)
 def _box_sums(p: I32, zw: I64, gw: I64, specs: I64, tail: I64, m: int,
-              threads: int) -> tuple[I64, F64]:
+              threads: int, singles: bool) -> tuple[I64, F64]:
     n, _, k = p.shape
     w = zw[0]
     start = np.zeros(m + 1, dtype=np.int64)
@@ -512,19 +532,24 @@ def _box_sums(p: I32, zw: I64, gw: I64, specs: I64, tail: I64, m: int,
             t = order[i]
             if start[t + 1] > start[t]:
                 _walk(p, zw, gw, specs, tail, m, holders[start[t]:start[t + 1]], out[t],
-                      fout[t])
+                      fout[t], singles)
     return out.sum(axis=0), fout.sum(axis=0)
 
 
 @njit(cache=True)
-def _leaf_all(p: I32, specs: I64, m: int) -> tuple[I64, F64]:
+def _leaf_all(p: I32, specs: I64, gw: I64, m: int) -> tuple[I64, F64]:
     out = np.zeros(specs.shape[0], dtype=np.int64)
     fout = np.zeros(specs.shape[0], dtype=np.float64)
     words = (m + 63) // 64
+    groups = max(1, gw.shape[0])
+    slot = np.full(p.shape[1], -1, dtype=np.int64)
+    for g in range(gw.shape[0]):
+        slot[gw[g]] = g
     users = np.arange(p.shape[0]).astype(np.int32)
-    _leaf(p, users, specs, out, fout, np.zeros(3 * m * words, dtype=np.uint64), words,
-          np.zeros(3 * m, dtype=np.bool_), np.empty(3 * m, dtype=np.int64),
-          np.full(3 * m, -1, dtype=np.int64), np.empty(p.shape[1], dtype=np.int64))
+    _leaf(p, users, 0, p.shape[0], specs, gw, slot, out, fout,
+          np.zeros(3 * m * words, dtype=np.uint64), np.zeros(words, dtype=np.uint64),
+          np.full(groups * m, -1, dtype=np.int64), np.empty(groups * m, dtype=np.int64),
+          np.zeros(groups, dtype=np.int64))
     return out, fout
 
 
@@ -588,17 +613,18 @@ def walk_sums(p: I32, m: int, weeks: list[int], specs: list[list[list[int]]]) ->
         raise QIFError("a group's week is one of the tuple weeks")
     if n == 0:
         return [0] * len(specs)
+    every_group_week = np.unique(arr[arr >= 0]).astype(np.int64)
     if len(zw) == 0:
-        return _exact(*_leaf_all(p, arr, int(m)))
+        return _exact(*_leaf_all(p, arr, every_group_week, int(m)))
     # a single user's sub-box below depth d: k per remaining tuple week, k^|g| per group
     tail = np.zeros((len(specs), len(zw) + 1), dtype=np.int64)
     for i, spec in enumerate(specs):
         group_weeks = sum(len(g) for g in spec)
         for d in range(len(zw) + 1):
             tail[i, d] = k ** (len(zw) - d + group_weeks)
-    every_group_week = np.unique(arr[arr >= 0]).astype(np.int64)
+    singles = bool((arr[:, :, 1] < 0).all())  # every group one week (or none)
     return _exact(*_box_sums(p, zw, every_group_week, arr, tail, int(m),
-                             numba.get_num_threads()))
+                             numba.get_num_threads(), singles))
 
 
 def _exact(sums: I64, shadow: F64) -> list[int]:
