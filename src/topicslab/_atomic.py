@@ -99,6 +99,29 @@ def latch_interrupts() -> Any:
     return signal.signal(signal.SIGINT, _latch)
 
 
+#: why the command was stopped, when not by the user (the CPU time limit): said in its
+#: ``interrupted:`` line
+_stopped_by: str | None = None
+
+
+def cpu_time_up(signum: int, frame: FrameType | None) -> None:
+    """SIGXCPU, the CPU time limit's soft limit reached (``ulimit -t``): it ended the process
+    on the spot (a core dump), with no line and the hidden temporary of the output left
+    behind; it now stops the command as Ctrl-C does, latched, and says why. The kernel sends
+    it again every second until the hard limit: once is enough, and a second one would
+    interrupt the clean-up, so it is ignored from then on."""
+    global _interrupt_seen, _stopped_by
+    signal.signal(signum, signal.SIG_IGN)
+    _interrupt_seen = True
+    _stopped_by = "its CPU time limit, ulimit -t, was reached"
+    raise KeyboardInterrupt
+
+
+def stopped_by() -> str | None:
+    """Why the command was stopped when it was not the user's Ctrl-C (or kill)."""
+    return _stopped_by
+
+
 def raise_if_interrupted() -> None:
     """Raise ``KeyboardInterrupt`` if a Ctrl-C was received and not yet handled."""
     if _interrupt_seen:
@@ -112,8 +135,9 @@ def interrupt_seen() -> bool:
 
 def clear_interrupt() -> None:
     """Forget a handled Ctrl-C (the CLI calls it when a command starts and ends)."""
-    global _interrupt_seen
+    global _interrupt_seen, _stopped_by
     _interrupt_seen = False
+    _stopped_by = None
 
 
 def _umask() -> int:
@@ -153,7 +177,8 @@ def interrupts_deferred() -> Iterator[None]:
 
 
 #: the signals ``interrupts_deferred`` holds back (those this platform has)
-_HELD = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
+_HELD = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT",
+                                                  "SIGXCPU")
               if hasattr(signal, name))
 
 
@@ -241,15 +266,41 @@ def _denied(exc: BaseException, final: Path, tmps: Sequence[Path],
 _FULL_DISK_BYTES = 1 << 20
 
 
-def _full_disk(exc: BaseException, final: Path) -> OSError | None:
+def _past_size_limit(tmps: Sequence[Path]) -> bool:
+    """Whether a temporary (a file, or a file in a temporary directory) reached the
+    file-size limit this process runs under (``ulimit -f``; no limit: the file system's
+    largest file, taken to be the output's): an EFBIG raised elsewhere -- numba saving its
+    compiled code to its cache -- is not the output's to be named."""
+    import resource
+
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if limit == resource.RLIM_INFINITY:
+        return True
+    for tmp in tmps:
+        files = tmp.rglob("*") if tmp.is_dir() else [tmp]
+        with contextlib.suppress(OSError):
+            if any(f.is_file() and f.stat().st_size >= limit for f in files):
+                return True
+    return False
+
+
+def _full_disk(exc: BaseException, final: Path, tmps: Sequence[Path] = ()) -> OSError | None:
     """The failure of a write to ``final`` as an ``OSError`` (ENOSPC or EDQUOT) naming
-    ``final`` when the disk holding it is full; ``None`` for any other failure (Ctrl-C, a
+    ``final`` when the disk holding it is full (EFBIG when it outgrew the largest file
+    allowed); ``None`` for any other failure (Ctrl-C, a
     refusal of the data). Asked before the temporary is removed, while it holds the space."""
     from topicslab.errors import TopicsLabError
 
     if not isinstance(exc, Exception) or isinstance(exc, TopicsLabError):
         return None
     code = exc.errno if isinstance(exc, OSError) else None
+    if code == errno.EFBIG:
+        # the file-size limit (ulimit -f; Python ignores its SIGXFSZ) or the file system's
+        # largest file: the writers' "OSError: [Errno 27] Error writing bytes to file" named
+        # no file and was exit code 1, though the user's limit
+        if getattr(exc, "filename", None) is not None or not _past_size_limit(tmps):
+            return None  # named already (an inner write's), or not this output's
+        return OSError(code, os.strerror(code), os.fspath(final))
     if code not in (errno.ENOSPC, errno.EDQUOT):
         try:
             if shutil.disk_usage(final.parent).free >= _FULL_DISK_BYTES:
@@ -309,7 +360,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         os.replace(tmp, final)
     except BaseException as exc:
         with interrupts_deferred():  # (a second Ctrl-C here left the temporary behind)
-            full = _full_disk(exc, final)
+            full = _full_disk(exc, final, [tmp])
             _remove(tmp)
         if full is not None:
             raise full from exc
@@ -357,7 +408,7 @@ def atomic_paths(paths: Sequence[str | os.PathLike[str]],
             _completed.extend(f.absolute() for f in finals)
     except BaseException as exc:
         with interrupts_deferred():  # (a second Ctrl-C here left temporaries behind)
-            full = _full_disk(exc, finals[0]) if finals else None
+            full = _full_disk(exc, finals[0], tmps) if finals else None
             for tmp in tmps:
                 _remove(tmp)
         if full is not None:
@@ -432,7 +483,7 @@ def atomic_dir(path: str | os.PathLike[str], owned: Sequence[str] = ()) -> Itera
             _completed.append(final.absolute())  # before a held-back Ctrl-C is delivered
     except BaseException as exc:
         with interrupts_deferred():  # (a second Ctrl-C here left the temporary behind)
-            full = _full_disk(exc, final)
+            full = _full_disk(exc, final, [tmp])
             _remove(tmp)
         if full is not None:
             raise full from exc

@@ -349,6 +349,12 @@ def main() -> None:
             with contextlib.suppress(ValueError, AttributeError):  # not the main thread
                 if number is not None and signal.getsignal(number) == signal.SIG_DFL:
                     signal.signal(number, signal.default_int_handler)
+        number = getattr(signal, "SIGXCPU", None)
+        with contextlib.suppress(ValueError, AttributeError):  # not the main thread
+            if number is not None and signal.getsignal(number) == signal.SIG_DFL:
+                from topicslab._atomic import cpu_time_up
+
+                signal.signal(number, cpu_time_up)
         _forget_earlier_command()
         if not _debugging():
             _quiet_root_logger()

@@ -1,0 +1,230 @@
+"""Bad input, the forty-first independent round: the process's resource limits and its
+working directory.
+
+- The file-size limit (``ulimit -f``; Python ignores its SIGXFSZ): a write past it was
+  "OSError: [Errno 27] Error writing bytes to file", naming no file, exit code 1; the
+  streamed Parquet writer (``SetsWriter``) gave ``atomic_path`` a stand-in error, so even the
+  full-disk check could not name the output.
+- The CPU time limit (``ulimit -t``): its SIGXCPU ended the process on the spot (a core
+  dump), with no line and the output's hidden temporary left behind.
+- The address-space limit (``ulimit -v``): the memory checks asked the machine's free memory
+  only, so a request that could not fit under the limit began and failed half-way ("out of
+  memory", exit code 1).
+- The open-file limit (``ulimit -n``): a good input was "not a valid Parquet file ([Errno
+  24] Too many open files: ...)" or "cannot read the file (...); is it complete?", and
+  elsewhere "OSError: [Errno 24] Too many open files", exit code 1.
+- A working directory removed after the shell went into it: a relative path's checks failed
+  with "FileNotFoundError: [Errno 2] No such file or directory", exit code 1, naming nothing.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from refusal import check_refused, invoke, random_profiles, small_population, tree
+
+
+def _limited(args: list[str], cwd: Path, limits: dict[int, tuple[int, int]],
+             stdout: int | None = None) -> subprocess.CompletedProcess[str]:
+    """``topicslab ARGS`` through the real entry point, under the resource ``limits``
+    (``resource.RLIMIT_*``: (soft, hard)); standard output to the descriptor ``stdout`` or
+    captured."""
+    from topicslab import io as tio
+
+    env = {**os.environ, "PYTHONPATH": str(Path(tio.__file__).parents[2]), "COLUMNS": "200"}
+    env.pop("TOPICSLAB_DEBUG", None)
+
+    def limit() -> None:
+        for which, values in limits.items():
+            resource.setrlimit(which, values)
+
+    return subprocess.run([sys.executable, "-c", "from topicslab._main import main; main()",
+                           *args], stdout=stdout if stdout is not None else subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, env=env, cwd=cwd, check=False,
+                          preexec_fn=limit, timeout=300)
+
+
+def _hard(which: int) -> int:
+    return resource.getrlimit(which)[1]
+
+
+# ---- the file-size limit (ulimit -f) -------------------------------------------------------
+
+
+def test_a_population_past_the_file_size_limit_names_its_output(tmp_path: Path) -> None:
+    """Was "OSError: [Errno 27] Error writing bytes to file ... File too large", exit code 1,
+    naming no file."""
+    fsize = resource.RLIMIT_FSIZE
+    res = _limited(["population", "--users", "20000", "--out", "p.parquet"], tmp_path,
+                   {fsize: (100 * 1024, _hard(fsize))})
+    line = check_refused(res.stderr, res.returncode, "p.parquet: larger than the largest file "
+                                                      "allowed (the file-size limit, ulimit -f")
+    assert "nothing half-written is left" in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_standard_output_past_the_file_size_limit_is_one_line(tmp_path: Path) -> None:
+    """``qif --json > FILE`` under a limit smaller than the JSON: exit code 1, naming no
+    file."""
+    fsize = resource.RLIMIT_FSIZE
+    with open(tmp_path / "q.json", "w", encoding="utf-8") as fh:
+        res = _limited(["qif", "--json"], tmp_path, {fsize: (100, _hard(fsize))},
+                       stdout=fh.fileno())
+    check_refused(res.stderr, res.returncode, "grew larger than the largest file allowed")
+
+
+def test_sets_writer_past_the_file_size_limit_names_its_file(tmp_path: Path) -> None:
+    """The Python API: the stand-in error of ``SetsWriter.abort`` hid the EFBIG, which came
+    out as the writer's own, naming no file; nothing is left."""
+    from topicslab import io as tio
+    from topicslab.datamodel import TopicSets
+
+    sets = TopicSets(random_profiles(20_000, 4, seed=0), "v2",
+                     np.arange(20_000, dtype=np.int64))
+    path = tmp_path / "p.parquet"
+    fsize = resource.RLIMIT_FSIZE
+    before = resource.getrlimit(fsize)
+    resource.setrlimit(fsize, (20 * 1024, before[1]))
+    try:
+        with pytest.raises(OSError) as exc:
+            tio.write_sets(path, sets)
+    finally:
+        resource.setrlimit(fsize, before)
+    assert exc.value.errno == errno.EFBIG
+    assert exc.value.filename == str(path)
+    assert list(tmp_path.iterdir()) == []
+
+
+# ---- the CPU time limit (ulimit -t) --------------------------------------------------------
+
+
+def test_the_cpu_time_limit_stops_a_command_as_ctrl_c_does(tmp_path: Path) -> None:
+    """SIGXCPU ended the process (exit status -24, a core dump) with no line, leaving the
+    output's hidden temporary."""
+    cpu = resource.RLIMIT_CPU
+    res = _limited(["population", "--users", "3000000", "--chunk-users", "100000", "--out",
+                    "p.parquet"], tmp_path, {cpu: (3, _hard(cpu)), resource.RLIMIT_CORE: (0, 0)})
+    assert res.returncode == 130, res.stderr
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("interrupted:")]
+    assert len(lines) == 1, res.stderr
+    assert "CPU time limit, ulimit -t" in lines[0]
+    assert "nothing written" in lines[0]
+    assert "Traceback" not in res.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+# ---- the address-space limit (ulimit -v) ---------------------------------------------------
+
+
+def test_a_request_past_the_address_space_limit_is_refused_up_front(tmp_path: Path) -> None:
+    """The check asked the machine's free memory only: the generation began and failed with
+    "out of memory", exit code 1."""
+    address = resource.RLIMIT_AS
+    res = _limited(["population", "--users", "5000000", "--chunk-users", "5000000", "--out",
+                    "p.parquet"], tmp_path, {address: (2**30, _hard(address))})
+    line = check_refused(res.stderr, res.returncode, "--chunk-users")
+    assert "address-space limit (ulimit -v)" in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_available_memory_is_no_more_than_the_address_space_leaves() -> None:
+    code = ("import resource; from topicslab._resources import available_memory as a; "
+            "used = next(int(x.split()[1]) * 1024 for x in open('/proc/self/status') "
+            "if x.startswith('VmSize:')); "
+            "resource.setrlimit(resource.RLIMIT_AS, (used + (64 << 20), "
+            "resource.getrlimit(resource.RLIMIT_AS)[1])); print(a())")
+    from topicslab import io as tio
+
+    env = {**os.environ, "PYTHONPATH": str(Path(tio.__file__).parents[2])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, check=True).stdout
+    assert int(out) <= 64 << 20
+
+
+# ---- the open-file limit (ulimit -n) -------------------------------------------------------
+
+
+def _too_many_open_files(*args: object, **kwargs: object) -> None:
+    raise OSError(errno.EMFILE, os.strerror(errno.EMFILE), "/usr/lib/some/module.py")
+
+
+def test_too_many_open_files_is_not_a_bad_input_file(work: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Was "not a valid Parquet file ([Errno 24] Too many open files: ...)": the file blamed
+    for the process's limit."""
+    import pyarrow.parquet as pq
+
+    from topicslab import io as tio
+
+    small_population(work)
+    monkeypatch.setattr(pq, "ParquetFile", _too_many_open_files)
+    with pytest.raises(OSError) as exc:
+        tio.read_sets(work / "pop.parquet")
+    assert exc.value.errno == errno.EMFILE
+    before = tree(work)
+    res = invoke(["stats", "--sets", "pop.parquet", "--out", "st"])
+    line = check_refused(res.output, res.exit_code, "too many open files")
+    assert "(ulimit -n)" in line and "pop.parquet" not in line
+    assert tree(work) == before
+
+
+def test_too_many_open_files_elsewhere_is_one_line(work: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Was "OSError: [Errno 24] Too many open files: '.../encodings/cp437.py'", exit code 1."""
+    from topicslab.cli import population
+
+    monkeypatch.setattr(population, "check_generation_memory", _too_many_open_files)
+    res = invoke(["population", "--users", "2000", "--out", "p.parquet"])
+    check_refused(res.output, res.exit_code, "too many open files: this process may hold")
+    assert list(work.iterdir()) == []
+
+
+# ---- a working directory removed -----------------------------------------------------------
+
+
+def _gone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    return tmp_path
+
+
+@pytest.mark.parametrize(("args", "named"), [
+    (["population", "--users", "2000", "--out", "p.parquet"], "p.parquet, field '--out'"),
+    (["population", "--users", "2000"], "error: the working directory"),  # (the default)
+    (["stats", "--sets", "pop.parquet", "--out", "{abs}/st"], "pop.parquet, field '--sets'"),
+    (["convert", "{abs}/pop.parquet", "x.csv"], "x.csv, field 'TARGET'"),
+])
+def test_a_relative_path_in_a_removed_working_directory_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], named: str) -> None:
+    """Was "FileNotFoundError: [Errno 2] No such file or directory", exit code 1."""
+    small_population(tmp_path)
+    _gone(tmp_path, monkeypatch)
+    before = tree(tmp_path)
+    res = invoke([a.format(abs=tmp_path) for a in args])
+    line = check_refused(res.output, res.exit_code, named)
+    assert "the working directory no longer exists" in line
+    assert tree(tmp_path) == before
+
+
+def test_absolute_paths_in_a_removed_working_directory_are_refused_up_front(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """numba, compiling a kernel (a fresh install), asks for the working directory: the
+    absolute input was "not a valid Parquet file ([Errno 2] No such file or directory)"."""
+    small_population(tmp_path)
+    _gone(tmp_path, monkeypatch)
+    before = tree(tmp_path)
+    res = invoke(["stats", "--sets", str(tmp_path / "pop.parquet"), "--out",
+                  str(tmp_path / "st")])
+    check_refused(res.output, res.exit_code, "the working directory no longer exists")
+    assert tree(tmp_path) == before
+    res = invoke(["stats", "--help"])  # (help still works)
+    assert res.exit_code == 0, res.output
