@@ -68,6 +68,11 @@ def _latch(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+#: the signals other than SIGINT that end a command as Ctrl-C does (topicslab._main gives
+#: them Python's handler when they are at their default)
+_ENDING = ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM")
+
+
 def latch_interrupts() -> Any:
     """Install the latching SIGINT handler (main thread only); returns the previous one.
 
@@ -92,7 +97,7 @@ def latch_interrupts() -> Any:
     # kill, hang-up and Ctrl-\ end as Ctrl-C does (topicslab._main gives them Python's
     # handler); they are latched too, so that one a library swallows still ends as an
     # interruption
-    for name in ("SIGTERM", "SIGHUP", "SIGQUIT"):
+    for name in _ENDING:
         number = getattr(signal, name, None)
         if number is not None and signal.getsignal(number) is signal.default_int_handler:
             signal.signal(number, _latch)
@@ -163,8 +168,9 @@ def interrupts_deferred() -> Iterator[None]:
     def hold(signum: int, _frame: FrameType | None) -> None:
         received.append(signum)
 
-    # SIGTERM, SIGHUP and SIGQUIT end a command like Ctrl-C (topicslab._main): held back too,
-    # or a kill between two renames left new files beside old ones (one new shard of three)
+    # SIGTERM, SIGHUP, SIGQUIT and the others of _ENDING end a command like Ctrl-C
+    # (topicslab._main): held back too, or a kill between two renames left new files beside
+    # old ones (one new shard of three)
     previous = {number: signal.signal(number, hold) for number in _HELD
                 if signal.getsignal(number) != signal.SIG_IGN}
     try:
@@ -177,8 +183,7 @@ def interrupts_deferred() -> Iterator[None]:
 
 
 #: the signals ``interrupts_deferred`` holds back (those this platform has)
-_HELD = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT",
-                                                  "SIGXCPU")
+_HELD = tuple(getattr(signal, name) for name in ("SIGINT", *_ENDING, "SIGXCPU")
               if hasattr(signal, name))
 
 

@@ -26,8 +26,10 @@ _DEBUG_OFF = ("", "0", "false", "no", "off")
 _DEBUG_ON = ("1", "true", "yes", "on")
 
 
-#: the signals that end a command as Ctrl-C does (its SIGINT besides)
-_ENDING_SIGNALS = ("SIGTERM", "SIGHUP", "SIGQUIT")
+#: the signals that end a command as Ctrl-C does (its SIGINT besides); SIGUSR1, SIGUSR2 and
+#: SIGALRM, whose default is to end the process too, did so on the spot, leaving the hidden
+#: temporary of the output behind and no line (``kill -USR1``: exit status 138)
+_ENDING_SIGNALS = ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM")
 
 
 def debug_environment() -> bool:

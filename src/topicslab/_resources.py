@@ -52,22 +52,27 @@ def _machine_memory() -> int | None:
 
 
 def address_space_room() -> int | None:
-    """Bytes the address-space limit (``ulimit -v``, RLIMIT_AS) lets this process map beyond
-    what it maps now; ``None`` without a limit (or where it cannot be read). The machine's
-    free memory was all the checks asked: under ``ulimit -v`` a request they let through
-    failed half-way, as "out of memory" (exit code 1), after the work had begun."""
+    """Bytes the memory limits (``ulimit -v``, RLIMIT_AS: the address space; ``ulimit -d``,
+    RLIMIT_DATA: the data segment and private mappings) let this process map beyond what it
+    maps now; ``None`` without a limit (or where none can be read). The machine's free
+    memory was all the checks asked: under such a limit a request they let through failed
+    half-way, as "out of memory" (exit code 1), after the work had begun."""
     try:
         import resource
 
-        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
-        if limit == resource.RLIM_INFINITY:
+        limits = [(resource.getrlimit(which)[0], field)
+                  for which, field in ((resource.RLIMIT_AS, "VmSize:"),
+                                       (resource.RLIMIT_DATA, "VmData:"))]
+        limits = [(limit, field) for limit, field in limits
+                  if limit != resource.RLIM_INFINITY]
+        if not limits:
             return None
         with open("/proc/self/status", encoding="ascii") as fh:
-            used = next(int(line.split()[1]) * 1024 for line in fh
-                        if line.startswith("VmSize:"))
-    except (ImportError, OSError, ValueError, IndexError, StopIteration):
+            used = {line.split()[0]: int(line.split()[1]) * 1024 for line in fh
+                    if line.startswith(("VmSize:", "VmData:"))}
+        return min(max(0, limit - used[field]) for limit, field in limits)
+    except (ImportError, OSError, ValueError, IndexError, KeyError):
         return None
-    return max(0, limit - used)
 
 
 def require_memory(estimate: float, what: str, *, field: str | None = None,
@@ -78,7 +83,7 @@ def require_memory(estimate: float, what: str, *, field: str | None = None,
         return
     advice = f"; {hint}" if hint else ""
     room = address_space_room()
-    limited = (" under this process's address-space limit (ulimit -v)"
+    limited = (" under this process's memory limits (ulimit -v, ulimit -d)"
                if room is not None and room <= available else "")
     raise InputError(f"{what} needs about {size_text(estimate)} of memory, "
                      f"{size_text(available)} available{limited}{advice}", field=field)

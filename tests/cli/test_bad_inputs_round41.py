@@ -22,8 +22,10 @@ from __future__ import annotations
 import errno
 import os
 import resource
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -120,21 +122,48 @@ def test_the_cpu_time_limit_stops_a_command_as_ctrl_c_does(tmp_path: Path) -> No
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("signame", ["SIGUSR1", "SIGUSR2", "SIGALRM"])
+def test_the_other_ending_signals_leave_no_temporary(work: Path, signame: str) -> None:
+    """Their default ends the process: ``kill -USR1`` did so on the spot, exit status 138,
+    no line and the output's hidden temporary left behind."""
+    from topicslab import io as tio
+
+    env = {**os.environ, "PYTHONPATH": str(Path(tio.__file__).parents[2])}
+    env.pop("TOPICSLAB_DEBUG", None)
+    number = getattr(signal, signame)
+    proc = subprocess.Popen([sys.executable, "-m", "topicslab", "population", "--users",
+                             "3000000", "--chunk-users", "100000", "--out", "big.parquet"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                            text=True, cwd=work,
+                            preexec_fn=lambda: signal.signal(number, signal.SIG_DFL))
+    deadline = time.monotonic() + 60
+    while not any(work.iterdir()) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)  # until the write has begun
+    proc.send_signal(number)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1].startswith("interrupted: population stopped"), err
+    assert list(work.iterdir()) == []
+
+
 # ---- the address-space limit (ulimit -v) ---------------------------------------------------
 
 
-def test_a_request_past_the_address_space_limit_is_refused_up_front(tmp_path: Path) -> None:
+@pytest.mark.parametrize("which", ["RLIMIT_AS", "RLIMIT_DATA"])
+def test_a_request_past_the_memory_limits_is_refused_up_front(tmp_path: Path,
+                                                              which: str) -> None:
     """The check asked the machine's free memory only: the generation began and failed with
-    "out of memory", exit code 1."""
-    address = resource.RLIMIT_AS
+    "out of memory", exit code 1 (under ulimit -d, after the file was written)."""
+    limit = getattr(resource, which)
     res = _limited(["population", "--users", "5000000", "--chunk-users", "5000000", "--out",
-                    "p.parquet"], tmp_path, {address: (2**30, _hard(address))})
+                    "p.parquet"], tmp_path, {limit: (2**30, _hard(limit))})
     line = check_refused(res.stderr, res.returncode, "--chunk-users")
-    assert "address-space limit (ulimit -v)" in line
+    assert "memory limits (ulimit -v, ulimit -d)" in line
     assert list(tmp_path.iterdir()) == []
 
 
 def test_available_memory_is_no_more_than_the_address_space_leaves() -> None:
+    """(A limit of the address space's size now and 64 MiB more.)"""
     code = ("import resource; from topicslab._resources import available_memory as a; "
             "used = next(int(x.split()[1]) * 1024 for x in open('/proc/self/status') "
             "if x.startswith('VmSize:')); "
@@ -146,6 +175,27 @@ def test_available_memory_is_no_more_than_the_address_space_leaves() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=env, check=True).stdout
     assert int(out) <= 64 << 20
+
+
+def test_the_population_summary_takes_little_memory_beside_its_chunk() -> None:
+    """The top topics of the first chunk, printed once the file is written, took 11 bytes a
+    topic slot (the mask, the selection, bincount's int64 copy): 763 MiB for a chunk of 5M
+    users x 4 weeks, "out of memory" and exit code 1 beside a complete output."""
+    import tracemalloc
+
+    from topicslab.cli.population import _print_top_topics
+    from topicslab.datamodel import TopicSets
+
+    users = 1_000_000
+    sets = TopicSets(np.tile(random_profiles(1000, 4), (users // 1000, 1, 1)), "v2",
+                     np.arange(users, dtype=np.int64))
+    tracemalloc.start()
+    try:
+        _print_top_topics(sets)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 2**20, peak  # (was 224 MiB for these 20M slots)
 
 
 # ---- the open-file limit (ulimit -n) -------------------------------------------------------
@@ -228,3 +278,31 @@ def test_absolute_paths_in_a_removed_working_directory_are_refused_up_front(
     assert tree(tmp_path) == before
     res = invoke(["stats", "--help"])  # (help still works)
     assert res.exit_code == 0, res.output
+
+
+# ---- a masked array ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("argument", ["sets", "user_ids"])
+def test_a_masked_array_with_masked_entries_is_refused(argument: str) -> None:
+    """``np.asarray`` dropped the mask: the hidden values were read as topics (or user
+    ids), and the statistics came out as if nothing were masked."""
+    from topicslab.datamodel import TopicSets
+    from topicslab.errors import ParameterError
+
+    given = {"sets": random_profiles(20, 4), "user_ids": np.arange(20, dtype=np.int64)}
+    masked = np.ma.array(given[argument], mask=np.zeros(given[argument].shape, bool))
+    masked.mask.flat[0] = True
+    given[argument] = masked
+    with pytest.raises(ParameterError) as exc:
+        TopicSets(given["sets"], "v2", given["user_ids"])
+    assert exc.value.field == argument
+    assert "1 masked entries" in str(exc.value)
+
+
+def test_a_masked_array_with_nothing_masked_is_read_as_before() -> None:
+    from topicslab.datamodel import TopicSets
+
+    sets = random_profiles(20, 4)
+    read = TopicSets(np.ma.array(sets), "v2", np.ma.array(np.arange(20)))
+    assert np.array_equal(read.sets, TopicSets(sets, "v2", np.arange(20)).sets)
