@@ -271,16 +271,17 @@ def _denied(exc: BaseException, final: Path, tmps: Sequence[Path],
 _FULL_DISK_BYTES = 1 << 20
 
 
-def _past_size_limit(tmps: Sequence[Path]) -> bool:
+def _past_size_limit(tmps: Sequence[Path], unlimited: bool = True) -> bool:
     """Whether a temporary (a file, or a file in a temporary directory) reached the
-    file-size limit this process runs under (``ulimit -f``; no limit: the file system's
-    largest file, taken to be the output's): an EFBIG raised elsewhere -- numba saving its
-    compiled code to its cache -- is not the output's to be named."""
+    file-size limit this process runs under (``ulimit -f``): an EFBIG raised elsewhere --
+    numba saving its compiled code to its cache -- is not the output's to be named. Without
+    a limit, ``unlimited`` (an EFBIG is then the file system's largest file, taken to be the
+    output's)."""
     import resource
 
     limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
     if limit == resource.RLIM_INFINITY:
-        return True
+        return unlimited
     for tmp in tmps:
         files = tmp.rglob("*") if tmp.is_dir() else [tmp]
         with contextlib.suppress(OSError):
@@ -303,9 +304,23 @@ def _full_disk(exc: BaseException, final: Path, tmps: Sequence[Path] = ()) -> OS
         # the file-size limit (ulimit -f; Python ignores its SIGXFSZ) or the file system's
         # largest file: the writers' "OSError: [Errno 27] Error writing bytes to file" named
         # no file and was exit code 1, though the user's limit
-        if getattr(exc, "filename", None) is not None or not _past_size_limit(tmps):
-            return None  # named already (an inner write's), or not this output's
+        named = getattr(exc, "filename", None)
+        if named is not None:
+            # a file written into a temporary directory is named as it will be under the
+            # final name ("rr/.stats.tmp-lg1919vc/q_single.json" was the line); another
+            # (an inner write's, already named) stays as it is
+            inside = next((Path(named).relative_to(tmp) for tmp in tmps
+                           if Path(named).is_relative_to(tmp) and Path(named) != tmp), None)
+            if inside is None:
+                return None
+            return OSError(code, os.strerror(code), os.fspath(final / inside))
+        if not _past_size_limit(tmps):
+            return None  # not this output's (numba's cache)
         return OSError(code, os.strerror(code), os.fspath(final))
+    if code is None and _past_size_limit(tmps, unlimited=False):
+        # a writer that says it its own way: torch's "RuntimeError: [enforce fail at
+        # inline_container.cc:672] . unexpected pos 1984 vs 1878", exit code 1
+        return OSError(errno.EFBIG, os.strerror(errno.EFBIG), os.fspath(final))
     if code not in (errno.ENOSPC, errno.EDQUOT):
         try:
             if shutil.disk_usage(final.parent).free >= _FULL_DISK_BYTES:

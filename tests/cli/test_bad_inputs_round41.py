@@ -22,6 +22,7 @@ from __future__ import annotations
 import errno
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -30,7 +31,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from refusal import check_refused, invoke, random_profiles, small_population, tree
+from refusal import (
+    check_refused,
+    invoke,
+    random_profiles,
+    small_population,
+    tree,
+)
 
 
 def _limited(args: list[str], cwd: Path, limits: dict[int, tuple[int, int]],
@@ -53,6 +60,19 @@ def _limited(args: list[str], cwd: Path, limits: dict[int, tuple[int, int]],
                           preexec_fn=limit, timeout=300)
 
 
+def _warm(args: list[str], tmp_path: Path) -> None:
+    """Run ``args`` once without limits (in a directory of their own), so that numba has
+    cached the kernels they compile: saving one to its cache under the file-size limit
+    fails too, as a failure that is not the output's."""
+    warm = tmp_path / "warm"
+    warm.mkdir()
+    if (tmp_path / "pop.parquet").exists():
+        (warm / "pop.parquet").symlink_to(tmp_path / "pop.parquet")
+    res = _limited(args, warm, {})
+    assert res.returncode == 0, res.stderr
+    shutil.rmtree(warm)
+
+
 def _hard(which: int) -> int:
     return resource.getrlimit(which)[1]
 
@@ -64,6 +84,7 @@ def test_a_population_past_the_file_size_limit_names_its_output(tmp_path: Path) 
     """Was "OSError: [Errno 27] Error writing bytes to file ... File too large", exit code 1,
     naming no file."""
     fsize = resource.RLIMIT_FSIZE
+    _warm(["population", "--users", "20000", "--out", "p.parquet"], tmp_path)
     res = _limited(["population", "--users", "20000", "--out", "p.parquet"], tmp_path,
                    {fsize: (100 * 1024, _hard(fsize))})
     line = check_refused(res.stderr, res.returncode, "p.parquet: larger than the largest file "
@@ -76,10 +97,58 @@ def test_the_standard_output_past_the_file_size_limit_is_one_line(tmp_path: Path
     """``qif --json > FILE`` under a limit smaller than the JSON: exit code 1, naming no
     file."""
     fsize = resource.RLIMIT_FSIZE
+    _warm(["qif", "--json"], tmp_path)
     with open(tmp_path / "q.json", "w", encoding="utf-8") as fh:
         res = _limited(["qif", "--json"], tmp_path, {fsize: (100, _hard(fsize))},
                        stdout=fh.fileno())
     check_refused(res.stderr, res.returncode, "grew larger than the largest file allowed")
+
+
+def test_a_release_past_the_file_size_limit_names_its_file_not_the_temporary(
+        tmp_path: Path) -> None:
+    """Was "st/.stats.tmp-XXXXXXXX/q_single.json", a hidden name that is gone, exit code 1
+    (under ``run``, "rr/.stats.tmp-XXXXXXXX/q_single.json")."""
+    small_population(tmp_path)
+    fsize = resource.RLIMIT_FSIZE
+    _warm(["stats", "--sets", "pop.parquet", "--out", "st"], tmp_path)
+    res = _limited(["stats", "--sets", "pop.parquet", "--out", "st"], tmp_path,
+                   {fsize: (2048, _hard(fsize))})
+    check_refused(res.stderr, res.returncode, "st/q_single.json: larger than the largest file")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pop.parquet"]
+
+
+def test_a_writer_that_says_it_its_own_way_past_the_limit_is_named(tmp_path: Path) -> None:
+    """torch, saving a model under ulimit -f, says "RuntimeError: [enforce fail at
+    inline_container.cc:672] . unexpected pos 1984 vs 1878", exit code 1: a temporary that
+    reached the limit names the output (the writer is played by a write up to the limit)."""
+    from topicslab._atomic import atomic_path
+
+    final = tmp_path / "checkpoint.pt"
+    fsize = resource.RLIMIT_FSIZE
+    before = resource.getrlimit(fsize)
+    resource.setrlimit(fsize, (4096, before[1]))
+    try:
+        with pytest.raises(OSError) as exc, atomic_path(final) as tmp:
+            tmp.write_bytes(b"x" * 4096)
+            raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos")
+    finally:
+        resource.setrlimit(fsize, before)
+    assert exc.value.errno == errno.EFBIG and exc.value.filename == str(final)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_writer_failing_below_the_limit_keeps_its_error(tmp_path: Path) -> None:
+    from topicslab._atomic import atomic_path
+
+    fsize = resource.RLIMIT_FSIZE
+    before = resource.getrlimit(fsize)
+    resource.setrlimit(fsize, (4096, before[1]))
+    try:
+        with pytest.raises(RuntimeError), atomic_path(tmp_path / "m.pt") as tmp:
+            tmp.write_bytes(b"x" * 100)
+            raise RuntimeError("another failure")
+    finally:
+        resource.setrlimit(fsize, before)
 
 
 def test_sets_writer_past_the_file_size_limit_names_its_file(tmp_path: Path) -> None:
@@ -223,6 +292,27 @@ def test_too_many_open_files_is_not_a_bad_input_file(work: Path,
     line = check_refused(res.output, res.exit_code, "too many open files")
     assert "(ulimit -n)" in line and "pop.parquet" not in line
     assert tree(work) == before
+
+
+@pytest.mark.parametrize("code", [errno.EFBIG, errno.ENOSPC])
+def test_a_write_failing_while_an_input_is_read_is_not_the_input_s(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int) -> None:
+    """numba, compiling a kernel while the input is read, saves it to its cache: past the
+    file-size limit (or on a full disk) the input was "not a valid Parquet file ([Errno 27]
+    File too large)"."""
+    import pyarrow.parquet as pq
+
+    from topicslab import io as tio
+
+    small_population(tmp_path)
+
+    def failing(*args: object, **kwargs: object) -> None:
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(pq, "ParquetFile", failing)
+    with pytest.raises(OSError) as exc:
+        tio.read_sets(tmp_path / "pop.parquet")
+    assert exc.value.errno == code
 
 
 def test_too_many_open_files_elsewhere_is_one_line(work: Path,

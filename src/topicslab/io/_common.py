@@ -433,8 +433,11 @@ def check_exists(path: PathLike) -> str:
     return name
 
 
-#: failures of the process's resources (open files, memory), which say nothing of the file
-RESOURCE_ERRORS = (errno.EMFILE, errno.ENFILE, errno.ENOMEM)
+#: failures of the process's resources (open files, memory), which say nothing of the file;
+#: and of a write while it is read (numba saving a kernel it compiled to its cache, past the
+#: file-size limit or on a full disk: "not a valid Parquet file ([Errno 27] File too large)")
+RESOURCE_ERRORS = (errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.EFBIG, errno.ENOSPC,
+                   errno.EDQUOT)
 
 
 @contextlib.contextmanager
