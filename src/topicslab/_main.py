@@ -254,7 +254,52 @@ def _import_cli() -> tuple[Any, list[warnings.WarningMessage]]:
             raise
         sys.stderr.write(f"error: {problem}\n")
         raise SystemExit(2) from None
+    except (ImportError, OSError, MemoryError) as exc:
+        problem = library_memory_error(exc)
+        if problem is None or _debugging():
+            raise
+        sys.stderr.write(f"error: {problem}\n")
+        raise SystemExit(1) from None
     return cli_main, caught
+
+
+#: what the dynamic loader and Python say when a library cannot be mapped for want of memory
+_NO_MEMORY_TO_LOAD = ("failed to map segment from shared object", "Cannot allocate memory")
+
+
+def library_memory_error(exc: BaseException) -> str | None:
+    """The line for a library that could not be loaded for want of memory -- under a memory
+    limit (``ulimit -v``, ``ulimit -d``) too small for numba's, Arrow's or torch's shared
+    objects: a traceback ending in llvmlite's "OSError: Could not find/load shared object
+    file 'libllvmlite.so'", or "ImportError: libarrow.so.2600: failed to map segment from
+    shared object" (exit code 1); ``None`` for any other failure."""
+    texts: list[str] = []
+    seen: BaseException | None = exc
+    while seen is not None and len(texts) < 8:
+        texts.append(str(seen))
+        seen = seen.__cause__ or seen.__context__
+    if not (isinstance(exc, MemoryError)
+            or any(cue in text for cue in _NO_MEMORY_TO_LOAD for text in texts)):
+        return None
+    return (f"out of memory loading the libraries{memory_limits()}; raise the limits (or "
+            "free memory) and run the command again")
+
+
+def memory_limits() -> str:
+    """" under this process's memory limits (ulimit -v N)" when such a limit is set, for an
+    out-of-memory line; "" otherwise."""
+    limits = []
+    try:
+        import resource
+
+        for name, which in (("ulimit -v", resource.RLIMIT_AS), ("ulimit -d",
+                                                                 resource.RLIMIT_DATA)):
+            soft = resource.getrlimit(which)[0]
+            if soft != resource.RLIM_INFINITY:
+                limits.append(f"{name} {soft // 1024}")
+    except (ImportError, OSError, ValueError):
+        pass
+    return f" under this process's memory limits ({', '.join(limits)})" if limits else ""
 
 
 def _late_interrupts(code: object) -> None:

@@ -231,6 +231,36 @@ def test_a_request_past_the_memory_limits_is_refused_up_front(tmp_path: Path,
     assert list(tmp_path.iterdir()) == []
 
 
+def test_libraries_that_cannot_be_loaded_under_a_memory_limit_are_one_line(
+        tmp_path: Path) -> None:
+    """numba's shared object could not be mapped: a traceback ending in "OSError: Could not
+    find/load shared object file 'libllvmlite.so'" (or, for Arrow's, "ImportError:
+    libarrow.so.2600: failed to map segment from shared object"), exit code 1."""
+    address = resource.RLIMIT_AS
+    res = _limited(["population", "--users", "2000", "--out", "p.parquet"], tmp_path,
+                   {address: (250 * 2**20, _hard(address))})
+    assert res.returncode == 1, res.stderr
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "Traceback" not in res.stderr, res.stderr
+    assert lines[0].startswith("error: out of memory loading the libraries under this "
+                               "process's memory limits (ulimit -v 256000)"), lines[0]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_error_line_rich_has_no_memory_to_print_is_still_printed(
+        work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Out of memory, rich could not print the line (it imports its emoji table to): a
+    MemoryError traceback was all that showed."""
+    from topicslab.cli import _app
+
+    def no_memory(*args: object, **kwargs: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(_app.err, "print", no_memory)
+    res = invoke(["population", "--users", "0", "--out", "p.parquet"])
+    check_refused(res.output, res.exit_code, "--users")
+
+
 def test_available_memory_is_no_more_than_the_address_space_leaves() -> None:
     """(A limit of the address space's size now and 64 MiB more.)"""
     code = ("import resource; from topicslab._resources import available_memory as a; "

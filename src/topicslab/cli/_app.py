@@ -16,6 +16,7 @@ stages ``run`` keeps). The handling lives in the application's group class so th
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import math
 import os
@@ -122,6 +123,12 @@ def print_error(message: str) -> None:
     message = message.replace("\r", "\\r").replace("\n", "\\n")
     try:
         err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    except MemoryError:
+        # out of memory, rich cannot print the line (it imports its emoji table to do so):
+        # a MemoryError traceback under "out of memory" was all that showed; plain text
+        with contextlib.suppress(OSError, ValueError, AttributeError, MemoryError):
+            sys.stderr.write(f"error: {message}\n")
+            sys.stderr.flush()
     except (OSError, ValueError):
         # standard error full or closed (2>/dev/full): the line cannot be shown, but the exit
         # code still tells a refusal (2) from a failure; it was 1, from the print failing
@@ -448,7 +455,12 @@ class OneLineErrors(TyperGroup):
         except MemoryError:
             if _debugging():
                 raise
-            print_error("out of memory: use fewer users, weeks or types")
+            from topicslab._main import memory_limits
+
+            # (under a limit, the libraries' own share may be what ran out: say so)
+            limits = memory_limits()
+            print_error(f"out of memory{limits}: use fewer users, weeks or types"
+                        + (", or raise the limits" if limits else ""))
             return EXIT_FAILURE
         except Exception as exc:
             bad_input = ((isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG)
@@ -475,6 +487,12 @@ class OneLineErrors(TyperGroup):
             if problem is not None:
                 print_error(problem)
                 return EXIT_BAD_INPUT
+            from topicslab._main import library_memory_error
+
+            problem = library_memory_error(exc)  # (a library imported late, as pyarrow)
+            if problem is not None:
+                print_error(problem)
+                return EXIT_FAILURE
             print_error(f"{type(exc).__name__}: {' '.join(str(exc).split())} "
                         "(rerun with topicslab --debug for the traceback)")
             return EXIT_FAILURE
