@@ -264,7 +264,8 @@ def _import_cli() -> tuple[Any, list[warnings.WarningMessage]]:
 
 
 #: what the dynamic loader and Python say when a library cannot be mapped for want of memory
-_NO_MEMORY_TO_LOAD = ("failed to map segment from shared object", "Cannot allocate memory")
+_NO_MEMORY_TO_LOAD = ("failed to map segment from shared object",
+                      "cannot allocate memory in static TLS block")
 
 
 def library_memory_error(exc: BaseException) -> str | None:

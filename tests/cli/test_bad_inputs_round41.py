@@ -345,6 +345,26 @@ def test_a_write_failing_while_an_input_is_read_is_not_the_input_s(
     assert exc.value.errno == code
 
 
+def test_no_memory_to_read_an_input_is_out_of_memory_not_a_bad_file(
+        work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An ENOMEM while the input was read: "not a valid Parquet file (Cannot allocate
+    memory)", the file blamed."""
+    import pyarrow.parquet as pq
+
+    small_population(work)
+
+    def no_memory(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOMEM, os.strerror(errno.ENOMEM))
+
+    monkeypatch.setattr(pq, "ParquetFile", no_memory)
+    before = tree(work)
+    res = invoke(["stats", "--sets", "pop.parquet", "--out", "st"])
+    assert res.exit_code == 1, res.output
+    assert res.output.strip().splitlines() == [
+        "error: out of memory: use fewer users, weeks or types"], res.output
+    assert tree(work) == before
+
+
 def test_too_many_open_files_elsewhere_is_one_line(work: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """Was "OSError: [Errno 24] Too many open files: '.../encodings/cp437.py'", exit code 1."""

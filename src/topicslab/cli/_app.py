@@ -147,6 +147,16 @@ def _print_traceback() -> None:
         pass
 
 
+def _out_of_memory() -> str:
+    """The line of a command that ran out of memory."""
+    from topicslab._main import memory_limits
+
+    # (under a limit, the libraries' own share may be what ran out: say so)
+    limits = memory_limits()
+    return (f"out of memory{limits}: use fewer users, weeks or types"
+            + (", or raise the limits" if limits else ""))
+
+
 def _usage_message(exc: Any) -> str:
     from typer._click.exceptions import UsageError
 
@@ -455,12 +465,7 @@ class OneLineErrors(TyperGroup):
         except MemoryError:
             if _debugging():
                 raise
-            from topicslab._main import memory_limits
-
-            # (under a limit, the libraries' own share may be what ran out: say so)
-            limits = memory_limits()
-            print_error(f"out of memory{limits}: use fewer users, weeks or types"
-                        + (", or raise the limits" if limits else ""))
+            print_error(_out_of_memory())
             return EXIT_FAILURE
         except Exception as exc:
             bad_input = ((isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG)
@@ -492,6 +497,11 @@ class OneLineErrors(TyperGroup):
             problem = library_memory_error(exc)  # (a library imported late, as pyarrow)
             if problem is not None:
                 print_error(problem)
+                return EXIT_FAILURE
+            if isinstance(exc, OSError) and exc.errno == errno.ENOMEM:
+                # the system's MemoryError (a mapping refused while a file is read, which
+                # the readers now leave to this line rather than call the file invalid)
+                print_error(_out_of_memory())
                 return EXIT_FAILURE
             print_error(f"{type(exc).__name__}: {' '.join(str(exc).split())} "
                         "(rerun with topicslab --debug for the traceback)")
