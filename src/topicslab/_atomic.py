@@ -290,20 +290,19 @@ def _past_size_limit(tmps: Sequence[Path], unlimited: bool = True) -> bool:
     return False
 
 
-def _full_disk(exc: BaseException, final: Path, tmps: Sequence[Path] = ()) -> OSError | None:
-    """The failure of a write to ``final`` as an ``OSError`` (ENOSPC or EDQUOT) naming
-    ``final`` when the disk holding it is full (EFBIG when it outgrew the largest file
-    allowed); ``None`` for any other failure (Ctrl-C, a
-    refusal of the data). Asked before the temporary is removed, while it holds the space."""
+def _too_large(exc: BaseException, final: Path, tmps: Sequence[Path]) -> OSError | None:
+    """The failure of a write to ``final`` as an ``OSError`` (EFBIG) naming ``final`` (or
+    the file in it) when it outgrew the largest file allowed: the file-size limit (ulimit
+    -f; Python ignores its SIGXFSZ) or the file system's. The writers' "OSError: [Errno 27]
+    Error writing bytes to file" named no file and was exit code 1, though the user's
+    limit; ``None`` for any other failure. Asked, as ``_full_disk``, before the temporaries
+    ``tmps`` are removed."""
     from topicslab.errors import TopicsLabError
 
     if not isinstance(exc, Exception) or isinstance(exc, TopicsLabError):
         return None
     code = exc.errno if isinstance(exc, OSError) else None
     if code == errno.EFBIG:
-        # the file-size limit (ulimit -f; Python ignores its SIGXFSZ) or the file system's
-        # largest file: the writers' "OSError: [Errno 27] Error writing bytes to file" named
-        # no file and was exit code 1, though the user's limit
         named = getattr(exc, "filename", None)
         if named is not None:
             # a file written into a temporary directory is named as it will be under the
@@ -321,6 +320,18 @@ def _full_disk(exc: BaseException, final: Path, tmps: Sequence[Path] = ()) -> OS
         # a writer that says it its own way: torch's "RuntimeError: [enforce fail at
         # inline_container.cc:672] . unexpected pos 1984 vs 1878", exit code 1
         return OSError(errno.EFBIG, os.strerror(errno.EFBIG), os.fspath(final))
+    return None
+
+
+def _full_disk(exc: BaseException, final: Path) -> OSError | None:
+    """The failure of a write to ``final`` as an ``OSError`` (ENOSPC or EDQUOT) naming
+    ``final`` when the disk holding it is full; ``None`` for any other failure (Ctrl-C, a
+    refusal of the data). Asked before the temporary is removed, while it holds the space."""
+    from topicslab.errors import TopicsLabError
+
+    if not isinstance(exc, Exception) or isinstance(exc, TopicsLabError):
+        return None
+    code = exc.errno if isinstance(exc, OSError) else None
     if code not in (errno.ENOSPC, errno.EDQUOT):
         try:
             if shutil.disk_usage(final.parent).free >= _FULL_DISK_BYTES:
@@ -380,7 +391,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         os.replace(tmp, final)
     except BaseException as exc:
         with interrupts_deferred():  # (a second Ctrl-C here left the temporary behind)
-            full = _full_disk(exc, final, [tmp])
+            full = _too_large(exc, final, [tmp]) or _full_disk(exc, final)
             _remove(tmp)
         if full is not None:
             raise full from exc
@@ -428,7 +439,8 @@ def atomic_paths(paths: Sequence[str | os.PathLike[str]],
             _completed.extend(f.absolute() for f in finals)
     except BaseException as exc:
         with interrupts_deferred():  # (a second Ctrl-C here left temporaries behind)
-            full = _full_disk(exc, finals[0], tmps) if finals else None
+            full = ((_too_large(exc, finals[0], tmps) or _full_disk(exc, finals[0]))
+                    if finals else None)
             for tmp in tmps:
                 _remove(tmp)
         if full is not None:
@@ -503,7 +515,7 @@ def atomic_dir(path: str | os.PathLike[str], owned: Sequence[str] = ()) -> Itera
             _completed.append(final.absolute())  # before a held-back Ctrl-C is delivered
     except BaseException as exc:
         with interrupts_deferred():  # (a second Ctrl-C here left the temporary behind)
-            full = _full_disk(exc, final, [tmp])
+            full = _too_large(exc, final, [tmp]) or _full_disk(exc, final)
             _remove(tmp)
         if full is not None:
             raise full from exc
