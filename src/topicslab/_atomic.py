@@ -68,6 +68,11 @@ def _latch(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+#: the signals other than SIGINT that end a command as Ctrl-C does (topicslab._main gives
+#: them Python's handler when they are at their default)
+_ENDING = ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM")
+
+
 def latch_interrupts() -> Any:
     """Install the latching SIGINT handler (main thread only); returns the previous one.
 
@@ -92,11 +97,34 @@ def latch_interrupts() -> Any:
     # kill, hang-up and Ctrl-\ end as Ctrl-C does (topicslab._main gives them Python's
     # handler); they are latched too, so that one a library swallows still ends as an
     # interruption
-    for name in ("SIGTERM", "SIGHUP", "SIGQUIT"):
+    for name in _ENDING:
         number = getattr(signal, name, None)
         if number is not None and signal.getsignal(number) is signal.default_int_handler:
             signal.signal(number, _latch)
     return signal.signal(signal.SIGINT, _latch)
+
+
+#: why the command was stopped, when not by the user (the CPU time limit): said in its
+#: ``interrupted:`` line
+_stopped_by: str | None = None
+
+
+def cpu_time_up(signum: int, frame: FrameType | None) -> None:
+    """SIGXCPU, the CPU time limit's soft limit reached (``ulimit -t``): it ended the process
+    on the spot (a core dump), with no line and the hidden temporary of the output left
+    behind; it now stops the command as Ctrl-C does, latched, and says why. The kernel sends
+    it again every second until the hard limit: once is enough, and a second one would
+    interrupt the clean-up, so it is ignored from then on."""
+    global _interrupt_seen, _stopped_by
+    signal.signal(signum, signal.SIG_IGN)
+    _interrupt_seen = True
+    _stopped_by = "its CPU time limit, ulimit -t, was reached"
+    raise KeyboardInterrupt
+
+
+def stopped_by() -> str | None:
+    """Why the command was stopped when it was not the user's Ctrl-C (or kill)."""
+    return _stopped_by
 
 
 def raise_if_interrupted() -> None:
@@ -112,8 +140,9 @@ def interrupt_seen() -> bool:
 
 def clear_interrupt() -> None:
     """Forget a handled Ctrl-C (the CLI calls it when a command starts and ends)."""
-    global _interrupt_seen
+    global _interrupt_seen, _stopped_by
     _interrupt_seen = False
+    _stopped_by = None
 
 
 def _umask() -> int:
@@ -139,8 +168,9 @@ def interrupts_deferred() -> Iterator[None]:
     def hold(signum: int, _frame: FrameType | None) -> None:
         received.append(signum)
 
-    # SIGTERM, SIGHUP and SIGQUIT end a command like Ctrl-C (topicslab._main): held back too,
-    # or a kill between two renames left new files beside old ones (one new shard of three)
+    # SIGTERM, SIGHUP, SIGQUIT and the others of _ENDING end a command like Ctrl-C
+    # (topicslab._main): held back too, or a kill between two renames left new files beside
+    # old ones (one new shard of three)
     previous = {number: signal.signal(number, hold) for number in _HELD
                 if signal.getsignal(number) != signal.SIG_IGN}
     try:
@@ -153,7 +183,7 @@ def interrupts_deferred() -> Iterator[None]:
 
 
 #: the signals ``interrupts_deferred`` holds back (those this platform has)
-_HELD = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
+_HELD = tuple(getattr(signal, name) for name in ("SIGINT", *_ENDING, "SIGXCPU")
               if hasattr(signal, name))
 
 
@@ -241,6 +271,58 @@ def _denied(exc: BaseException, final: Path, tmps: Sequence[Path],
 _FULL_DISK_BYTES = 1 << 20
 
 
+def _past_size_limit(tmps: Sequence[Path], unlimited: bool = True) -> bool:
+    """Whether a temporary (a file, or a file in a temporary directory) reached the
+    file-size limit this process runs under (``ulimit -f``): an EFBIG raised elsewhere --
+    numba saving its compiled code to its cache -- is not the output's to be named. Without
+    a limit, ``unlimited`` (an EFBIG is then the file system's largest file, taken to be the
+    output's)."""
+    import resource
+
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if limit == resource.RLIM_INFINITY:
+        return unlimited
+    for tmp in tmps:
+        files = tmp.rglob("*") if tmp.is_dir() else [tmp]
+        with contextlib.suppress(OSError):
+            if any(f.is_file() and f.stat().st_size >= limit for f in files):
+                return True
+    return False
+
+
+def _too_large(exc: BaseException, final: Path, tmps: Sequence[Path]) -> OSError | None:
+    """The failure of a write to ``final`` as an ``OSError`` (EFBIG) naming ``final`` (or
+    the file in it) when it outgrew the largest file allowed: the file-size limit (ulimit
+    -f; Python ignores its SIGXFSZ) or the file system's. The writers' "OSError: [Errno 27]
+    Error writing bytes to file" named no file and was exit code 1, though the user's
+    limit; ``None`` for any other failure. Asked, as ``_full_disk``, before the temporaries
+    ``tmps`` are removed."""
+    from topicslab.errors import TopicsLabError
+
+    if not isinstance(exc, Exception) or isinstance(exc, TopicsLabError):
+        return None
+    code = exc.errno if isinstance(exc, OSError) else None
+    if code == errno.EFBIG:
+        named = getattr(exc, "filename", None)
+        if named is not None:
+            # a file written into a temporary directory is named as it will be under the
+            # final name ("rr/.stats.tmp-lg1919vc/q_single.json" was the line); another
+            # (an inner write's, already named) stays as it is
+            inside = next((Path(named).relative_to(tmp) for tmp in tmps
+                           if Path(named).is_relative_to(tmp) and Path(named) != tmp), None)
+            if inside is None:
+                return None
+            return OSError(code, os.strerror(code), os.fspath(final / inside))
+        if not _past_size_limit(tmps):
+            return None  # not this output's (numba's cache)
+        return OSError(code, os.strerror(code), os.fspath(final))
+    if code is None and _past_size_limit(tmps, unlimited=False):
+        # a writer that says it its own way: torch's "RuntimeError: [enforce fail at
+        # inline_container.cc:672] . unexpected pos 1984 vs 1878", exit code 1
+        return OSError(errno.EFBIG, os.strerror(errno.EFBIG), os.fspath(final))
+    return None
+
+
 def _full_disk(exc: BaseException, final: Path) -> OSError | None:
     """The failure of a write to ``final`` as an ``OSError`` (ENOSPC or EDQUOT) naming
     ``final`` when the disk holding it is full; ``None`` for any other failure (Ctrl-C, a
@@ -309,7 +391,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         os.replace(tmp, final)
     except BaseException as exc:
         with interrupts_deferred():  # (a second Ctrl-C here left the temporary behind)
-            full = _full_disk(exc, final)
+            full = _too_large(exc, final, [tmp]) or _full_disk(exc, final)
             _remove(tmp)
         if full is not None:
             raise full from exc
@@ -357,7 +439,8 @@ def atomic_paths(paths: Sequence[str | os.PathLike[str]],
             _completed.extend(f.absolute() for f in finals)
     except BaseException as exc:
         with interrupts_deferred():  # (a second Ctrl-C here left temporaries behind)
-            full = _full_disk(exc, finals[0]) if finals else None
+            full = ((_too_large(exc, finals[0], tmps) or _full_disk(exc, finals[0]))
+                    if finals else None)
             for tmp in tmps:
                 _remove(tmp)
         if full is not None:
@@ -432,7 +515,7 @@ def atomic_dir(path: str | os.PathLike[str], owned: Sequence[str] = ()) -> Itera
             _completed.append(final.absolute())  # before a held-back Ctrl-C is delivered
     except BaseException as exc:
         with interrupts_deferred():  # (a second Ctrl-C here left the temporary behind)
-            full = _full_disk(exc, final)
+            full = _too_large(exc, final, [tmp]) or _full_disk(exc, final)
             _remove(tmp)
         if full is not None:
             raise full from exc

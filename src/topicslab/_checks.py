@@ -145,6 +145,12 @@ def integer_array(value: object, field: str, *, error: Error = ParameterError) -
     id), and so is any other dtype (bool, text, objects)."""
     import numpy as np
 
+    if isinstance(value, np.ma.MaskedArray) and np.ma.count_masked(value):
+        # np.asarray drops the mask: the hidden values (whatever a masked entry holds) were
+        # read as topics and user ids, a wrong answer without a word
+        raise refuse(f"{field} is a masked array with {np.ma.count_masked(value):,} masked "
+                     "entries, whose hidden values would be read as data; fill them "
+                     "(array.filled(...)) or drop them", field, error=error)
     try:
         arr = np.asarray(value)
     except ValueError:  # ragged nested lists: NumPy's "inhomogeneous shape" ValueError

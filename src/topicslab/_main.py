@@ -26,8 +26,10 @@ _DEBUG_OFF = ("", "0", "false", "no", "off")
 _DEBUG_ON = ("1", "true", "yes", "on")
 
 
-#: the signals that end a command as Ctrl-C does (its SIGINT besides)
-_ENDING_SIGNALS = ("SIGTERM", "SIGHUP", "SIGQUIT")
+#: the signals that end a command as Ctrl-C does (its SIGINT besides); SIGUSR1, SIGUSR2 and
+#: SIGALRM, whose default is to end the process too, did so on the spot, leaving the hidden
+#: temporary of the output behind and no line (``kill -USR1``: exit status 138)
+_ENDING_SIGNALS = ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM")
 
 
 def debug_environment() -> bool:
@@ -252,7 +254,53 @@ def _import_cli() -> tuple[Any, list[warnings.WarningMessage]]:
             raise
         sys.stderr.write(f"error: {problem}\n")
         raise SystemExit(2) from None
+    except (ImportError, OSError, MemoryError) as exc:
+        problem = library_memory_error(exc)
+        if problem is None or _debugging():
+            raise
+        sys.stderr.write(f"error: {problem}\n")
+        raise SystemExit(1) from None
     return cli_main, caught
+
+
+#: what the dynamic loader and Python say when a library cannot be mapped for want of memory
+_NO_MEMORY_TO_LOAD = ("failed to map segment from shared object",
+                      "cannot allocate memory in static TLS block")
+
+
+def library_memory_error(exc: BaseException) -> str | None:
+    """The line for a library that could not be loaded for want of memory -- under a memory
+    limit (``ulimit -v``, ``ulimit -d``) too small for numba's, Arrow's or torch's shared
+    objects: a traceback ending in llvmlite's "OSError: Could not find/load shared object
+    file 'libllvmlite.so'", or "ImportError: libarrow.so.2600: failed to map segment from
+    shared object" (exit code 1); ``None`` for any other failure."""
+    texts: list[str] = []
+    seen: BaseException | None = exc
+    while seen is not None and len(texts) < 8:
+        texts.append(str(seen))
+        seen = seen.__cause__ or seen.__context__
+    if not (isinstance(exc, MemoryError)
+            or any(cue in text for cue in _NO_MEMORY_TO_LOAD for text in texts)):
+        return None
+    return (f"out of memory loading the libraries{memory_limits()}; raise the limits (or "
+            "free memory) and run the command again")
+
+
+def memory_limits() -> str:
+    """" under this process's memory limits (ulimit -v N)" when such a limit is set, for an
+    out-of-memory line; "" otherwise."""
+    limits = []
+    try:
+        import resource
+
+        for name, which in (("ulimit -v", resource.RLIMIT_AS), ("ulimit -d",
+                                                                 resource.RLIMIT_DATA)):
+            soft = resource.getrlimit(which)[0]
+            if soft != resource.RLIM_INFINITY:
+                limits.append(f"{name} {soft // 1024}")
+    except (ImportError, OSError, ValueError):
+        pass
+    return f" under this process's memory limits ({', '.join(limits)})" if limits else ""
 
 
 def _late_interrupts(code: object) -> None:
@@ -349,6 +397,12 @@ def main() -> None:
             with contextlib.suppress(ValueError, AttributeError):  # not the main thread
                 if number is not None and signal.getsignal(number) == signal.SIG_DFL:
                     signal.signal(number, signal.default_int_handler)
+        number = getattr(signal, "SIGXCPU", None)
+        with contextlib.suppress(ValueError, AttributeError):  # not the main thread
+            if number is not None and signal.getsignal(number) == signal.SIG_DFL:
+                from topicslab._atomic import cpu_time_up
+
+                signal.signal(number, cpu_time_up)
         _forget_earlier_command()
         if not _debugging():
             _quiet_root_logger()

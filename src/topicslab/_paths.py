@@ -81,6 +81,7 @@ def _check_name(path: Path, option: str) -> None:
                          "output, which this option cannot write; give the name (for a name "
                          f"that does begin with '-', give its full path, "
                          f"{os.path.abspath(name)})", file=name, field=option)
+    refuse_relative_without_cwd(name, option)
     whole = len(os.fsencode(os.path.abspath(name))) + len(".XXXXXXXX.tmp")
     if whole >= _PATH_MAX:
         # the file system refuses the whole path (ENAMETOOLONG): an OSError, exit code 1
@@ -93,6 +94,22 @@ def _check_name(path: Path, option: str) -> None:
                          f"than {limit} (the file system's limit, less room for a temporary "
                          "name); choose a shorter name",
                          file=name[:40] + "...", field=option)
+
+
+def refuse_relative_without_cwd(name: str, option: str) -> None:
+    """Refuse a relative path when the working directory no longer exists (removed, by
+    another shell or a clean-up, after the command's shell went into it): the path checks'
+    ``abspath`` failed with "FileNotFoundError: [Errno 2] No such file or directory", exit
+    code 1, naming nothing."""
+    if os.path.isabs(name):
+        return
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        raise InputError("a relative path, and the working directory no longer exists (it "
+                         "was removed after the shell went into it); cd to an existing "
+                         "directory, or give an absolute path", file=name,
+                         field=option) from None
 
 
 def unexpanded_tilde(name: str) -> str:

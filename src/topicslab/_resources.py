@@ -14,7 +14,8 @@ from pathlib import Path
 
 from topicslab.errors import InputError
 
-__all__ = ["available_disk", "available_memory", "require_disk", "require_memory", "size_text"]
+__all__ = ["address_space_room", "available_disk", "available_memory", "require_disk",
+           "require_memory", "size_text"]
 
 
 def size_text(n: float) -> str:
@@ -27,7 +28,16 @@ def size_text(n: float) -> str:
 
 
 def available_memory() -> int | None:
-    """Bytes of memory available to a new allocation (``MemAvailable``), if known."""
+    """Bytes of memory available to a new allocation (``MemAvailable``), if known; no more
+    than the address-space limit leaves this process (``ulimit -v``)."""
+    room = address_space_room()
+    free = _machine_memory()
+    if free is None or room is None:
+        return room if free is None else free
+    return min(free, room)
+
+
+def _machine_memory() -> int | None:
     try:
         with open("/proc/meminfo", encoding="ascii") as fh:
             for line in fh:
@@ -41,6 +51,30 @@ def available_memory() -> int | None:
         return None
 
 
+def address_space_room() -> int | None:
+    """Bytes the memory limits (``ulimit -v``, RLIMIT_AS: the address space; ``ulimit -d``,
+    RLIMIT_DATA: the data segment and private mappings) let this process map beyond what it
+    maps now; ``None`` without a limit (or where none can be read). The machine's free
+    memory was all the checks asked: under such a limit a request they let through failed
+    half-way, as "out of memory" (exit code 1), after the work had begun."""
+    try:
+        import resource
+
+        limits = [(resource.getrlimit(which)[0], field)
+                  for which, field in ((resource.RLIMIT_AS, "VmSize:"),
+                                       (resource.RLIMIT_DATA, "VmData:"))]
+        limits = [(limit, field) for limit, field in limits
+                  if limit != resource.RLIM_INFINITY]
+        if not limits:
+            return None
+        with open("/proc/self/status", encoding="ascii") as fh:
+            used = {line.split()[0]: int(line.split()[1]) * 1024 for line in fh
+                    if line.startswith(("VmSize:", "VmData:"))}
+        return min(max(0, limit - used[field]) for limit, field in limits)
+    except (ImportError, OSError, ValueError, IndexError, KeyError):
+        return None
+
+
 def require_memory(estimate: float, what: str, *, field: str | None = None,
                    hint: str = "") -> None:
     """Refuse ``what`` when its ``estimate`` (bytes) exceeds the available memory."""
@@ -48,8 +82,11 @@ def require_memory(estimate: float, what: str, *, field: str | None = None,
     if available is None or estimate <= available:
         return
     advice = f"; {hint}" if hint else ""
+    room = address_space_room()
+    limited = (" under this process's memory limits (ulimit -v, ulimit -d)"
+               if room is not None and room <= available else "")
     raise InputError(f"{what} needs about {size_text(estimate)} of memory, "
-                     f"{size_text(available)} available{advice}", field=field)
+                     f"{size_text(available)} available{limited}{advice}", field=field)
 
 
 def available_disk(path: str | os.PathLike[str]) -> int | None:

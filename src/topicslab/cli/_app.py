@@ -16,6 +16,7 @@ stages ``run`` keeps). The handling lives in the application's group class so th
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import math
 import os
@@ -99,8 +100,11 @@ def _what_was_kept() -> str:
 
 def _interruption() -> str:
     """The interrupt line after ``interrupted:``: which command stopped and what it kept."""
+    from topicslab._atomic import stopped_by
+
     command = _state["command"] or "topicslab"
-    return f"{command} stopped; {_what_was_kept()}"
+    why = stopped_by()  # (not the user: the CPU time limit)
+    return f"{command} stopped{f' ({why})' if why else ''}; {_what_was_kept()}"
 
 
 def _debugging() -> bool:
@@ -119,6 +123,12 @@ def print_error(message: str) -> None:
     message = message.replace("\r", "\\r").replace("\n", "\\n")
     try:
         err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    except MemoryError:
+        # out of memory, rich cannot print the line (it imports its emoji table to do so):
+        # a MemoryError traceback under "out of memory" was all that showed; plain text
+        with contextlib.suppress(OSError, ValueError, AttributeError, MemoryError):
+            sys.stderr.write(f"error: {message}\n")
+            sys.stderr.flush()
     except (OSError, ValueError):
         # standard error full or closed (2>/dev/full): the line cannot be shown, but the exit
         # code still tells a refusal (2) from a failure; it was 1, from the print failing
@@ -135,6 +145,16 @@ def _print_traceback() -> None:
         sys.stderr.flush()
     except (OSError, ValueError, AttributeError):  # standard error full, closed or None
         pass
+
+
+def _out_of_memory() -> str:
+    """The line of a command that ran out of memory."""
+    from topicslab._main import memory_limits
+
+    # (under a limit, the libraries' own share may be what ran out: say so)
+    limits = memory_limits()
+    return (f"out of memory{limits}: use fewer users, weeks or types"
+            + (", or raise the limits" if limits else ""))
 
 
 def _usage_message(exc: Any) -> str:
@@ -195,6 +215,21 @@ def _check_given_once(command: Any, name: str | None, args: list[str], parent: A
         _check_path_value(param, opts.get(param.name), option)
 
 
+def _check_working_directory() -> None:
+    """Refuse to start in a working directory that no longer exists (removed after the
+    shell went into it), the typed paths all absolute (a relative one is refused by its
+    option): numba, compiling a kernel, asks for it, and an absolute input was then "not a
+    valid Parquet file ([Errno 2] No such file or directory)"."""
+    from topicslab.errors import InputError
+
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        raise InputError("the working directory no longer exists (it was removed after the "
+                         "shell went into it), and the libraries need one; cd to an existing "
+                         "directory and run the command again") from None
+
+
 def typed_text(name: str) -> Any:
     """The text the user typed for the running command's parameter ``name`` (``None`` if not
     given): a ``Path`` option's value has lost what ``pathlib`` drops, as the second slash of
@@ -227,8 +262,9 @@ def _check_path_value(param: Any, value: Any, option: str) -> None:
         # writing it for a reader); a device is no file to read or replace
         raise InputError("is a pipe, socket or device, not a file; give a regular file "
                          "or directory", file=value, field=option)
-    from topicslab._paths import typed_paths
+    from topicslab._paths import refuse_relative_without_cwd, typed_paths
 
+    refuse_relative_without_cwd(value, option)  # (an input's too, before any is read)
     typed_paths[option] = value  # (as typed: Path drops a trailing '/')
 
 
@@ -276,11 +312,40 @@ def _file_system_problem(exc: Exception) -> str | None:
             return f"{full}; free some space or send the output elsewhere"
         return (f"{name}: {full}, so it was not written (nothing half-written is left); free "
                 "some space or choose another location")
+    if exc.errno in (errno.EMFILE, errno.ENFILE):
+        # the open-file limit (ulimit -n) or the system's table: "OSError: [Errno 24] Too
+        # many open files: '.../encodings/cp437.py'", exit code 1, the user's limit
+        return (f"too many open files: {_open_file_limit()}; raise the limit (ulimit -n 1024) "
+                "and run the command again")
+    if exc.errno == errno.EFBIG:
+        # the file-size limit this process runs under (ulimit -f) or the file system's
+        # largest file: "OSError: [Errno 27] Error writing bytes to file", exit code 1
+        limit = ("larger than the largest file allowed (the file-size limit, ulimit -f, or "
+                 "the file system's)")
+        if name is None:  # the standard output, or a library's own file (numba's cache)
+            return (f"a file written (the standard output, or a cache) grew {limit}; raise "
+                    "the limit or send the output elsewhere")
+        return (f"{name}: {limit}, so it was not written (nothing half-written is left); "
+                "raise the limit or choose another location")
     if name is not None:
         # (a rename's destination, the output, rather than its hidden temporary)
         final = exc.filename2 if exc.filename2 is not None else exc.filename
         return _location_changed(exc.errno, os.fsdecode(final))
     return None
+
+
+def _open_file_limit() -> str:
+    """The open-file limit this process runs under, for the line of EMFILE."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        if soft != resource.RLIM_INFINITY:
+            return (f"this process may hold {soft:,} at once (ulimit -n), or the system's "
+                    "limit was reached")
+    except (ImportError, OSError, ValueError):
+        pass
+    return "the limit of this process (ulimit -n) or of the system was reached"
 
 
 def _location_changed(code: int | None, name: str) -> str | None:
@@ -327,6 +392,8 @@ class OneLineErrors(TyperGroup):
         name, command, rest = super().resolve_command(ctx, args)
         if command is not None and not ctx.resilient_parsing:
             _check_given_once(command, name, rest, ctx)
+            if not any(a == "--help" for a in rest):
+                _check_working_directory()
         return name, command, rest
 
     def invoke(self, ctx: Any) -> Any:
@@ -398,7 +465,7 @@ class OneLineErrors(TyperGroup):
         except MemoryError:
             if _debugging():
                 raise
-            print_error("out of memory: use fewer users, weeks or types")
+            print_error(_out_of_memory())
             return EXIT_FAILURE
         except Exception as exc:
             bad_input = ((isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG)
@@ -425,6 +492,17 @@ class OneLineErrors(TyperGroup):
             if problem is not None:
                 print_error(problem)
                 return EXIT_BAD_INPUT
+            from topicslab._main import library_memory_error
+
+            problem = library_memory_error(exc)  # (a library imported late, as pyarrow)
+            if problem is not None:
+                print_error(problem)
+                return EXIT_FAILURE
+            if isinstance(exc, OSError) and exc.errno == errno.ENOMEM:
+                # the system's MemoryError (a mapping refused while a file is read, which
+                # the readers now leave to this line rather than call the file invalid)
+                print_error(_out_of_memory())
+                return EXIT_FAILURE
             print_error(f"{type(exc).__name__}: {' '.join(str(exc).split())} "
                         "(rerun with topicslab --debug for the traceback)")
             return EXIT_FAILURE
@@ -498,12 +576,28 @@ def echo_data(text: str) -> None:
     reader gone away (broken pipe) is the console's case: nothing more is shown there, and
     the command goes on (``qif --json --plot F | head`` wrote no figure, exit code 1)."""
     try:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
+        sys.stdout.flush()  # (what the command printed before)
+        _write_all(text + "\n")
     except BrokenPipeError:
         reader_gone(sys.stdout)
     except (AttributeError, ValueError):  # started with standard output closed (>&-)
         pass
+
+
+def _write_all(text: str) -> None:
+    """``text`` on standard output, every byte or an ``OSError``. Python's buffered stream
+    took a short write as complete: past the file-size limit (``qif --json > F`` under
+    ulimit -f) the JSON was cut at the limit, silently, with exit code 0; the descriptor's
+    own writes go on until the error (EFBIG) that says why."""
+    try:
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError, AttributeError):  # not a file (a test's capture): as before
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    data = memoryview(text.encode(sys.stdout.encoding or "utf-8"))
+    while data:
+        data = data[os.write(fd, data):]
 
 
 #: stdout for results, stderr for progress and diagnostics (a reader that stops reading, as

@@ -433,6 +433,13 @@ def check_exists(path: PathLike) -> str:
     return name
 
 
+#: failures of the process's resources (open files, memory), which say nothing of the file;
+#: and of a write while it is read (numba saving a kernel it compiled to its cache, past the
+#: file-size limit or on a full disk: "not a valid Parquet file ([Errno 27] File too large)")
+RESOURCE_ERRORS = (errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.EFBIG, errno.ENOSPC,
+                   errno.EDQUOT)
+
+
 @contextlib.contextmanager
 def wrap_errors(file: str, what: str) -> Iterator[None]:
     """Turn pyarrow/OS/decoding failures into a one-line ``InputError`` naming ``file``.
@@ -446,6 +453,10 @@ def wrap_errors(file: str, what: str) -> Iterator[None]:
     except TopicsLabError as exc:
         raise InputError(str(exc), file=file) from None
     except (pa.ArrowException, OSError, UnicodeDecodeError, ValueError, KeyError) as exc:
+        if isinstance(exc, OSError) and exc.errno in RESOURCE_ERRORS:
+            # the process's limits, not the file: under ulimit -n 5 a good file was "not a
+            # valid Parquet file ([Errno 24] Too many open files: '.../entry_points.txt')"
+            raise
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"not a valid {what} file ({first})", file=file) from None
 

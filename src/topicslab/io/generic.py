@@ -33,6 +33,7 @@ from topicslab._checks import MAX_COUNT, integer
 from topicslab.datamodel import SiteTraces, TopicSets
 from topicslab.errors import InputError, ParameterError
 from topicslab.io._common import (
+    RESOURCE_ERRORS,
     PathLike,
     check_exists,
     check_sets_to_write,
@@ -103,8 +104,9 @@ def read_sets(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
     try:
         sets = _read_sets(path, fmt, format, taxonomy=taxonomy, k=k, weeks=weeks, strict=strict)
     except (OSError, EOFError) as exc:  # e.g. a truncated .gz: the file, not the program
-        if isinstance(exc, FileNotFoundError):
-            raise
+        if isinstance(exc, FileNotFoundError) or (isinstance(exc, OSError)
+                                                  and exc.errno in RESOURCE_ERRORS):
+            raise  # (too many open files: the process's limit, not an incomplete file)
         why = " ".join(str(exc).split()) or type(exc).__name__
         raise InputError(f"cannot read the file ({why}); is it complete?",
                          file=os.fspath(path)) from None

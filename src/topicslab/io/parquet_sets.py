@@ -150,8 +150,10 @@ class SetsWriter:
             release_arrow_memory()
         self._atomic.__exit__(None, None, None)
 
-    def abort(self) -> None:
-        """Discard everything written; nothing appears under ``path``."""
+    def abort(self, cause: BaseException | None = None) -> None:
+        """Discard everything written; nothing appears under ``path``. ``cause``, the failure
+        that stopped the writing, lets ``atomic_path`` name the file when it is the disk's
+        (full, or the file past the file-size limit)."""
         if self._writer is None:
             return
         writer, self._writer = self._writer, None
@@ -159,8 +161,10 @@ class SetsWriter:
             writer.close()
         finally:
             release_arrow_memory()
-            exc = RuntimeError("aborted")
-            self._atomic.__exit__(RuntimeError, exc, None)
+            exc = cause if isinstance(cause, Exception) else RuntimeError("aborted")
+            # (given a stand-in, atomic_path saw no EFBIG: "OSError: [Errno 27] Error
+            # writing bytes to file", naming no file, exit code 1, under ulimit -f)
+            self._atomic.__exit__(type(exc), exc, exc.__traceback__)
 
     def __enter__(self) -> SetsWriter:
         return self
@@ -170,7 +174,7 @@ class SetsWriter:
         if exc_type is None:
             self.close()
         else:
-            self.abort()
+            self.abort(exc)
 
 
 def write_sets_parquet(path: PathLike, sets: TopicSets, *, row_group_size: int = ROW_GROUP,
