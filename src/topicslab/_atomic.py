@@ -69,8 +69,10 @@ def _latch(signum: int, frame: FrameType | None) -> None:
 
 
 #: the signals other than SIGINT that end a command as Ctrl-C does (topicslab._main gives
-#: them Python's handler when they are at their default)
-_ENDING = ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM")
+#: them Python's handler when they are at their default); SIGUSR1, SIGUSR2 and SIGALRM,
+#: whose default is to end the process too, did so on the spot, leaving the hidden temporary
+#: of the output behind and no line (``kill -USR1``: exit status 138)
+ENDING_SIGNALS = ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM")
 
 
 def latch_interrupts() -> Any:
@@ -97,7 +99,7 @@ def latch_interrupts() -> Any:
     # kill, hang-up and Ctrl-\ end as Ctrl-C does (topicslab._main gives them Python's
     # handler); they are latched too, so that one a library swallows still ends as an
     # interruption
-    for name in _ENDING:
+    for name in ENDING_SIGNALS:
         number = getattr(signal, name, None)
         if number is not None and signal.getsignal(number) is signal.default_int_handler:
             signal.signal(number, _latch)
@@ -168,7 +170,7 @@ def interrupts_deferred() -> Iterator[None]:
     def hold(signum: int, _frame: FrameType | None) -> None:
         received.append(signum)
 
-    # SIGTERM, SIGHUP, SIGQUIT and the others of _ENDING end a command like Ctrl-C
+    # SIGTERM, SIGHUP, SIGQUIT and the others of ENDING_SIGNALS end a command like Ctrl-C
     # (topicslab._main): held back too, or a kill between two renames left new files beside
     # old ones (one new shard of three)
     previous = {number: signal.signal(number, hold) for number in _HELD
@@ -183,7 +185,7 @@ def interrupts_deferred() -> Iterator[None]:
 
 
 #: the signals ``interrupts_deferred`` holds back (those this platform has)
-_HELD = tuple(getattr(signal, name) for name in ("SIGINT", *_ENDING, "SIGXCPU")
+_HELD = tuple(getattr(signal, name) for name in ("SIGINT", *ENDING_SIGNALS, "SIGXCPU")
               if hasattr(signal, name))
 
 

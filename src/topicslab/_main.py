@@ -26,12 +26,6 @@ _DEBUG_OFF = ("", "0", "false", "no", "off")
 _DEBUG_ON = ("1", "true", "yes", "on")
 
 
-#: the signals that end a command as Ctrl-C does (its SIGINT besides); SIGUSR1, SIGUSR2 and
-#: SIGALRM, whose default is to end the process too, did so on the spot, leaving the hidden
-#: temporary of the output behind and no line (``kill -USR1``: exit status 138)
-_ENDING_SIGNALS = ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM")
-
-
 def debug_environment() -> bool:
     """Whether TOPICSLAB_DEBUG asks for tracebacks (the CLI's --debug does too)."""
     return os.environ.get("TOPICSLAB_DEBUG", "").strip().lower() not in _DEBUG_OFF
@@ -387,12 +381,14 @@ def main() -> None:
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         import signal
 
+        from topicslab._atomic import ENDING_SIGNALS, cpu_time_up
+
         # kill (SIGTERM) ended the process on the spot, leaving the atomic writes' hidden
         # temporaries behind and saying nothing, and so did closing the terminal or a dropped
         # ssh connection (SIGHUP), and Ctrl-\ (SIGQUIT: a core dump, a half-written hidden
         # temporary left): all now end like Ctrl-C (cleaned up, one line). A signal the
         # caller ignores stays ignored (``nohup topicslab run ...`` runs on after logout)
-        for name in _ENDING_SIGNALS:
+        for name in ENDING_SIGNALS:
             number = getattr(signal, name, None)
             with contextlib.suppress(ValueError, AttributeError):  # not the main thread
                 if number is not None and signal.getsignal(number) == signal.SIG_DFL:
@@ -400,8 +396,6 @@ def main() -> None:
         number = getattr(signal, "SIGXCPU", None)
         with contextlib.suppress(ValueError, AttributeError):  # not the main thread
             if number is not None and signal.getsignal(number) == signal.SIG_DFL:
-                from topicslab._atomic import cpu_time_up
-
                 signal.signal(number, cpu_time_up)
         _forget_earlier_command()
         if not _debugging():

@@ -71,6 +71,13 @@ def _local_ids(p: I32, buf: I32, s0: int, e0: int, w: int, lid: I64, tops: I64,
 
 
 @njit(cache=True)
+def _forget_ids(lid: I64, tops: I64, off: int, n_local: int) -> None:
+    """Undo ``_local_ids`` (its ``n_local`` topics at offset ``off``): −1 again."""
+    for j in range(n_local):
+        lid[off + tops[off + j]] = -1
+
+
+@njit(cache=True)
 def _local_rows(p: I32, buf: I32, s0: int, e0: int, w1: int, w2: int, lid: I64, o1: int,
                 o2: int, rows: npt.NDArray[np.uint64], r0: int, width: int,
                 umask: npt.NDArray[np.uint64]) -> None:
@@ -172,8 +179,7 @@ def _leaf(p: I32, buf: I32, s0: int, e0: int, specs: I64, gw: I64, slot: I64, ou
         out[s] += v
         fout[s] += v
     for g in range(gw.shape[0]):
-        for j in range(n_local[g]):
-            lid[g * m + tops[g * m + j]] = -1
+        _forget_ids(lid, tops, g * m, n_local[g])
 
 
 @njit(cache=True)
@@ -215,10 +221,8 @@ def _last_week(p: I32, buf: I32, s0: int, e0: int, w: int, gw: I64, specs: I64, 
     for i in range(off):
         rows[i] = 0
     for g in range(gw.shape[0]):
-        for j in range(n_local[g]):
-            lid[g * m + tops[g * m + j]] = -1
-    for j in range(nw):
-        lid[ow + tops[ow + j]] = -1
+        _forget_ids(lid, tops, g * m, n_local[g])
+    _forget_ids(lid, tops, ow, nw)
 
 
 #: nodes with at most this many users are counted in closed form (inclusion–exclusion over
@@ -386,6 +390,15 @@ def _alike(p: I32, buf: I32, s0: int, e0: int, zw: I64, d: int, gw: I64) -> bool
 
 
 @njit(cache=True)
+def _slots(gw: I64, r: int) -> I64:
+    """Each group week's index in ``gw`` (−1 for the other weeks of the r)."""
+    slot = np.full(r, -1, dtype=np.int64)
+    for g in range(gw.shape[0]):
+        slot[gw[g]] = g
+    return slot
+
+
+@njit(cache=True)
 def _walk(p: I32, zw: I64, gw: I64, specs: I64, tail: I64, m: int, first: I32, out: I64,
           fout: F64, singles: bool) -> None:
     """Depth-first walk over the covered tuples of the weeks ``zw`` below one first-week
@@ -414,9 +427,7 @@ def _walk(p: I32, zw: I64, gw: I64, specs: I64, tail: I64, m: int, first: I32, o
     keys = np.empty(64, dtype=np.int32)
     vals = np.empty(64, dtype=np.int32)
     inter = np.zeros(1 << SMALL, dtype=np.int64)
-    slot = np.full(p.shape[1], -1, dtype=np.int64)  # a group week's row in count/masks
-    for g in range(gw.shape[0]):
-        slot[gw[g]] = g
+    slot = _slots(gw, p.shape[1])  # a group week's row in count/masks, lid, n_local
     tmask = np.zeros(m, dtype=np.int64)
     count = np.zeros((gw.shape[0], 1 << SMALL), dtype=np.int64)
     masks = np.zeros((gw.shape[0], 1 << SMALL), dtype=np.int64)
@@ -542,9 +553,7 @@ def _leaf_all(p: I32, specs: I64, gw: I64, m: int) -> tuple[I64, F64]:
     fout = np.zeros(specs.shape[0], dtype=np.float64)
     words = (m + 63) // 64
     groups = max(1, gw.shape[0])
-    slot = np.full(p.shape[1], -1, dtype=np.int64)
-    for g in range(gw.shape[0]):
-        slot[gw[g]] = g
+    slot = _slots(gw, p.shape[1])
     users = np.arange(p.shape[0]).astype(np.int32)
     _leaf(p, users, 0, p.shape[0], specs, gw, slot, out, fout,
           np.zeros(3 * m * words, dtype=np.uint64), np.zeros(words, dtype=np.uint64),
