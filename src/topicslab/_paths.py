@@ -68,12 +68,39 @@ def _name_max(directory: Path) -> int:
 _PATH_MAX = 4096
 
 
+def printable(text: str) -> str:
+    """``text`` with every character a terminal would not show as itself written as Python
+    writes it (``\\x1b``, ``\\t``, ``\\u2028``): a control character or a line or
+    paragraph separator in a name (an escape sequence that clears the screen, a tab shown as
+    spaces, a form feed or bell shown as nothing, ``\\x85``/``\\u2028`` breaking the line, a
+    right-to-left override turning the rest of the line round) makes a line that does not
+    show the name, or is not one line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape", "backslashreplace")
+                   .decode("ascii") for c in text)
+
+
+#: characters no output name may hold: control characters (C0, DEL, C1), the line and
+#: paragraph separators, and the bidirectional overrides and isolates (which display the
+#: rest of the name, and of any line that shows it, in another order)
+_NOT_IN_NAMES = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
 def _check_name(path: Path, option: str) -> None:
-    """A name the error line and the file system can take (no line break, not too long)."""
+    """A name the error line and the file system can take (no line break or other control
+    character, not too long)."""
     name = os.fspath(path)
     if any(c in name for c in "\n\r"):
         raise InputError("the name holds a line break; choose another name",
                          file=repr(name), field=option)
+    bad = _NOT_IN_NAMES.search(name)
+    if bad is not None:
+        # a name that a terminal cannot show (an escape sequence in the summary's title,
+        # a tab shown as spaces): written without a word, where a line break is refused
+        raise InputError(f"the name holds the control character {printable(bad.group())} "
+                         "(a terminal does not show it as itself); choose another name",
+                         file=printable(name), field=option)
     if name.startswith("-"):
         # "--out -" (standard output) or "--out --no-progress" (the option after a missing
         # value) made a directory of that name, silently

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -195,6 +196,9 @@ def _mechanism_problem(mech: dict[str, Any]) -> str:
 
 def load_ledger(path: str | Path) -> PrivacyLedger:
     """Read ``privacy_ledger.json`` (a file or the directory holding it)."""
+    if not isinstance(path, str | os.PathLike):  # (None was Path's TypeError)
+        raise InputError(f"path must be a file or directory name, got {type(path).__name__}",
+                         field="path")
     p = Path(path)
     if not p.exists():  # (was "no privacy ledger here"; a dangling link is named as one)
         from topicslab.io._common import missing
@@ -245,6 +249,9 @@ def _eps_delta(d: dict[str, Any]) -> str:
 
 def ledger_tables(ledger: PrivacyLedger) -> list[Table]:
     """Rich tables: mechanisms, composition, and the record's other facts."""
+    if not isinstance(ledger, PrivacyLedger):  # (an AttributeError: no 'accounting')
+        raise InputError(f"ledger_tables takes a PrivacyLedger, got {type(ledger).__name__}",
+                         field="ledger")
     mech = Table(title=f"Gaussian mechanisms ({ledger.accounting} accounting)")
     for col in ("mechanism", "query", "dims", "Δ2", "σ", "σ sampled", "ε_i", "δ_i", "share"):
         mech.add_column(col, justify="left" if col in ("mechanism", "query") else "right")

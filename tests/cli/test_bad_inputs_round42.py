@@ -1,0 +1,248 @@
+"""Bad input, the forty-second independent round: names a terminal cannot show, valid but
+extreme populations, and the public Python API's helpers no round had tried.
+
+- A file name holding a control character or a Unicode line break, given as an input that
+  does not exist (or any refused input): the error line carried it as it came. An escape
+  sequence reached the terminal (``a\\x1b[2Jb.parquet`` cleared the screen under the
+  line), a tab was shown as spaces and a vertical tab, form feed, bell or backspace as
+  nothing (the line named ``ab.parquet``, another file), ``\\x85``, ``\\x1c``..``\\x1e``,
+  ``\\u2028`` and ``\\u2029`` broke it in two (Python's ``splitlines``, and log readers),
+  and a right-to-left override (``\\u202e``) showed the rest of the line in reverse. Only
+  ``\\n`` and ``\\r`` were escaped.
+- The same characters in an output name (``population --out $'p\\x1b[31m.parquet'``,
+  ``stats --out``, ``convert`` TARGET, ``reid --json``, ``qif --plot``, ...): the file was
+  written without a word, and the command's summary printed the escape sequence to the
+  terminal, where a line break in an output name is refused.
+- ``attacks.optimal_matching_accuracy`` of a matrix of a few thousand users: the refusal
+  computed the exact number of steps (m^n n! n, an integer of tens of thousands of digits)
+  and failed to write it ("ValueError: Exceeds the limit (4300 digits) for integer string
+  conversion"); ``max_work`` was not checked.
+- ``io.detect_taxonomy`` cast what it was given: 1.5 read as topic 1, NaN as an arbitrary
+  id (a RuntimeWarning), text and None NumPy's ValueError / TypeError.
+- ``model.n_terms(0, 469)`` counted -219,961 terms, ``n_terms(1.5, 469)`` 275,303.0 and a
+  negative ``n_pairs`` was taken; ``model.model_terms`` of statistics of another shape was
+  NumPy's IndexError ("too many indices for array").
+- ``qif.generalisation_channel`` of no users was NumPy's reshape ValueError, of text an
+  IndexError, and NaN or fractional profiles were profiles of their own.
+- ``disclosure.preprocess`` / ``Preprocessor`` of None, a number or bytes were a TypeError
+  or an AttributeError (``tokenize`` refuses them), ``Preprocessor(min_length=1.5)`` was
+  taken and ``"2"`` a TypeError; ``disclosure.parse_script(None)`` an AttributeError.
+- ``attacks.trial_api_seed(-1, 0)`` was NumPy's ValueError, ``1.5`` a TypeError and ``"1"``
+  a seed of its own; ``attacks.split_sites`` of no ``SiteTraces`` and ``dp.ledger_tables``
+  of no ``PrivacyLedger`` AttributeErrors, ``dp.load_ledger(None)`` a TypeError;
+  ``attacks.make_attack("hamming", bogus=1)`` the factory's TypeError; ``attacks.
+  subset_scores`` raised plain ValueErrors; ``qif.internal_choice`` / ``external_choice``
+  with ``r="0.5"`` a TypeError.
+
+The same contract as ``test_bad_inputs.py``: exit code 2, one line ``error: ...`` naming the
+offending file, row or field, no traceback, and nothing written; from Python, an
+``InputError`` naming the field.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from refusal import check_refused, invoke, refusal_test, small_population
+
+# ---- names a terminal cannot show --------------------------------------------------------
+
+#: (id, the character, how the error line must show it)
+CONTROL = [
+    ("escape-sequence", "\x1b[2J", "\\x1b[2J"),
+    ("tab", "\t", "\\t"),
+    ("vertical-tab", "\x0b", "\\x0b"),
+    ("form-feed", "\x0c", "\\x0c"),
+    ("bell", "\x07", "\\x07"),
+    ("backspace", "\x08", "\\x08"),
+    ("next-line", "\x85", "\\x85"),
+    ("file-separator", "\x1c", "\\x1c"),
+    ("line-separator", "\u2028", "\\u2028"),
+    ("paragraph-separator", "\u2029", "\\u2029"),
+    ("right-to-left-override", "\u202e", "\\u202e"),
+    ("delete", "\x7f", "\\x7f"),
+]
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """300 users (v2, 4 weeks) as ``pop.parquet``."""
+    return small_population(tmp_path_factory.mktemp("round42"))
+
+
+@pytest.mark.parametrize(("char", "shown"), [c[1:] for c in CONTROL],
+                         ids=[c[0] for c in CONTROL])
+@pytest.mark.parametrize("command", [
+    ["stats", "--sets", "a{c}b.parquet", "--out", "st"],
+    ["convert", "a{c}b.parquet", "o.csv"],
+    ["fit", "--stats", "a{c}b", "--out", "m"],
+    ["population", "--params", "a{c}b.json", "--out", "p.parquet"],
+], ids=["stats-sets", "convert-source", "fit-stats", "population-params"])
+def test_a_control_character_in_an_input_name_is_shown_escaped(
+        work: Path, command: list[str], char: str, shown: str) -> None:
+    """The line named the file with the character as it came: an escape sequence reached
+    the terminal, a tab became spaces, a form feed or bell nothing, ``\\u2028`` a second
+    line."""
+    res = invoke([a.format(c=char) for a in command])
+    line = check_refused(res.output, res.exit_code, f"a{shown}b")
+    assert line.isprintable(), ascii(line)
+    assert list(work.iterdir()) == []
+
+
+def _output_cases() -> list[tuple[str, list[str], str]]:
+    cases = []
+    for ident, char, shown in CONTROL:
+        cases.append((f"population-out-{ident}",
+                      ["population", "--users", "10", "--weeks", "2", "--out",
+                       f"{{out}}{char}.parquet"],
+                      "field '--out': the name holds the control character "
+                      + shown.removesuffix("[2J")))
+    return [
+        *cases,
+        ("stats-out", ["stats", "--sets", "{in}/pop.parquet", "--out", "{out}\x1b[31m"],
+         "field '--out': the name holds the control character \\x1b"),
+        ("convert-target", ["convert", "{in}/pop.parquet", "{out}\u2028.csv"],
+         "field 'TARGET': the name holds the control character \\u2028"),
+        ("reid-json", ["reid", "--sets", "{in}/pop.parquet", "--targets", "5", "--trials", "1",
+                       "--no-progress", "--json", "{out}\t.json"],
+         "field '--json': the name holds the control character \\t"),
+        ("qif-plot", ["qif", "--plot", "{out}\u202e.png"],
+         "field '--plot': the name holds the control character \\u202e"),
+        ("observe-out", ["observe", "--sets", "{in}/pop.parquet", "--out", "{out}\x0c.parquet"],
+         "field '--out': the name holds the control character \\x0c"),
+        ("disclosure-figures", ["disclosure", "-q", "--figures", "{out}\x07"],
+         "field '--figures': the name holds the control character \\x07"),
+    ]
+
+
+test_an_output_name_a_terminal_cannot_show_is_refused = refusal_test(_output_cases())
+
+
+def test_printable_keeps_what_a_terminal_shows() -> None:
+    """Non-ASCII text that a terminal shows (the messages' arrows and Greek letters, a
+    name in another script) is kept as it is."""
+    from topicslab._paths import printable
+
+    text = "ε = ln 3 → 1.1, ≥ 2, données_週.parquet"
+    assert printable(text) == text
+    assert printable("a\x1b[2J\t\u2028\udcffb") == "a\\x1b[2J\\t\\u2028\\udcffb"
+
+
+# ---- the Python API ----------------------------------------------------------------------
+
+
+def _raises(call: Any, field: str, *args: Any, **kwargs: Any) -> str:
+    from topicslab.errors import InputError
+
+    with pytest.raises(InputError) as exc:
+        call(*args, **kwargs)
+    assert f"field {field!r}" in str(exc.value), str(exc.value)
+    return str(exc.value)
+
+
+def test_the_exact_matching_optimum_of_a_large_matrix_is_refused_quickly() -> None:
+    """The refusal's own message failed: "Exceeds the limit (4300 digits) for integer string
+    conversion" (a ValueError)."""
+    from topicslab.attacks import optimal_matching_accuracy
+
+    message = _raises(optimal_matching_accuracy, "P", np.eye(3000))
+    assert "about 10^19565 steps" in message
+    _raises(optimal_matching_accuracy, "P", np.full((200_000, 2), 0.5))
+    _raises(optimal_matching_accuracy, "max_work", np.eye(2), max_work="x")
+    _raises(optimal_matching_accuracy, "max_work", np.eye(2), max_work=0)
+    assert optimal_matching_accuracy(np.eye(3)) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("ids", [[1.5], [np.nan, 1.0], "abc", None], ids=["fraction", "nan",
+                                                                        "text", "none"])
+def test_detect_taxonomy_refuses_what_is_no_topic_id(ids: Any) -> None:
+    """1.5 was read as topic 1, NaN cast to an arbitrary id; text and None were NumPy's
+    errors."""
+    from topicslab.io import detect_taxonomy
+
+    _raises(detect_taxonomy, "topic_ids", ids)
+    # whole numbers as floats, and no ids at all, are read as before
+    assert detect_taxonomy(np.array([1.0, 629.0])).version == "v2"
+    assert (detect_taxonomy(np.array([1.0, 349.0])).version
+            == detect_taxonomy([1, 349]).version)
+    assert detect_taxonomy([]).version == "v2"
+
+
+@pytest.mark.parametrize(("args", "field"), [
+    ((0, 469), "r"), ((-1, 469), "r"), ((1.5, 469), "r"), (("2", 469), "r"),
+    ((2, 0), "m"), ((2, 469, -1), "n_pairs"),
+])
+def test_n_terms_refuses_a_count_of_no_terms(args: tuple[Any, ...], field: str) -> None:
+    """r = 0 counted -219,961 terms, 1.5 a fraction of a term."""
+    from topicslab.model import n_terms
+
+    _raises(n_terms, field, *args)
+    assert n_terms(4, 469) == 1_100_743
+
+
+def test_model_terms_refuses_statistics_of_another_shape() -> None:
+    """NumPy's IndexError: too many indices for array."""
+    from topicslab.model import model_terms
+
+    _raises(model_terms, "q_within", np.ones(5), np.ones((4, 4)), np.ones((5, 5)))
+    _raises(model_terms, "q_within", np.ones((2, 5)), np.ones((2, 4, 4)), np.ones((1, 5, 5)))
+    assert model_terms(np.ones((2, 3)), np.ones((2, 3, 3)), np.ones((1, 3, 3))).shape == (21,)
+
+
+@pytest.mark.parametrize("profiles", [np.zeros((0, 5), dtype=np.int64), "x",
+                                      np.array([[np.nan, 1.0]]), np.array([[0.5, 1.0]])],
+                         ids=["no-users", "text", "nan", "fraction"])
+def test_the_generalisation_channel_refuses_what_is_no_profile(profiles: Any) -> None:
+    from topicslab.qif import generalisation_channel
+
+    _raises(generalisation_channel, "profiles", profiles)
+
+
+@pytest.mark.parametrize("text", [None, 5, b"advert text"], ids=["none", "number", "bytes"])
+def test_preprocess_refuses_what_is_no_text(text: Any) -> None:
+    """``tokenize`` refused these; ``preprocess`` was a TypeError or an AttributeError."""
+    from topicslab.disclosure import preprocess
+
+    _raises(preprocess, "text", text)
+    assert preprocess(["treatments", "of"]) == ["treatment"]
+
+
+@pytest.mark.parametrize("value", [1.5, "2", True])
+def test_the_preprocessor_refuses_a_length_that_is_no_count(value: Any) -> None:
+    from topicslab.disclosure import Preprocessor
+
+    _raises(Preprocessor, "min_length", min_length=value)
+
+
+def test_parse_script_refuses_what_is_no_text() -> None:
+    from topicslab.disclosure import parse_script
+
+    _raises(parse_script, "text", None)
+    _raises(parse_script, "text", b"! probe: x")
+
+
+@pytest.mark.parametrize(("args", "field"), [((-1, 0), "seed"), ((1.5, 0), "seed"),
+                                             (("1", 0), "seed"), ((0, -2), "trial")])
+def test_the_trial_seed_refuses_what_is_no_seed(args: tuple[Any, ...], field: str) -> None:
+    from topicslab.attacks import trial_api_seed
+
+    _raises(trial_api_seed, field, *args)
+
+
+def test_the_attack_helpers_refuse_objects_of_the_wrong_kind() -> None:
+    from topicslab import attacks, dp, qif
+
+    _raises(attacks.split_sites, "traces", None)
+    _raises(attacks.split_sites, "traces", np.zeros((2, 2)))
+    _raises(attacks.make_attack, "options", "hamming", bogus=1)
+    _raises(attacks.subset_scores, "gains", "x")
+    _raises(attacks.subset_scores, "gains", np.zeros(3))
+    _raises(dp.ledger_tables, "ledger", None)
+    _raises(dp.load_ledger, "path", None)
+    _raises(qif.external_choice, "r", np.eye(2), np.eye(2), "0.5")
+    _raises(qif.internal_choice, "r", np.eye(2), np.eye(2), "0.5")
+    with pytest.raises(ValueError):  # (subset_scores' errors stay ValueErrors)
+        attacks.subset_scores(np.zeros(3))
