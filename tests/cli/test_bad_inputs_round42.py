@@ -69,8 +69,23 @@ CONTROL = [
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """300 users (v2, 4 weeks) as ``pop.parquet``."""
-    return small_population(tmp_path_factory.mktemp("round42"))
+    """300 users (v2, 4 weeks) as ``pop.parquet``; a visits log whose second URL's host holds
+    an escape sequence (``visits-esc.csv``) and one without (``visits.csv``); a domain table
+    (``domains.csv``) and one whose second domain holds an escape sequence
+    (``domains-esc.csv``)."""
+    d = small_population(tmp_path_factory.mktemp("round42"))
+    head = "user_id,timestamp,url\n1,2024-01-01T10:00:00,https://example.com/\n"
+    (d / "visits.csv").write_text(head + "2,2024-01-08T10:00:00,https://news.com/\n",
+                                  encoding="utf-8")
+    (d / "visits-esc.csv").write_text(head + "2,2024-01-08T10:00:00,"
+                                      "https://news\x1b]0;title\x07.com/x\n", encoding="utf-8")
+    (d / "visits-host-esc.csv").write_text("user_id,timestamp,host\n1,2024-01-01T10:00:00,"
+                                           "exa\x1b[2Jmple.com\n", encoding="utf-8")
+    (d / "domains.csv").write_text("domain,topics\nexample.com,1\nnews.com,243\n",
+                                   encoding="utf-8")
+    (d / "domains-esc.csv").write_text("domain,topics\nexample.com,1\nnews\x1b[31m.com,243\n",
+                                       encoding="utf-8")
+    return d
 
 
 @pytest.mark.parametrize(("char", "shown"), [c[1:] for c in CONTROL],
@@ -115,10 +130,22 @@ def _output_cases() -> list[tuple[str, list[str], str]]:
          "field '--out': the name holds the control character \\x0c"),
         ("disclosure-figures", ["disclosure", "-q", "--figures", "{out}\x07"],
          "field '--figures': the name holds the control character \\x07"),
+        # file contents: a host or a domain holding an escape sequence is no host or domain
+        # (it was counted as a domain, and the summary printed the sequence)
+        ("ingest-url-host-escape", ["ingest", "--visits", "{in}/visits-esc.csv", "--domains",
+                                    "{in}/domains.csv", "--out", "{out}.parquet"],
+         "visits-esc.csv, row 2, field 'url': no host name in 'https://news\\x1b]0;title"
+         "\\x07.com/x'"),
+        ("ingest-host-escape", ["ingest", "--visits", "{in}/visits-host-esc.csv", "--domains",
+                                "{in}/domains.csv", "--out", "{out}.parquet"],
+         "visits-host-esc.csv, row 1, field 'host': no host name in 'exa\\x1b[2Jmple.com'"),
+        ("ingest-domain-escape", ["ingest", "--visits", "{in}/visits.csv", "--domains",
+                                  "{in}/domains-esc.csv", "--out", "{out}.parquet"],
+         "domains-esc.csv, row 2, field 'domain': not a domain name: 'news\\x1b[31m.com'"),
     ]
 
 
-test_an_output_name_a_terminal_cannot_show_is_refused = refusal_test(_output_cases())
+test_a_name_or_value_a_terminal_cannot_show_is_refused = refusal_test(_output_cases())
 
 
 def test_printable_keeps_what_a_terminal_shows() -> None:
