@@ -81,6 +81,25 @@ def printable(text: str) -> str:
                    .decode("ascii") for c in text)
 
 
+def path_name(path: object, field: str = "path") -> str:
+    """``path`` as the name the file system takes: a ``str`` or an ``os.PathLike`` of one.
+    Anything else -- bytes, an open file, a file descriptor, ``None`` -- was Python's
+    ``TypeError`` deep in a reader or writer ("a bytes-like object is required, not 'str'",
+    "expected str, bytes or os.PathLike object, not BufferedReader"), and a NUL character
+    in the name its "ValueError: embedded null byte"."""
+    name = os.fspath(path) if isinstance(path, str | os.PathLike) else None
+    if not isinstance(name, str):
+        opened = hasattr(path, "read") or hasattr(path, "write")
+        raise InputError(f"expected a file or directory name (a str or pathlib.Path), got "
+                         f"{type(path).__name__}"
+                         + ("; topicslab opens files by name: give the file's name (f.name), "
+                            "not the open file" if opened else ""), field=field)
+    if "\x00" in name:
+        raise InputError("the name holds a NUL character, which no file name can hold",
+                         file=printable(name), field=field)
+    return name
+
+
 #: characters no output name may hold: control characters (C0, DEL, C1), the line and
 #: paragraph separators, and the bidirectional overrides and isolates (which display the
 #: rest of the name, and of any line that shows it, in another order)
@@ -379,7 +398,7 @@ def refuse_mixing(directory: str | os.PathLike[str], kind: str, field: str) -> N
     """Refuse writing ``kind`` (a key of ``OUTPUT_KINDS``) into an existing ``directory`` that
     holds another kind of output: the CLI's check, and the API's save functions' (a model
     saved into a learned attack's directory replaced its model.json and weights)."""
-    p = Path(directory)
+    p = Path(path_name(directory, field))
     if not os.fspath(directory).strip() or not p.is_dir():  # ('' is refused by the writer)
         return
     for other, shown_by in _output_kinds(p).items():

@@ -34,6 +34,12 @@ extreme populations, and the public Python API's helpers no round had tried.
   subset_scores`` raised plain ValueErrors; ``qif.internal_choice`` / ``external_choice``
   with ``r="0.5"`` a TypeError.
 
+- The Python API's readers and writers given a path that is no name -- bytes, an open file
+  (``read_sets(open("pop.parquet", "rb"))``), a ``BytesIO``, a file descriptor, ``None``: Python's
+  TypeError deep inside ("a bytes-like object is required, not 'str'", "expected str, bytes
+  or os.PathLike object, not BufferedReader"); a NUL character in an output name was
+  "ValueError: embedded null byte" (``write_sets``, ``save_statistics``, ``convert_sets``).
+
 The same contract as ``test_bad_inputs.py``: exit code 2, one line ``error: ...`` naming the
 offending file, row or field, no traceback, and nothing written; from Python, an
 ``InputError`` naming the field.
@@ -273,3 +279,69 @@ def test_the_attack_helpers_refuse_objects_of_the_wrong_kind() -> None:
     _raises(qif.internal_choice, "r", np.eye(2), np.eye(2), "0.5")
     with pytest.raises(ValueError):  # (subset_scores' errors stay ValueErrors)
         attacks.subset_scores(np.zeros(3))
+
+
+# ---- the Python API's readers and writers given a path that is no name -------------------
+
+
+def _not_names(tmp: Path) -> list[tuple[str, Any]]:
+    import io
+
+    opened = (tmp / "pop.parquet").open("rb")
+    return [("bytes", b"pop.parquet"), ("open-file", opened), ("bytesio", io.BytesIO(b"x")),
+            ("descriptor", opened.fileno()), ("none", None), ("list", ["pop.parquet"])]
+
+
+def test_the_readers_refuse_a_path_that_is_no_name(tmp_path: Path) -> None:
+    """Each was Python's TypeError, from deep in the reader."""
+    from topicslab import dp, model
+    from topicslab import io as tio
+
+    small_population(tmp_path)
+    names = _not_names(tmp_path)
+    for ident, path in names:
+        for name, read, field in [("read_sets", tio.read_sets, "path"),
+                                  ("iter_sets", lambda p: list(tio.iter_sets(p)), "path"),
+                                  ("read_traces", tio.read_traces, "path"),
+                                  ("detect_format", tio.detect_format, "path"),
+                                  ("read_domain_table", tio.read_domain_table, "path"),
+                                  ("iter_visits", lambda p: list(tio.iter_visits(p)), "path"),
+                                  ("load_statistics", dp.load_statistics, "directory"),
+                                  ("load_model", model.load_model, "directory"),
+                                  ("convert_sets", lambda p: tio.convert_sets(
+                                      p, tmp_path / "o.csv"), "source")]:
+            message = _raises(read, field, path)
+            assert "expected a file or directory name" in message, (ident, name, message)
+            if ident == "open-file":
+                assert "give the file's name (f.name)" in message
+    names[1][1].close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pop.parquet"]
+
+
+def test_the_writers_refuse_a_path_that_is_no_name(tmp_path: Path) -> None:
+    from topicslab import dp
+    from topicslab import io as tio
+
+    sets = tio.read_sets(small_population(tmp_path) / "pop.parquet")
+    stats = dp.compute_statistics(sets, epsilon=1e3, delta=1e-6, seed=0)
+    names = _not_names(tmp_path)
+    for ident, path in [*names, ("int", 5)]:
+        if ident == "descriptor":
+            continue  # (the descriptor above, as an int)
+        for name, write, field in [
+                ("write_sets", lambda p: tio.write_sets(p, sets), "path"),
+                ("save_statistics", lambda p: dp.save_statistics(p, stats), "directory"),
+                ("convert_sets", lambda p: tio.convert_sets(tmp_path / "pop.parquet", p),
+                 "target")]:
+            message = _raises(write, field, path)
+            assert "expected a file or directory name" in message, (ident, name, message)
+    names[1][1].close()
+    for name, write, field in [
+            ("write_sets", lambda p: tio.write_sets(p, sets), "path"),
+            ("save_statistics", lambda p: dp.save_statistics(p, stats), "directory"),
+            ("convert_sets", lambda p: tio.convert_sets(tmp_path / "pop.parquet", p),
+             "target")]:
+        message = _raises(write, field, str(tmp_path / "o\x00.parquet"))
+        assert "the name holds a NUL character" in message and "o\\x00.parquet" in message, (
+            name, message)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pop.parquet"]
