@@ -40,6 +40,10 @@ extreme populations, and the public Python API's helpers no round had tried.
   or os.PathLike object, not BufferedReader"); a NUL character in an output name was
   "ValueError: embedded null byte" (``write_sets``, ``save_statistics``, ``convert_sets``).
 
+- ``stats`` of an input of one week, ``--weeks`` not given: "field '--weeks': weeks must be
+  distinct values in 0..0, got [0, 1]: the input has 1 weeks", a value the user never typed
+  (the default), and not what to do.
+
 The same contract as ``test_bad_inputs.py``: exit code 2, one line ``error: ...`` naming the
 offending file, row or field, no traceback, and nothing written; from Python, an
 ``InputError`` naming the field.
@@ -52,7 +56,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from refusal import check_refused, invoke, refusal_test, small_population
+from refusal import check_refused, invoke, random_profiles, refusal_test, small_population
 
 # ---- names a terminal cannot show --------------------------------------------------------
 
@@ -75,11 +79,17 @@ CONTROL = [
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """300 users (v2, 4 weeks) as ``pop.parquet``; a visits log whose second URL's host holds
+    """300 users (v2, 4 weeks) as ``pop.parquet`` (and of one week, ``pop1w.parquet``); a
+    visits log whose second URL's host holds
     an escape sequence (``visits-esc.csv``) and one without (``visits.csv``); a domain table
     (``domains.csv``) and one whose second domain holds an escape sequence
     (``domains-esc.csv``)."""
+    from topicslab import io as tio
+    from topicslab.datamodel import TopicSets
+
     d = small_population(tmp_path_factory.mktemp("round42"))
+    tio.write_sets(d / "pop1w.parquet", TopicSets(random_profiles(300, 1), "v2",
+                                                  np.arange(300, dtype=np.int64)))
     head = "user_id,timestamp,url\n1,2024-01-01T10:00:00,https://example.com/\n"
     (d / "visits.csv").write_text(head + "2,2024-01-08T10:00:00,https://news.com/\n",
                                   encoding="utf-8")
@@ -148,6 +158,11 @@ def _output_cases() -> list[tuple[str, list[str], str]]:
         ("ingest-domain-escape", ["ingest", "--visits", "{in}/visits.csv", "--domains",
                                   "{in}/domains-esc.csv", "--out", "{out}.parquet"],
          "domains-esc.csv, row 2, field 'domain': not a domain name: 'news\\x1b[31m.com'"),
+        # an input of one week, --weeks not given: "got [0, 1]", a value nobody typed
+        ("stats-one-week-default-weeks", ["stats", "--sets", "{in}/pop1w.parquet", "--out",
+                                          "{out}"],
+         "the input has 1 week; --weeks is 0,1 when not given (the week pair of q_across): "
+         "give --weeks 0"),
     ]
 
 
