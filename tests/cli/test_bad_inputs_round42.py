@@ -40,6 +40,12 @@ extreme populations, and the public Python API's helpers no round had tried.
   or os.PathLike object, not BufferedReader"); a NUL character in an output name was
   "ValueError: embedded null byte" (``write_sets``, ``save_statistics``, ``convert_sets``).
 
+- A name that reads as rich's markup: a directory whose name ends in ``[`` (``o[``), and so an
+  output ``o[/]x.parquet``, or an input so named for ``qif --sets``: the command did its work,
+  wrote its output and then failed printing its summary ("error: MarkupError: closing tag
+  '[/]' at position 24 has nothing to close", exit code 1) -- ``population``, ``observe``,
+  ``stats``, ``convert``, ``fit``, ``sample``, ``attack-train``; a name holding ``[bold]`` was
+  shown without it (``qif --sets 'p[bold]x.parquet'``: "px.parquet", in bold).
 - ``stats`` of an input of one week, ``--weeks`` not given: "field '--weeks': weeks must be
   distinct values in 0..0, got [0, 1]: the input has 1 weeks", a value the user never typed
   (the default), and not what to do.
@@ -56,7 +62,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-from refusal import check_refused, invoke, random_profiles, refusal_test, small_population
+from refusal import (
+    check_refused,
+    fit_small_model,
+    invoke,
+    population_and_stats,
+    random_profiles,
+    refusal_test,
+    small_population,
+)
 
 # ---- names a terminal cannot show --------------------------------------------------------
 
@@ -360,3 +374,40 @@ def test_the_writers_refuse_a_path_that_is_no_name(tmp_path: Path) -> None:
         assert "the name holds a NUL character" in message and "o\\x00.parquet" in message, (
             name, message)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pop.parquet"]
+
+
+# ---- names that read as rich's markup ----------------------------------------------------
+
+MARKUP = [
+    ("population", ["population", "--users", "10", "--weeks", "2", "--out", "o[/]p.parquet"],
+     "o[/]p.parquet"),
+    ("observe", ["observe", "--sets", "pop.parquet", "--out", "o[/]t.parquet"],
+     "o[/]t.parquet"),
+    ("stats", ["stats", "--sets", "pop.parquet", "--out", "o[/]st"], "o[/]st"),
+    ("convert", ["convert", "pop.parquet", "o[/]c.csv"], "o[/]c.csv"),
+    ("qif-sets", ["qif", "--sets", "p[bold]x.parquet"], "p[bold]x.parquet: week 0"),
+    ("fit", ["fit", "--stats", "stats", "--out", "o[/]m", "--types", "2", "--modes", "1",
+             "--steps", "1", "--no-progress"], "o[/]m"),
+    ("sample", ["sample", "--model", "model", "--users", "5", "--seed", "0", "--out",
+                "o[/]s.parquet"], "o[/]s.parquet"),
+    ("attack-train", ["attack-train", "--sets", "pop.parquet", "--out", "o[/]a", "--epochs",
+                      "1"], "o[/]a"),
+    ("bold", ["convert", "pop.parquet", "o[/][bold]c.csv"], "o[/][bold]c.csv"),
+]
+
+
+@pytest.mark.parametrize(("args", "shown"), [c[1:] for c in MARKUP], ids=[c[0] for c in MARKUP])
+def test_a_name_that_reads_as_markup_is_printed_as_it_is(work: Path, args: list[str],
+                                                         shown: str) -> None:
+    """The work was done and the output written, then the summary's title or "wrote" line
+    failed: "error: MarkupError: closing tag '[/]' ... has nothing to close", exit code 1."""
+    population_and_stats(work)
+    if args[0] == "sample":
+        fit_small_model(invoke, work)
+    (work / "o[").mkdir()
+    if args[0] == "qif":  # (an input's base name is shown: markup, but no '/')
+        (work / "p[bold]x.parquet").write_bytes((work / "pop.parquet").read_bytes())
+    res = invoke(args)
+    assert res.exit_code == 0, res.output
+    assert shown in res.output, res.output
+    assert "MarkupError" not in res.output

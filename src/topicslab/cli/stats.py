@@ -213,7 +213,7 @@ def stats(
         err.print("[yellow]note[/]: --seed given: the noise is NOT cryptographically secure")
     led = result.ledger
     assert led is not None
-    table = Table(title=f"DP statistics → {out_dir}")
+    table = Table(title=f"DP statistics → {escape(str(out_dir))}")
     table.add_column("mechanism")
     table.add_column("Δ2", justify="right")
     table.add_column("σ", justify="right")
