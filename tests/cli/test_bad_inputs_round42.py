@@ -46,6 +46,12 @@ extreme populations, and the public Python API's helpers no round had tried.
   '[/]' at position 24 has nothing to close", exit code 1) -- ``population``, ``observe``,
   ``stats``, ``convert``, ``fit``, ``sample``, ``attack-train``; a name holding ``[bold]`` was
   shown without it (``qif --sets 'p[bold]x.parquet'``: "px.parquet", in bold).
+- Text from a file read as markup: ``stats --explain`` of a privacy ledger whose free text
+  (``neighbouring_relation``, a mechanism's ``query``, ``noise.source``, ``created``, the
+  audit's fingerprint, ...; another tool's ledger, or one edited by hand) holds ``[/]``:
+  "error: MarkupError: closing tag '[/]' at position 1 has nothing to close", exit code 1,
+  and an escape sequence there reached the terminal; ``disclosure --script`` of a script
+  whose probe or keywords hold ``[/]``: the same MarkupError.
 - ``stats`` of an input of one week, ``--weeks`` not given: "field '--weeks': weeks must be
   distinct values in 0..0, got [0, 1]: the input has 1 weeks", a value the user never typed
   (the default), and not what to do.
@@ -411,3 +417,33 @@ def test_a_name_that_reads_as_markup_is_printed_as_it_is(work: Path, args: list[
     assert res.exit_code == 0, res.output
     assert shown in res.output, res.output
     assert "MarkupError" not in res.output
+
+
+@pytest.mark.parametrize("key", ["neighbouring_relation", "post_processing", "created"])
+def test_a_ledger_s_text_is_shown_as_it_is(work: Path, key: str) -> None:
+    """"error: MarkupError: closing tag '[/]' at position 1 has nothing to close", exit 1;
+    an escape sequence reached the terminal."""
+    import json
+
+    population_and_stats(work)
+    ledger = work / "stats" / "privacy_ledger.json"
+    record = json.loads(ledger.read_text(encoding="utf-8"))
+    record[key] = "edited [/]by hand[bold] \x1b[2J"
+    record["noise"]["source"] = "another [/] tool"
+    ledger.write_text(json.dumps(record), encoding="utf-8")
+    res = invoke(["stats", "--explain", str(work / "stats")])
+    assert res.exit_code == 0, res.output
+    flat = " ".join(res.output.split())
+    assert "MarkupError" not in flat
+    assert "edited [/]by hand[bold] \\x1b[2J" in flat, res.output
+    assert "\x1b" not in res.output
+
+
+def test_a_script_s_text_is_shown_as_it_is(work: Path) -> None:
+    (work / "s.txt").write_text("! keywords: london [/]england uk\n! probe: help [/]and advice\n"
+                                "help [/]and advice\n! wait 7\nweather [/] forecast\n",
+                                encoding="utf-8")
+    res = invoke(["disclosure", "--script", "s.txt"])
+    assert res.exit_code == 0, res.output
+    assert "help [/]and advice" in res.output
+    assert "'[/]england'" in res.output
