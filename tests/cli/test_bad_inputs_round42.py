@@ -34,6 +34,8 @@ extreme populations, and the public Python API's helpers no round had tried.
   subset_scores`` raised plain ValueErrors; ``qif.internal_choice`` / ``external_choice``
   with ``r="0.5"`` a TypeError.
 
+- ``attacks.profile_anonymity`` of the library's own ``TopicSets`` (which ``measure_risk`` and
+  ``reid_bounds`` take): "field 'sets': sets must be an integer array, got dtype object".
 - The Python API's readers and writers given a path that is no name -- bytes, an open file
   (``read_sets(open("pop.parquet", "rb"))``), a ``BytesIO``, a file descriptor, ``None``: Python's
   TypeError deep inside ("a bytes-like object is required, not 'str'", "expected str, bytes
@@ -447,3 +449,14 @@ def test_a_script_s_text_is_shown_as_it_is(work: Path) -> None:
     assert res.exit_code == 0, res.output
     assert "help [/]and advice" in res.output
     assert "'[/]england'" in res.output
+
+
+def test_profile_anonymity_takes_topic_sets() -> None:
+    """"sets must be an integer array, got dtype object" for the library's own type."""
+    from topicslab.attacks import profile_anonymity
+    from topicslab.datamodel import TopicSets
+
+    profiles = random_profiles(50, 4)
+    anon = profile_anonymity(TopicSets(profiles, "v2", np.arange(50, dtype=np.int64)))
+    assert anon == profile_anonymity(profiles)
+    assert anon.users == 50

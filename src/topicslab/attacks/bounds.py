@@ -264,8 +264,11 @@ class ProfileAnonymity:
         return self.distinct / self.users
 
 
-def profile_anonymity(sets: npt.ArrayLike) -> ProfileAnonymity:
-    """Group users by their whole profile sequence (``[n, weeks, k]``, rows canonical)."""
+def profile_anonymity(sets: npt.ArrayLike | TopicSets) -> ProfileAnonymity:
+    """Group users by their whole profile sequence (``[n, weeks, k]``, rows canonical; or
+    ``TopicSets``)."""
+    if isinstance(sets, TopicSets):  # (was "sets must be an integer array, got dtype object")
+        sets = sets.sets
     arr = integer_array(sets, "sets")  # (fractions were hashed as profiles of their own)
     if arr.ndim != 3 or arr.shape[0] < 1:
         raise InputError("profile sets must be a non-empty [users, weeks, k] array",
