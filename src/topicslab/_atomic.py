@@ -379,7 +379,9 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     On any exception (Ctrl-C included) the temporary file is removed and ``path`` is left
     untouched.
     """
-    final = Path(path)
+    from topicslab._paths import path_name
+
+    final = Path(path_name(path))
     final.parent.mkdir(parents=True, exist_ok=True)
     try:
         tmp = _temporary_file(final)
@@ -489,7 +491,9 @@ def atomic_dir(path: str | os.PathLike[str], owned: Sequence[str] = ()) -> Itera
 
         raise InputError(f"an empty path ({path!r}): name the directory to write ('.' for "
                          "the working directory)", field="directory")
-    final = Path(path)
+    from topicslab._paths import path_name
+
+    final = Path(path_name(path, "directory"))
     if final.exists() and not final.is_dir():  # (the rename failed after the work)
         from topicslab.errors import InputError
 

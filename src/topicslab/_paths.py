@@ -68,12 +68,58 @@ def _name_max(directory: Path) -> int:
 _PATH_MAX = 4096
 
 
+def printable(text: str) -> str:
+    """``text`` with every character a terminal would not show as itself written as Python
+    writes it (``\\x1b``, ``\\t``, ``\\u2028``): a control character or a line or
+    paragraph separator in a name (an escape sequence that clears the screen, a tab shown as
+    spaces, a form feed or bell shown as nothing, ``\\x85``/``\\u2028`` breaking the line, a
+    right-to-left override turning the rest of the line round) makes a line that does not
+    show the name, or is not one line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape", "backslashreplace")
+                   .decode("ascii") for c in text)
+
+
+def path_name(path: object, field: str = "path") -> str:
+    """``path`` as the name the file system takes: a ``str`` or an ``os.PathLike`` of one.
+    Anything else -- bytes, an open file, a file descriptor, ``None`` -- was Python's
+    ``TypeError`` deep in a reader or writer ("a bytes-like object is required, not 'str'",
+    "expected str, bytes or os.PathLike object, not BufferedReader"), and a NUL character
+    in the name its "ValueError: embedded null byte"."""
+    name = os.fspath(path) if isinstance(path, str | os.PathLike) else None
+    if not isinstance(name, str):
+        opened = hasattr(path, "read") or hasattr(path, "write")
+        raise InputError(f"expected a file or directory name (a str or pathlib.Path), got "
+                         f"{type(path).__name__}"
+                         + ("; topicslab opens files by name: give the file's name (f.name), "
+                            "not the open file" if opened else ""), field=field)
+    if "\x00" in name:
+        raise InputError("the name holds a NUL character, which no file name can hold",
+                         file=printable(name), field=field)
+    return name
+
+
+#: characters no output name may hold: control characters (C0, DEL, C1), the line and
+#: paragraph separators, and the bidirectional overrides and isolates (which display the
+#: rest of the name, and of any line that shows it, in another order)
+_NOT_IN_NAMES = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
 def _check_name(path: Path, option: str) -> None:
-    """A name the error line and the file system can take (no line break, not too long)."""
+    """A name the error line and the file system can take (no line break or other control
+    character, not too long)."""
     name = os.fspath(path)
     if any(c in name for c in "\n\r"):
         raise InputError("the name holds a line break; choose another name",
                          file=repr(name), field=option)
+    bad = _NOT_IN_NAMES.search(name)
+    if bad is not None:
+        # a name that a terminal cannot show (an escape sequence in the summary's title,
+        # a tab shown as spaces): written without a word, where a line break is refused
+        raise InputError(f"the name holds the control character {printable(bad.group())} "
+                         "(a terminal does not show it as itself); choose another name",
+                         file=printable(name), field=option)
     if name.startswith("-"):
         # "--out -" (standard output) or "--out --no-progress" (the option after a missing
         # value) made a directory of that name, silently
@@ -352,7 +398,7 @@ def refuse_mixing(directory: str | os.PathLike[str], kind: str, field: str) -> N
     """Refuse writing ``kind`` (a key of ``OUTPUT_KINDS``) into an existing ``directory`` that
     holds another kind of output: the CLI's check, and the API's save functions' (a model
     saved into a learned attack's directory replaced its model.json and weights)."""
-    p = Path(directory)
+    p = Path(path_name(directory, field))
     if not os.fspath(directory).strip() or not p.is_dir():  # ('' is refused by the writer)
         return
     for other, shown_by in _output_kinds(p).items():

@@ -71,7 +71,7 @@ def test_spark_engine_refusal_is_one_line(work: Path) -> None:
     proc = console_script(["stats", "--sets", "one-week.parquet", "--engine", "spark",
                            "--out", "st"], {}, work)
     line = check_refused(proc.stderr, proc.returncode, "one-week.parquet, field '--weeks'")
-    assert "the input has 1 weeks" in line
+    assert "the input has 1 week" in line
     assert tree(work) == before
 
 

@@ -114,6 +114,18 @@ def make_attack(name: str, **options: Any) -> MatchSetAttack:
         raise InputError(f"unknown attack {name!r}; choose from "
                          f"{', '.join(available_attacks())}",
                          field="attack") from None
+    import inspect
+
+    try:  # (an option the attack does not take was the factory's TypeError)
+        inspect.signature(factory).bind(**options)
+    except TypeError:
+        takes = [p.name for p in inspect.signature(factory).parameters.values()
+                 if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        raise InputError(f"attack {name!r} takes no option {', '.join(map(repr, options))}; "
+                         f"its options: {', '.join(takes) or 'none'}",
+                         field="options") from None
+    except ValueError:  # a factory without a signature: as before
+        pass
     return factory(**options)
 
 

@@ -108,11 +108,19 @@ def optimal_matching_accuracy(p: npt.ArrayLike, *, max_work: int = 5_000_000) ->
     For each observation vector the optimal rule names, for item i, the user j maximising the
     posterior ``P(π(i) = j | O)`` (uniform permutation prior). Exponential: tiny n only.
     """
+    limit = integer(max_work, "max_work", at_least=1, at_most=MAX_COUNT)
     arr = _matrix(p)
     n, m = arr.shape
+    # the number of steps, m^n n! n, by its logarithm first: of a P of a few thousand users
+    # the exact integer took seconds to compute and then could not be written in the
+    # message ("Exceeds the limit (4300 digits) for integer string conversion", a ValueError)
+    log10_work = (n * math.log10(m) + math.lgamma(n + 1) / math.log(10) + math.log10(n))
+    if log10_work > math.log10(limit) + 1:
+        raise InputError(f"exact matching optimum needs about 10^{log10_work:.0f} steps "
+                         f"(> {limit:,}); use a smaller example", field="P")
     work = m**n * math.factorial(n) * n
-    if work > max_work:
-        raise InputError(f"exact matching optimum needs {work:,} steps (> {max_work:,}); "
+    if work > limit:
+        raise InputError(f"exact matching optimum needs {work:,} steps (> {limit:,}); "
                          "use a smaller example", field="P")
     perms = np.array(list(itertools.permutations(range(n))), dtype=np.int64)  # π(i) = perm[i]
     total = 0.0
@@ -256,8 +264,11 @@ class ProfileAnonymity:
         return self.distinct / self.users
 
 
-def profile_anonymity(sets: npt.ArrayLike) -> ProfileAnonymity:
-    """Group users by their whole profile sequence (``[n, weeks, k]``, rows canonical)."""
+def profile_anonymity(sets: npt.ArrayLike | TopicSets) -> ProfileAnonymity:
+    """Group users by their whole profile sequence (``[n, weeks, k]``, rows canonical; or
+    ``TopicSets``)."""
+    if isinstance(sets, TopicSets):  # (was "sets must be an integer array, got dtype object")
+        sets = sets.sets
     arr = integer_array(sets, "sets")  # (fractions were hashed as profiles of their own)
     if arr.ndim != 3 or arr.shape[0] < 1:
         raise InputError("profile sets must be a non-empty [users, weeks, k] array",

@@ -628,6 +628,10 @@ def _tie_rng(seed: int, trial: int, attack: str) -> np.random.Generator:
 
 def trial_api_seed(seed: int, trial: int) -> int:
     """Fresh browser-side secret per trial, reproducible from (seed, trial)."""
+    # (-1 was NumPy's "expected non-negative integer", 1.5 a TypeError, and "1" a seed of
+    # its own)
+    seed = integer(seed, "seed", at_least=0)
+    trial = integer(trial, "trial", at_least=0)
     state = np.random.SeedSequence([seed, trial, 0x5EED]).generate_state(1, dtype=np.uint64)
     return int(state[0] >> np.uint64(1))
 
@@ -893,6 +897,9 @@ def _trial_traces(pop: TopicSets | ChunkedSets, chosen: npt.NDArray[np.int64], w
 
 def split_sites(traces: SiteTraces) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int16]]:
     """Website 1 and website 2 of a two-site trace file: the smaller site id is website 1."""
+    if not isinstance(traces, SiteTraces):  # (an AttributeError: no attribute 'n_sites')
+        raise InputError(f"split_sites takes SiteTraces, got {type(traces).__name__}",
+                         field="traces")
     if traces.n_sites != 2:
         raise InputError(f"need traces of exactly 2 sites, got {traces.n_sites}",
                          field="site")

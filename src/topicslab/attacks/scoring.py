@@ -26,6 +26,8 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
+from topicslab.errors import ParameterError
+
 #: 2^r match sets are tracked per query; beyond this the tables stop being small.
 MAX_WEEKS = 16
 
@@ -90,13 +92,19 @@ def subset_scores(gains: npt.ArrayLike) -> npt.NDArray[np.float64]:
     ``out[q, M] = sum_{s in M} gains[q, s]`` (bit ``s`` of ``M`` = week ``s``), summed in
     ascending order of the gain values so equal multisets give identical floats.
     """
-    g = np.ascontiguousarray(gains, dtype=np.float64)
+    # (ParameterError, a ValueError, as these were; text was NumPy's ValueError)
+    try:
+        g = np.ascontiguousarray(gains, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError("gains must be an array of numbers", field="gains") from None
     if g.ndim != 2:
-        raise ValueError(f"gains must be [n_queries, n_weeks], got shape {g.shape}")
+        raise ParameterError(f"gains must be [n_queries, n_weeks], got shape {g.shape}",
+                             field="gains")
     if g.shape[1] > MAX_WEEKS:
-        raise ValueError(f"at most {MAX_WEEKS} weeks are supported, got {g.shape[1]}")
+        raise ParameterError(f"at most {MAX_WEEKS} weeks are supported, got {g.shape[1]}",
+                             field="gains")
     if not np.isfinite(g).all():
-        raise ValueError("gains must be finite")
+        raise ParameterError("gains must be finite", field="gains")
     out = np.empty((g.shape[0], 1 << g.shape[1]), dtype=np.float64)
     if g.shape[0]:
         _subset_scores_kernel(g, out)

@@ -119,8 +119,15 @@ def print_error(message: str) -> None:
 
     close_bars()  # a bar left open by a suspended generator must not draw after the line
     # a line break in a name the message quotes (an input file called "a\nb.parquet") made
-    # the line two: shown escaped, as Python writes it
-    message = message.replace("\r", "\\r").replace("\n", "\\n")
+    # the line two, and another control character (an escape sequence, a tab, \x85, \u2028,
+    # a right-to-left override) a line that does not show the name: shown escaped, as
+    # Python writes it
+    try:
+        from topicslab._paths import printable
+
+        message = printable(message)
+    except MemoryError:
+        message = message.replace("\r", "\\r").replace("\n", "\\n")
     try:
         err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     except MemoryError:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from topicslab.cli._app import MAX_SEED, app, err, given, out
 from topicslab.errors import InputError, naming_option
@@ -108,7 +109,7 @@ def attack_train(
     out.print(f"trained the learned attack on {data.n_users:,} users, r = {r}: "
               f"{md['seconds']:.1f} s; validation risk {100 * md['validation_risk_start']:.2f}% "
               f"(asymmetric) -> +{100 * md['validation_gain']:.2f} pp, kept {kept}")
-    err.print(f"wrote {out_dir}")
+    err.print(f"wrote {escape(str(out_dir))}")
 
 
 __all__ = ["attack_train"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from topicslab.cli._app import SETS_TAXONOMY_HELP, app, out, sets_taxonomy
 from topicslab.errors import InputError, naming_option
@@ -202,4 +203,5 @@ def convert(
         names = shard_names(target, shards or 1)
         shown = f"{len(names)} shards {names[0]} ... {names[-1]}"
     out.print(f"wrote {sets.n_users:,} users × {sets.n_weeks} weeks (k = {sets.k}, taxonomy "
-              f"{sets.taxonomy.version}) to {shown} ({fmt})", highlight=False, soft_wrap=True)
+              f"{sets.taxonomy.version}) to {escape(shown)} ({fmt})", highlight=False,
+              soft_wrap=True)

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from topicslab.cli._app import MAX_SEED, app, err, given, out, parse_epsilon
 from topicslab.errors import InputError, naming_option
 
 
-def _table(title: str, header: list[str], rows: list[list[str]]) -> Table:
+def _table(title: str, header: list[str], rows: Sequence[Sequence[Any]]) -> Table:
     table = Table(title=title)
     for i, col in enumerate(header):
         table.add_column(col, justify="left" if i == 0 else "right")
@@ -142,8 +143,15 @@ def disclosure(
         with naming_option("--script"):
             sc = d.read_script(script)
         info = sc.to_dict()
-        rows = [[k, str(v)] for k, v in info.items() if k != "headers"]
-        out.print(_table(f"Script {script.name}", ["field", "value"], rows))
+        # the script's text as it is: "help [/]and advice" was read as rich's markup
+        # ("MarkupError: closing tag '[/]' has nothing to close", exit code 1), and its
+        # control characters reached the terminal
+        from rich.text import Text
+
+        from topicslab._paths import printable
+
+        rows = [[k, Text(printable(str(v)))] for k, v in info.items() if k != "headers"]
+        out.print(_table(f"Script {escape(script.name)}", ["field", "value"], rows))
         if json_path is not None:
             write_text_atomic(json_path, dumps(info, indent=1))
             err.print(f"wrote {escape(str(json_path))}")

@@ -481,7 +481,7 @@ def fit_command(
     on_interrupt(None)  # the model is complete: from here the line names what was written
     if export_release is not None:
         tm.export_release_parameters(export_release, res.model)
-    table = Table(title=f"type mixture → {out_dir}", show_header=False)
+    table = Table(title=f"type mixture → {escape(str(out_dir))}", show_header=False)
     table.add_row("model", res.model.variant)
     table.add_row("types × weeks × slots × topics",
                   f"{res.model.types} × {res.model.weeks} × {res.model.k} × {res.model.m}")
@@ -577,7 +577,7 @@ def sample_command(
                               chunk_users=chunk_users, shards=shards, progress=True,
                               device=device)
     dt = time.perf_counter() - t0
-    table = Table(title=f"synthetic users → {out_path}", show_header=False)
+    table = Table(title=f"synthetic users → {escape(str(out_path))}", show_header=False)
     table.add_row("users × weeks", f"{users:,} × {weeks or mdl.weeks}")
     table.add_row("format / files", f"{fmt} / {len(files)}")
     table.add_row("seed", str(seed))

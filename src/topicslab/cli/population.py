@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from topicslab.cli._app import (
@@ -138,7 +139,7 @@ def population(
             if first is None:
                 first = chunk
     dt = time.perf_counter() - t0
-    table = Table(title=f"reference population → {out_path}", show_header=False)
+    table = Table(title=f"reference population → {escape(str(out_path))}", show_header=False)
     table.add_row("users", f"{users:,}")
     table.add_row("weeks", str(weeks))
     table.add_row("k / taxonomy", f"{k} / {taxonomy}")
@@ -234,7 +235,7 @@ def observe(
     dt = time.perf_counter() - t0
     first = data.n_weeks - traces.shape[2]
     in_prof = (traces[..., None] == data.sets[None, :, first:, :]).any(-1)
-    table = Table(title=f"site traces → {out_path}", show_header=False)
+    table = Table(title=f"site traces → {escape(str(out_path))}", show_header=False)
     table.add_row("sites × users × epochs",
                   f"{traces.shape[0]} × {traces.shape[1]:,} × {traces.shape[2]}")
     table.add_row("answers from the profile", f"{in_prof.mean():.2%} "

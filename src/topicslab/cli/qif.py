@@ -186,7 +186,8 @@ def qif(
 
             for t in results:
                 label = f"week {t.epochs[0]}" if len(t.epochs) == 1 else f"weeks {t.epochs}"
-                table = Table(title=f"{sets_path.name}: {label}, m = {t.m}, s = {t.s}, r = {t.r}")
+                table = Table(title=f"{escape(sets_path.name)}: {label}, m = {t.m}, s = {t.s}, "
+                                    f"r = {t.r}")
                 table.add_column("quantity")
                 table.add_column("value", justify="right")
                 table.add_column("capacity / bound", justify="right")

@@ -196,6 +196,12 @@ def stats(
                 result = spark_statistics(uri or os.fspath(sets_path), master=master,
                                           taxonomy=taxonomy, quiet=not _debugging(), **opts)
     except InputError as exc:  # k above the taxonomy's size, weeks past the input's, ...
+        if exc.field == "weeks" and not given("weeks"):
+            # an input of one week was "field '--weeks': ... got [0, 1]", a value not typed
+            raise InputError(f"{exc.message}; --weeks is 0,1 when not given (the week pair "
+                             "of q_across): give --weeks 0 to release the one week (a "
+                             "release topicslab fit cannot fit)", file=str(sets_path),
+                             field="--weeks") from None
         raise exc.located(file=str(sets_path)) from None
     with no_new_empty_dirs(out_dir):
         dp.save_statistics(out_dir, result)
@@ -207,7 +213,7 @@ def stats(
         err.print("[yellow]note[/]: --seed given: the noise is NOT cryptographically secure")
     led = result.ledger
     assert led is not None
-    table = Table(title=f"DP statistics → {out_dir}")
+    table = Table(title=f"DP statistics → {escape(str(out_dir))}")
     table.add_column("mechanism")
     table.add_column("Δ2", justify="right")
     table.add_column("σ", justify="right")

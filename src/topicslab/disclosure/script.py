@@ -155,6 +155,9 @@ class Script:
 
 def parse_script(text: str, *, file: str | None = None) -> Script:
     """Parse a script (see the module docstring); errors name the file, row and field."""
+    if not isinstance(text, str):  # (None or bytes was an AttributeError: no splitlines)
+        raise InputError(f"a script must be text (a string), got {type(text).__name__}",
+                         file=file, field="text")
     headers: list[tuple[str, str]] = []
     steps: list[Step] = []
     for row, raw in enumerate(text.splitlines(), start=1):

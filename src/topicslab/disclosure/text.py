@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+from topicslab._checks import integer
 from topicslab.errors import InputError
 
 # Runs of letters/digits (any script): apostrophes, hyphens and all other punctuation separate
@@ -85,9 +86,8 @@ class Preprocessor:
     lowercase: bool = True
 
     def __post_init__(self) -> None:
-        if self.min_length < 1:
-            raise InputError(f"min_length must be >= 1, got {self.min_length}",
-                             field="min_length")
+        # (text was a TypeError, a fraction taken: 1.5 kept tokens of two letters)
+        integer(self.min_length, "min_length", at_least=1)
         if self.language is not None:
             _stemmer(self.language)  # fail early on an unknown language
         object.__setattr__(self, "stop_words", frozenset(w.lower() for w in self.stop_words))
@@ -104,7 +104,17 @@ class Preprocessor:
         if isinstance(text, str):
             tokens = tokenize(text, lowercase=self.lowercase)
         else:
-            tokens = [t.lower() if self.lowercase else t for t in text]
+            # None was "'NoneType' object is not iterable", bytes an AttributeError ('int'
+            # object has no attribute 'lower'), a number a TypeError
+            given = (list(text) if isinstance(text, Iterable)
+                     and not isinstance(text, bytes | bytearray) else None)
+            if given is None or not all(isinstance(t, str) for t in given):
+                raise InputError("advert text must be a string or a sequence of tokens "
+                                 f"(strings), got {type(text).__name__}"
+                                 + ("" if given is None else " of " + ", ".join(sorted(
+                                     {type(t).__name__ for t in given if not isinstance(t, str)}
+                                 ))), field="text")
+            tokens = [t.lower() if self.lowercase else t for t in given]
         stem = _stemmer(self.language) if self.language is not None else None
         out = []
         for tok in tokens:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -195,6 +196,9 @@ def _mechanism_problem(mech: dict[str, Any]) -> str:
 
 def load_ledger(path: str | Path) -> PrivacyLedger:
     """Read ``privacy_ledger.json`` (a file or the directory holding it)."""
+    if not isinstance(path, str | os.PathLike):  # (None was Path's TypeError)
+        raise InputError(f"path must be a file or directory name, got {type(path).__name__}",
+                         field="path")
     p = Path(path)
     if not p.exists():  # (was "no privacy ledger here"; a dangling link is named as one)
         from topicslab.io._common import missing
@@ -243,36 +247,52 @@ def _eps_delta(d: dict[str, Any]) -> str:
             f"δ = {format_number(d['delta'], digits=_DIGITS)}")
 
 
+def _plain(*values: Any) -> list[Any]:
+    """Table cells shown as they are: a ledger's text (edited by hand, or another tool's) was
+    read as rich's markup ("x[/]y": "MarkupError: closing tag '[/]' has nothing to close",
+    exit code 1; "[bold]" dropped) and its control characters reached the terminal."""
+    from rich.text import Text
+
+    from topicslab._paths import printable
+
+    return [Text(printable(v)) if isinstance(v, str) else v for v in values]
+
+
 def ledger_tables(ledger: PrivacyLedger) -> list[Table]:
     """Rich tables: mechanisms, composition, and the record's other facts."""
+    if not isinstance(ledger, PrivacyLedger):  # (an AttributeError: no 'accounting')
+        raise InputError(f"ledger_tables takes a PrivacyLedger, got {type(ledger).__name__}",
+                         field="ledger")
     mech = Table(title=f"Gaussian mechanisms ({ledger.accounting} accounting)")
     for col in ("mechanism", "query", "dims", "Δ2", "σ", "σ sampled", "ε_i", "δ_i", "share"):
         mech.add_column(col, justify="left" if col in ("mechanism", "query") else "right")
     for mq in ledger.mechanisms:
-        mech.add_row(mq["name"], mq["query"], format_number(mq["dims"]),
-                     *(format_number(mq.get(key), digits=_DIGITS) for key in
-                       ("sensitivity", "sigma", "sigma_sampled", "epsilon", "delta", "share")))
+        mech.add_row(*_plain(mq["name"], mq["query"], format_number(mq["dims"]),
+                             *(format_number(mq.get(key), digits=_DIGITS) for key in
+                               ("sensitivity", "sigma", "sigma_sampled", "epsilon", "delta",
+                                "share"))))
     comp = Table(title="composed guarantee (dp_accounting)")
     for col in ("view", "ε", "δ", "method"):
         comp.add_column(col)
     for name, c in ledger.composition.items():
-        comp.add_row(name, *(format_number(c.get(key), digits=_DIGITS)
-                             for key in ("epsilon", "delta")), c.get("method", ""))
+        comp.add_row(*_plain(name, *(format_number(c.get(key), digits=_DIGITS)
+                                     for key in ("epsilon", "delta")), c.get("method", "")))
     facts = Table(title="privacy ledger", show_header=False)
-    facts.add_row("claimed", _eps_delta(ledger.claimed))
-    facts.add_row("basis", ledger.claimed.get("basis", ""))
+    rows = [("claimed", _eps_delta(ledger.claimed)), ("basis", ledger.claimed.get("basis", ""))]
     if "warning" in ledger.claimed:
-        facts.add_row("warning", ledger.claimed["warning"])
-    facts.add_row("target", _eps_delta(ledger.target))
-    facts.add_row("neighbouring", ledger.neighbouring_relation)
-    facts.add_row("bounding", dumps(ledger.contribution_bounding))
-    facts.add_row("noise", dumps(ledger.noise))
-    facts.add_row("post-processing", ledger.post_processing)
+        rows.append(("warning", ledger.claimed["warning"]))
+    rows += [("target", _eps_delta(ledger.target)),
+             ("neighbouring", ledger.neighbouring_relation),
+             ("bounding", dumps(ledger.contribution_bounding)),
+             ("noise", dumps(ledger.noise)),
+             ("post-processing", ledger.post_processing)]
     if ledger.noise_vs_paper:
-        facts.add_row("noise vs paper split", ", ".join(
-            f"{r['name']}: σ ×{r['sigma_ratio']:.3f}" for r in ledger.noise_vs_paper))
-    facts.add_row("package", f"{ledger.package.get('name')} {ledger.package.get('version')}")
-    facts.add_row("created", ledger.created)
+        rows.append(("noise vs paper split", ", ".join(
+            f"{r['name']}: σ ×{r['sigma_ratio']:.3f}" for r in ledger.noise_vs_paper)))
+    rows += [("package", f"{ledger.package.get('name')} {ledger.package.get('version')}"),
+             ("created", ledger.created)]
     if ledger.audit:
-        facts.add_row("input fingerprint", str(ledger.audit.get("input_fingerprint")))
+        rows.append(("input fingerprint", str(ledger.audit.get("input_fingerprint"))))
+    for row in rows:
+        facts.add_row(*_plain(*row))
     return [mech, comp, facts]

@@ -238,7 +238,8 @@ class ContributionBound:
         late = [w for w in self.weeks if w >= n_weeks]
         if late:
             raise refuse(f"weeks must be distinct values in 0..{n_weeks - 1}, got "
-                         f"{list(self.weeks)}", "weeks", f"the input has {n_weeks} weeks")
+                         f"{list(self.weeks)}", "weeks",
+                         f"the input has {n_weeks} week{'' if n_weeks == 1 else 's'}")
         return list(self.weeks)
 
 

@@ -404,7 +404,9 @@ def load_statistics(directory: str | Path, *, taxonomy: Taxonomy | str | None = 
     ``taxonomy.json`` (or, without one, from the labels). ``k`` defaults to the ledger's or to
     the k with C(k,2) closest to Σ q_within.
     """
-    d = Path(directory)
+    from topicslab._paths import path_name
+
+    d = Path(path_name(directory, "directory"))
     expected = resolve(taxonomy) if taxonomy is not None else None
     if (d / WITHIN).exists():
         w_path, a_path, legacy = d / WITHIN, d / ACROSS, False

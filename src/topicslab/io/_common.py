@@ -419,7 +419,9 @@ def not_found(name: str, plain: str = "file not found") -> str:
 
 def check_exists(path: PathLike) -> str:
     """``str(path)`` after checking it is a non-empty regular file."""
-    name = os.fspath(path)
+    from topicslab._paths import path_name
+
+    name = path_name(path)
     if not os.path.exists(name):
         raise InputError(missing(name), file=name)
     if os.path.isdir(name):

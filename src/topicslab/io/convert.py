@@ -31,9 +31,11 @@ def convert_sets(source: PathLike, target: PathLike, *, source_format: str | Non
     conversion is a file every reader refuses), are ``InputError``."""
     import os
 
-    from topicslab._paths import refuse_overwriting_inputs
+    from topicslab._paths import path_name, refuse_overwriting_inputs
     from topicslab.errors import InputError
 
+    path_name(source, "source")
+    path_name(target, "target")
     refuse_overwriting_inputs([("target", target)], [("source", source)])
     sets = read_sets(source, taxonomy=taxonomy, format=source_format, k=k, strict=strict)
     if sets.n_users == 0:

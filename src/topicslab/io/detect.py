@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from topicslab._checks import integer_array
 from topicslab.io._common import pick_taxonomy
 from topicslab.taxonomy import Taxonomy, load
 
@@ -28,7 +29,9 @@ __all__ = ["detect_taxonomy", "taxonomy_for"]
 
 def detect_taxonomy(topic_ids: npt.ArrayLike) -> Taxonomy:
     """The taxonomy ``topic_ids`` (any shape; negatives are empty slots) belong to."""
-    ids = np.asarray(topic_ids, dtype=np.int64).ravel()
+    # a fraction or NaN was cast (1.5 read as topic 1, NaN as an arbitrary id), text or None
+    # was NumPy's ValueError or TypeError
+    ids = np.asarray(integer_array(topic_ids, "topic_ids"), dtype=np.int64).ravel()
     ids = np.unique(ids[ids >= 0])
     v2 = load("v2")
     if v2.is_known(ids).all():

@@ -56,7 +56,9 @@ FORMATS = ("parquet", "csv", "tsv", "tfrecord", "long", "profiles")
 
 def detect_format(path: PathLike) -> str:
     """The format implied by the name: parquet, csv, tsv or tfrecord."""
-    name = os.fspath(path)
+    from topicslab._paths import path_name
+
+    name = path_name(path)
     low = os.path.basename(name).lower().removesuffix(".gz")
     if ".tfrecord" in low or os.path.isdir(name):
         return "tfrecord"
@@ -268,7 +270,9 @@ def read_traces(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
                 format: str | None = None, strict: bool = True) -> SiteTraces:
     """Read site traces (Parquet)."""
     strict = _check_strict(strict)
-    name = os.fspath(path)
+    from topicslab._paths import path_name
+
+    name = path_name(path)
     if os.path.isdir(name):
         # (was "site traces are stored as Parquet, not tfrecord": a directory is read as
         # TFRecord shards only where topic sets are read)

@@ -90,7 +90,10 @@ _FIRST_S, _LAST_S = -62_135_596_800, 253_402_300_799
 # scheme://user@HOST:port/path -> HOST (IPv6 literals keep their brackets)
 # the host must end where a port, path, query, fragment or the text does: "http://a b.com/" and
 # "http://[::1/" have none (they were read as the hosts "a" and "[")
-_HOST_RE = (r"^\s*(?:[A-Za-z][A-Za-z0-9+.\-]*://)?(?:[^@/?#]*@)?(?P<host>\[[^\]/]*\]|[^:/?#\s]*)"
+# nor a control character ("https://exa\x1b[2Jmple.com/" was the domain "exa\x1b[2jmple.com",
+# its escape sequence printed to the terminal by the summary)
+_HOST_RE = (r"^\s*(?:[A-Za-z][A-Za-z0-9+.\-]*://)?(?:[^@/?#]*@)?"
+            r"(?P<host>\[[^\]/\x00-\x1f\x7f-\x9f]*\]|[^:/?#\s\x00-\x1f\x7f-\x9f]*)"
             r"(?::[0-9]+)?(?:[/?#]|\s*$)")
 _ZONE_RE = r"(?:[Zz]|[+-][0-9]{2}:?[0-9]{2})$"
 _IP_RE = re.compile(r"[0-9.]+")
@@ -206,7 +209,8 @@ def _build(rows: list[tuple[str, list[int]]], tax: Taxonomy, *, file: str,
                          fields=fields)
 
 
-_BAD_DOMAIN_CHARS = re.compile(r"[/:@\s]")
+#: (and control characters: "news\x1b[31m.com" was a domain, its escape sequence printed)
+_BAD_DOMAIN_CHARS = re.compile(r"[/:@\s\x00-\x1f\x7f-\x9f]")
 
 
 def _build_arrays(names: list[str], offsets: npt.NDArray[np.int64], flat: npt.NDArray[np.int64],

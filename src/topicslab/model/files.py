@@ -120,9 +120,10 @@ def load_model(directory: str | Path, *, taxonomy: Taxonomy | str | None = None,
     from safetensors import SafetensorError
     from safetensors.numpy import load_file
 
+    from topicslab._paths import path_name
     from topicslab.io._common import MAX_WEEKS
 
-    d = Path(directory)
+    d = Path(path_name(directory, "directory"))
     meta_file, weights_file = d / META, d / WEIGHTS
     if d.is_symlink() and not d.exists():  # was "d/model.json: file missing"
         from topicslab.io._common import missing

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from topicslab._checks import integer
 from topicslab.errors import InputError
 from topicslab.taxonomy import Taxonomy, resolve
 
@@ -177,14 +178,23 @@ class Targets:
 def n_terms(r: int, m: int, n_pairs: int | None = None) -> int:
     """Number of terms of J: r·m + r·C(m, 2) + p·m² (p = r − 1 consecutive pairs by default);
     1,100,743 for m = 469, r = 4."""
-    p = r - 1 if n_pairs is None else n_pairs
+    r, p = _weeks_and_pairs(r, n_pairs)
+    m = integer(m, "m", at_least=1)
     return r * m + r * math.comb(m, 2) + p * m * m
+
+
+def _weeks_and_pairs(r: object, n_pairs: object) -> tuple[int, int]:
+    """``r`` weeks (at least one) and ``n_pairs`` week pairs (``r - 1`` if ``None``): r = 0
+    counted a negative number of terms (-219,961 at m = 469), r = 1.5 a fraction."""
+    weeks = integer(r, "r", at_least=1)
+    pairs = weeks - 1 if n_pairs is None else integer(n_pairs, "n_pairs", at_least=0)
+    return weeks, pairs
 
 
 def target_terms(targets: Targets, r: int, n_pairs: int | None = None,
                  ) -> npt.NDArray[np.float64]:
     """The targets of every term of J, in term order (stationarity: the same q* each week)."""
-    p = r - 1 if n_pairs is None else n_pairs
+    r, p = _weeks_and_pairs(r, n_pairs)
     iu = np.triu_indices(targets.m, 1)
     return np.concatenate([np.tile(targets.q_single, r),
                            np.tile(targets.q_within[iu], r),
@@ -197,5 +207,13 @@ def model_terms(q_single: npt.ArrayLike, q_within: npt.ArrayLike, q_across: npt.
     qs = np.asarray(q_single, dtype=np.float64)
     qw = np.asarray(q_within, dtype=np.float64)
     qa = np.asarray(q_across, dtype=np.float64)
-    iu = np.triu_indices(qs.shape[-1], 1)
+    m = qs.shape[-1] if qs.ndim == 2 else 0
+    if (qs.ndim != 2 or qw.shape != (qs.shape[0], m, m) or qa.ndim != 3
+            or qa.shape[1:] != (m, m)):
+        # another shape was NumPy's IndexError ("too many indices for array"), or terms of
+        # the wrong count without a word
+        raise InputError(f"the statistics must be q_single [r, m], q_within [r, m, m] and "
+                         f"q_across [p, m, m], got shapes {qs.shape}, {qw.shape} and "
+                         f"{qa.shape}", field="q_within")
+    iu = np.triu_indices(m, 1)
     return np.concatenate([qs.ravel(), qw[:, iu[0], iu[1]].ravel(), qa.ravel()])

@@ -58,7 +58,12 @@ def generalisation_channel(profiles: npt.ArrayLike) -> tuple[Array, npt.NDArray[
     several epochs). Returns the deterministic matrix (columns = distinct profiles in
     ``np.unique`` order) and those distinct profiles' first-user indices.
     """
-    arr = np.asarray(profiles)
+    # (no users was NumPy's reshape ValueError, a string an IndexError, and a fraction or
+    # NaN was taken as a topic of its own)
+    arr = np.asarray(integer_array(profiles, "profiles", error=QIFParameterError))
+    if arr.ndim == 0 or arr.shape[0] == 0:
+        raise QIFParameterError(f"profiles must be an [n_users, ...] array of at least one "
+                                f"user, got shape {arr.shape}", field="profiles")
     flat = arr.reshape(arr.shape[0], -1)
     _, first, inverse = np.unique(flat, axis=0, return_index=True, return_inverse=True)
     return deterministic_channel(inverse.ravel(), first.shape[0]), first.astype(np.int64)
