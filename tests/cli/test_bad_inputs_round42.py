@@ -460,3 +460,25 @@ def test_profile_anonymity_takes_topic_sets() -> None:
     anon = profile_anonymity(TopicSets(profiles, "v2", np.arange(50, dtype=np.int64)))
     assert anon == profile_anonymity(profiles)
     assert anon.users == 50
+
+
+@pytest.mark.parametrize(("call", "field"), [
+    # a fractional population had a probability of its own
+    (lambda q: q.p_correct(1.5, 5, 0.05), "n_users"),
+    # NaN or negative users gave a memory estimate of NaN or below zero
+    (lambda q: q.tables_memory(float("nan"), 469, 3, 5), "n_users"),
+    (lambda q: q.tables_memory(-10, 469, 3, 5), "n_users"),
+    (lambda q: q.tables_memory(1000, 469, 0, 5), "n_epochs"),
+    # None: Python's TypeError
+    (lambda q: q.choice_labels(None, [1]), "y1"),
+    (lambda q: q.choice_labels([1], 7), "y2"),
+], ids=["p-correct-fractional", "tables-memory-nan", "tables-memory-negative",
+        "tables-memory-no-epochs", "choice-labels-none", "choice-labels-number"])
+def test_the_qif_helpers_left_from_the_round_refuse_what_is_no_count(call: Any,
+                                                                      field: str) -> None:
+    from topicslab import qif
+    from topicslab.errors import InputError
+
+    with pytest.raises(InputError) as err:
+        call(qif)
+    assert err.value.field == field

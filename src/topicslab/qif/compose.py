@@ -35,6 +35,10 @@ def cascade(c: npt.ArrayLike, d: npt.ArrayLike) -> Array:
 
 def choice_labels(y1: Sequence[Hashable], y2: Sequence[Hashable]) -> list[Hashable]:
     """Output labels of an internal choice: ``Y1`` then the labels of ``Y2`` not in ``Y1``."""
+    for labels, name in ((y1, "y1"), (y2, "y2")):  # (None: Python's TypeError)
+        if isinstance(labels, str | bytes) or not isinstance(labels, Sequence | np.ndarray):
+            raise QIFParameterError(f"{name} must be a sequence of output labels, got "
+                                    f"{type(labels).__name__}", field=name)
     seen = set(y1)
     return [*y1, *(y for y in y2 if y not in seen)]
 

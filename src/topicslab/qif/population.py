@@ -512,7 +512,11 @@ def tables_memory(n_users: int, m: int, n_epochs: int, slots: int,
     (m + 1)^2 slice tables. Measured at 10M users × 3 epochs × 5 slots: 1.92 GB traced
     against 3.79 GB estimated (benchmarks/RESULTS.md, 2026-11-26): an estimate from above,
     since a refusal of work that would fit costs less than a run killed for memory."""
-    n = float(n_users)
+    # (NaN or negative users gave an estimate of NaN or below zero: nothing refused)
+    n = float(integer(n_users, "n_users", at_least=0, error=QIFParameterError))
+    m = integer(m, "m", at_least=1, error=QIFParameterError)
+    n_epochs = integer(n_epochs, "n_epochs", at_least=1, error=QIFParameterError)
+    slots = integer(slots, "slots", at_least=1, error=QIFParameterError)
     grouping = n * (n_epochs * slots * 16 + 96)
     if n_epochs == 1:
         return grouping + 3 * 8.0 * m * m

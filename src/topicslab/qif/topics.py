@@ -243,8 +243,9 @@ def p_correct(n_users: int, s: int, r: float) -> float:
     membership has posterior Bayes vulnerability ``((p + 1 - q)/2)^N`` by Corollary 3; eq 27 as
     printed omits the factor ``2^-N``. ``p - q = (1-r)/s``, so m drops out.
     """
-    if n_users < 0:
-        raise QIFError("the population size must be non-negative")
+    # (1.5 users gave a probability of its own; a negative count was refused, NaN was not)
+    n_users = integer(n_users, "n_users", at_least=0, error=QIFParameterError,
+                      why="the population size")
     check_params(s, s, r)
     return ((1.0 + (1.0 - r) / s) / 2.0) ** n_users
 
