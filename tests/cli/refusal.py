@@ -6,9 +6,12 @@ Shared by the rounds of bad inputs (tests/cli/test_bad_inputs*.py); imported as 
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -71,16 +74,36 @@ def population_and_stats(directory: Path) -> tuple[Any, Path]:
     """``random_profiles()`` as a v2 population (ids 0..299) written to
     ``directory/pop.parquet``, and its DP statistics (ε = 1000) to ``directory/stats``:
     (the sets, the Parquet path)."""
-    from topicslab import dp
-    from topicslab import io as tio
     from topicslab.datamodel import TopicSets
 
     data = TopicSets(random_profiles(300, 4, seed=0), "v2", np.arange(300, dtype=np.int64))
+    # the same files every time (fixed seeds): made once per test process and copied (a
+    # release of 469 x 469 pairs is 67 MB of JSON and 2-3 s to draw and write; two dozen
+    # rounds' fixtures each made their own)
+    made = _made_once(data)
     pop = directory / "pop.parquet"
-    tio.write_sets(pop, data)
-    dp.save_statistics(directory / "stats", dp.compute_statistics(data, epsilon=1e3,
-                                                                  delta=1e-6, seed=0))
+    shutil.copy2(made / "pop.parquet", pop)
+    shutil.copytree(made / "stats", directory / "stats")
     return data, pop
+
+
+_MADE: list[Path] = []
+
+
+def _made_once(data: Any) -> Path:
+    """The directory holding ``pop.parquet`` and ``stats`` of ``data``, made on the first
+    call of this process (removed when it exits)."""
+    if not _MADE:
+        from topicslab import dp
+        from topicslab import io as tio
+
+        made = Path(tempfile.mkdtemp(prefix="topicslab-refusal-"))
+        atexit.register(shutil.rmtree, made, ignore_errors=True)
+        tio.write_sets(made / "pop.parquet", data)
+        dp.save_statistics(made / "stats", dp.compute_statistics(data, epsilon=1e3,
+                                                                 delta=1e-6, seed=0))
+        _MADE.append(made)
+    return _MADE[0]
 
 
 def fit_small_model(invoke: Callable[[list[str]], Any], directory: Path) -> None:
