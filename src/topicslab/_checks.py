@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from topicslab.errors import ParameterError
 
 __all__ = ["MAX_COUNT", "choice", "comma_items", "flag", "integer", "integer_array", "is_integer",
-           "is_real", "number", "refuse"]
+           "is_real", "number", "refuse", "shown"]
 
 
 #: the largest count a computation can hold (an int64): a count past it (10**400) is no
@@ -76,15 +76,31 @@ def flag(value: object, field: str, error: Error = ParameterError) -> bool:
     return bool(value)
 
 
+def shown(text: str, most: int = 60) -> str:
+    """``text`` as an error line quotes a value: whole up to ``most`` characters, else its
+    ends and its length (a 5,000-digit option value filled a screen with one line)."""
+    if len(text) <= most:
+        return text
+    return f"{text[:most // 2]}...{text[-10:]} ({len(text):,} characters)"
+
+
+def _integer_shown(v: int) -> str:
+    try:
+        return shown(str(v))
+    except ValueError:  # past Python's 4,300 digits, str() refuses (the refusal failed)
+        return f"an integer of about {int(v.bit_length() * math.log10(2)) + 1:,} digits"
+
+
 def integer(value: object, field: str, *, at_least: int | None = None,
             at_most: int | None = None, why: str = "", error: Error = ParameterError) -> int:
     """``value`` as an ``int``: an integer (not a bool) within ``[at_least, at_most]``."""
     if isinstance(value, bool) or not isinstance(value, Integral):
-        raise refuse(f"{field} must be an integer, got {value!r}", field, error=error)
+        raise refuse(f"{field} must be an integer, got {shown(repr(value))}", field,
+                     error=error)
     v = int(value)
     if (at_least is not None and v < at_least) or (at_most is not None and v > at_most):
-        raise refuse(f"{field} must be {_range(at_least, at_most)}, got {v}", field, why,
-                     error)
+        raise refuse(f"{field} must be {_range(at_least, at_most)}, got {_integer_shown(v)}",
+                     field, why, error)
     return v
 
 

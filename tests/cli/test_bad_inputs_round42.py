@@ -482,3 +482,44 @@ def test_the_qif_helpers_left_from_the_round_refuse_what_is_no_count(call: Any,
     with pytest.raises(InputError) as err:
         call(qif)
     assert err.value.field == field
+
+
+# ---- round 41's long option values ---------------------------------------------------------
+
+def test_a_population_of_more_users_than_64_bits_names_users(work: Path) -> None:
+    """``--users`` of 300 digits: "field 'first_user': first_user must be in 0..-999...", a
+    range below zero for an option nobody gave, and the whole value."""
+    res = invoke(["population", "--users", "9" * 300, "--out", "p.parquet"])
+    line = check_refused(res.output, res.exit_code,
+                         "field '--users': --users must be in 1..9223372036854775807, got "
+                         "999999999999999999999999999999...9999999999 (300 characters)")
+    assert "first_user" not in line
+    assert not list(work.iterdir())
+
+
+def test_a_long_value_in_the_error_line_is_cut_to_its_ends(inputs: Path, work: Path) -> None:
+    """``--weeks 0,1,...,19999``: a line of 129 KB quoting every week (one line, but no
+    terminal shows it); the value is cut to its ends and its length, the rest of the line
+    kept whole."""
+    weeks = ",".join(str(w) for w in range(20_000))
+    res = invoke(["stats", "--sets", str(inputs / "pop.parquet"), "--weeks", weeks, "--out",
+                  "s"])
+    line = check_refused(res.output, res.exit_code, "pop.parquet, field '--weeks': weeks must "
+                         "be distinct values in 0..3, got [0, 1, 2")
+    assert len(line) < 400, len(line)
+    assert "19998, 19999] (128,889 characters): the input has 4 weeks" in line
+
+
+def test_an_integer_refused_in_python_quotes_a_long_value_by_its_ends() -> None:
+    from topicslab._checks import integer
+    from topicslab.errors import InputError
+
+    with pytest.raises(InputError, match=r"got 1000000000.*0000000000 \(4,001 characters\)$"):
+        integer(10**4000, "n", at_most=10)
+    # past Python's 4,300 digits str() refuses: the refusal failed with that ValueError
+    with pytest.raises(InputError, match=r"got an integer of about 5,001 digits$"):
+        integer(10**5000, "n", at_most=10)
+    with pytest.raises(InputError, match=r"got 'xxxx.*xxx' \(5,002 characters\)$"):
+        integer("x" * 5000, "n")
+    with pytest.raises(InputError, match=r"must be <= 10, got 11$"):  # short: whole
+        integer(11, "n", at_most=10)

@@ -20,6 +20,7 @@ import contextlib
 import errno
 import math
 import os
+import re
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -125,7 +126,7 @@ def print_error(message: str) -> None:
     try:
         from topicslab._paths import printable
 
-        message = printable(message)
+        message = _shortened_values(printable(message))
     except MemoryError:
         message = message.replace("\r", "\\r").replace("\n", "\\n")
     try:
@@ -140,6 +141,19 @@ def print_error(message: str) -> None:
         # standard error full or closed (2>/dev/full): the line cannot be shown, but the exit
         # code still tells a refusal (2) from a failure; it was 1, from the print failing
         pass
+
+
+#: a value the line quotes that is only digits, signs, points, commas, brackets and spaces,
+#: 200 characters or more (``--weeks 0..19999`` quoted as a list of 20,000 weeks, a
+#: 5,000-digit ``--epsilon``): words have letters, so no name or explanation is cut
+_LONG_VALUE = re.compile(r"[-+0-9][-+0-9.,_eE\[\]() ]{198,}[0-9\])]")
+
+
+def _shortened_values(message: str) -> str:
+    """``message`` with each long value (``_LONG_VALUE``) cut to its ends and its length: a
+    line of 129 KB was one line, but no terminal shows it."""
+    return _LONG_VALUE.sub(lambda v: f"{v[0][:40]} ... {v[0][-20:]} ({len(v[0]):,} "
+                           "characters)", message)
 
 
 def _print_traceback() -> None:

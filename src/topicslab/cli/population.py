@@ -15,6 +15,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from topicslab._checks import MAX_COUNT, integer
 from topicslab.cli._app import (
     MAX_SEED,
     SETS_TAXONOMY_HELP,
@@ -103,6 +104,9 @@ def population(
     from topicslab.api import Mechanism
 
     Mechanism(k=k, taxonomy=taxonomy)  # the profile size and taxonomy, checked once
+    # (past 2^63 users the generator's refusal blamed its first_user, then its n_users)
+    integer(users, "--users", at_least=1, at_most=MAX_COUNT,
+            why="the users' ids are 64-bit integers")
     try:
         base = pop.PopulationParams.load(params, taxonomy) if params else None
     except InputError as exc:

@@ -345,7 +345,10 @@ def _generate_block(user_ids: npt.NDArray[np.int64], n_weeks: int, seed: int,
 
 def _check(n_users: int, n_weeks: int, k: int, first_user: int, tax: Taxonomy,
            params: object = None) -> None:
-    n_users = integer(n_users, "n_users", at_least=0)  # "10" and 10.7 failed inside
+    # "10" and 10.7 failed inside; past 2^63 the first user's range came out negative and
+    # the refusal blamed first_user
+    n_users = integer(n_users, "n_users", at_least=0, at_most=2**63,
+                      why="the users' ids are 64-bit signed integers")
     integer(n_weeks, "weeks", at_least=1, at_most=ROW_STRIDE - 1,
             why=f"the top-k randomness is keyed by user * {ROW_STRIDE} + week")
     Mechanism(k=k, taxonomy=tax)  # the profile size k, checked where it is defined
