@@ -507,7 +507,19 @@ def test_a_long_value_in_the_error_line_is_cut_to_its_ends(inputs: Path, work: P
     line = check_refused(res.output, res.exit_code, "pop.parquet, field '--weeks': weeks must "
                          "be distinct values in 0..3, got [0, 1, 2")
     assert len(line) < 400, len(line)
-    assert "19998, 19999] (128,889 characters): the input has 4 weeks" in line
+    assert "19998, 19999] (128,890 characters): the input has 4 weeks" in line
+
+
+def test_a_long_run_that_is_no_value_is_left_whole() -> None:
+    """Only runs mostly of digits are cut: dashes or spaces are text (and a line of 129K
+    dashes took the first pattern 64 s to scan, backtracking)."""
+    from topicslab.cli._app import _shortened_values
+
+    dashes = "a " + "-" * 129_000 + " b"
+    assert _shortened_values(dashes) == dashes
+    digits = "got " + "7" * 300 + " in b.parquet"
+    assert _shortened_values(digits) == ("got " + "7" * 40 + " ... " + "7" * 20
+                                         + " (300 characters) in b.parquet")
 
 
 def test_an_integer_refused_in_python_quotes_a_long_value_by_its_ends() -> None:
