@@ -88,7 +88,8 @@ def _integer_shown(v: int) -> str:
     try:
         return shown(str(v))
     except ValueError:  # past Python's 4,300 digits, str() refuses (the refusal failed)
-        return f"an integer of about {int(v.bit_length() * math.log10(2)) + 1:,} digits"
+        sign = "a negative" if v < 0 else "an"
+        return f"{sign} integer of about {int(v.bit_length() * math.log10(2)) + 1:,} digits"
 
 
 def integer(value: object, field: str, *, at_least: int | None = None,

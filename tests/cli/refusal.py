@@ -80,7 +80,7 @@ def population_and_stats(directory: Path) -> tuple[Any, Path]:
     # the same files every time (fixed seeds): made once per test process and copied (a
     # release of 469 x 469 pairs is 67 MB of JSON and 2-3 s to draw and write; two dozen
     # rounds' fixtures each made their own)
-    made = _made_once(data)
+    made = _made_once(data, directory.parent)
     pop = directory / "pop.parquet"
     shutil.copy2(made / "pop.parquet", pop)
     shutil.copytree(made / "stats", directory / "stats")
@@ -90,14 +90,15 @@ def population_and_stats(directory: Path) -> tuple[Any, Path]:
 _MADE: list[Path] = []
 
 
-def _made_once(data: Any) -> Path:
-    """The directory holding ``pop.parquet`` and ``stats`` of ``data``, made on the first
-    call of this process (removed when it exits)."""
+def _made_once(data: Any, where: Path) -> Path:
+    """The directory holding ``pop.parquet`` and ``stats`` of ``data``, made in ``where`` (a
+    test's temporary directory: pytest removes old ones, should this process be killed) on
+    the first call of this process, and removed when it exits."""
     if not _MADE:
         from topicslab import dp
         from topicslab import io as tio
 
-        made = Path(tempfile.mkdtemp(prefix="topicslab-refusal-"))
+        made = Path(tempfile.mkdtemp(prefix="refusal-made-", dir=where))
         atexit.register(shutil.rmtree, made, ignore_errors=True)
         tio.write_sets(made / "pop.parquet", data)
         dp.save_statistics(made / "stats", dp.compute_statistics(data, epsilon=1e3,

@@ -469,11 +469,15 @@ def test_profile_anonymity_takes_topic_sets() -> None:
     (lambda q: q.tables_memory(float("nan"), 469, 3, 5), "n_users"),
     (lambda q: q.tables_memory(-10, 469, 3, 5), "n_users"),
     (lambda q: q.tables_memory(1000, 469, 0, 5), "n_epochs"),
+    # past a float: OverflowError
+    (lambda q: q.tables_memory(10, 10**400, 3, 5), "m"),
+    (lambda q: q.p_correct(10**400, 5, 0.05), "n_users"),
     # None: Python's TypeError
     (lambda q: q.choice_labels(None, [1]), "y1"),
     (lambda q: q.choice_labels([1], 7), "y2"),
 ], ids=["p-correct-fractional", "tables-memory-nan", "tables-memory-negative",
-        "tables-memory-no-epochs", "choice-labels-none", "choice-labels-number"])
+        "tables-memory-no-epochs", "tables-memory-past-a-float", "p-correct-past-a-float",
+        "choice-labels-none", "choice-labels-number"])
 def test_the_qif_helpers_left_from_the_round_refuse_what_is_no_count(call: Any,
                                                                       field: str) -> None:
     from topicslab import qif
@@ -517,6 +521,13 @@ def test_a_long_run_that_is_no_value_is_left_whole() -> None:
 
     dashes = "a " + "-" * 129_000 + " b"
     assert _shortened_values(dashes) == dashes
+    # a number and a gap of spaces is no long value (it was "5 ... 5 (1 characters)")
+    gap = "got 5" + " " * 250 + "in b.parquet"
+    assert _shortened_values(gap) == gap
+    # a list of short values is: 20,000 zeros were a line of 60,065 characters
+    value = "[" + ", ".join(["0"] * 20_000) + "]"
+    assert _shortened_values(f"got {value}: the input") == (
+        f"got {value[:40]} ... {value[-20:]} (60,000 characters): the input")
     digits = "got " + "7" * 300 + " in b.parquet"
     assert _shortened_values(digits) == ("got " + "7" * 40 + " ... " + "7" * 20
                                          + " (300 characters) in b.parquet")
@@ -531,6 +542,8 @@ def test_an_integer_refused_in_python_quotes_a_long_value_by_its_ends() -> None:
     # past Python's 4,300 digits str() refuses: the refusal failed with that ValueError
     with pytest.raises(InputError, match=r"got an integer of about 5,001 digits$"):
         integer(10**5000, "n", at_most=10)
+    with pytest.raises(InputError, match=r"got a negative integer of about 5,001 digits$"):
+        integer(-10**5000, "n", at_least=0)
     with pytest.raises(InputError, match=r"got 'xxxx.*xxx' \(5,002 characters\)$"):
         integer("x" * 5000, "n")
     with pytest.raises(InputError, match=r"must be <= 10, got 11$"):  # short: whole

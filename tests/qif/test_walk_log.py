@@ -356,7 +356,8 @@ def test_a_ctrl_c_during_a_walk_keeps_that_walk(tmp_path: Path,
         return out
 
     monkeypatch.setattr(cl, "walk_sums", interrupted_in_the_third)
-    # Python's own Ctrl-C handler, as in a terminal (a pytest-xdist worker ignores SIGINT)
+    # Python's own Ctrl-C handler, as in a terminal (a job started in the background by a
+    # shell without job control, `pytest &`, ignores SIGINT from its start)
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with pytest.raises(KeyboardInterrupt):

@@ -144,7 +144,7 @@ def print_error(message: str) -> None:
 
 
 #: a run of 200 characters or more that are only digits, signs, points, commas, brackets and
-#: spaces: a value the line quotes if most of it is digits (``--weeks 0..19999`` quoted as a
+#: spaces: a value the line quotes if 100 of them are digits (``--weeks 0..19999`` quoted as a
 #: list of 20,000 weeks, a 5,000-digit ``--epsilon``); words have letters, so no name or
 #: explanation is cut. (No end is required of the run: a pattern that asked for a digit at
 #: its end backtracked over every run that lacks one, 64 s for a line of 129K dashes.)
@@ -157,8 +157,8 @@ def _shortened_values(message: str) -> str:
     def cut(found: re.Match[str]) -> str:
         run = found[0].rstrip()
         after = found[0][len(run):]  # the spaces after it stay
-        if 2 * sum(c.isdigit() for c in run) < len(run):
-            return found[0]  # dashes, spaces: not a value
+        if len(run) < 200 or sum(c.isdigit() for c in run) < 100:
+            return found[0]  # dashes, spaces, a number and a gap: not a long value
         return f"{run[:40]} ... {run[-20:]} ({len(run):,} characters){after}"
 
     return _LONG_VALUE.sub(cut, message)

@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
-from topicslab._checks import integer, integer_array, number
+from topicslab._checks import MAX_COUNT, integer, integer_array, number
 from topicslab.datamodel import TopicSets, canonicalize_sets
 from topicslab.qif.errors import QIFError, QIFParameterError
 from topicslab.qif.product_channel import ProductChannel, max_sums, topics_channel
@@ -513,10 +513,11 @@ def tables_memory(n_users: int, m: int, n_epochs: int, slots: int,
     against 3.79 GB estimated (benchmarks/RESULTS.md, 2026-11-26): an estimate from above,
     since a refusal of work that would fit costs less than a run killed for memory."""
     # (NaN or negative users gave an estimate of NaN or below zero: nothing refused)
-    n = float(integer(n_users, "n_users", at_least=0, error=QIFParameterError))
-    m = integer(m, "m", at_least=1, error=QIFParameterError)
-    n_epochs = integer(n_epochs, "n_epochs", at_least=1, error=QIFParameterError)
-    slots = integer(slots, "slots", at_least=1, error=QIFParameterError)
+    users, m, n_epochs, slots = (  # (10**400 users: OverflowError, a float's)
+        integer(v, name, at_least=lo, at_most=MAX_COUNT, error=QIFParameterError)
+        for v, name, lo in ((n_users, "n_users", 0), (m, "m", 1), (n_epochs, "n_epochs", 1),
+                            (slots, "slots", 1)))
+    n = float(users)
     grouping = n * (n_epochs * slots * 16 + 96)
     if n_epochs == 1:
         return grouping + 3 * 8.0 * m * m

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
-from topicslab._checks import choice, integer, number
+from topicslab._checks import MAX_COUNT, choice, integer, number
 from topicslab.qif.errors import QIFError, QIFParameterError
 
 #: Taxonomy sizes used in the paper (Sec. 5-6). "v2" is the largest v2 id (629); the v2
@@ -244,8 +244,8 @@ def p_correct(n_users: int, s: int, r: float) -> float:
     printed omits the factor ``2^-N``. ``p - q = (1-r)/s``, so m drops out.
     """
     # (1.5 users gave a probability of its own; a negative count was refused, NaN was not)
-    n_users = integer(n_users, "n_users", at_least=0, error=QIFParameterError,
-                      why="the population size")
+    n_users = integer(n_users, "n_users", at_least=0, at_most=MAX_COUNT,
+                      error=QIFParameterError, why="the population size")
     check_params(s, s, r)
     return ((1.0 + (1.0 - r) / s) / 2.0) ** n_users
 
