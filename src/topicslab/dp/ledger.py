@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -196,10 +195,9 @@ def _mechanism_problem(mech: dict[str, Any]) -> str:
 
 def load_ledger(path: str | Path) -> PrivacyLedger:
     """Read ``privacy_ledger.json`` (a file or the directory holding it)."""
-    if not isinstance(path, str | os.PathLike):  # (None was Path's TypeError)
-        raise InputError(f"path must be a file or directory name, got {type(path).__name__}",
-                         field="path")
-    p = Path(path)
+    from topicslab._paths import path_name
+
+    p = Path(path_name(path, "path"))  # (None was Path's TypeError)
     if not p.exists():  # (was "no privacy ledger here"; a dangling link is named as one)
         from topicslab.io._common import missing
 
