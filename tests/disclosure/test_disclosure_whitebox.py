@@ -50,6 +50,28 @@ def test_log_likelihood_by_hand() -> None:
                                                        qi * qo * qo])))
 
 
+def test_a_topic_twice_in_a_set_counts_once() -> None:
+    """A set is a set: a topic repeated in a sampled set (or an empty slot, -1) changes no
+    likelihood, and an answer given twice is two answers of that topic."""
+    mech = Mechanism()
+    obs = np.array([[[0, 7], [0, 3], [-1, 0]]])  # 3 sites, 2 epochs; topic 0 answered twice
+    sets = np.array([[[0, 1, 2, 3, 4], [0, 5, 6, 7, 8]], [[9, 10, 11, 12, 13], [0, 3, 7, 9, 1]]])
+    twice = sets.copy()
+    twice[0, 0, 4] = 0  # {0, 1, 2, 3} with 0 twice
+    empty = sets.copy()
+    empty[0, 0, 4] = -1  # {0, 1, 2, 3}
+    assert np.array_equal(log_likelihood(obs, twice, mech), log_likelihood(obs, empty, mech))
+    qi, qo = mech.q_in, mech.q_out
+    # persona 0, pool of one phase: epoch 0 answers (0, 0, -1) hit set {0,1,2,3} twice and
+    # set {0,5,6,7,8} twice
+    ll = log_likelihood(obs[:, :, :1], empty[:1], mech)
+    assert ll[0, 0] == pytest.approx(math.log(qi * qi))
+    other = sets.copy()
+    other[0, 0, 4] = 7  # {0, 1, 2, 3, 7}: topic 7 was answered in epoch 1
+    assert not np.array_equal(log_likelihood(obs, other, mech),
+                              log_likelihood(obs, empty, mech))
+
+
 def test_pooled_phases() -> None:
     mech = Mechanism()
     qi, qo = mech.q_in, mech.q_out

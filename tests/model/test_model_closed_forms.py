@@ -341,3 +341,32 @@ def test_weighted_gram_gradcheck():
         direct = sum(float(w[j, c]) * torch.outer(H[j, c], H[j, c]) for j in range(4)
                      for c in range(3))
         assert torch.allclose(weighted_gram(H, w), direct)
+
+
+def test_gram_gradients_of_many_rows_match_autograd():
+    """Past 512 rows the backward multiplies the rows in blocks on a CPU (``_rows_times``):
+    a ragged last block included, the gradients are autograd's of the plain products."""
+    from topicslab.model.closed_forms import _CPU_ROW_BLOCK, weighted_gram
+
+    rng = np.random.default_rng(17)
+    J, C, m = 2, 2 * _CPU_ROW_BLOCK + 37, 7
+    H = torch.tensor(rng.random((J, C, m)), requires_grad=True)
+    w = torch.tensor(rng.normal(size=(J, C)), requires_grad=True)
+    R = torch.tensor(rng.normal(size=(m, m)))
+    (weighted_gram(H, w) * R).sum().backward()
+    got = H.grad.clone(), w.grad.clone()
+    H.grad, w.grad = None, None
+    flat = H.reshape(J * C, m)
+    (((flat * w.reshape(-1, 1)).T @ flat) * R).sum().backward()
+    assert torch.allclose(got[0], H.grad) and torch.allclose(got[1], w.grad)
+
+    Hs = torch.tensor(rng.random((3, 4, C // 4 + 1, m)), requires_grad=True)
+    sign = torch.tensor([1.0, -1.0, -1.0, 1.0], dtype=torch.float64)
+    Rs = torch.tensor(rng.normal(size=(3, m, m)))
+    (signed_gram(Hs, sign) * Rs).sum().backward()
+    got_s = Hs.grad.clone()
+    Hs.grad = None
+    r, S, T, _ = Hs.shape
+    signed = (Hs * sign.view(1, S, 1, 1)).reshape(r, S * T, m)
+    ((signed.transpose(1, 2) @ Hs.reshape(r, S * T, m)) * Rs).sum().backward()
+    assert torch.allclose(got_s, Hs.grad)

@@ -57,9 +57,9 @@ def single_answer_likelihood_ratio(k: int = 5, p: float = 0.05, m: int = 469) ->
 
 
 @njit(cache=True, parallel=True)
-def _loglik_kernel(obs, inset, obs_phase, pool_phase, table, log_in, out):  # pragma: no cover
+def _loglik_kernel(obs, sets, obs_phase, pool_phase, table, log_in, m, out):  # pragma: no cover
     n, n_sites, n_epochs = obs.shape
-    n_samples, n_pool = inset.shape[0], inset.shape[1]
+    n_samples, n_pool, k = sets.shape
     # the pooled epochs of each observed epoch's phase, in pool order (the sums below add
     # them in the same order as a scan of the whole pool that skips the other phases)
     same = np.zeros((n_epochs, n_pool), dtype=np.int64)
@@ -72,13 +72,16 @@ def _loglik_kernel(obs, inset, obs_phase, pool_phase, table, log_in, out):  # pr
     for i in prange(n):
         mx = np.full(n_epochs, -np.inf)
         acc = np.zeros(n_epochs)
-        # each epoch's answers given (withheld ones, -1, are no evidence)
-        given = np.empty((n_epochs, n_sites), dtype=np.int64)
+        # how often each topic was answered in each epoch (withheld answers, -1, are no
+        # evidence): a set's hits are then the counts of its k topics, k lookups in a small
+        # table that stays in the cache, instead of one lookup per answer in an [R, pool, m]
+        # membership array (measured: the white box 1.5x faster)
+        counts = np.zeros((n_epochs, m), dtype=np.int64)
         valid = np.zeros(n_epochs, dtype=np.int64)
         for w in range(n_epochs):
             for j in range(n_sites):
                 if obs[i, j, w] >= 0:
-                    given[w, valid[w]] = obs[i, j, w]
+                    counts[w, obs[i, j, w]] += 1
                     valid[w] += 1
         for r in range(n_samples):
             cum = 0.0
@@ -88,9 +91,10 @@ def _loglik_kernel(obs, inset, obs_phase, pool_phase, table, log_in, out):  # pr
                 for e in range(n_same[w]):
                     v = same[w, e]
                     hits = 0
-                    for j in range(valid[w]):
-                        if inset[r, v, given[w, j]]:
-                            hits += 1
+                    for s in range(k):
+                        t = sets[r, v, s]
+                        if t >= 0:
+                            hits += counts[w, t]
                     total += table[valid[w], hits]
                 cum += math.log(total / n_same[w]) + valid[w] * log_in
                 # online log-sum-exp over personas, per epoch prefix
@@ -151,7 +155,7 @@ def log_likelihood(
     if sets.size and (sets.max() >= m or sets.min() < -1):
         raise InputError(f"sample sets must hold dense indices in 0..{m - 1} or -1",
                          field="sample_sets")
-    n_epochs, (r, pool, _) = obs.shape[2], sets.shape
+    n_epochs, pool = obs.shape[2], sets.shape[1]
     op = (np.zeros(n_epochs, dtype=np.int64) if obs_phase is None
           else np.ascontiguousarray(obs_phase, dtype=np.int64))
     pp = (np.zeros(pool, dtype=np.int64) if pool_phase is None
@@ -162,17 +166,17 @@ def log_likelihood(
     if not set(op.tolist()) <= set(pp.tolist()):
         raise InputError("every observed phase needs pooled epochs of that phase",
                          field="phase")
-    inset = np.zeros((r, pool, m + 1), dtype=np.bool_)  # column m absorbs empty slots
-    rr, ww = np.meshgrid(np.arange(r), np.arange(pool), indexing="ij")
-    inset[rr[..., None], ww[..., None], np.where(sets >= 0, sets, m)] = True
-    inset = np.ascontiguousarray(inset[..., :m])
+    # a topic twice in one set is one topic of the set (the kernel counts a set's topics)
+    distinct = np.sort(sets.astype(np.int64), axis=-1)
+    distinct[..., 1:][distinct[..., 1:] == distinct[..., :-1]] = -1
     # table[v, h] = P(o_w | S) / q_in^v for v valid answers of which h are in S: relative to
     # the all-in value so that it stays in (0, 1] (q_in^v is added back in log space)
     v_ = np.arange(obs.shape[1] + 1)[:, None]
     h_ = np.arange(obs.shape[1] + 1)[None, :]
     table = np.where(h_ <= v_, (mech.q_out / mech.q_in) ** np.maximum(v_ - h_, 0), 0.0)
     out = np.empty((obs.shape[0], n_epochs), dtype=np.float64)
-    _loglik_kernel(obs, inset, op, pp, np.ascontiguousarray(table), math.log(mech.q_in), out)
+    _loglik_kernel(obs, np.ascontiguousarray(distinct), op, pp, np.ascontiguousarray(table),
+                   math.log(mech.q_in), m, out)
     return out
 
 
