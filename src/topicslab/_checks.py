@@ -202,7 +202,7 @@ def host_values(value: object, field: str, *, error: Error = ParameterError) -> 
     if device == "meta":
         raise refuse(f"{field} is a tensor on the 'meta' device, which has a shape but no "
                      "values; give a tensor that holds the data", field, error=error)
-    return value.detach().cpu().numpy()  # type: ignore[attr-defined]
+    return value.detach().cpu().numpy()
 
 
 P = TypeVar("P")

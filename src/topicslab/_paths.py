@@ -201,6 +201,17 @@ def _unsearchable_above(path: Path) -> Path | None:
     return None
 
 
+def unsearchable(name: str) -> Path | None:
+    """The directory that keeps this user from looking into ``name``: one above it that may
+    not be searched, or ``name`` itself when it is such a directory; ``None`` if none."""
+    above = _unsearchable_above(Path(name))
+    if above is not None:
+        return above
+    if os.path.isdir(name) and not os.access(name, os.X_OK):
+        return Path(name)
+    return None
+
+
 def refuse_relative_without_cwd(name: str, option: str) -> None:
     """Refuse a relative path when the working directory no longer exists (removed, by
     another shell or a clean-up, after the command's shell went into it): the path checks'

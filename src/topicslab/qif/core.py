@@ -75,9 +75,9 @@ def _floats(value: npt.ArrayLike, what: str) -> Array:
     from topicslab._checks import host_values
 
     field = {"a channel": "c", "the prior": "pi", "a gain matrix": "g"}.get(what, what)
-    value = host_values(value, field, error=QIFParameterError)
+    held = host_values(value, field, error=QIFParameterError)
     try:
-        return np.asarray(value, dtype=np.float64)
+        return np.asarray(held, dtype=np.float64)
     except (TypeError, ValueError):
         raise QIFError(f"{what} must be a numeric array, got {str(value)[:40]!r}") from None
 
