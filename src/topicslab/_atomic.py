@@ -26,6 +26,7 @@ import errno
 import os
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import threading
@@ -362,14 +363,36 @@ def _stem(final: Path) -> str:
 
 def _temporary_file(final: Path) -> Path:
     fd, tmp_name = tempfile.mkstemp(prefix=f".{_stem(final)}.", suffix=".tmp", dir=final.parent)
-    os.close(fd)
+    try:
+        # 0600 whatever the umask: mkstemp's mode goes through it, and under a umask that
+        # takes the owner's write permission (0277, 0777) the temporary came out 0400 or
+        # 0000, so the writers that open it again by name (pyarrow, the CSV writer) failed:
+        # "PermissionError: Failed to open local file '.p.parquet.ra_h19am.tmp'", exit 1.
+        # The final name gets the umask's mode (_give_usual_mode)
+        os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
     return Path(tmp_name)
 
 
-def _give_usual_mode(tmp: Path, mode: int) -> None:
-    # mkstemp/mkdtemp create 0600/0700; give the final name the mode open()/mkdir() would
-    if tmp.exists():
-        os.chmod(tmp, mode & ~_umask())
+def _temporary_dir(final: Path, where: Path) -> Path:
+    tmp = Path(tempfile.mkdtemp(prefix=f".{_stem(final)}.tmp-", dir=where))
+    os.chmod(tmp, 0o700)  # (as _temporary_file: under umask 0277 the files in it were refused)
+    return tmp
+
+
+def _give_usual_mode(tmp: Path, mode: int, final: Path) -> None:
+    """Give the temporary (0600/0700) the mode its final name will have: the mode of the
+    file it replaces -- as open() keeps it when it overwrites a file: a population made
+    private with chmod 600 came out 0644, readable by all, once written again -- else the
+    mode open()/mkdir() would give a new one (``mode`` less the umask)."""
+    if not tmp.exists():
+        return
+    if not tmp.is_dir() and final.is_file() and not final.is_symlink():
+        with contextlib.suppress(OSError):
+            os.chmod(tmp, stat.S_IMODE(final.stat().st_mode))
+            return
+    os.chmod(tmp, mode & ~_umask())
 
 
 @contextlib.contextmanager
@@ -391,7 +414,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         yield tmp
         raise_if_interrupted()
         _refuse_kind_clash(tmp, final)
-        _give_usual_mode(tmp, 0o666)
+        _give_usual_mode(tmp, 0o666, final)
         os.replace(tmp, final)
     except BaseException as exc:
         with interrupts_deferred():  # (a second Ctrl-C here left the temporary behind)
@@ -432,7 +455,7 @@ def atomic_paths(paths: Sequence[str | os.PathLike[str]],
             _refuse_kind_clash(tmp, final)
         with interrupts_deferred():
             for tmp, final in zip(tmps, finals, strict=True):
-                _give_usual_mode(tmp, 0o666)
+                _give_usual_mode(tmp, 0o666, final)
                 os.replace(tmp, final)
             new = {f.absolute() for f in finals}
             for old in stale() if callable(stale) else stale:
@@ -465,6 +488,11 @@ def _merge_into(tmp: Path, final: Path, owned: Sequence[str]) -> None:
         target = final / entry.name
         if entry.is_dir() and target.is_dir():
             _remove(target)  # os.replace cannot replace a non-empty directory
+        elif entry.is_file() and target.is_file() and not target.is_symlink():
+            # a replaced file keeps its mode, as atomic_path's does (a release's files made
+            # private with chmod 600 came out 0644)
+            with contextlib.suppress(OSError):
+                os.chmod(entry, stat.S_IMODE(target.stat().st_mode))
         os.replace(entry, target)
     for name in owned:
         if name not in new_names:
@@ -505,8 +533,7 @@ def atomic_dir(path: str | os.PathLike[str], owned: Sequence[str] = ()) -> Itera
     # renames failed after the work (EXDEV, "Invalid cross-device link", exit code 1)
     inside = final.is_dir()
     try:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{_stem(final)}.tmp-",
-                                    dir=final if inside else final.parent))
+        tmp = _temporary_dir(final, final if inside else final.parent)
     except PermissionError as exc:  # (the line named the temporary that was never made)
         raise _denied(exc, final, [], final if inside else None) or exc from exc
     try:
@@ -516,7 +543,7 @@ def atomic_dir(path: str | os.PathLike[str], owned: Sequence[str] = ()) -> Itera
             if inside or final.is_dir():
                 _merge_into(tmp, final, owned)
             else:
-                _give_usual_mode(tmp, 0o777)
+                _give_usual_mode(tmp, 0o777, final)
                 os.rename(tmp, final)
             _completed.append(final.absolute())  # before a held-back Ctrl-C is delivered
     except BaseException as exc:

@@ -168,6 +168,7 @@ def integer_array(value: object, field: str, *, error: Error = ParameterError) -
         raise refuse(f"{field} is a masked array with {np.ma.count_masked(value):,} masked "
                      "entries, whose hidden values would be read as data; fill them "
                      "(array.filled(...)) or drop them", field, error=error)
+    value = host_values(value, field, error=error)
     try:
         arr = np.asarray(value)
     except ValueError:  # ragged nested lists: NumPy's "inhomogeneous shape" ValueError
@@ -182,7 +183,26 @@ def integer_array(value: object, field: str, *, error: Error = ParameterError) -
     if bad.any():
         raise refuse(f"{field} must hold whole numbers, got {float(arr[bad].flat[0])!r}", field,
                      error=error)
-    return arr
+    if arr.size and float(np.abs(arr).max()) >= 2.0 ** 63:
+        raise refuse(f"{field} holds {float(arr.flat[int(np.argmax(np.abs(arr)))])!r}, outside "
+                     "the 64-bit integer range", field, error=error)
+    # as integers: whole floats were handed on as floats, and a float16 array reached a
+    # compiled kernel that has no float16 (profile_anonymity: "NotImplementedError: float16")
+    return arr.astype(np.int64)
+
+
+def host_values(value: object, field: str, *, error: Error = ParameterError) -> object:
+    """A PyTorch tensor as a NumPy array of its values (others unchanged): ``np.asarray``
+    of a tensor that requires grad was torch's "RuntimeError: Can't call numpy() on Tensor
+    that requires grad", and of one on the ``meta`` device (shapes, no values) a TypeError;
+    one on a GPU is copied to the host."""
+    if not (type(value).__module__.split(".")[0] == "torch" and hasattr(value, "detach")):
+        return value
+    device = getattr(getattr(value, "device", None), "type", None)
+    if device == "meta":
+        raise refuse(f"{field} is a tensor on the 'meta' device, which has a shape but no "
+                     "values; give a tensor that holds the data", field, error=error)
+    return value.detach().cpu().numpy()
 
 
 P = TypeVar("P")

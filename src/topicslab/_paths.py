@@ -128,6 +128,14 @@ def _check_name(path: Path, option: str) -> None:
                          f"that does begin with '-', give its full path, "
                          f"{os.path.abspath(name)})", file=name, field=option)
     refuse_relative_without_cwd(name, option)
+    blocked = _unsearchable_above(path)
+    if blocked is not None:
+        # (the line named the output itself -- "d/p.parquet: permission denied: this user
+        # may not read (or write) it" -- with no option, for a directory above it)
+        raise InputError(f"directory {blocked} cannot be searched by this user (it lacks the "
+                         "x permission), so nothing under it can be written; change its "
+                         "permissions (chmod u+rwx) or choose another location", file=name,
+                         field=option)
     whole = len(os.fsencode(os.path.abspath(name))) + len(".XXXXXXXX.tmp")
     if whole >= _PATH_MAX:
         # the file system refuses the whole path (ENAMETOOLONG): an OSError, exit code 1
@@ -140,6 +148,68 @@ def _check_name(path: Path, option: str) -> None:
                          f"than {limit} (the file system's limit, less room for a temporary "
                          "name); choose a shorter name",
                          file=name[:40] + "...", field=option)
+
+
+def _may_replace_others_files() -> bool:
+    """Whether this process may remove other users' files from a sticky directory: root
+    with CAP_FOWNER (a root without it, in a container, may not)."""
+    if os.geteuid() != 0:
+        return False
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            caps = next(ln.split()[1] for ln in status if ln.startswith("CapEff:"))
+        return bool(int(caps, 16) & (1 << 3))  # CAP_FOWNER
+    except (OSError, StopIteration, ValueError, IndexError):
+        return True
+
+
+def _owner_in_sticky_directory(path: Path) -> str | None:
+    """The owner of ``path`` when it is another user's file in a sticky directory (``/tmp``)
+    that this user does not own either: the closing rename over it is refused (EPERM);
+    ``None`` otherwise."""
+    import stat
+
+    try:
+        st, parent = path.lstat(), path.parent.stat()
+    except OSError:
+        return None
+    me = os.geteuid()
+    if (not parent.st_mode & stat.S_ISVTX or me in (st.st_uid, parent.st_uid)
+            or _may_replace_others_files()):
+        return None
+    try:
+        import pwd
+
+        return pwd.getpwuid(st.st_uid).pw_name
+    except (ImportError, KeyError):
+        return f"user id {st.st_uid}"
+
+
+def _unsearchable_above(path: Path) -> Path | None:
+    """The first existing directory above ``path`` that this user may not search (``x``):
+    nothing under it can be looked at, so every later check saw a missing file or a
+    ``PermissionError``."""
+    try:
+        above = Path(os.path.abspath(path)).parents
+    except (OSError, ValueError):
+        return None
+    for directory in reversed(above):
+        if not os.path.isdir(directory):
+            return None  # missing: the parent's check names it
+        if not os.access(directory, os.X_OK):
+            return directory
+    return None
+
+
+def unsearchable(name: str) -> Path | None:
+    """The directory that keeps this user from looking into ``name``: one above it that may
+    not be searched, or ``name`` itself when it is such a directory; ``None`` if none."""
+    above = _unsearchable_above(Path(name))
+    if above is not None:
+        return above
+    if os.path.isdir(name) and not os.access(name, os.X_OK):
+        return Path(name)
+    return None
 
 
 def refuse_relative_without_cwd(name: str, option: str) -> None:
@@ -242,6 +312,13 @@ def check_output_file(path: str | os.PathLike[str], option: str,
         raise InputError(f"this option writes {fmt}files: the name must end in "
                          f"{' or '.join(suffixes)}", file=name, field=option)
     _check_parent(p, option)
+    owner = _owner_in_sticky_directory(p)
+    if owner is not None:
+        # (the closing rename failed after the work: "directory /tmp does not let this user
+        # create or replace files (did it change during the work?)")
+        raise InputError(f"is a file of another user ({owner}) in {p.parent}, a directory "
+                         "where only a file's owner may replace it (the sticky bit, as in "
+                         "/tmp); choose another name", file=name, field=option)
     if p.is_file():
         # (reid --json model/model.json replaced a fitted model's metadata with a risk table:
         # the model could no longer be loaded; the same for a release's files)

@@ -283,9 +283,31 @@ def _check_path_value(param: Any, value: Any, option: str) -> None:
         # library failed on it after the work, as "the output cannot be shown in the
         # terminal's encoding", or named the input with a codec's message
         shown = os.fsencode(value).decode("utf-8", "backslashreplace")
-        raise InputError("the name is not valid UTF-8, and the Parquet and Arrow readers and "
-                         "writers take UTF-8 names only; rename the file (or directory) or "
-                         "choose a UTF-8 name", file=shown, field=option) from None
+        if shown == os.fsencode(value).decode("utf-8", "replace") and \
+                sys.getfilesystemencoding().lower().replace("-", "") != "utf8":
+            # the name is UTF-8; this Python decodes names as ASCII (the C locale with the
+            # locale coercion and UTF-8 mode off): "the name is not valid UTF-8" was wrong
+            raise InputError(f"this Python reads file names as {sys.getfilesystemencoding()} "
+                             "(the C or POSIX locale), so a UTF-8 name cannot be passed on; "
+                             "run under a UTF-8 locale (LC_ALL=C.UTF-8) or set PYTHONUTF8=1",
+                             file=shown, field=option) from None
+        # (the line gave the Parquet and Arrow libraries as the reason for any option, a
+        # JSON or PNG output's too; the outputs also record the names they read as text)
+        raise InputError("the name is not valid UTF-8, and topicslab takes UTF-8 names only "
+                         "(the Parquet and Arrow libraries and the names recorded in its "
+                         "outputs take no other); rename the file (or directory) or choose a "
+                         "UTF-8 name", file=shown, field=option) from None
+    from topicslab._paths import unsearchable
+
+    blocked = unsearchable(value)
+    if blocked is not None:
+        # (an input in such a directory was "dd/pop.parquet, field '--sets': no such file",
+        # and a model directory readable but not searchable "dd/model/stages.json:
+        # permission denied", a file that is not there)
+        raise InputError(f"directory {blocked} cannot be searched by this user (it lacks the "
+                         "x permission), so nothing in it can be read or written; change its "
+                         "permissions (chmod u+rwx) or choose another location", file=value,
+                         field=option)
     if _is_special_file(value):
         # a pipe would block the command forever (reading it waits for a writer,
         # writing it for a reader); a device is no file to read or replace
@@ -339,8 +361,8 @@ def _file_system_problem(exc: Exception) -> str | None:
                 else "disk quota exceeded")
         if name is None:  # the standard output (every file goes through _atomic)
             return f"{full}; free some space or send the output elsewhere"
-        return (f"{name}: {full}, so it was not written (nothing half-written is left); free "
-                "some space or choose another location")
+        return (f"{name}: {full}, so it was not written ({_left_behind()}); free some space "
+                "or choose another location")
     if exc.errno in (errno.EMFILE, errno.ENFILE):
         # the open-file limit (ulimit -n) or the system's table: "OSError: [Errno 24] Too
         # many open files: '.../encodings/cp437.py'", exit code 1, the user's limit
@@ -354,13 +376,27 @@ def _file_system_problem(exc: Exception) -> str | None:
         if name is None:  # the standard output, or a library's own file (numba's cache)
             return (f"a file written (the standard output, or a cache) grew {limit}; raise "
                     "the limit or send the output elsewhere")
-        return (f"{name}: {limit}, so it was not written (nothing half-written is left); "
-                "raise the limit or choose another location")
+        return (f"{name}: {limit}, so it was not written ({_left_behind()}); raise the "
+                "limit or choose another location")
     if name is not None:
         # (a rename's destination, the output, rather than its hidden temporary)
         final = exc.filename2 if exc.filename2 is not None else exc.filename
         return _location_changed(exc.errno, os.fsdecode(final))
     return None
+
+
+def _left_behind() -> str:
+    """What a command that failed writing leaves on disk, for the line of a full disk: what
+    an interruption would keep (a fit's checkpoints, a run's finished stages, an output
+    written before the failing one). The line said "nothing half-written is left" beside a
+    fit's 80 KB checkpoint on the full disk (kept for --resume, which it did not mention)
+    and a run's finished stages."""
+    from topicslab._atomic import completed_writes
+
+    note = _state["kept"]
+    if not (note() if callable(note) else note) and not completed_writes():
+        return "nothing half-written is left"
+    return _what_was_kept()
 
 
 def _open_file_limit() -> str:
@@ -437,6 +473,12 @@ class OneLineErrors(TyperGroup):
 
         forget_completed_writes()
         clear_interrupt()
+        # a umask that takes the owner's own permissions (0277, 0777) made every output one
+        # this user could not write into or read back: each writer failed at its temporary
+        # ("PermissionError: Failed to open local file", exit 1), and a run could not have
+        # read its own release. Only the group's and others' bits of the umask are kept
+        mask = os.umask(0o022)
+        os.umask(mask & 0o077)
         try:
             with warnings.catch_warnings():
                 if not _debugging():  # library warnings would add lines to the one-line contract
@@ -450,6 +492,7 @@ class OneLineErrors(TyperGroup):
             return code
         finally:
             clear_interrupt()
+            os.umask(mask)
 
     def _run_quietly(self, args: Sequence[str] | None, prog_name: str | None,
                      complete_var: str | None, **extra: Any) -> int:

@@ -463,7 +463,9 @@ def fit_command(
                     opt.persistence if isinstance(opt, tm.FullObjective) else 0.0)
     earlier = _checkpoint_stamps(out_dir / "checkpoints")
     on_interrupt(lambda: _checkpoints_kept(out_dir / "checkpoints", earlier, resume))
-    with no_new_empty_dirs(out_dir):
+    # (the checkpoints directory too: in an existing --out, a fit failing before its first
+    # checkpoint -- a full disk -- left an empty one behind)
+    with no_new_empty_dirs(out_dir, out_dir / "checkpoints"):
         try:
             res = tm.fit(stats, variant, opt, device=device, seed=seed,
                          max_minutes=max_minutes, target=stop_at, progress=not no_progress,

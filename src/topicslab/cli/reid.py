@@ -44,7 +44,11 @@ def _attack_names(text: str) -> list[str]:
     try:
         names = comma_items(text)
     except ValueError as exc:
-        raise InputError(str(exc), field="--attack") from None
+        if "is not ASCII" not in str(exc):
+            raise InputError(str(exc), field="--attack") from None
+        # an attack is a name, not a number: "'hämming' is not ASCII (numbers are read in
+        # the digits 0-9 only)" was the line; it is an unknown attack, refused below
+        names = [t.strip() for t in text.split(",")]
     if "learned" in names and names.count("learned") > 1:
         # the hand-made attacks' repeats are refused by the library; learned never reaches it
         raise InputError(f"attack learned given twice in {text!r}", field="--attack")

@@ -46,6 +46,7 @@ from topicslab.datamodel import TopicSets
 from topicslab.errors import InputError
 from topicslab.io._common import (
     DEFAULT_K,
+    MAX_WEEKS,
     ListError,
     PathLike,
     check_exists,
@@ -317,6 +318,15 @@ def _by_week(dense: npt.NDArray[np.int16], user: npt.NDArray[np.int64],
     """Rows of user-weeks -> users in order of first appearance, weeks from the smallest
     present."""
     base = int(week.min()) if week.shape[0] else 0
+    if week.shape[0] and int(week.max()) - base >= MAX_WEEKS:
+        # (a week of 2147483648 tried a dense array of 2^31 weeks: "MemoryError: Unable to
+        # allocate 5.86 TiB", where a long table's week is refused; and a span past 2^63 wrapped
+        # around in the subtraction below)
+        i = int(np.argmax(week == week.max()))
+        raise InputError(f"week {int(week[i])} is {int(week[i]) - base:,} weeks after the "
+                         f"first ({base}): past the last week a file may hold (at most "
+                         f"{MAX_WEEKS} weeks, as a population)", file=file, row=i + 1,
+                         field=field)
     w = week - base
     span = int(w.max()) + 1 if w.shape[0] else 0
     n_weeks = span if weeks is None else weeks

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,8 +49,11 @@ _FAMILIES = ("single", "within", "across")
 def _statistic(stats: Any, name: str) -> npt.NDArray[np.float64]:
     """``stats.name`` as float64; a model (whose ``q_single`` is a method) or another object
     was "float() argument must be ... not 'method'"."""
+    from topicslab._checks import host_values
+
     value = getattr(stats, name, None)
     if not callable(value):
+        value = host_values(value, name)  # (a tensor that requires grad)
         try:
             return np.asarray(value, dtype=np.float64)
         except (TypeError, ValueError):
@@ -65,6 +69,14 @@ def check_statistics(stats: Any) -> None:
     size (a mismatch means statistics of another taxonomy), every value finite and in
     [0, 1], q_within symmetric with a zero diagonal.
     """
+    if not all(hasattr(stats, name) for name in ("taxonomy", *_FIELDS)):
+        # a path, a dict or None: "field 'taxonomy': statistics carry no usable taxonomy
+        # ('str' object has no attribute 'taxonomy')", a field the caller did not give
+        hint = (f"; load them first: dp.load_statistics({os.fspath(stats)!r})"
+                if isinstance(stats, str | os.PathLike) else "")
+        raise InputError(f"expected DP statistics (dp.load_statistics or "
+                         f"dp.compute_statistics), got {type(stats).__name__}{hint}",
+                         field="stats")
     try:
         tax = resolve(stats.taxonomy)
     except Exception as exc:
@@ -92,7 +104,7 @@ def check_statistics(stats: Any) -> None:
                 idx = tuple(int(x) for x in np.argwhere(cond)[0])
                 raise InputError(f"value {arr[idx]:.6g} at {_topics(tax, idx)} is {what} "
                                  "(not a probability)", field=name)
-    qw = np.asarray(stats.q_within, dtype=np.float64)
+    qw = _statistic(stats, "q_within")
     if np.abs(np.diagonal(qw)).max(initial=0.0) > 0:
         raise InputError("diagonal must be zero (pairs of two different topics)",
                          field="q_within")
@@ -163,9 +175,8 @@ class Targets:
         families = _FAMILIES + (("overlap",) if noise is not None and "overlap" in noise
                                 and math.isfinite(float(noise["overlap"]))
                                 and float(noise["overlap"]) >= 0 else ())
-        return cls(np.asarray(stats.q_single, dtype=np.float64).copy(),
-                   np.asarray(stats.q_within, dtype=np.float64).copy(),
-                   np.asarray(stats.q_across, dtype=np.float64).copy(),
+        return cls(_statistic(stats, "q_single").copy(), _statistic(stats, "q_within").copy(),
+                   _statistic(stats, "q_across").copy(),
                    resolve(stats.taxonomy), int(stats.k), statistics_fingerprint(stats),
                    None if noise is None else {f: float(noise[f]) for f in families},
                    overlap)

@@ -72,8 +72,12 @@ def _gain(g: npt.ArrayLike | None, n_secrets: int) -> Array | None:
 def _floats(value: npt.ArrayLike, what: str) -> Array:
     """``value`` as a float array; text or ragged lists are a ``QIFError`` (they were NumPy's
     "could not convert" or "inhomogeneous shape" ``ValueError``)."""
+    from topicslab._checks import host_values
+
+    field = {"a channel": "c", "the prior": "pi", "a gain matrix": "g"}.get(what, what)
+    held = host_values(value, field, error=QIFParameterError)
     try:
-        return np.asarray(value, dtype=np.float64)
+        return np.asarray(held, dtype=np.float64)
     except (TypeError, ValueError):
         raise QIFError(f"{what} must be a numeric array, got {str(value)[:40]!r}") from None
 
