@@ -61,7 +61,7 @@ def test_a_topic_twice_in_a_set_counts_once() -> None:
     empty = sets.copy()
     empty[0, 0, 4] = -1  # {0, 1, 2, 3}
     assert np.array_equal(log_likelihood(obs, twice, mech), log_likelihood(obs, empty, mech))
-    qi, qo = mech.q_in, mech.q_out
+    qi = mech.q_in
     # persona 0, pool of one phase: epoch 0 answers (0, 0, -1) hit set {0,1,2,3} twice and
     # set {0,5,6,7,8} twice
     ll = log_likelihood(obs[:, :, :1], empty[:1], mech)
