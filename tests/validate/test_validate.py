@@ -105,6 +105,13 @@ def test_distinct_topics_by_hand():
     assert distinct_topics(ts, weeks=1).tolist() == [2, 1, 0, 3]
     with pytest.raises(InputError):
         distinct_topics(ts, weeks=3)
+    # the default is the paper's four weeks, or every week of sets that hold fewer (it was 4
+    # whatever the sets held: two weeks were refused for an argument no one gave)
+    assert distinct_topics(ts).tolist() == [3, 1, 0, 6]
+    one = TopicSets(sets[:, :1], TAX)
+    assert distinct_topics(one).tolist() == [2, 1, 0, 3]
+    cmp = distinct_topics_comparison(ts, one)
+    assert cmp.weeks == 1 and cmp.population_counts.tolist() == [1, 1, 1, 1]
 
 
 def test_distinct_topics_comparison():

@@ -4,8 +4,8 @@ Public names:
     fit_quality(stats, model, *, bar=None) -> FitQuality
         absolute / relative errors of every term of J (Fig. 3 and 4), the shares within
         0.1 pp and within 20% (terms ≥ 0.1%), per-family breakdown
-    distinct_topics(sets, weeks=4) -> int16[n_users]
-    distinct_topics_comparison(population_sets, synthetic_sets, weeks=4) -> DistinctComparison
+    distinct_topics(sets, weeks=None) -> int16[n_users]  (None: 4, or every week if fewer)
+    distinct_topics_comparison(population_sets, synthetic_sets, weeks=None) -> DistinctComparison
         histograms and their Pearson correlation (Fig. 5)
     stationarity(sets | model) -> Stationarity
         Pearson correlations between weeks and week transitions (Appendix C)

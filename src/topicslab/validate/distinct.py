@@ -2,8 +2,8 @@
 §6, Fig. 5).
 
 Public names:
-    distinct_topics(sets, weeks=4) -> int16[n_users]
-    distinct_topics_comparison(population_sets, synthetic_sets, weeks=4) -> DistinctComparison
+    distinct_topics(sets, weeks=None) -> int16[n_users]         (None: 4, or all weeks if fewer)
+    distinct_topics_comparison(population_sets, synthetic_sets, weeks=None) -> DistinctComparison
     DistinctComparison   histograms (counts and shares) of both, Pearson correlation of the
                          two share vectors; ``to_dict()`` (and mapping access to it)
 
@@ -31,10 +31,23 @@ __all__ = ["DistinctComparison", "distinct_topics", "distinct_topics_comparison"
 _BLOCK = 1 << 18
 
 
-def distinct_topics(sets: TopicSets, weeks: int = 4) -> npt.NDArray[np.int16]:
-    """Number of distinct topics in each user's first ``weeks`` weekly sets."""
+#: weeks of the paper's Fig. 5 (distinct topics over four weeks)
+_PAPER_WEEKS = 4
+
+
+def _default_weeks(sets: TopicSets) -> int:
+    return max(1, min(_PAPER_WEEKS, sets.n_weeks))
+
+
+def distinct_topics(sets: TopicSets, weeks: int | None = None) -> npt.NDArray[np.int16]:
+    """Number of distinct topics in each user's first ``weeks`` weekly sets (``None``: the
+    paper's four (Fig. 5), or every week of sets that hold fewer)."""
     if not isinstance(sets, TopicSets):  # an array failed on .n_weeks (AttributeError)
         raise TypeError(f"distinct_topics takes TopicSets, got {type(sets).__name__}")
+    if weeks is None:
+        # (the default was 4 whatever the sets held: sets of one week were refused with
+        # "weeks must be an integer in 1..1, got 4", an argument the caller never gave)
+        weeks = _default_weeks(sets)
     # weeks=True counted one week, 2.5 was a TypeError and "4" one too
     if isinstance(weeks, bool) or not isinstance(weeks, Integral) or not (
             1 <= weeks <= sets.n_weeks):
@@ -101,9 +114,10 @@ def _pearson(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> float:
 
 
 def distinct_topics_comparison(population_sets: TopicSets, synthetic_sets: TopicSets,
-                               weeks: int = 4) -> DistinctComparison:
+                               weeks: int | None = None) -> DistinctComparison:
     """Histograms of distinct topics over ``weeks`` weeks for both populations and the
-    Pearson correlation between the two normalised histograms (over 0..weeks·k)."""
+    Pearson correlation between the two normalised histograms (over 0..weeks·k); ``None``:
+    the paper's four weeks, or as many as the shorter of the two holds if fewer."""
     for name, given in (("population_sets", population_sets), ("synthetic_sets", synthetic_sets)):
         if not isinstance(given, TopicSets):  # (an AttributeError on .taxonomy)
             raise TypeError(f"distinct_topics_comparison takes TopicSets as {name}, got "
@@ -115,6 +129,8 @@ def distinct_topics_comparison(population_sets: TopicSets, synthetic_sets: Topic
     for field, sets in (("population_sets", population_sets), ("synthetic_sets", synthetic_sets)):
         if sets.n_users == 0:
             raise InputError("the sets hold no users: there is nothing to compare", field=field)
+    if weeks is None:
+        weeks = min(_default_weeks(population_sets), _default_weeks(synthetic_sets))
     a = distinct_topics(population_sets, weeks)
     b = distinct_topics(synthetic_sets, weeks)
     top = weeks * max(population_sets.k, synthetic_sets.k)
