@@ -415,3 +415,27 @@ def test_a_fitted_model_still_loads_after_these_changes(inputs: Path, work: Path
     res = invoke(["sample", "--model", "model", "--users", "10", "--seed", "1", "--out",
                   "s.parquet"])
     assert res.exit_code == 0, res.output
+
+
+# ---- run's disk check counts the release (round 43's leftover) -------------------------------
+
+def test_run_s_disk_check_counts_the_release(work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check counted the two sets only (300 users: 10 KB), so a run on a disk that held
+    them but not the DP release (72 MB for four weeks) failed at the release, after the
+    population; and a refusal said "use fewer --users" where fewer users would not help."""
+    from topicslab import _resources
+    from topicslab.cli import run as run_cli
+    from topicslab.errors import InputError
+
+    monkeypatch.setattr(_resources, "available_disk", lambda _path: 40_000_000)
+    res = invoke(["run", "--preset", "smoke", "--users", "300", "--fit-steps", "2", "--types",
+                  "2", "--no-disclosure", "--out", "r"])
+    line = check_refused(res.output, res.exit_code, "field '--out'")
+    assert "DP release" in line and "free some space" in line and "--users" not in line, line
+    assert not (work / "r").exists()
+    # where the sets are most of it, fewer users is the advice
+    monkeypatch.setattr(_resources, "available_disk", lambda _path: 100_000_000)
+    with pytest.raises(InputError, match="use fewer --users") as info:
+        run_cli._check_population_size(20_000_000, 4, work, 4)
+    assert info.value.field == "--users"
+    run_cli._check_population_size(300, 4, work, 4)  # fits: no error

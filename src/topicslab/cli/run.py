@@ -100,7 +100,7 @@ def _check_size(preset: str, users: int | None, overrides: dict[str, Any],
         return  # the pipeline names the unknown preset
     cfg = PRESETS[preset].with_overrides(users=users, **overrides)
     if users_known:
-        _check_population_size(cfg.users, cfg.weeks, out_dir)
+        _check_population_size(cfg.users, cfg.weeks, out_dir, len(cfg.release_weeks))
     _check_fit_size(cfg.model, cfg.types, cfg.weeks)
     if stats_dir is not None and (stats_dir / "privacy_ledger.json").is_file():
         from topicslab.cli.model import check_week_pair
@@ -135,9 +135,18 @@ def _check_size(preset: str, users: int | None, overrides: dict[str, Any],
 _CHUNK_USERS = 250_000
 
 
-def _check_population_size(users: int, weeks: int, out_dir: Path) -> None:
+#: disk of the DP release per released week, whatever the users (its JSON tables of the v2
+#: taxonomy's topic pairs: 72 MB for a default run's four weeks, measured), and of the rest
+#: a run writes beside the sets (model 4.7 MB, validation 4.1 MB, report 0.8 MB, measured)
+_RELEASE_BYTES_PER_WEEK = 18e6
+_OTHER_RUN_BYTES = 10e6
+
+
+def _check_population_size(users: int, weeks: int, out_dir: Path, release_weeks: int) -> None:
     """The reference population is generated whole (then its synthetic twin is sampled, as
-    many users): both sets in memory, both Parquet files in ``out_dir``."""
+    many users): both sets in memory, both Parquet files in ``out_dir``, beside the DP
+    release and the other files (the check counted the sets only: a run on a disk that held
+    them but not the 72 MB release failed at the release, told to use fewer --users)."""
     from topicslab._resources import require_disk, require_memory
     from topicslab.cli.population import (
         API_K,
@@ -151,8 +160,16 @@ def _check_population_size(users: int, weeks: int, out_dir: Path) -> None:
             + min(users, _CHUNK_USERS) * weeks * GENERATION_BYTES_PER_USER_WEEK)
     what = f"the run's population and synthetic sets of {users:,} users x {weeks} weeks"
     require_memory(need, what, field="--users", hint="use fewer --users")
-    require_disk(2 * user_weeks * PARQUET_BYTES_PER_USER_WEEK, what, out_dir,
-                 field="--users", hint="use fewer --users")
+    sets = 2 * user_weeks * PARQUET_BYTES_PER_USER_WEEK
+    fixed = release_weeks * _RELEASE_BYTES_PER_WEEK + _OTHER_RUN_BYTES
+    if sets >= fixed:
+        require_disk(sets + fixed, f"{what}, with the DP release and the report", out_dir,
+                     field="--users", hint="use fewer --users")
+    else:
+        # most of it does not depend on the users: fewer would not help
+        require_disk(sets + fixed, f"the run's DP release ({release_weeks} weeks), model, "
+                     f"report and sets of {users:,} users", out_dir, field="--out",
+                     hint="free some space or choose another --out")
 
 
 def _check_fit_size(model: str, types: int | None, weeks: int) -> None:
