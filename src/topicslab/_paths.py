@@ -132,10 +132,7 @@ def _check_name(path: Path, option: str) -> None:
     if blocked is not None:
         # (the line named the output itself -- "d/p.parquet: permission denied: this user
         # may not read (or write) it" -- with no option, for a directory above it)
-        raise InputError(f"directory {blocked} cannot be searched by this user (it lacks the "
-                         "x permission), so nothing under it can be written; change its "
-                         "permissions (chmod u+rwx) or choose another location", file=name,
-                         field=option)
+        raise unsearchable_error(blocked, name, option, "written")
     whole = len(os.fsencode(os.path.abspath(name))) + len(".XXXXXXXX.tmp")
     if whole >= _PATH_MAX:
         # the file system refuses the whole path (ENAMETOOLONG): an OSError, exit code 1
@@ -199,6 +196,14 @@ def _unsearchable_above(path: Path) -> Path | None:
         if not os.access(directory, os.X_OK):
             return directory
     return None
+
+
+def unsearchable_error(blocked: Path, name: str, option: str, done: str) -> InputError:
+    """The line for ``name`` under ``blocked``, a directory this user may not search
+    (``unsearchable``): nothing in it can be ``done`` ("written", "read or written")."""
+    return InputError(f"directory {blocked} cannot be searched by this user (it lacks the x "
+                      f"permission), so nothing in it can be {done}; change its permissions "
+                      "(chmod u+rwx) or choose another location", file=name, field=option)
 
 
 def unsearchable(name: str) -> Path | None:

@@ -297,17 +297,14 @@ def _check_path_value(param: Any, value: Any, option: str) -> None:
                          "(the Parquet and Arrow libraries and the names recorded in its "
                          "outputs take no other); rename the file (or directory) or choose a "
                          "UTF-8 name", file=shown, field=option) from None
-    from topicslab._paths import unsearchable
+    from topicslab._paths import unsearchable, unsearchable_error
 
     blocked = unsearchable(value)
     if blocked is not None:
         # (an input in such a directory was "dd/pop.parquet, field '--sets': no such file",
         # and a model directory readable but not searchable "dd/model/stages.json:
         # permission denied", a file that is not there)
-        raise InputError(f"directory {blocked} cannot be searched by this user (it lacks the "
-                         "x permission), so nothing in it can be read or written; change its "
-                         "permissions (chmod u+rwx) or choose another location", file=value,
-                         field=option)
+        raise unsearchable_error(blocked, value, option, "read or written")
     if _is_special_file(value):
         # a pipe would block the command forever (reading it waits for a writer,
         # writing it for a reader); a device is no file to read or replace
