@@ -166,3 +166,37 @@ def test_chunk_cells_bound_tables_and_counters():
     assert all(t * chunk_cells(t) <= 1 << 25 for t in (2, 4, 8, 16, 32))
     counter = MatchSetCounter(np.zeros((10, 4), dtype=np.int16))
     assert counter.chunk == chunk_cells() >> 4
+
+
+def test_dense_slot_arrays_count_as_the_hash_tables_over_many_blocks(monkeypatch):
+    """The singletons' and pairs' dense slot arrays (a small alphabet) give the hash
+    tables' counts, over more users than one block of the scan holds (2^19 per thread),
+    with queries holding categories site 1 never shows and missing weeks."""
+    from topicslab.attacks import engine
+
+    rng = np.random.default_rng(19)
+    n, r = 1_200_000, 3
+    s1 = rng.integers(0, 40, size=(n, r)).astype(np.int16)
+    s1[rng.random((n, r)) < 0.05] = -1
+    rows = rng.integers(0, n, size=300)
+    qs = s1[rows].copy()
+    qs[:20, 1] = 45  # past every site-1 category: the dense arrays are that much wider
+    qs[20:40, 2] = -1
+    assert engine._direct_values(r, 45) == 46  # (the dense path is taken)
+    dense = match_set_counts(s1, qs)
+    monkeypatch.setattr(engine, "_DIRECT_BYTES", 0)
+    assert engine._direct_values(r, 45) == 0
+    hashed = match_set_counts(s1, qs)
+    np.testing.assert_array_equal(dense, hashed)
+    assert (dense.sum(axis=1) == n).all()
+    # and both equal the brute-force counts on a slice small enough to compare every pair
+    np.testing.assert_array_equal(match_set_counts(s1[:5000], qs[:50]),
+                                  brute_force_counts(s1[:5000], qs[:50]))
+
+
+def test_the_dense_arrays_are_left_to_large_alphabets_hash_tables():
+    from topicslab.attacks.engine import _DIRECT_BYTES, _direct_values
+
+    assert _direct_values(8, 468) == 469  # the v2 taxonomy at eight weeks: 24.6 MB
+    assert 28 * 469 * 469 * 4 <= _DIRECT_BYTES
+    assert _direct_values(8, 5000) == 0 and _direct_values(4, -1) == 0

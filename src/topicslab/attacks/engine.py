@@ -22,6 +22,11 @@ over the match sets that occur, how many users reach it, and whether the true us
    under taking subsets, so the candidates for ``T`` are the AND of the hit bitsets of T's
    subsets missing one week (Apriori pruning, 64 users per word): a user probes a few dozen
    tables instead of ``2^r - 1``, and each table stays in cache while it is probed.
+   With a small alphabet (the Topics API's 469 topics) the singletons and pairs of weeks —
+   36 of a user's ~46 probes at r = 8 — read their slot from dense arrays indexed by the
+   categories themselves (one load, no hash, nothing to verify), and the per-week words come
+   from a table of the alphabet, so a block holds 2^19 users instead of 2^16 and every
+   table is read 8x less often: 1.9x less work at r = 8 (benchmarks/RESULTS.md).
 3. *reduce* — per query, ``A(T)`` is the sum over threads of the counter of its key, then the
    Möbius transform gives ``N``.
 
@@ -179,13 +184,13 @@ def _fill(queries: np.ndarray, qh: np.ndarray, offsets: np.ndarray, tab: np.ndar
                 continue
             i = h & msk
             while True:
-                hv = tab[off + i, 0]
+                hv = tab[0, off + i]
                 if hv == 0:
-                    tab[off + i, 0] = h
-                    tab[off + i, 1] = np.uint64(q)
+                    tab[0, off + i] = h
+                    tab[1, off + i] = np.uint64(q)
                     qslot[q, t] = off + np.int64(i)
                     break
-                if hv == h and _same_on(queries, np.int64(tab[off + i, 1]), queries[q], t, r):
+                if hv == h and _same_on(queries, np.int64(tab[1, off + i]), queries[q], t, r):
                     qslot[q, t] = off + np.int64(i)
                     break
                 i = (i + _ONE) & msk
@@ -197,11 +202,11 @@ def _probe(queries, columns, idx, t, h, off, slots, tab, r):
     msk = np.uint64(slots - 1)
     i = h & msk
     while True:
-        hv = tab[off + i, 0]
+        hv = tab[0, off + i]
         if hv == 0:
             return np.int64(-1)
         if hv == h:
-            q0 = np.int64(tab[off + i, 1])
+            q0 = np.int64(tab[1, off + i])
             same = True
             for w in range(r):
                 if (t >> w) & 1 and queries[q0, w] != columns[w, idx]:
@@ -215,7 +220,8 @@ def _probe(queries, columns, idx, t, h, off, slots, tab, r):
 @njit(cache=True, parallel=True)
 def _scan(columns: np.ndarray, queries: np.ndarray, offsets: np.ndarray, tab: np.ndarray,
           counts: np.ndarray, level_sets: np.ndarray, level_start: np.ndarray,
-          rank: np.ndarray, block_users: np.int64) -> None:
+          rank: np.ndarray, block_users: np.int64, single: np.ndarray, pairs: np.ndarray,
+          n_values: np.int64) -> None:
     """Count, per table slot, the site-1 users whose projection equals the slot's key.
 
     ``columns`` is site 1 week-major (``[r, n]``). Each thread owns a slice of users, cut into
@@ -225,6 +231,11 @@ def _scan(columns: np.ndarray, queries: np.ndarray, offsets: np.ndarray, tab: np
     agrees with it on every subset), and only they compute their key (XOR of per-week words,
     computed once per block) and probe T's table, which stays in cache while it is probed.
     Only two levels of bitsets are kept.
+
+    With a small alphabet (``n_values > 0``) the singletons and pairs of weeks, nearly all
+    of a user's probes (8 + 28 of ~46 at r = 8), read their slot from dense arrays instead:
+    ``single[w, v]`` and ``pairs[rank[T], v1·n_values + v2]`` (v1 in T's lower week), ``-1``
+    where no query holds the key: one load, no hash, no verification (``_direct_slots``).
     """
     r, n = columns.shape
     n_threads = counts.shape[0]
@@ -237,7 +248,12 @@ def _scan(columns: np.ndarray, queries: np.ndarray, offsets: np.ndarray, tab: np
         cnt = counts[b]
         prev = np.zeros((widest, words), dtype=np.uint64)
         cur = np.zeros((widest, words), dtype=np.uint64)
-        zb = np.zeros((r, block_users), dtype=np.uint64)
+        # a user's per-week words: from the alphabet's table, else computed once per block
+        zb = np.zeros((r, 1 if n_values else block_users), dtype=np.uint64)
+        zv = np.zeros((r, n_values), dtype=np.uint64)
+        for w in range(r):
+            for cat in range(n_values):
+                zv[w, cat] = _zval(w, cat)
         lo = b * per
         hi = min(n, lo + per)
         for start in range(lo, hi, block_users):
@@ -255,10 +271,13 @@ def _scan(columns: np.ndarray, queries: np.ndarray, offsets: np.ndarray, tab: np
                     v = np.int64(columns[w, start + u])
                     if v < 0:
                         continue
-                    z = _zval(w, v)
-                    zb[w, u] = z
-                    found = _probe(queries, columns, start + u, t, z | _TOP, off, slots, tab,
-                                   r)
+                    if n_values:
+                        found = np.int64(single[w, v])
+                    else:
+                        z = _zval(w, v)
+                        zb[w, u] = z
+                        found = _probe(queries, columns, start + u, t, z | _TOP, off, slots,
+                                       tab, r)
                     if found >= 0:
                         cnt[found] += 1
                         cur[col, u >> 6] |= _ONE << np.uint64(u & 63)
@@ -284,12 +303,24 @@ def _scan(columns: np.ndarray, queries: np.ndarray, offsets: np.ndarray, tab: np
                         while c:
                             u = (j << 6) + int(trailing_zeros(c))  # type: ignore[call-arg]
                             c &= c - _ONE
+                            if k == 2 and n_values:
+                                w1 = int(trailing_zeros(np.uint64(t)))
+                                w2 = int(trailing_zeros(np.uint64(t ^ (1 << w1))))
+                                v12 = (np.int64(columns[w1, start + u]) * n_values
+                                       + np.int64(columns[w2, start + u]))
+                                found = np.int64(pairs[col, v12])
+                                if found >= 0:
+                                    cnt[found] += 1
+                                    cur[col, j] |= _ONE << np.uint64(u & 63)
+                                    any_hit = True
+                                continue
                             h = np.uint64(0)
                             rest = t
                             while rest:
                                 w = int(trailing_zeros(np.uint64(rest)))
                                 rest &= rest - 1
-                                h ^= zb[w, u]
+                                h ^= (zv[w, np.int64(columns[w, start + u])] if n_values
+                                      else zb[w, u])
                             h |= _TOP
                             found = _probe(queries, columns, start + u, t, h, off, slots, tab,
                                            r)
@@ -297,6 +328,25 @@ def _scan(columns: np.ndarray, queries: np.ndarray, offsets: np.ndarray, tab: np
                                 cnt[found] += 1
                                 cur[col, j] |= _ONE << np.uint64(u & 63)
                                 any_hit = True
+
+
+@njit(cache=True)
+def _direct_slots(queries: np.ndarray, qslot: np.ndarray, rank: np.ndarray,
+                  single: np.ndarray, pairs: np.ndarray, n_values: np.int64) -> None:
+    """The dense slot arrays of the singletons and pairs of weeks (``_scan``), from the
+    queries' slots in the hash tables: the same slot either way, so the counts are too."""
+    n_q, r = queries.shape
+    for q in range(n_q):
+        for w in range(r):
+            sl = qslot[q, np.int64(1) << w]
+            if sl >= 0:
+                single[w, np.int64(queries[q, w])] = sl
+            for w2 in range(w + 1, r):
+                t = (np.int64(1) << w) | (np.int64(1) << w2)
+                sl = qslot[q, t]
+                if sl >= 0:
+                    pairs[rank[t], np.int64(queries[q, w]) * n_values
+                          + np.int64(queries[q, w2])] = sl
 
 
 @njit(cache=True, parallel=True)
@@ -358,8 +408,24 @@ def _check(site1: npt.NDArray[np.integer], queries: npt.NDArray[np.integer],
         raise ValueError("at most 2^31 - 1 site-1 users are supported")
 
 
-def _chunk_counts(columns: npt.NDArray[np.integer], queries: npt.NDArray[np.integer]
-                  ) -> npt.NDArray[np.int64]:
+#: the singletons' and pairs' dense slot arrays (``_scan``) are used while they take at most
+#: this many bytes (``C(r, 2) · n_values² · 4``): 24.6 MB for the v2 taxonomy's 469 topics at
+#: r = 8 (0.9 MB a pair, processed one pair at a time per block of users, so in cache)
+_DIRECT_BYTES = 64 << 20
+
+
+def _direct_values(r: int, top: int) -> int:
+    """``n_values`` of the dense arrays for categories ``0..top`` (0: hash tables only)."""
+    n_values = top + 1
+    pairs = r * (r - 1) // 2
+    fits = n_values > 0 and 4 * max(pairs, 1) * n_values * n_values <= _DIRECT_BYTES
+    return n_values if fits else 0
+
+
+def _chunk_counts(columns: npt.NDArray[np.integer], queries: npt.NDArray[np.integer],
+                  top: int = -1) -> npt.NDArray[np.int64]:
+    """Match-set counts of one chunk of queries; ``top``: the largest category of
+    ``columns`` (-1: unknown, then the hash tables serve every probe)."""
     r, n = columns.shape
     n_q = queries.shape[0]
     n_sets = 1 << r
@@ -374,7 +440,7 @@ def _chunk_counts(columns: npt.NDArray[np.integer], queries: npt.NDArray[np.inte
     offsets = np.zeros(n_sets + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
     total = int(offsets[-1])
-    tab = np.zeros((total, 2), dtype=np.uint64)
+    tab = np.zeros((2, total), dtype=np.uint64)  # keys, then representatives
     qslot = np.full((n_q, n_sets), -1, dtype=np.int64)
     _fill(queries, qh, offsets, tab, qslot)
     n_threads = max(1, min(numba.get_num_threads(), n))
@@ -382,10 +448,22 @@ def _chunk_counts(columns: npt.NDArray[np.integer], queries: npt.NDArray[np.inte
     if n:
         level_sets, level_start, rank = _levels(r)
         widest = int(np.diff(level_start[1:]).max())
-        # two levels of per-subset hit bitsets of a block of users stay within ~32 MB
-        block_users = max(64, min(1 << 16, ((1 << 27) // widest) >> 6 << 6))
+        n_values = _direct_values(r, max(top, int(queries.max(initial=-1)))
+                                  if top >= 0 else -1)
+        # two levels of per-subset hit bitsets of a block of users stay within ~32 MB. A
+        # block reads every subset's table once, so larger blocks read them fewer times:
+        # 2^19 users instead of 2^16 took 1.32 s instead of 1.88 s of one core (2M users,
+        # r = 8, 10,240 queries; benchmarks/RESULTS.md). Without the alphabet's table the
+        # per-week words are kept per user (8 bytes per user and week), so blocks stay small
+        cap = 1 << (19 if n_values else 16)
+        block_users = max(64, min(cap, ((1 << 27) // widest) >> 6 << 6))
+        single = np.full((r, n_values), -1, dtype=np.int32)
+        pairs = np.full((r * (r - 1) // 2 if n_values else 0, n_values * n_values), -1,
+                        dtype=np.int32)
+        if n_values:
+            _direct_slots(queries, qslot, rank, single, pairs, np.int64(n_values))
         _scan(columns, queries, offsets, tab, counts, level_sets, level_start, rank,
-              np.int64(block_users))
+              np.int64(block_users), single, pairs, np.int64(n_values))
     out = np.empty((n_q, n_sets), dtype=np.int64)
     _reduce_moebius(counts, qslot, np.int64(n), np.int64(r), out)
     return out
@@ -404,6 +482,8 @@ class MatchSetCounter:
         _check(s1, s1[:0])
         self.n_users, self.n_weeks = (int(x) for x in s1.shape)
         self._columns = np.ascontiguousarray(s1.T)  # week-major: a subset reads its weeks
+        #: the largest category (the dense slot arrays' width, ``_direct_values``)
+        self._top = int(s1.max(initial=-1))
         #: default queries per scan: keeps ``chunk · 2^r`` (tables, counts) bounded
         self.chunk = max(1, chunk_cells() >> self.n_weeks)
 
@@ -419,7 +499,7 @@ class MatchSetCounter:
                 dt = cols.dtype
             else:
                 cols = cols.astype(dt)
-        return _chunk_counts(cols, np.ascontiguousarray(qs, dtype=dt))
+        return _chunk_counts(cols, np.ascontiguousarray(qs, dtype=dt), self._top)
 
 
 def match_set_counts(
