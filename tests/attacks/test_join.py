@@ -197,3 +197,22 @@ def test_count_chunks_takes_lists_and_checks_progress() -> None:
     np.testing.assert_array_equal(counts, brute_force_counts(np.array(s1), np.array(qs)))
     with pytest.raises(ParameterError, match="progress must be True or False"):
         join.count_chunks(np.array(s1), np.array(qs), progress="no")  # type: ignore[arg-type]
+
+
+def test_the_dense_singletons_and_pairs_count_as_the_hash_tables(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A small alphabet's singletons and pairs are counted in dense arrays; the same counts
+    (and shared projections) as the hash tables give, at r = 6 with missing weeks."""
+    from topicslab.attacks import engine
+
+    rng = np.random.default_rng(606)
+    s1, qs = _case(rng, 3000, 2500, 6, 12, missing=0.1)
+    qs[:30, 2] = 14  # past every site-1 category
+    dense = JoinedCounts(s1, qs)
+    assert dense._values == 15 and dense._pairs.shape == (15, 225)
+    monkeypatch.setattr(engine, "_DIRECT_BYTES", 0)
+    hashed = JoinedCounts(s1, qs)
+    assert hashed._values == 0
+    np.testing.assert_array_equal(dense.counts(), hashed.counts())
+    np.testing.assert_array_equal(dense.counts(), match_set_counts(s1, qs))
+    assert dense.shared == hashed.shared
