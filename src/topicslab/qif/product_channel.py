@@ -166,9 +166,10 @@ def _max_slices(local: I32, cin: F64, codes: Any, w: F64, ci: I64, wi: I64, alph
         x = np.zeros(max(p, 1), dtype=np.int64)
         og = np.zeros(n_cfg)
         base = np.zeros(n_cfg)
+        vab = np.zeros(n_cfg)
         orow = np.zeros((n_cfg, da))
         ocol = np.zeros((n_cfg, db))
-        ocell = np.zeros((n_cfg, da * db))
+        ocell = np.zeros((da * db, n_cfg))  # (a cell's configurations in one cache line)
         mark = np.zeros(da * db, dtype=np.bool_)
         touched = np.empty(da * db, dtype=np.int64)
         xr = np.empty(da)
@@ -214,6 +215,11 @@ def _max_slices(local: I32, cin: F64, codes: Any, w: F64, ci: I64, wi: I64, alph
                             b = local[u, ib, s]
                             if b >= 0 and vb > ocol[c, b]:
                                 ocol[c, b] = vb
+                    # (the user's value in every configuration, once: the compiler cannot
+                    # hoist it out of the cell loop, which writes ocell)
+                    for c in range(n_cfg):
+                        vab[c] = (base[c] * _value(cin, codes, ci[c], u, ia)
+                                  * _value(cin, codes, ci[c], u, ib))
                     for s in range(local.shape[2]):
                         a = local[u, ia, s]
                         if a < 0:
@@ -228,10 +234,8 @@ def _max_slices(local: I32, cin: F64, codes: Any, w: F64, ci: I64, wi: I64, alph
                                 touched[n_touched] = cell
                                 n_touched += 1
                             for c in range(n_cfg):
-                                v = (base[c] * _value(cin, codes, ci[c], u, ia)
-                                     * _value(cin, codes, ci[c], u, ib))
-                                if v > ocell[c, cell]:
-                                    ocell[c, cell] = v
+                                if vab[c] > ocell[cell, c]:
+                                    ocell[cell, c] = vab[c]
             for c in range(n_cfg):
                 scale = 1.0
                 for i in range(p):
@@ -246,7 +250,7 @@ def _max_slices(local: I32, cin: F64, codes: Any, w: F64, ci: I64, wi: I64, alph
                     row = 0.0
                     for b in range(db):
                         v = max(scale * m0[c, a, b], xa * beta[c, ib, b], ba * zc[b],
-                                aa * alpha[c, ib, b] * ocell[c, a * db + b])
+                                aa * alpha[c, ib, b] * ocell[a * db + b, c])
                         row += mult[0, ib, b] * v
                     slice_sum += mult[0, ia, a] * row
                 totals[blk, c] += weight * slice_sum
@@ -255,7 +259,7 @@ def _max_slices(local: I32, cin: F64, codes: Any, w: F64, ci: I64, wi: I64, alph
                 cell = touched[j]
                 mark[cell] = False
                 for c in range(n_cfg):
-                    ocell[c, cell] = 0.0
+                    ocell[cell, c] = 0.0
             orow[:, :] = 0.0
             ocol[:, :] = 0.0
     return totals
