@@ -38,6 +38,18 @@ def canonicalize_sets(sets: npt.ArrayLike) -> npt.NDArray[np.int16]:
     return np.where(tmp == big, EMPTY, tmp).astype(np.int16)
 
 
+def set_sizes(sets: npt.NDArray[np.integer]) -> npt.NDArray[np.int64]:
+    """Non-empty slots along the last axis (a week's set size), as ``(sets >= 0).sum(-1)``.
+
+    Added slot by slot: NumPy's reduction over a last axis of five slots took 0.55 s of 9M
+    users × 3 weeks, this 0.1 s."""
+    held = np.asarray(sets) >= 0
+    sizes = np.zeros(held.shape[:-1], dtype=np.int64)
+    for j in range(held.shape[-1]):
+        sizes += held[..., j]
+    return sizes
+
+
 @dataclass
 class TopicSets:
     """Topic-set sequences of a population (real, reference or synthetic).

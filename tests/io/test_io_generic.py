@@ -130,3 +130,15 @@ def test_property_round_trip(tmp_path, same, ts, name):
         return
     back = read_sets(path, taxonomy=ts.taxonomy.version, k=ts.k, weeks=ts.n_weeks)
     same(back, ts, metadata=name.endswith(".parquet"))
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=st.tuples(st.integers(0, 30), st.integers(1, 4), st.integers(1, 7)),
+       seed=st.integers(0, 2**31 - 1))
+def test_set_sizes_count_the_non_empty_slots(shape, seed):
+    from topicslab.datamodel import set_sizes
+
+    sets = np.random.default_rng(seed).integers(-1, 5, size=shape).astype(np.int16)
+    sizes = set_sizes(sets)
+    assert sizes.dtype == np.int64
+    np.testing.assert_array_equal(sizes, (sets >= 0).sum(axis=-1))

@@ -48,13 +48,13 @@ def taxonomy_size(version: str, option: str = "--taxonomy") -> int:
 def require_at_most_k(sets: object, k: int, file: Path) -> None:
     """Refuse a ``k`` past the file's taxonomy, and a week with more than ``k`` topics
     (``stats`` refuses both too, so every command agrees on what a valid week is)."""
-    from topicslab.datamodel import TopicSets
+    from topicslab.datamodel import TopicSets, set_sizes
 
     assert isinstance(sets, TopicSets)
     if k > sets.taxonomy.size:
         raise InputError(f"k must be at most {sets.taxonomy.size} (the topics of taxonomy "
                          f"{sets.taxonomy.version}), got {k}", file=str(file), field="--k")
-    sizes = (sets.sets >= 0).sum(axis=-1)
+    sizes = set_sizes(sets.sets)
     if sets.n_users == 0 or int(sizes.max()) <= k:
         return
     user, week = np.unravel_index(int(np.argmax(sizes > k)), sizes.shape)

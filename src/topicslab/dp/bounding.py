@@ -35,6 +35,7 @@ from numba import njit, prange
 from topicslab._checks import integer, integer_array
 from topicslab.api.hashing import STREAM_PAD, derive_key
 from topicslab.api.topk import pad_row
+from topicslab.datamodel import set_sizes
 from topicslab.dp.params import BoundMode, ContributionBound, contribution_of
 from topicslab.errors import InputError
 
@@ -95,7 +96,7 @@ def distinct_per_week(sets: npt.ArrayLike) -> npt.NDArray[np.int64]:
     """``[n_users, n_weeks]``: the distinct topics of each user-week (empties and repeats not
     counted), what contribution bounding compares with k."""
     a, _ = _distinct_rows(np.asarray(sets).astype(np.int16, copy=False))
-    return (a >= 0).sum(axis=-1)
+    return set_sizes(a)
 
 
 def _sort_rows(a: npt.NDArray[np.int16]) -> npt.NDArray[np.int16]:

@@ -32,7 +32,7 @@ import numpy.typing as npt
 from numba import njit
 
 from topicslab._checks import MAX_COUNT, integer, integer_array, number
-from topicslab.datamodel import TopicSets, canonicalize_sets
+from topicslab.datamodel import TopicSets, canonicalize_sets, set_sizes
 from topicslab.qif.errors import QIFError, QIFParameterError
 from topicslab.qif.product_channel import ProductChannel, max_sums, topics_channel
 from topicslab.qif.topics import (
@@ -541,7 +541,7 @@ def population_tables(sets: TopicSets | npt.ArrayLike, *, weeks: Weeks = 0,
     n_ep, slots = prof.sets.shape[1], prof.sets.shape[2]
     ss = slots if s is None else int(s)
     check_params(mm, ss, r)
-    widest = int((prof.sets >= 0).sum(axis=2).max()) if prof.sets.size else 0
+    widest = int(set_sizes(prof.sets).max()) if prof.sets.size else 0
     if ss < widest:
         # the capacities of top-s sets would bound a channel that answers from bigger sets
         raise QIFParameterError(f"s must be at least the {widest} topics of the data's widest "
@@ -555,7 +555,7 @@ def population_tables(sets: TopicSets | npt.ArrayLike, *, weeks: Weeks = 0,
     bounds = {name: (v.lower, v.upper) for name, v in
               (("leak_bounded_noise", leak_bn), ("leak_topics", leak_t),
                ("post_bounded_noise", post_bn), ("post_reporting", post_t)) if not v.exact}
-    sizes = (prof.sets >= 0).sum(axis=2)
+    sizes = set_sizes(prof.sets)  # (not held through the channel sums, the peak)
     min_size = int(sizes[sizes > 0].min()) if (sizes > 0).any() else 0
     empty_users = int(counts[(sizes == 0).any(axis=1)].sum())
     tables = PopulationTables(

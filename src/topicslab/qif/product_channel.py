@@ -510,8 +510,11 @@ class ProductChannel:
                     or table.ndim != 2 or table.shape[0] != k or table.shape[1] < width):
                 raise QIFError(f"{name} must be float64[{k}, at least {width}] (one row per "
                                "position, a column per collapsed index)")
+        # (each position's largest index through a C-order 2-d reduction: ``max(axis=(0,
+        # 2))`` took 0.8 s of 10M users × 3 positions, 0.15 s this way)
         if local.size and (int(local.min()) < -1
-                           or (local.max(axis=(0, 2)) >= dims).any()):
+                           or (local.reshape(n, -1).max(axis=0).reshape(k, -1).max(axis=1)
+                               >= dims).any()):
             raise QIFError("local must hold collapsed indices 0..dims-1 of each position "
                            "(-1: an empty slot)")
         cin, codes = self.cin, self.cin_codes
