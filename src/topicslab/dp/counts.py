@@ -47,24 +47,31 @@ class PairCounts:
 
 @njit(cache=True, parallel=True)
 def _count_kernel(s: np.ndarray, m: int, hist: np.ndarray) -> None:
+    """Table by table: a block's users count into one m × m table (within week w, or week w
+    followed by w + 1) before the next, so the table stays in cache (0.9 MB of int32 for
+    469 topics): all 2r − 1 tables at once, 26 MB a thread at r = 8, missed the caches on
+    nearly every count."""
     n, n_weeks, k = s.shape
     n_blocks = hist.shape[0]
     block = (n + n_blocks - 1) // n_blocks
     for t in prange(n_blocks):
         lo = t * block
         hi = min(n, lo + block)
-        h = hist[t]
-        for u in range(lo, hi):
-            for w in range(n_weeks):
-                for a in range(k):
-                    base = np.int64(s[u, w, a]) * m
-                    for b in range(a + 1, k):
-                        h[w, base + s[u, w, b]] += 1
-            for w in range(n_weeks - 1):
-                for a in range(k):
-                    base = np.int64(s[u, w, a]) * m
-                    for b in range(k):
-                        h[n_weeks + w, base + s[u, w + 1, b]] += 1
+        for q in range(hist.shape[1]):
+            h = hist[t, q]
+            if q < n_weeks:
+                for u in range(lo, hi):
+                    for a in range(k):
+                        base = np.int64(s[u, q, a]) * m
+                        for b in range(a + 1, k):
+                            h[base + s[u, q, b]] += 1
+            else:
+                w = q - n_weeks
+                for u in range(lo, hi):
+                    for a in range(k):
+                        base = np.int64(s[u, w, a]) * m
+                        for b in range(k):
+                            h[base + s[u, w + 1, b]] += 1
 
 
 #: the largest taxonomy the m x m count tables are built for (v2 has 469 topics; int16 ids)
@@ -100,12 +107,15 @@ def pair_counts(bounded: npt.NDArray[np.int16], m: int) -> PairCounts:
     n_blocks = max(1, min(numba.get_num_threads(), n))
     from topicslab._resources import require_memory
 
-    require_memory(8.0 * (n_blocks + 1) * n_queries * m * m,
+    # a block's count of one pair is at most its users: int32 while they fit
+    per_block = -(-n // n_blocks)
+    cell = np.int32 if per_block < 2**31 else np.int64
+    require_memory((np.dtype(cell).itemsize * n_blocks + 8.0) * n_queries * m * m,
                    f"the pair counts of {m:,} topics over {n_weeks} weeks", field="m")
-    hist = np.zeros((n_blocks, n_queries, m * m), dtype=np.int64)
+    hist = np.zeros((n_blocks, n_queries, m * m), dtype=cell)
     if n:
         _count_kernel(s, m, hist)
-    total = hist.sum(axis=0).reshape(n_queries, m, m)
+    total = hist.sum(axis=0, dtype=np.int64).reshape(n_queries, m, m)
     return PairCounts(within=total[:n_weeks], across=total[n_weeks:])
 
 
