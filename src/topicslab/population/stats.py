@@ -20,20 +20,22 @@ from topicslab.population.targets import Target, published_targets
 
 
 @njit(cache=True, parallel=True)
-def _count_kernel(sets, m, n_blocks, first, stop):
+def _count_kernel(sets, m, n_blocks, first, stop, cell):
     """Counts of singles and within-week pairs (once per unordered pair, in set order) of
     weeks ``first..stop-1``, and of across-week pairs of the transitions from them, summed
     over those weeks. One week at a time keeps each block's tables in cache: counting every
     week into tables of its own was slower than counting the weeks apart (4.8 vs 3.0 s for 2M
-    users x 8 weeks)."""
+    users x 8 weeks); and within one week, the within-week table first, then the across one,
+    each of ``cell`` (int32 while a block's users fit: 0.9 MB for 469 topics), not both of
+    int64 at once (3.5 MB a thread, past a core's cache: 5.3 s of 10M users x 8 weeks)."""
     n, w, k = sets.shape
     single = np.zeros((n_blocks, m), dtype=np.int64)
-    within = np.zeros((n_blocks, m, m), dtype=np.int64)
-    across = np.zeros((n_blocks, m, m), dtype=np.int64)
+    within = np.zeros((n_blocks, m, m), dtype=cell)
+    across = np.zeros((n_blocks, m, m), dtype=cell)
     per = (n + n_blocks - 1) // n_blocks
     for b in prange(n_blocks):
-        for u in range(b * per, min(n, (b + 1) * per)):
-            for j in range(first, stop):
+        for j in range(first, stop):
+            for u in range(b * per, min(n, (b + 1) * per)):
                 for s in range(k):
                     a = sets[u, j, s]
                     if a < 0:
@@ -43,12 +45,18 @@ def _count_kernel(sets, m, n_blocks, first, stop):
                         c = sets[u, j, t]
                         if c >= 0 and c != a:
                             within[b, a, c] += 1
-                    if j + 1 < w:
+            if j + 1 < w:
+                for u in range(b * per, min(n, (b + 1) * per)):
+                    for s in range(k):
+                        a = sets[u, j, s]
+                        if a < 0:
+                            continue
                         for t in range(k):
                             c = sets[u, j + 1, t]
                             if c >= 0:
                                 across[b, a, c] += 1
-    return single.sum(axis=0), within.sum(axis=0), across.sum(axis=0)
+    return (single.sum(axis=0), within.astype(np.int64).sum(axis=0),
+            across.astype(np.int64).sum(axis=0))
 
 
 def _counted(sets: TopicSets | npt.ArrayLike, m: int | None, per_week: bool
@@ -91,7 +99,10 @@ def _counted(sets: TopicSets | npt.ArrayLike, m: int | None, per_week: bool
                    f"the statistics of {m:,} topics", field="m")
     arr = np.ascontiguousarray(arr, dtype=np.int16)
     spans = [(j, j + 1) for j in range(w)] if per_week else [(0, w)]
-    counted = [_count_kernel(arr, int(m), n_blocks, a, b) for a, b in spans]
+    # a block's count of one pair is at most its users times the weeks of a call
+    per_block = -(-n // n_blocks) * max(b - a for a, b in spans)
+    cell = np.int32 if per_block < 2**31 else np.int64
+    counted = [_count_kernel(arr, int(m), n_blocks, a, b, cell) for a, b in spans]
     single, within, across = (np.stack([c[i] for c in counted]) for i in range(3))
     within += within.transpose(0, 2, 1)  # pairs were counted once, in set order
     return n, w, single, within, across
