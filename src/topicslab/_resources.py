@@ -14,8 +14,8 @@ from pathlib import Path
 
 from topicslab.errors import InputError
 
-__all__ = ["address_space_room", "available_disk", "available_memory", "require_disk",
-           "require_memory", "size_text"]
+__all__ = ["address_space_room", "available_disk", "available_memory", "release_free_memory",
+           "require_disk", "require_memory", "size_text"]
 
 
 def size_text(n: float) -> str:
@@ -110,3 +110,29 @@ def require_disk(estimate: float, what: str, path: str | os.PathLike[str], *,
     advice = f"; {hint}" if hint else ""
     raise InputError(f"{what} needs at least {size_text(estimate)} of disk, "
                      f"{size_text(free)} free there{advice}", field=field)
+
+
+def release_free_memory() -> None:
+    """Give the C heap's free pages back to the system (glibc's ``malloc_trim``; nothing
+    elsewhere).
+
+    Arrays freed by a stage leave their pages in the heap, where only later C allocations can
+    reuse them; Arrow's pool (mimalloc) cannot, so a Parquet read after the stage takes its
+    memory anew on top of them: after the paper preset's fidelity stage 173 MB of the
+    process's resident memory were such pages, and its validate stage (which reads the
+    synthetic users' file) peaked 0.4 GB above the same work in a fresh process
+    (benchmarks/RESULTS.md). Nothing allocated is touched.
+    """
+    import ctypes
+    import ctypes.util
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        trim = libc.malloc_trim
+    except (OSError, AttributeError):  # (musl and others have no malloc_trim)
+        return
+    trim.argtypes = [ctypes.c_size_t]
+    trim(0)

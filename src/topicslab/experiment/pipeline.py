@@ -59,6 +59,7 @@ from topicslab._atomic import atomic_paths
 from topicslab._checks import choice, flag, integer
 from topicslab._json import dumps, jsonable
 from topicslab._paths import check_output_dir, no_new_empty_dirs
+from topicslab._resources import release_free_memory
 from topicslab.errors import InputError
 from topicslab.experiment.cache import _RECORD, Lookup, StageCache, file_fingerprint
 from topicslab.experiment.context import RunContext
@@ -123,6 +124,7 @@ class _Runner:
         self.redone[key] = name
         t0 = time.perf_counter()
         summary = fn()
+        release_free_memory()  # (what the stage freed, before the next stage's reads)
         self.seconds[name] = time.perf_counter() - t0
         summary = jsonable(summary)
         self.computed_seconds[name] = self.seconds[name]
