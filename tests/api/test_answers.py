@@ -157,3 +157,21 @@ def test_bad_arguments():
         Mechanism(p=1.5)
     with pytest.raises(ValueError):
         Mechanism(k=0)
+
+
+@pytest.mark.parametrize("ids", [[3, 1, 2, 1, 9], [1, 2, 2, 3, 9], [5, 5, 6, 7, 8]])
+def test_a_user_id_twice_is_refused_in_any_order(ids: list[int]) -> None:
+    from topicslab.errors import InputError
+
+    sets = np.tile(np.array([[[0, 1, 2, 3, 4]]], dtype=np.int16), (5, 1, 1))
+    with pytest.raises(InputError, match="appears more than once in user_ids"):
+        observe(sets, [0], weeks=1, user_ids=ids)
+
+
+def test_increasing_user_ids_key_the_answers_as_any_order_does() -> None:
+    sets = np.tile(np.array([[[0, 1, 2, 3, 4]]], dtype=np.int16), (6, 2, 1))
+    ids = np.array([2, 7, 11, 40, 41, 900])
+    forward = observe(sets, [0, 1], weeks=2, seed=3, user_ids=ids)
+    order = np.array([5, 0, 3, 1, 4, 2])
+    shuffled = observe(sets[order], [0, 1], weeks=2, seed=3, user_ids=ids[order])
+    np.testing.assert_array_equal(shuffled, forward[:, order])
