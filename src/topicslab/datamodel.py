@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from numba import njit, prange
 
 from topicslab._checks import integer_array
 from topicslab.errors import InputError
@@ -48,6 +49,36 @@ def set_sizes(sets: npt.NDArray[np.integer]) -> npt.NDArray[np.int64]:
     for j in range(held.shape[-1]):
         sizes += held[..., j]
     return sizes
+
+
+@njit(cache=True, parallel=True)
+def _first_problems(sets: npt.NDArray[np.integer], m: int, allow_empty: bool,
+                    first: npt.NDArray[np.int64]) -> None:
+    """``first[0]``: the first user-week (``u · weeks + w``) holding an index outside
+    ``-1..m-1`` (or an empty slot, unless ``allow_empty``); ``first[1]``: the first whose
+    topics are not distinct and sorted with empties last; -1 where none."""
+    n, weeks, k = sets.shape
+    block = 1 << 14
+    n_blocks = (n + block - 1) // block
+    found = np.full((n_blocks, 2), -1, dtype=np.int64)
+    for b in prange(n_blocks):
+        for u in range(b * block, min(n, (b + 1) * block)):
+            for w in range(weeks):
+                row = u * weeks + w
+                for j in range(k):
+                    v = sets[u, w, j]
+                    if found[b, 0] < 0 and (v < -1 or v >= m or (v == -1 and not allow_empty)):
+                        found[b, 0] = row
+                    if found[b, 1] < 0 and j > 0 and v >= 0 and (
+                            v <= sets[u, w, j - 1] or sets[u, w, j - 1] == -1):
+                        found[b, 1] = row
+            if found[b, 0] >= 0 and found[b, 1] >= 0:
+                break
+    for i in range(2):
+        for b in range(n_blocks):
+            if found[b, i] >= 0:
+                first[i] = found[b, i]
+                break
 
 
 @dataclass
@@ -137,28 +168,20 @@ class TopicSets:
     def validate(self, *, allow_empty: bool = True) -> None:
         """Check ranges, sortedness and distinctness; raise ``InputError`` naming the row."""
         m = self.taxonomy.size
-        # in blocks of users: the masks of a whole 10M-user table were 1.6 GB (writing the
-        # paper preset's population); ranges first everywhere, then the order, as before
-        step = 1 << 20
-        blocks = range(0, self.sets.shape[0], step)
-        for lo in blocks:
-            s = self.sets[lo:lo + step]
-            bad = (s < EMPTY) | (s >= m)
-            if not allow_empty:
-                bad |= s == EMPTY
-            if bad.any():
-                u, w, _ = np.argwhere(bad)[0]
-                raise InputError(f"topic index {int(s[u, w].max())} out of range",
-                                 row=int(u) + lo, field=f"epoch_{w}_topics")
-        for lo in blocks:
-            s = self.sets[lo:lo + step]
-            real = s[..., 1:] >= 0
-            problem = real & (s[..., 1:] <= s[..., :-1])
-            problem |= (s[..., :-1] == EMPTY) & real
-            if problem.any():
-                u, w, _ = np.argwhere(problem)[0]
-                raise InputError("topics must be distinct, sorted, with empty slots last",
-                                 row=int(u) + lo, field=f"epoch_{w}_topics")
+        # one compiled pass (the masks of 1M users in blocks took 0.35 s of every 1M users
+        # written); ranges first everywhere, then the order, as before
+        sets = np.ascontiguousarray(self.sets)
+        first = np.full(2, -1, dtype=np.int64)
+        if sets.size:
+            _first_problems(sets, m, allow_empty, first)
+        if first[0] >= 0:
+            u, w = divmod(int(first[0]), sets.shape[1])
+            raise InputError(f"topic index {int(sets[u, w].max())} out of range", row=u,
+                             field=f"epoch_{w}_topics")
+        if first[1] >= 0:
+            u, w = divmod(int(first[1]), sets.shape[1])
+            raise InputError("topics must be distinct, sorted, with empty slots last", row=u,
+                             field=f"epoch_{w}_topics")
 
     def topic_ids(self) -> npt.NDArray[np.int32]:
         """The sets as taxonomy ids (``-1`` stays ``-1``)."""

@@ -38,3 +38,40 @@ def test_a_range_error_anywhere_comes_before_an_order_error() -> None:
     with pytest.raises(InputError, match="out of range") as info:
         bad.validate()
     assert info.value.row == N - 1
+
+
+def _first_problem(s: np.ndarray, m: int, allow_empty: bool) -> tuple[str, int, int] | None:
+    """The masks' reference: the first range problem anywhere, else the first order one."""
+    bad = (s < -1) | (s >= m)
+    if not allow_empty:
+        bad |= s == -1
+    if bad.any():
+        u, w, _ = np.argwhere(bad)[0]
+        return "out of range", int(u), int(w)
+    real = s[..., 1:] >= 0
+    problem = real & ((s[..., 1:] <= s[..., :-1]) | (s[..., :-1] == -1))
+    if problem.any():
+        u, w, _ = np.argwhere(problem)[0]
+        return "sorted", int(u), int(w)
+    return None
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("allow_empty", [True, False])
+def test_the_compiled_checks_name_what_the_masks_named(seed: int, allow_empty: bool) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 40_000))
+    s = np.sort(rng.integers(0, 469, size=(n, 3, 4)), axis=-1).astype(np.int16)
+    s[:, :, 3] = np.where(rng.random((n, 3)) < 0.3, -1, s[:, :, 3])
+    for _ in range(int(rng.integers(0, 4))):  # a few problems anywhere
+        u, w, j = int(rng.integers(n)), int(rng.integers(3)), int(rng.integers(4))
+        s[u, w, j] = rng.choice([-1, 0, 470, -3, int(s[u, w, 0])])
+    sets = TopicSets(np.zeros((0, 3, 4), dtype=np.int16), resolve("v2"))
+    sets.sets = s  # (past the constructor's own check)
+    want = _first_problem(s, 469, allow_empty)
+    if want is None:
+        sets.validate(allow_empty=allow_empty)
+        return
+    with pytest.raises(InputError, match=want[0]) as info:
+        sets.validate(allow_empty=allow_empty)
+    assert (info.value.row, info.value.field) == (want[1], f"epoch_{want[2]}_topics")

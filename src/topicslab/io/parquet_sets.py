@@ -76,9 +76,10 @@ def _block(taxonomy: Taxonomy, k: int, weeks: int, metadata: dict[str, Any]) -> 
 
 
 def _table(sets: TopicSets, schema: pa.Schema) -> pa.Table:
-    ids = sets.topic_ids()
+    # week-major: each week's ids contiguous (a strided copy per week took twice as long)
+    ids = np.ascontiguousarray(sets.topic_ids().transpose(1, 0, 2))
     cols = [pa.array(sets.user_ids, type=pa.int64())]
-    cols += [list_array(ids[:, w, :]) for w in range(sets.n_weeks)]
+    cols += [list_array(ids[w]) for w in range(sets.n_weeks)]
     return pa.Table.from_arrays(cols, schema=schema)
 
 
