@@ -6,6 +6,8 @@ points, and the environment around the package.
 - A directory of Parquet parts as Spark writes it (``part-*.parquet``, ``_SUCCESS``, ``.crc``)
   or a partitioned data set (``week=0/...``): "is a directory with no .tfrecord files (a
   directory is read as TFRecord shards)" -- neither what it holds nor how to read it.
+- A visits log whose URLs are Parquet BINARY (no UTF-8 annotation, as Impala and older Hive
+  and Spark write strings): "expected text, got column type dictionary<values=binary, ...>".
 - A long (or profile) table saved by pandas with its index (``__index_level_0__``): "field
   'epoch_0_topics': no week column" -- the table was not recognised.
 - ``p.csv.GZ``: its header was read gunzipped, its rows as gzip bytes ("Expected 5 columns,
@@ -183,6 +185,41 @@ def test_a_spreadsheet_s_separator_line_is_named(work: Path, sets: TopicSets,
     res = invoke(["convert", "p.csv", "out.parquet"])
     line = check_refused(res.output, res.exit_code, "p.csv")
     assert "'sep=,' is a spreadsheet's separator hint" in line, line
+
+
+def _visits_with_urls_as_bytes(work: Path, bad_row: int | None = None) -> None:
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    from topicslab.io.visits import sample_files
+
+    visits, domains = sample_files()
+    (work / "domains.csv").write_bytes(Path(domains).read_bytes())
+    table = pacsv.read_csv(visits)
+    pq.write_table(table, work / "text.parquet")
+    urls = [u.encode() for u in table.column("url").to_pylist()]
+    if bad_row is not None:
+        urls[bad_row - 1] = b"https://ex\xffample.com/"
+    pq.write_table(table.set_column(2, "url", pa.array(urls, pa.binary())),
+                   work / "bytes.parquet")
+
+
+def test_a_visits_log_whose_urls_are_parquet_binary_is_read(work: Path) -> None:
+    _visits_with_urls_as_bytes(work)
+    for name in ("text", "bytes"):
+        res = invoke(["ingest", "--visits", f"{name}.parquet", "--domains", "domains.csv",
+                      "--out", f"{name}-sets.parquet", "--quiet"])
+        assert res.exit_code == 0, res.output
+    _same(tio.read_sets(work / "bytes-sets.parquet"), tio.read_sets(work / "text-sets.parquet"))
+
+
+def test_urls_that_are_not_utf8_are_refused_at_their_row(work: Path) -> None:
+    _visits_with_urls_as_bytes(work, bad_row=8)
+    res = invoke(["ingest", "--visits", "bytes.parquet", "--domains", "domains.csv",
+                  "--out", "sets.parquet", "--quiet"])
+    line = check_refused(res.output, res.exit_code, "bytes.parquet, row 8, field 'url'")
+    assert "not UTF-8" in line, line
+    assert not (work / "sets.parquet").exists()
 
 
 # --------------------------------------------------------------------- array layouts
