@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import shutil
 import signal
 import stat
@@ -361,8 +362,56 @@ def _stem(final: Path) -> str:
     return name
 
 
+def _writer_tag() -> str:
+    """This process in a temporary's name: a short tag of the host, then the process id, so
+    that a later write of the same output can tell a temporary whose writer is gone."""
+    import socket
+    import zlib
+
+    return f"{zlib.crc32(socket.gethostname().encode()):08x}{os.getpid()}-"
+
+
+def _writer_gone(tag: str) -> bool:
+    """True when ``tag`` (``_writer_tag``'s form) names a process of this host that has
+    ended; a process of another host (a shared file system), or one still running, keeps
+    its temporary."""
+    own = _writer_tag()
+    if not tag[:8] == own[:8] or not tag[8:].isdecimal():
+        return False
+    pid = int(tag[8:])
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # (another user's live process: EPERM)
+        return False
+    return False
+
+
+def _remove_stale_temporaries(final: Path, where: Path) -> None:
+    """Remove the temporaries of ``final`` in ``where`` that a killed writer left: kill -9,
+    a power loss or the out-of-memory killer end a process before it can clean up, and its
+    ``.p.parquet.XXXX.tmp`` (a ``.st.tmp-XXXX`` directory) stayed beside the output for
+    good, as many as there were interruptions, however large."""
+    stem = re.escape(_stem(final))
+    pattern = re.compile(rf"\.{stem}\.(?:tmp-)?([0-9a-f]{{8}}[0-9]+)-[^/]*?(?:\.tmp)?")
+    try:
+        names = os.listdir(where)
+    except OSError:
+        return
+    for name in names:
+        m = pattern.fullmatch(name)
+        if m is not None and _writer_gone(m.group(1)):
+            with contextlib.suppress(OSError):
+                _remove(where / name)
+
+
 def _temporary_file(final: Path) -> Path:
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{_stem(final)}.", suffix=".tmp", dir=final.parent)
+    _remove_stale_temporaries(final, final.parent)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{_stem(final)}.{_writer_tag()}", suffix=".tmp",
+                                    dir=final.parent)
     try:
         # 0600 whatever the umask: mkstemp's mode goes through it, and under a umask that
         # takes the owner's write permission (0277, 0777) the temporary came out 0400 or
@@ -376,7 +425,8 @@ def _temporary_file(final: Path) -> Path:
 
 
 def _temporary_dir(final: Path, where: Path) -> Path:
-    tmp = Path(tempfile.mkdtemp(prefix=f".{_stem(final)}.tmp-", dir=where))
+    _remove_stale_temporaries(final, where)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{_stem(final)}.tmp-{_writer_tag()}", dir=where))
     os.chmod(tmp, 0o700)  # (as _temporary_file: under umask 0277 the files in it were refused)
     return tmp
 

@@ -175,7 +175,10 @@ def integer_array(value: object, field: str, *, error: Error = ParameterError) -
         raise refuse(f"{field} must be a rectangular integer array (nested lists of one "
                      "length per level)", field, error=error) from None
     if np.issubdtype(arr.dtype, np.integer):
-        return arr
+        # in the machine's byte order: a big-endian array (">i2", as data from elsewhere may
+        # come) reached the compiled kernels, which type none other (profile_anonymity:
+        # numba's "TypingError: non-precise type pyobject")
+        return arr if arr.dtype.isnative else arr.astype(arr.dtype.newbyteorder("="))
     if not np.issubdtype(arr.dtype, np.floating):
         raise refuse(f"{field} must be an integer array, got dtype {arr.dtype}", field,
                      error=error)

@@ -352,6 +352,24 @@ def _exit_now(code: object) -> None:
     os._exit(0 if code is None else code)
 
 
+#: the narrowest and widest output written: below 80 columns the help's tables cut the
+#: option names ("--timestamp-colu…", and at COLUMNS=1 no usage line at all, only the
+#: boxes' corners), and a result's numbers are cut the same way; at COLUMNS=100000 every
+#: line of a help was padded out to 100,000 columns (3.3 MB for ``reid --help``)
+WIDTHS = (80, 1000)
+
+
+def _usable_width() -> None:
+    """Write for a width within ``WIDTHS``: the terminal's, or ``COLUMNS``, brought into
+    that range (a line wider than a narrow terminal wraps there, all of it shown)."""
+    import shutil
+
+    columns = shutil.get_terminal_size((80, 24)).columns
+    lo, hi = WIDTHS
+    if not lo <= columns <= hi:
+        os.environ["COLUMNS"] = str(min(max(columns, lo), hi))
+
+
 def main() -> None:
     """Run ``topicslab.cli.main``; a Ctrl-C before it takes over ends with one line."""
     columns = os.environ.get("COLUMNS", "")
@@ -366,6 +384,7 @@ def main() -> None:
         size = os.environ.get(name, "")
         if size.isdigit() and not size.isdecimal():
             del os.environ[name]
+    _usable_width()
     problem = _environment_error()
     if problem is not None:
         sys.stderr.write(f"error: {problem}\n")

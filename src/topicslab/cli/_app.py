@@ -630,11 +630,23 @@ app = typer.Typer(
 )
 
 
+def _show_version(value: bool) -> None:
+    """``--version``: was "No such option: --version", and a bug report could not say which
+    topicslab it came from."""
+    if value:
+        from topicslab import __version__
+
+        echo_data(f"topicslab {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _options(
     ctx: typer.Context,
     debug: bool = typer.Option(False, "--debug",
                                help="Show the traceback of a failure (else one line)."),
+    version: bool = typer.Option(False, "--version", callback=_show_version, is_eager=True,
+                                 help="Show the version and exit."),
 ) -> None:
     """Simulate, release and attack interest-based advertising APIs (Chrome's Topics API)."""
     _state.update(debug=debug, command=ctx.invoked_subcommand)

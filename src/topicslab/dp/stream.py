@@ -284,11 +284,13 @@ def _is_wide_parquet(path: str) -> bool:
         return any(f.endswith((".parquet", ".pq")) for f in os.listdir(path))
     if not path.lower().endswith((".parquet", ".pq")):
         return False
+    from topicslab.io._common import data_columns
+    from topicslab.io.profiles import is_profile_table
+
     try:
-        names = pq.read_schema(path).names
+        names = data_columns(pq.read_schema(path))  # (less a pandas index)
     except (pa.ArrowException, OSError):
         return True  # let the Parquet reader report the problem
-    from topicslab.io.profiles import is_profile_table
 
     return sorted(names) != _LONG_COLUMNS and not is_profile_table(path)
 

@@ -425,7 +425,7 @@ def check_exists(path: PathLike) -> str:
     if not os.path.exists(name):
         raise InputError(missing(name), file=name)
     if os.path.isdir(name):
-        raise InputError("is a directory, expected a file", file=name)
+        raise InputError(parquet_parts(name) or "is a directory, expected a file", file=name)
     if not stat.S_ISREG(os.stat(name).st_mode):
         # reading a pipe would wait for a writer forever, a device never ends
         raise InputError("is not a regular file (a pipe, socket or device); give a file",
@@ -433,6 +433,51 @@ def check_exists(path: PathLike) -> str:
     if os.path.getsize(name) == 0:
         raise InputError("empty file", file=name)
     return name
+
+
+_PANDAS_INDEX = re.compile(r"__index_level_[0-9]+__")
+
+
+def data_columns(schema: pa.Schema) -> list[str]:
+    """The schema's column names less the ones pandas wrote for a DataFrame's index
+    (``df.to_parquet()`` keeps an index other than 0, 1, 2, ... as ``__index_level_0__``,
+    listed in the file's pandas metadata): row labels, no data. A long or profile table
+    saved so was not recognised ("no week column ... epoch_0_topics")."""
+    try:
+        index = (schema.pandas_metadata or {}).get("index_columns", [])
+    except (ValueError, TypeError, AttributeError):  # (pandas metadata that is not JSON)
+        index = []
+    labels = {c for c in index if isinstance(c, str) and _PANDAS_INDEX.fullmatch(c)}
+    return [n for n in schema.names if n not in labels]
+
+
+def _holds_parquet(directory: str) -> bool:
+    return any(f.lower().endswith((".parquet", ".pq")) and not f.startswith((".", "_"))
+               and os.path.isfile(os.path.join(directory, f)) for f in os.listdir(directory))
+
+
+def parquet_parts(directory: str) -> str | None:
+    """What to say of a directory holding a Parquet data set written in parts -- Spark's
+    ``part-*.parquet`` beside ``_SUCCESS`` and ``.crc`` files, or the ``week=0/``
+    subdirectories of a partitioned (Hive-style) data set -- read where one file is expected;
+    ``None`` for any other directory. It was "is a directory with no .tfrecord files" (read
+    as TFRecord shards) or "is a directory, expected a file", naming neither what the
+    directory holds nor how to read it."""
+    try:
+        entries = os.listdir(directory)
+        partitioned = [e for e in entries if "=" in e.strip("=")
+                       and os.path.isdir(os.path.join(directory, e))]
+        if not _holds_parquet(directory) and not any(
+                _holds_parquet(os.path.join(directory, e)) for e in partitioned):
+            return None
+    except OSError:
+        return None
+    how = (f"partitioned by {partitioned[0].split('=')[0]!r} (Hive-style {partitioned[0]}/ "
+           "subdirectories)" if partitioned else "in part files (as Spark writes them)")
+    return (f"is a directory holding a Parquet data set {how}, but topicslab reads one "
+            "Parquet file here; merge the parts into one file first (in Python: "
+            f"pyarrow.parquet.write_table(pyarrow.parquet.read_table({directory!r}), "
+            "'one.parquet'))")
 
 
 #: failures of the process's resources (open files, memory), which say nothing of the file;

@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import gzip
 import os
+import re
 from typing import IO
 
 import numpy as np
@@ -74,8 +75,21 @@ def _open_text(file: str) -> IO[str]:
 MAX_HEADER_CHARS = 1 << 20
 
 
+def _refuse_unnamed_gzip(file: str) -> None:
+    """A gzip-compressed table whose name lacks ``.gz`` was "not a valid CSV file ('utf-8'
+    codec can't decode byte 0x8b in position 1)"."""
+    if file.lower().endswith(".gz"):
+        return
+    with wrap_errors(file, "CSV"), open(file, "rb") as fh:
+        magic = fh.read(2)
+    if magic == b"\x1f\x8b":
+        raise InputError("is gzip-compressed, but its name does not end in .gz: add .gz to "
+                         "the name (p.csv.gz) or decompress it (gunzip)", file=file)
+
+
 def read_header(file: str, delimiter: str) -> list[str]:
     """Column names from the first line (an empty or blank first line is an error)."""
+    _refuse_unnamed_gzip(file)
     with wrap_errors(file, "CSV"), _open_text(file) as fh:
         line = fh.readline(MAX_HEADER_CHARS + 1)
         rest = fh.readline(MAX_HEADER_CHARS + 1) if not line.strip() else ""
@@ -88,10 +102,32 @@ def read_header(file: str, delimiter: str) -> list[str]:
             raise InputError("the first line is blank; the header (user_id, epoch_0_topics, "
                              "...) must be the first line: remove the blank line", file=file)
         raise InputError("empty file (no header line)", file=file)
+    if re.fullmatch(r"sep=.", line.strip(), flags=re.IGNORECASE):
+        # Excel's separator hint: the header was read as one column "sep=," ("missing
+        # column")
+        raise InputError(f"the first line {line.strip()!r} is a spreadsheet's separator hint, "
+                         "not the header of column names; remove that line", file=file)
     try:
         return [c.strip() for c in next(csv.reader([line], delimiter=delimiter))]
     except csv.Error as exc:
         raise InputError(f"unreadable header ({exc})", file=file) from None
+
+
+def check_named(names: list[str], file: str) -> None:
+    """Refuse a header cell with no name: a spreadsheet's trailing empty column (a comma at
+    the end of every line) or pandas' unnamed index (``df.to_csv()`` without
+    ``index=False``). It was "field '': unknown column", "field '': duplicate column", or,
+    for a long or profile table no longer recognised, "no week column ... epoch_0_topics"."""
+    blank = next((i for i, n in enumerate(names) if not n), None)
+    if blank is None:
+        return
+    where = ("the last column" if blank == len(names) - 1 else
+             "the first column" if blank == 0 else f"column {blank + 1}")
+    why = (" (a comma at the end of each line, as spreadsheets export empty columns)"
+           if blank == len(names) - 1 else " (an index pandas wrote: to_csv(index=False) "
+           "leaves it out)" if blank == 0 else "")
+    raise InputError(f"{where} has no name in the header{why}; remove that column",
+                     file=file, field=f"column {blank + 1}")
 
 
 def locate_parse_error(file: str, delimiter: str, ncols: int, arrow_message: str) -> InputError:
@@ -114,16 +150,26 @@ def locate_parse_error(file: str, delimiter: str, ncols: int, arrow_message: str
     return InputError(f"cannot parse ({first})", file=file)
 
 
+def text_stream(file: str) -> pa.NativeFile:
+    """``file`` opened for pyarrow's CSV reader, gunzipped where its name ends in ``.gz`` in
+    any case, as ``_open_text`` reads the header: given a name, the reader picks a codec by
+    the exact suffix, so ``p.csv.GZ`` had its header read and its gzip bytes parsed as text
+    ("Expected 5 columns, got 2: <binary>"), and ``format='csv'`` on ``p.csv.bz2`` the
+    reverse."""
+    return pa.input_stream(file, compression="gzip" if file.lower().endswith(".gz") else None)
+
+
 def read_text_table(file: str, delimiter: str, names: list[str]) -> pa.Table:
     """All columns as strings; ragged or undecodable rows become a located ``InputError``."""
     try:
-        return pacsv.read_csv(
-            file,
-            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1),
-            parse_options=pacsv.ParseOptions(delimiter=delimiter),
-            convert_options=pacsv.ConvertOptions(
-                column_types={n: pa.string() for n in names}, strings_can_be_null=False),
-        )
+        with text_stream(file) as source:
+            return pacsv.read_csv(
+                source,
+                read_options=pacsv.ReadOptions(column_names=names, skip_rows=1),
+                parse_options=pacsv.ParseOptions(delimiter=delimiter),
+                convert_options=pacsv.ConvertOptions(
+                    column_types={n: pa.string() for n in names}, strings_can_be_null=False),
+            )
     except pa.ArrowException as exc:
         raise locate_parse_error(file, delimiter, len(names), str(exc)) from None
 
@@ -140,6 +186,7 @@ def read_sets_csv(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
     file = check_exists(path)
     delim = delimiter_for(file, delimiter)
     names = read_header(file, delim)
+    check_named(names, file)
     if len(set(names)) != len(names):
         dup = next(n for n in names if names.count(n) > 1)
         raise InputError("duplicate column", file=file, field=dup)

@@ -70,9 +70,36 @@ def detect_format(path: PathLike) -> str:
         return "csv"
     if any(ch in name for ch in "*?["):
         return "tfrecord"  # shard globs are the only multi-file input
+    if (why := _compressed(low)) is not None:
+        raise InputError(why, file=name)
     raise InputError("cannot tell the format from the name: name the file with one of the "
                      "extensions .parquet, .pq, .csv, .txt, .tsv, .tab or .tfrecord (or, "
                      f"from Python, pass format= one of {', '.join(FORMATS)})", file=name)
+
+
+#: suffixes of compressors other than gzip, with the command that undoes each
+_COMPRESSORS = {".bz2": ("bzip2", "bunzip2 -k"), ".xz": ("xz", "unxz -k"),
+                ".lzma": ("lzma", "unlzma -k"), ".zst": ("zstd", "unzstd"),
+                ".zstd": ("zstd", "unzstd"), ".lz4": ("lz4", "unlz4"),
+                ".br": ("brotli", "brotli -d"), ".zip": ("zip", "unzip"),
+                ".7z": ("7-Zip", "7z x"), ".z": ("compress", "uncompress"),
+                ".gzip": ("gzip", "")}
+
+
+def _compressed(low: str) -> str | None:
+    """What to say of a name such as ``p.csv.bz2``: a table compressed otherwise than with
+    gzip, whose name told no format ("name the file with one of the extensions .parquet,
+    ... .csv": renamed so, its compressed bytes would be read as text)."""
+    suffix = os.path.splitext(low)[1]
+    if suffix not in _COMPRESSORS or not os.path.splitext(low[:-len(suffix)])[1]:
+        return None
+    tool, undo = _COMPRESSORS[suffix]
+    if suffix == ".gzip":
+        return ("is named as gzip-compressed with the suffix .gzip; topicslab knows gzip by "
+                "the suffix .gz: rename it (p.csv.gz, p.tsv.gz)")
+    return (f"is compressed with {tool} ({suffix}), and topicslab reads and writes only "
+            "gzip-compressed text tables (.csv.gz, .tsv.gz) besides plain files; decompress "
+            f"it first ({undo} FILE), or compress the table with gzip (.csv.gz)")
 
 
 def _format(path: PathLike, fmt: str | None, *, reading: bool = False) -> str:

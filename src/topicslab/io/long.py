@@ -37,6 +37,7 @@ from topicslab.io._common import (
     check_block_format,
     check_exists,
     check_sets_to_write,
+    data_columns,
     decode_meta,
     distinct_width,
     encode_meta,
@@ -46,6 +47,7 @@ from topicslab.io._common import (
     wrap_errors,
 )
 from topicslab.io.csv_sets import (
+    check_named,
     delimiter_for,
     read_header,
     read_text_table,
@@ -68,7 +70,7 @@ def is_long_table(path: PathLike, delimiter: str | None = None) -> bool:
     file = os.fspath(path)
     try:
         if _is_parquet(file):
-            names = pq.ParquetFile(file).schema_arrow.names
+            names = data_columns(pq.ParquetFile(file).schema_arrow)
         else:
             names = read_header(file, delimiter_for(file, delimiter))
     except (InputError, pa.ArrowException, OSError):
@@ -142,6 +144,7 @@ def _columns(file: str, delimiter: str | None) -> tuple[
             return user, week, topic, present, block
     delim = delimiter_for(file, delimiter)
     names = read_header(file, delim)
+    check_named(names, file)
     for name in COLUMNS:
         if name not in names:
             raise InputError("missing column", file=file, field=name)

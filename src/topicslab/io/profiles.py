@@ -52,6 +52,7 @@ from topicslab.io._common import (
     check_exists,
     check_sets_to_write,
     check_unique_users,
+    data_columns,
     distinct_width,
     integer_values,
     lists_to_dense,
@@ -59,10 +60,12 @@ from topicslab.io._common import (
     wrap_errors,
 )
 from topicslab.io.csv_sets import (
+    check_named,
     delimiter_for,
     locate_parse_error,
     read_header,
     read_text_table,
+    text_stream,
     write_text_table,
 )
 from topicslab.io.detect import taxonomy_for
@@ -144,7 +147,7 @@ def is_profile_table(path: PathLike, delimiter: str | None = None) -> bool:
     file = os.fspath(path)
     try:
         if _is_parquet(file):
-            names = pq.ParquetFile(file).schema_arrow.names
+            names = data_columns(pq.ParquetFile(file).schema_arrow)
         else:
             names = read_header(file, delimiter_for(file, delimiter))
             if _headerless(names):
@@ -182,17 +185,19 @@ def _text_columns(file: str, delimiter: str | None) -> _Columns:
     if _headerless(names):
         layout = _Layout([f"column {j + 1}" for j in range(len(names))])
         try:
-            table = pacsv.read_csv(
-                file, read_options=pacsv.ReadOptions(column_names=layout.topics),
-                parse_options=pacsv.ParseOptions(delimiter=delim),
-                convert_options=pacsv.ConvertOptions(
-                    column_types={n: pa.string() for n in layout.topics},
-                    strings_can_be_null=False))
+            with text_stream(file) as source:  # (gunzipped as the header was)
+                table = pacsv.read_csv(
+                    source, read_options=pacsv.ReadOptions(column_names=layout.topics),
+                    parse_options=pacsv.ParseOptions(delimiter=delim),
+                    convert_options=pacsv.ConvertOptions(
+                        column_types={n: pa.string() for n in layout.topics},
+                        strings_can_be_null=False))
         except pa.ArrowException as exc:
             err = locate_parse_error(file, delim, len(names), str(exc))
             raise InputError(err.message, file=file,
                              row=None if err.row is None else err.row + 1) from None
     else:
+        check_named(names, file)
         if len(set(names)) != len(names):
             dup = next(n for n in names if names.count(n) > 1)
             raise InputError("duplicate column", file=file, field=dup)
@@ -220,7 +225,7 @@ def _text_columns(file: str, delimiter: str | None) -> _Columns:
 def _parquet_columns(file: str) -> _Columns:
     with wrap_errors(file, "Parquet"):
         table = pq.read_table(file)
-        layout = _layout(table.column_names, file=file)
+        layout = _layout(data_columns(table.schema), file=file)
         n = table.num_rows
 
         def col(name: str) -> pa.Array:

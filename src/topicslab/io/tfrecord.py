@@ -71,6 +71,7 @@ from topicslab.io._common import (
     check_unique_users,
     is_pattern,
     lists_to_dense,
+    parquet_parts,
     pick_taxonomy,
     sets_column,
 )
@@ -445,8 +446,8 @@ def tfrecord_files(path: PathLike) -> list[str]:
         if not files:
             from topicslab._paths import not_topic_sets
 
-            if (why := not_topic_sets(name)) is not None:  # (was "no .tfrecord files")
-                raise InputError(why, file=name)
+            if (why := not_topic_sets(name) or parquet_parts(name)) is not None:
+                raise InputError(why, file=name)  # (was "no .tfrecord files")
             # a directory is read as a TFRecord shard set; say so, whatever its name suggests
             raise InputError("is a directory with no .tfrecord files (a directory is read as "
                              "TFRecord shards); give a file or a shard directory", file=name)

@@ -609,14 +609,43 @@ def _times(arr: pa.Array, *, file: str, field: str, first_row: int, is_week: boo
                      field=field)
 
 
-def _pages(arr: pa.Array, *, file: str, field: str, first_row: int) -> pa.Array:
+def _as_text(arr: pa.Array, *, file: str, field: str, first_row: int) -> pa.Array:
+    """A column of bytes as text: Impala and older Hive and Spark write strings as Parquet
+    BINARY without the UTF-8 annotation, which Arrow reads as ``binary`` (the line was
+    "expected text, got column type dictionary<values=binary, ...>", a type the file does
+    not hold); bytes that are not UTF-8 are refused, naming the first such row."""
+    values = arr.dictionary if pa.types.is_dictionary(arr.type) else arr
+    if not (pa.types.is_binary(values.type) or pa.types.is_large_binary(values.type)):
+        return arr
+    try:
+        text = pc.cast(values, pa.large_string() if pa.types.is_large_binary(values.type)
+                       else pa.string())
+    except pa.ArrowInvalid:
+        plain = arr.dictionary_decode() if pa.types.is_dictionary(arr.type) else arr
+        bad = next(i for i, v in enumerate(plain.to_pylist()) if v is not None and not
+                   _is_utf8(v))
+        raise InputError("holds bytes that are not UTF-8 text (URLs or hosts are text); "
+                         "write the column as UTF-8 strings", file=file,
+                         row=first_row + bad, field=field) from None
     if pa.types.is_dictionary(arr.type):
-        if not (pa.types.is_string(arr.type.value_type)
-                or pa.types.is_large_string(arr.type.value_type)):
-            raise InputError(f"expected text, got column type {arr.type}", file=file,
-                             row=first_row, field=field)
-    elif not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
-        raise InputError(f"expected text (URLs or hosts), got column type {arr.type}",
+        return pa.DictionaryArray.from_arrays(arr.indices, text)
+    return text
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _pages(arr: pa.Array, *, file: str, field: str, first_row: int) -> pa.Array:
+    arr = _as_text(arr, file=file, field=field, first_row=first_row)
+    value_type = arr.type.value_type if pa.types.is_dictionary(arr.type) else arr.type
+    if not (pa.types.is_string(value_type) or pa.types.is_large_string(value_type)):
+        # (a dictionary was named as the file's type: "dictionary<values=int64, ...>")
+        raise InputError(f"expected text (URLs or hosts), got column type {value_type}",
                          file=file, row=first_row, field=field)
     if arr.null_count:
         i = int(np.argmax(np.asarray(arr.is_null().to_numpy(zero_copy_only=False))))

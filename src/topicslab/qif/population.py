@@ -149,6 +149,9 @@ def distinct_profiles(sets: TopicSets | npt.ArrayLike, *, m: int | None = None,
     arr = canonicalize_sets(raw[:, _epoch_list(raw.shape[1], weeks), :])
     if arr.shape[0] == 0:
         raise QIFError("the population is empty")
+    if arr.shape[1] == 0:  # (NumPy's "need sequence of keys with len > 0 in lexsort")
+        raise QIFError(f"the topic sets hold no week (shape {tuple(raw.shape)}); give sets "
+                       "of at least one week")
     if ((arr < -1) | (arr >= mm)).any():
         raise QIFError(f"a topic index is outside [0, {mm})")
     n, w, k = arr.shape

@@ -55,6 +55,8 @@ def distinct_topics(sets: TopicSets, weeks: int | None = None) -> npt.NDArray[np
                          field="weeks")
     weeks = int(weeks)
     n = sets.n_users
+    if sets.k == 0:  # (NumPy's "cannot reshape array of size 0 into shape (0)")
+        return np.zeros(n, dtype=np.int16)
     out = np.empty(n, dtype=np.int16)
     for lo in range(0, n, _BLOCK):  # blocks keep the sort's temporaries small
         x = sets.sets[lo:lo + _BLOCK, :weeks, :].reshape(-1, weeks * sets.k)

@@ -55,6 +55,10 @@ def weekly_statistics(source: TopicSets | TypeMixture) -> Stats:
     n, W, m = source.n_users, source.n_weeks, source.taxonomy.size
     if n == 0:
         raise InputError("no users", field="sets")
+    if W == 0:  # (NumPy's "need at least one array to stack")
+        raise InputError("the sets hold no week (shape "
+                         f"{tuple(source.sets.shape)}); give sets of at least one week",
+                         field="sets")
     if n >= 50_000:
         # large inputs: the population package's parallel numba pair counter, one call per
         # week (and its transition to the next); the sparse products below are
