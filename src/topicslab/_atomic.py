@@ -363,12 +363,19 @@ def _stem(final: Path) -> str:
 
 
 def _writer_tag() -> str:
-    """This process in a temporary's name: a short tag of the host, then the process id, so
-    that a later write of the same output can tell a temporary whose writer is gone."""
+    """This process in a temporary's name: a short tag of where its process id means
+    something (the host, its boot, its PID namespace: two containers of one host name on a
+    shared volume, or a reboot, do not share process ids), then the process id, so that a
+    later write of the same output can tell a temporary whose writer is gone."""
     import socket
     import zlib
 
-    return f"{zlib.crc32(socket.gethostname().encode()):08x}{os.getpid()}-"
+    where = [socket.gethostname()]
+    with contextlib.suppress(OSError):
+        where.append(Path("/proc/sys/kernel/random/boot_id").read_text(encoding="ascii"))
+    with contextlib.suppress(OSError):
+        where.append(str(os.stat("/proc/self/ns/pid").st_ino))
+    return f"{zlib.crc32(':'.join(where).encode()):08x}{os.getpid()}-"
 
 
 def _writer_gone(tag: str) -> bool:

@@ -39,11 +39,8 @@ from __future__ import annotations
 import bz2
 import gzip
 import lzma
-import os
-import socket
 import subprocess
 import sys
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -272,7 +269,9 @@ def test_the_help_is_written_at_a_readable_width(tmp_path: Path, columns: str) -
 def _dead_writer_tag() -> str:
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()
-    return f"{zlib.crc32(socket.gethostname().encode()):08x}{child.pid}-"
+    from topicslab._atomic import _writer_tag
+
+    return f"{_writer_tag()[:8]}{child.pid}-"  # (this host, boot and PID namespace)
 
 
 def test_a_killed_writer_s_temporary_is_removed_by_the_next_write(work: Path) -> None:
@@ -282,7 +281,9 @@ def test_a_killed_writer_s_temporary_is_removed_by_the_next_write(work: Path) ->
     stale_dir = work / f".st.tmp-{dead}uv6w_5ah"
     stale_dir.mkdir()
     (stale_dir / "q_single.json").write_text("{")
-    live = work / f".p.parquet.{zlib.crc32(socket.gethostname().encode()):08x}{os.getpid()}-x.tmp"
+    from topicslab._atomic import _writer_tag
+
+    live = work / f".p.parquet.{_writer_tag()}x.tmp"
     live.write_bytes(b"a live writer's")
     other = work / ".p.parquet.k7xgtl7f.tmp"  # (no writer named: not ours to remove)
     other.write_bytes(b"?")
