@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
 import re
 import shutil
@@ -362,11 +363,11 @@ def _stem(final: Path) -> str:
     return name
 
 
-def _writer_tag() -> str:
-    """This process in a temporary's name: a short tag of where its process id means
-    something (the host, its boot, its PID namespace: two containers of one host name on a
-    shared volume, or a reboot, do not share process ids), then the process id, so that a
-    later write of the same output can tell a temporary whose writer is gone."""
+@functools.cache
+def _where_tag() -> str:
+    """Where a process id means something (the host, its boot, its PID namespace: two
+    containers of one host name on a shared volume, or a reboot, do not share process ids),
+    as 8 hex digits; read once per process."""
     import socket
     import zlib
 
@@ -375,7 +376,13 @@ def _writer_tag() -> str:
         where.append(Path("/proc/sys/kernel/random/boot_id").read_text(encoding="ascii"))
     with contextlib.suppress(OSError):
         where.append(str(os.stat("/proc/self/ns/pid").st_ino))
-    return f"{zlib.crc32(':'.join(where).encode()):08x}{os.getpid()}-"
+    return f"{zlib.crc32(':'.join(where).encode()):08x}"
+
+
+def _writer_tag() -> str:
+    """This process in a temporary's name: ``_where_tag``, then the process id, so that a
+    later write of the same output can tell a temporary whose writer is gone."""
+    return f"{_where_tag()}{os.getpid()}-"
 
 
 def _writer_gone(tag: str) -> bool:

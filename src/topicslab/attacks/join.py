@@ -229,38 +229,43 @@ def _join_subset(columns, queries, t, k, prev_u, prev_q, rank, cur_u, cur_q, row
     return out
 
 
+@njit(cache=True, inline="always")
+def _dense_cell(v1, v2, k, n_values):
+    """A singleton's (``v1``) or a pair's (``v1`` of the lower week, ``v2`` of the higher)
+    cell of the dense arrays; -1 when a week is missing."""
+    if v1 < 0 or v2 < 0:
+        return np.int64(-1)
+    return v1 * n_values + v2 if k == 2 else v1
+
+
 @njit(cache=True, nogil=True)
 def _join_dense(columns, queries, t, k, prev_u, prev_q, rank, cur_u, cur_q, row, n_values,
                 counts):
     """``_join_subset`` of a singleton or a pair (``k <= 2``) over a small alphabet: the
-    projections index a dense array (``v`` or ``v1 · n_values + v2``, v1 in the lower week),
-    so nothing is hashed or verified. ``counts`` (the subset's row of ``_lookup``'s dense
-    arrays) gets the number of users holding each projection some query holds, 0 elsewhere;
-    the hit bitsets are ``_join_subset``'s. Returns the number of shared projections."""
+    projections index a dense array (``_dense_cell``), so nothing is hashed or verified.
+    ``counts`` (the subset's row of ``_lookup``'s dense arrays) gets the number of users
+    holding each projection some query holds, 0 elsewhere; the hit bitsets are
+    ``_join_subset``'s. Returns the number of shared projections."""
     n = columns.shape[1]
     n_q = queries.shape[0]
     w1 = int(trailing_zeros(np.uint64(t)))
     w2 = int(trailing_zeros(np.uint64(t ^ (np.int64(1) << w1)))) if k == 2 else w1
-    width = n_values if k == 1 else n_values * n_values
-    held = np.zeros(width, dtype=np.bool_)
+    held = np.zeros(n_values if k == 1 else n_values * n_values, dtype=np.bool_)
     for j in range((n_q + 63) >> 6):
         c = _candidates(prev_q, rank, t, j, k, _ALL) & _tail_mask(n_q, j)
         while c:
             q = (j << 6) + int(trailing_zeros(c))
             c &= c - _ONE
-            v1, v2 = np.int64(queries[q, w1]), np.int64(queries[q, w2])
-            if v1 >= 0 and v2 >= 0:
-                held[v1 * n_values + v2 if k == 2 else v1] = True
+            p = _dense_cell(np.int64(queries[q, w1]), np.int64(queries[q, w2]), k, n_values)
+            if p >= 0:
+                held[p] = True
     for j in range((n + 63) >> 6):
         c = _candidates(prev_u, rank, t, j, k, _ALL) & _tail_mask(n, j)
         while c:
             u = (j << 6) + int(trailing_zeros(c))
             c &= c - _ONE
-            v1, v2 = np.int64(columns[w1, u]), np.int64(columns[w2, u])
-            if v1 < 0 or v2 < 0:
-                continue
-            p = v1 * n_values + v2 if k == 2 else v1
-            if held[p]:
+            p = _dense_cell(np.int64(columns[w1, u]), np.int64(columns[w2, u]), k, n_values)
+            if p >= 0 and held[p]:
                 counts[p] += 1
                 cur_u[row, j] |= _ONE << np.uint64(u & 63)
     for j in range((n_q + 63) >> 6):
@@ -268,14 +273,10 @@ def _join_dense(columns, queries, t, k, prev_u, prev_q, rank, cur_u, cur_q, row,
         while c:
             q = (j << 6) + int(trailing_zeros(c))
             c &= c - _ONE
-            v1, v2 = np.int64(queries[q, w1]), np.int64(queries[q, w2])
-            if v1 >= 0 and v2 >= 0 and counts[v1 * n_values + v2 if k == 2 else v1] > 0:
+            p = _dense_cell(np.int64(queries[q, w1]), np.int64(queries[q, w2]), k, n_values)
+            if p >= 0 and counts[p] > 0:
                 cur_q[row, q >> 6] |= _ONE << np.uint64(q & 63)
-    shared = 0
-    for p in range(width):
-        if counts[p] > 0:
-            shared += 1
-    return shared
+    return int((counts > 0).sum())
 
 
 #: slots per projection: a load of at most 0.7 keeps linear probing short (about 2 probes for
