@@ -23,10 +23,10 @@ import time
 from pathlib import Path
 
 
-def _one_run(preset: str, seed: int, extra: list[str]
+def _one_run(preset: str, seed: int, extra: list[str], keep: Path | None = None
              ) -> tuple[float, float, dict[str, float], dict[str, float]]:
     with tempfile.TemporaryDirectory(prefix="topicslab-bench-") as tmp:
-        out = Path(tmp) / "out"
+        out = Path(tmp) / "out" if keep is None else keep
         cmd = [sys.executable, "-m", "topicslab", "run", "--preset", preset, "--out", str(out),
                "--seed", str(seed), "--no-cache", "--quiet", *extra]
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -55,8 +55,15 @@ def main() -> None:
     ap.add_argument("--preset", default="default")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--keep", type=Path, default=None,
+                    help="write the last run's output here (its statistics, model, results) "
+                         "instead of a temporary directory; must not exist yet")
     args = ap.parse_args(argv)
-    runs = [_one_run(args.preset, args.seed, extra) for _ in range(args.repeats)]
+    if args.keep is not None and args.keep.exists():
+        sys.exit(f"--keep: {args.keep} exists; name a new directory")
+    runs = [_one_run(args.preset, args.seed, extra,
+                     args.keep if i == args.repeats - 1 else None)
+            for i in range(args.repeats)]
     names = list(runs[0][2])
     print(f"`topicslab run --preset {args.preset} {' '.join(extra)}`, {args.repeats} run(s), "
           f"{os.cpu_count()} CPUs")

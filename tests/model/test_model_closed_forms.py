@@ -370,3 +370,46 @@ def test_gram_gradients_of_many_rows_match_autograd():
     signed = (Hs * sign.view(1, S, 1, 1)).reshape(r, S * T, m)
     ((signed.transpose(1, 2) @ Hs.reshape(r, S * T, m)) * Rs).sum().backward()
     assert torch.allclose(got_s, Hs.grad)
+
+
+# ---------------------------------------------------------------- large mixtures in blocks
+
+@pytest.mark.parametrize("kind", ["paper", "persistent"])
+def test_statistics_of_a_large_mixture_are_summed_in_blocks_of_types(monkeypatch, tax12, kind):
+    """A mixture whose subset expansion exceeds ``_EXPANSION_VALUES`` is evaluated block by
+    block of types (uneven last block here: 7 types in blocks of 2): the same statistics
+    as all types at once, to float64 rounding, and the blocks really are smaller."""
+    import importlib
+
+    # (the package's name closed_forms is the function, which hides its module)
+    cf = importlib.import_module("topicslab.model.closed_forms")
+    tmx = importlib.import_module("topicslab.model.typemixture")
+
+    if kind == "paper":
+        model = random_model(tax12, T=7, r=3, k=3, seed=21)
+        name, per_type = "closed_forms", 2**3 * 3 * tax12.size
+    else:
+        model = persistent_model(tax12, T=7, k=3, M=2, weeks=4, seed=22)
+        name, per_type = "persistent_forms", 2**3 * 2 * tax12.size
+    pairs = [*model.week_pairs, (0, 2)]
+    whole = model.statistics(pairs)
+    sizes: list[int] = []
+    forms = getattr(cf, name)
+
+    def counted(theta, *args, **kwargs):
+        sizes.append(theta.shape[0])
+        return forms(theta, *args, **kwargs)
+
+    monkeypatch.setattr(tmx, name, counted)
+    monkeypatch.setattr(tmx, "_EXPANSION_VALUES", 2 * per_type + 1)
+    blocked = model.statistics(pairs)
+    assert sizes == [2, 2, 2, 1]
+    for a, b in zip(whole, blocked, strict=True):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-15)
+    sizes.clear()
+    monkeypatch.setattr(tmx, "_EXPANSION_VALUES", 7 * per_type)
+    same = model.statistics(pairs)
+    assert sizes == [7]  # one block: the numbers of the unblocked evaluation, bit for bit
+    for a, b in zip(whole, same, strict=True):
+        assert np.array_equal(a, b)
