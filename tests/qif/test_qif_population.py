@@ -165,3 +165,60 @@ def test_many_users_sharing_popular_sets() -> None:
     t = qif.population_tables(raw, m=m, weeks=0)
     cap = 0.05 + m * 0.95 / t.min_set_size + 1  # + the "no topic" output
     assert t.leak_topics is not None and t.leak_topics <= min(cap, t.n_profiles)
+
+
+def _lexsort_unique_rows(codes: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The reference: a stable lexsort of the rows (first column most significant)."""
+    order = np.lexsort(codes.T[::-1])
+    srt = codes[order]
+    starts = np.ones(len(order), dtype=bool)
+    starts[1:] = (srt[1:] != srt[:-1]).any(axis=1)
+    inverse = np.empty(len(order), dtype=np.int64)
+    inverse[order] = np.cumsum(starts) - 1
+    return order[starts], inverse, np.diff(np.append(np.flatnonzero(starts), len(order)))
+
+
+@pytest.mark.parametrize(("n", "w", "high"), [
+    (1, 2, 5), (2, 2, 1), (60, 3, 3), (2_000, 2, 4), (50_000, 3, 1 << 45), (50_000, 4, 7),
+    (80_000, 2, 300), (5_000, 3, 1 << 62), (3_000, 2, 1 << 20)])
+def test_unique_rows_in_buckets_equal_the_stable_lexsort(n: int, w: int, high: int) -> None:
+    """The bucketed, parallel grouping gives the lexsort's groups, order, first occurrences
+    and counts: few and many duplicates, small and wide values, buckets of one row and of
+    thousands (insertion sort and the merge sorts), negative codes (the unpacked rows)."""
+    from topicslab.qif.population import _unique_rows
+
+    rng = np.random.default_rng(n + w)
+    codes = rng.integers(0, high, size=(n, w), dtype=np.int64)
+    if n > 10:
+        codes[n // 2:] = codes[rng.integers(0, n // 2, size=n - n // 2)]  # repeats
+    if high == 1 << 20:
+        codes -= 1 << 19
+    for got, want in zip(_unique_rows(codes), _lexsort_unique_rows(codes), strict=True):
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, want)
+
+
+def test_distinct_profiles_canonical_and_packed_as_numpy_does() -> None:
+    """The one-pass kernel's sets and groups against NumPy's canonical sets and ``np.unique``
+    of the rows: unsorted slots, empty slots anywhere (-1 and other negatives), repeated
+    topics, a week chosen out of order, one week and three."""
+    from topicslab.datamodel import canonicalize_sets
+
+    rng = np.random.default_rng(7)
+    m = 40
+    raw = rng.integers(-3, m, size=(20_000, 4, 5)).astype(np.int16)
+    raw[1::7] = raw[::7][: len(raw[1::7])]  # shared profiles
+    for weeks in ([2], [0, 1, 2], [3, 0]):
+        prof = qif.distinct_profiles(raw, m=m, weeks=weeks)
+        canon = canonicalize_sets(raw[:, weeks, :])
+        rows, first, inverse, counts = np.unique(canon.reshape(len(raw), -1), axis=0,
+                                                 return_index=True, return_inverse=True,
+                                                 return_counts=True)
+        np.testing.assert_array_equal(prof.sets.reshape(len(rows), -1), rows)
+        np.testing.assert_array_equal(prof.counts, counts)
+        np.testing.assert_array_equal(prof.sets, canon[first])
+        np.testing.assert_array_equal(prof.inverse, inverse.ravel())
+        np.testing.assert_array_equal(prof.sets[prof.inverse], canon)
+        assert prof.inverse.max() == len(rows) - 1
+    with pytest.raises(qif.QIFError, match=r"outside \[0, 40\)"):
+        qif.distinct_profiles(np.where(raw == 5, 40, raw), m=m, weeks=[0, 1])
