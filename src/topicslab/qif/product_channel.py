@@ -94,18 +94,19 @@ def _value(cin: F64, codes: Any, row: int, u: int, i: int) -> float:
 # ------------------------------------------------------------------------------ maximum
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def _max_layer(local: I32, cin: F64, codes: Any, w: F64, ci: I64, wi: I64, alpha: F64,
                beta: F64, da: int, db: int) -> F64:
     """``M0[c, a, b] = max_u w_cu f_a f_b`` for every configuration c, over every user as if
     it held no prefix topic (configuration c takes the values of row ``ci[c]`` of ``cin``
     (``_value``) and weights ``w[wi[c]]``: configurations share them instead of each holding
-    a copy)."""
+    a copy). The configurations are independent passes, one per core (the QIF tables have
+    four)."""
     n_cfg = ci.shape[0]
     k = local.shape[1]
     ia, ib = k - 2, k - 1
     out = np.empty((n_cfg, da, db))
-    for c in range(n_cfg):
+    for c in prange(n_cfg):
         cc, wc = ci[c], wi[c]
         g0 = 0.0
         r0 = np.zeros(da)
