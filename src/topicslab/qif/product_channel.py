@@ -751,7 +751,10 @@ def topics_channel(sets: npt.ArrayLike, m: int, cin: npt.ArrayLike, q: float | n
             index_topics.append(np.zeros(0, dtype=np.int64))
             others.append(np.zeros(1, dtype=np.int64))  # one output, value 1
             continue
-        held = np.unique(arr[:, i, :][arr[:, i, :] >= 0]).astype(np.int64)
+        # (the topics held: a presence table, not np.unique's sort or hash of n·s slots)
+        present = np.zeros(m + 1, dtype=bool)
+        present[np.where(arr[:, i, :] >= 0, arr[:, i, :], m).ravel()] = True
+        held = np.flatnonzero(present[:m]).astype(np.int64)
         topics = np.arange(m) if per_topic else held
         index_topics.append(topics)
         others.append(np.setdiff1d(np.arange(m), topics))
