@@ -72,3 +72,33 @@ def check(lists: list[list[int]], k: int, dedupe: bool) -> None:
 def test_long_raw_lists_deduplicated(lists: list[list[int]], k: int) -> None:
     """Raw release slots (``dedupe``) can be long lists of few topics (sorted another way)."""
     check(lists, k, True)
+
+
+def test_week_list_arrays_are_the_lookup_and_mask_of_every_week() -> None:
+    """The writer's per-week Arrow lists from one compiled pass equal ``list_array`` of the
+    looked-up ids week by week: full sets, short sets, empty weeks, no users, one week."""
+    import pyarrow as pa
+
+    from topicslab.io._common import list_array, week_list_arrays
+    from topicslab.taxonomy import load
+
+    tax = load("v2")
+    rng = np.random.default_rng(3)
+    sets = rng.integers(0, tax.size, size=(5_000, 6, 5)).astype(np.int16)
+    sets[::4, 1, 2:] = -1
+    sets[1::7, 3, :] = -1
+    sets[2::9, 5, 0] = -1
+    for arr in (sets, sets[:, :1], sets[:0], np.full((3, 2, 5), -1, np.int16),
+                sets[:50].copy(order="F")):
+        got = week_list_arrays(arr, tax)
+        ids = tax.id_of(arr)
+        assert len(got) == arr.shape[1]
+        for w, lists in enumerate(got):
+            want = list_array(np.ascontiguousarray(ids[:, w]))
+            assert lists.type == pa.list_(pa.int32())
+            assert lists.equals(want)
+            assert lists.offsets.type == pa.int32()
+    with pytest.raises(IndexError, match="out of range"):
+        week_list_arrays(np.full((2, 1, 5), tax.size, np.int16), tax)
+    with pytest.raises(TypeError, match="int16"):
+        week_list_arrays(sets.astype(np.int32), tax)

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
-from numba import njit
+from numba import njit, prange
 
 from topicslab._json import (
     DuplicateKeyError,
@@ -201,6 +201,58 @@ def list_array(ids: npt.NDArray[np.int32]) -> pa.ListArray:
     """Arrow ``list<int32>`` of the non-empty slots of ``int32[n, k]`` taxonomy ids."""
     offsets, values = dense_to_lists(ids)
     return pa.ListArray.from_arrays(pa.array(offsets), pa.array(values, type=pa.int32()))
+
+
+def week_list_arrays(sets: npt.NDArray[np.int16], taxonomy: Taxonomy) -> list[pa.ListArray]:
+    """Arrow ``list<int32>`` per week of the non-empty slots of dense ``int16[n, W, k]``
+    sets, as taxonomy ids: ``list_array(taxonomy.id_of(sets)[:, w])`` for every week, in
+    one compiled pass per week instead of a lookup, a transposed copy, a mask and a cumsum
+    of the whole table (those were half of a Parquet writer's time: 0.82 s per 1M users ×
+    8 weeks against 0.81 s to encode them)."""
+    arr = np.asarray(sets)
+    if arr.ndim != 3 or arr.dtype != np.int16:
+        raise TypeError(f"week_list_arrays takes int16[n, W, k] sets, got {arr.dtype} "
+                        f"{arr.shape}")
+    if arr.size and (int(arr.min()) < -1 or int(arr.max()) >= taxonomy.size):
+        raise IndexError(f"dense topic index out of range 0..{taxonomy.size - 1}")
+    n, weeks, _ = arr.shape
+    if n and weeks and arr.shape[2] * n >= 2**31:  # (int32 offsets, as the lists had)
+        raise ValueError("too many topics in one week for int32 list offsets")
+    offsets = np.empty((weeks, n + 1), dtype=np.int32)
+    _list_offsets(arr, offsets)
+    out = []
+    for w in range(weeks):
+        values = np.empty(int(offsets[w, n]), dtype=np.int32)
+        _list_values(arr, w, taxonomy.ids.astype(np.int32), values)
+        out.append(pa.ListArray.from_arrays(pa.array(offsets[w]), pa.array(values)))
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _list_offsets(sets, offsets):  # pragma: no cover
+    """Per week, the running count of non-empty slots (``offsets[w, 0] = 0``)."""
+    n, weeks, k = sets.shape
+    for w in prange(weeks):
+        total = 0
+        offsets[w, 0] = 0
+        for u in range(n):
+            for s in range(k):
+                if sets[u, w, s] >= 0:
+                    total += 1
+            offsets[w, u + 1] = total
+
+
+@njit(cache=True)
+def _list_values(sets, w, ids, values):  # pragma: no cover
+    """Week ``w``'s non-empty slots as taxonomy ids, user by user, slot by slot."""
+    n, _, k = sets.shape
+    j = 0
+    for u in range(n):
+        for s in range(k):
+            d = sets[u, w, s]
+            if d >= 0:
+                values[j] = ids[d]
+                j += 1
 
 
 def week_columns(names: Sequence[str], pattern: str, *, file: str) -> int:
