@@ -51,8 +51,10 @@ if [ -d "$WORK/paper/stats" ]; then
         log "fit, 10M users, r = 8, $spec"
         # shellcheck disable=SC2086  # spec is several words on purpose
         timeout 90 $PY benchmarks/bench_model.py --stats "$WORK/paper/stats" --weeks 8 \
-            --device cuda --skip-paper --no-progress $spec 2>&1 | tee -a "$OUT/fits.log" \
-            | grep -v "^ *[0-9]* *[0-9.]* *[0-9.e+-]* *[0-9.]*% *[0-9.]*%$" | head -n 20
+            --device cuda --skip-paper --no-progress $spec >"$WORK/fit.log" 2>&1
+        cat "$WORK/fit.log" >>"$OUT/fits.log"
+        # (the loss curve's rows left out here; they are in fits.log)
+        grep -v "^ *[0-9]* *[0-9.]* *[0-9.e+-]* *[0-9.]*% *[0-9.]*%$" "$WORK/fit.log" | head -n 20
     done
 fi
 

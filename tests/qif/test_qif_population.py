@@ -222,3 +222,21 @@ def test_distinct_profiles_canonical_and_packed_as_numpy_does() -> None:
         assert prof.inverse.max() == len(rows) - 1
     with pytest.raises(qif.QIFError, match=r"outside \[0, 40\)"):
         qif.distinct_profiles(np.where(raw == 5, 40, raw), m=m, weeks=[0, 1])
+
+
+def test_unique_rows_whose_first_column_spans_the_int64_range() -> None:
+    """A first column spanning 2^63 or more (the bucket key would wrap) takes the lexsort."""
+    from topicslab.qif.population import _unique_rows
+
+    codes = np.array([[-2**62 - 5, 1], [2**62 + 7, 0], [0, 3], [0, 2], [0, 3]], np.int64)
+    for got, want in zip(_unique_rows(codes), _lexsort_unique_rows(codes), strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_channel_of_narrow_sets_over_a_wide_taxonomy_holds_only_their_topics() -> None:
+    """int8 sets with m past int8's range: an empty slot is not taken for a held topic."""
+    from topicslab.qif.product_channel import topics_channel
+
+    ch = topics_channel(np.array([[[5, -1], [3, -1]]], np.int8), 200, 0.5, 0.01)
+    assert ch.cells == 4
+    assert ch.mult.tolist() == [[1.0, 199.0], [1.0, 199.0]]

@@ -220,10 +220,11 @@ def week_list_arrays(sets: npt.NDArray[np.int16], taxonomy: Taxonomy) -> list[pa
         raise ValueError("too many topics in one week for int32 list offsets")
     offsets = np.empty((weeks, n + 1), dtype=np.int32)
     _list_offsets(arr, offsets)
+    ids = taxonomy.ids.astype(np.int32)
     out = []
     for w in range(weeks):
         values = np.empty(int(offsets[w, n]), dtype=np.int32)
-        _list_values(arr, w, taxonomy.ids.astype(np.int32), values)
+        _list_values(arr, w, ids, values)
         out.append(pa.ListArray.from_arrays(pa.array(offsets[w]), pa.array(values)))
     return out
 

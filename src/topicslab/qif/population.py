@@ -225,6 +225,8 @@ def _unique_rows(codes: I64) -> tuple[I64, I64, I64]:
         return empty, empty, empty
     codes = np.ascontiguousarray(codes, dtype=np.int64)
     lo, hi = int(codes[:, 0].min()), int(codes[:, 0].max())
+    if hi - lo >= 2**63:  # (the kernel's key - lo would wrap; not reached by packed sets)
+        return _lexsort_unique_rows(codes)
     shift = max(0, (hi - lo).bit_length() - _BUCKET_BITS)
     n_buckets = ((hi - lo) >> shift) + 1
     chunks = max(1, min(n // 4096 + 1, 4 * numba.get_num_threads()))
@@ -233,6 +235,19 @@ def _unique_rows(codes: I64) -> tuple[I64, I64, I64]:
     base = np.zeros(n_buckets + 1, dtype=np.int64)
     np.cumsum(groups, out=base[1:])
     return _group_rows(codes, perm, start, base)
+
+
+def _lexsort_unique_rows(codes: I64) -> tuple[I64, I64, I64]:
+    """``_unique_rows`` by one stable ``lexsort`` of the columns (one core)."""
+    order = np.lexsort(codes.T[::-1])
+    srt = codes[order]
+    starts = np.ones(len(order), dtype=bool)
+    starts[1:] = (srt[1:] != srt[:-1]).any(axis=1)
+    inverse = np.empty(len(order), dtype=np.int64)
+    inverse[order] = np.cumsum(starts) - 1
+    first = order[starts]
+    counts = np.diff(np.append(np.flatnonzero(starts), len(order)))
+    return first.astype(np.int64), inverse, counts.astype(np.int64)
 
 
 #: a first column's high bits that pick its bucket (65,536 buckets at most)

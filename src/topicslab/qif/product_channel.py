@@ -753,7 +753,9 @@ def topics_channel(sets: npt.ArrayLike, m: int, cin: npt.ArrayLike, q: float | n
             continue
         # (the topics held: a presence table, not np.unique's sort or hash of n·s slots)
         present = np.zeros(m + 1, dtype=bool)
-        present[np.where(arr[:, i, :] >= 0, arr[:, i, :], m).ravel()] = True
+        # (in intp: m may not fit the sets' own type, where it wrapped to a held topic)
+        col = arr[:, i, :].astype(np.intp)
+        present[np.where(col >= 0, col, m).ravel()] = True
         held = np.flatnonzero(present[:m]).astype(np.int64)
         topics = np.arange(m) if per_topic else held
         index_topics.append(topics)
