@@ -94,3 +94,51 @@ def test_ctrl_c_while_python_m_imports_its_entry_point_is_one_line(work: Path) -
                          capture_output=True, text=True, env=_env(), timeout=120)
     assert res.returncode == 130, (res.returncode, res.stderr)
     assert res.stderr == "interrupted: topicslab stopped while starting; nothing written\n"
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory: pytest.TempPathFactory) -> object:
+    from refusal import population_and_stats
+
+    from topicslab import dp
+
+    directory = tmp_path_factory.mktemp("r45")
+    population_and_stats(directory)
+    return dp.load_statistics(directory / "stats")
+
+
+@pytest.mark.parametrize("target", [[0.01], (0.01,), 1j, True])
+def test_fit_s_target_of_another_kind_names_the_target(target: object, release: object) -> None:
+    """A list, a tuple or a complex number as the loss target: float()'s TypeError; True
+    was a loss target of 1."""
+    from topicslab import model
+    from topicslab.errors import InputError
+
+    with pytest.raises(InputError, match="field 'target': target must be a loss"):
+        model.fit(release, types=2, target=target, progress=False, device="cpu", threads=1)
+
+
+def test_fit_s_threads_past_the_cpus_are_refused_naming_threads(release: object) -> None:
+    """threads=2**70: torch's "ValueError: Overflow when unpacking long long"."""
+    from topicslab import model
+    from topicslab.errors import InputError
+
+    with pytest.raises(InputError, match="field 'threads': threads must be in 1"):
+        model.fit(release, types=2, threads=2**70, progress=False, device="cpu")
+
+
+@pytest.mark.parametrize("kind", ["numpy", "torch"])
+def test_a_single_week_as_a_0d_array_is_refused_naming_weeks(kind: str) -> None:
+    """``dp.compute_statistics(sets, weeks=np.array(1))``: "TypeError: iteration over a 0-d
+    array" (a 0-d array is Iterable by its type)."""
+    import numpy as np
+    from refusal import random_profiles
+
+    from topicslab import dp
+    from topicslab.datamodel import TopicSets
+    from topicslab.errors import InputError
+
+    weeks = np.array(1) if kind == "numpy" else __import__("torch").tensor(1)
+    sets = TopicSets(random_profiles(30, 2), "v2")
+    with pytest.raises(InputError, match="field 'weeks': weeks must be a list of week"):
+        dp.compute_statistics(sets, weeks=weeks, seed=0)
