@@ -142,3 +142,103 @@ def test_a_single_week_as_a_0d_array_is_refused_naming_weeks(kind: str) -> None:
     sets = TopicSets(random_profiles(30, 2), "v2")
     with pytest.raises(InputError, match="field 'weeks': weeks must be a list of week"):
         dp.compute_statistics(sets, weeks=weeks, seed=0)
+
+
+@pytest.fixture(scope="module")
+def small() -> object:
+    import numpy as np
+    from refusal import random_profiles
+
+    from topicslab.datamodel import TopicSets
+
+    return TopicSets(random_profiles(30, 3), "v2", np.arange(30, dtype=np.int64))
+
+
+@pytest.mark.parametrize(("delimiter", "named"), [
+    (1, "must be one character"), ([","], "must be one character"), (True, "one character"),
+    ("3", "would occur in the cells"), (";", "would occur in the cells")])
+def test_a_csv_delimiter_of_another_kind_names_the_delimiter(
+        delimiter: object, named: str, small: object, tmp_path: Path) -> None:
+    """A number: "object of type 'int' has no len()"; a list: an AttributeError; a digit or
+    ';': pyarrow's "CSV values may not contain structural characters"."""
+    from topicslab import io
+    from topicslab.errors import InputError
+
+    with pytest.raises(InputError, match=f"field 'delimiter': .*{named}"):
+        io.write_sets_csv(tmp_path / "a.csv", small, delimiter=delimiter)  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("m", ["469", [469], float("nan"), float("inf")])
+def test_qif_distinct_profiles_of_a_bad_m_names_m(m: object, small: object) -> None:
+    from topicslab import qif
+
+    with pytest.raises(qif.QIFParameterError, match="field 'm': m must be an integer"):
+        qif.distinct_profiles(small, m=m)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("s", [[5], float("nan"), float("inf"), 2.7])
+def test_qif_population_tables_of_a_bad_s_names_s(s: object, small: object) -> None:
+    from topicslab import qif
+
+    with pytest.raises(qif.QIFParameterError, match="field 's': s must be an integer"):
+        qif.population_tables(small, s=s)  # type: ignore[arg-type]
+
+
+def test_estimate_popularity_of_too_many_topics_names_m() -> None:
+    import numpy as np
+
+    from topicslab import attacks
+    from topicslab.errors import InputError
+
+    with pytest.raises(InputError, match=r"field 'm': m must be in 1\.\.1000000"):
+        attacks.estimate_popularity(np.zeros((5, 2), np.int16), 2**70, 0.9, 0.01)
+
+
+@pytest.mark.parametrize("attacks_", [None, True, 1.5])
+def test_measure_risk_of_no_attack_list_names_attacks(attacks_: object, small: object) -> None:
+    from topicslab import attacks
+    from topicslab.errors import InputError
+
+    with pytest.raises(InputError, match="field 'attacks': attacks must be an attack or a list"):
+        attacks.measure_risk(small, attacks=attacks_, weeks=2, targets=10,  # type: ignore[arg-type]
+                             trials=1, progress=False)
+
+
+@pytest.mark.parametrize(("kw", "named"), [
+    ({"tolerance": None}, "field 'tolerance': tolerance must be a positive number"),
+    ({"tolerance": "0.1"}, "field 'tolerance': tolerance must be a positive number"),
+    ({"weeks": 2}, "field 'weeks': weeks must be a list of numbers of weeks"),
+    ({"weeks": 1.5}, "field 'weeks': weeks must be a list of numbers of weeks")])
+def test_fidelity_of_values_of_another_kind_names_the_field(
+        kw: dict[str, object], named: str, small: object) -> None:
+    from topicslab import validate
+    from topicslab.errors import InputError
+
+    with pytest.raises(InputError, match=named):
+        validate.fidelity(small, small, **kw)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("pairs", [True, 1.5, [1], [(0, 1, 2)], "01"])
+def test_fit_quality_of_no_week_pairs_names_week_pairs(pairs: object, release: object,
+                                                      tmp_path: Path) -> None:
+    from topicslab import model, validate
+    from topicslab.errors import InputError
+
+    fitted = model.fit(release, types=2, progress=False, device="cpu", threads=1,
+                       max_minutes=0.01).model
+    with pytest.raises(InputError, match="field 'week_pairs': week_pairs must be a list"):
+        validate.fit_quality(release, fitted, week_pairs=pairs)  # type: ignore[arg-type]
+
+
+def test_save_statistics_of_an_unknown_schema_names_the_schema(release: object,
+                                                               tmp_path: Path) -> None:
+    """A ValueError without a field; a ParameterError is still a ValueError."""
+    from topicslab import dp
+    from topicslab.errors import InputError
+
+    with pytest.raises(InputError, match="field 'schema': schema must be 'current' or 'legacy'"):
+        dp.save_statistics(tmp_path / "s", release, schema="new")  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        dp.save_statistics(tmp_path / "s", release, schema="new")  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []
