@@ -242,3 +242,30 @@ def test_save_statistics_of_an_unknown_schema_names_the_schema(release: object,
     with pytest.raises(ValueError):
         dp.save_statistics(tmp_path / "s", release, schema="new")  # type: ignore[arg-type]
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind", ["directory", "pipe", "device", "dangling"])
+def test_a_run_s_record_of_the_wrong_kind_is_named_as_such(kind: str, work: Path) -> None:
+    """OUT/stages.json a directory, a pipe, a link to /dev/zero or to nothing: "holds files
+    but no stages.json, so it is not a run's output directory" -- it has one."""
+    from refusal import check_refused, invoke, tree
+
+    out = work / "out"
+    out.mkdir()
+    (out / "report.html").write_text("<html></html>")
+    record = out / "stages.json"
+    if kind == "directory":
+        record.mkdir()
+    elif kind == "pipe":
+        os.mkfifo(record)
+    elif kind == "device":
+        record.symlink_to("/dev/zero")
+    else:
+        record.symlink_to("nothing-here.json")
+    before = tree(work)
+    res = invoke(["run", "--preset", "smoke", "--users", "300", "--fit-steps", "2", "--types",
+                  "2", "--targets", "50", "--trials", "2", "--no-disclosure", "-q", "--out",
+                  str(out)])
+    line = check_refused(res.output, res.exit_code, "stages.json, field '--out': is ")
+    assert "where a run keeps the record of its stages" in line
+    assert tree(work) == before
