@@ -219,14 +219,20 @@ def test_fidelity_of_values_of_another_kind_names_the_field(
         validate.fidelity(small, small, **kw)  # type: ignore[arg-type]
 
 
+@pytest.fixture(scope="module")
+def fitted(release: object) -> object:
+    from topicslab import model
+
+    return model.fit(release, types=2, progress=False, device="cpu", threads=1,
+                     max_minutes=0.01).model
+
+
 @pytest.mark.parametrize("pairs", [True, 1.5, [1], [(0, 1, 2)], "01"])
 def test_fit_quality_of_no_week_pairs_names_week_pairs(pairs: object, release: object,
-                                                      tmp_path: Path) -> None:
-    from topicslab import model, validate
+                                                      fitted: object) -> None:
+    from topicslab import validate
     from topicslab.errors import InputError
 
-    fitted = model.fit(release, types=2, progress=False, device="cpu", threads=1,
-                       max_minutes=0.01).model
     with pytest.raises(InputError, match="field 'week_pairs': week_pairs must be a list"):
         validate.fit_quality(release, fitted, week_pairs=pairs)  # type: ignore[arg-type]
 
@@ -268,4 +274,26 @@ def test_a_run_s_record_of_the_wrong_kind_is_named_as_such(kind: str, work: Path
                   str(out)])
     line = check_refused(res.output, res.exit_code, "stages.json, field '--out': is ")
     assert "where a run keeps the record of its stages" in line
+    assert tree(work) == before
+
+
+@pytest.mark.parametrize("damage", ["empty", "cut"])
+def test_a_checkpoint_that_cannot_be_read_names_resume(damage: str, work: Path) -> None:
+    """An empty checkpoint: "cannot read checkpoint ()"; one cut short: torch's paragraph on
+    miniz -- neither named --resume nor said what to do."""
+    from refusal import check_refused, invoke, population_and_stats, tree
+
+    population_and_stats(work)
+    fit = ["fit", "--stats", str(work / "stats"), "--out", str(work / "m"), "--types", "2",
+           "--steps", "2", "--checkpoint-every", "1", "--no-progress", "--target", "none",
+           "--no-noise-stop", "--threads", "1"]
+    assert invoke(fit).exit_code == 0
+    checkpoint = work / "m" / "checkpoints" / "checkpoint.pt"
+    data = checkpoint.read_bytes()
+    checkpoint.write_bytes(b"" if damage == "empty" else data[: len(data) // 2])
+    before = tree(work)
+    res = invoke([*fit, "--resume"])
+    line = check_refused(res.output, res.exit_code, "checkpoint.pt, field '--resume': cannot be "
+                         "read as a checkpoint (")
+    assert "()" not in line and "drop --resume" in line
     assert tree(work) == before

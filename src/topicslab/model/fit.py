@@ -435,8 +435,13 @@ def _load_checkpoint(directory: Path, config: dict[str, Any]) -> dict[str, Any] 
         raise _not_a_checkpoint(path, f"it holds Python objects{what} that a fit's state never "
                                 "holds, and loading them could run code") from None
     except Exception as exc:
-        why = " ".join(str(exc).split())
-        raise InputError(f"cannot read checkpoint ({why})", file=str(path)) from None
+        # (an empty file said "cannot read checkpoint ()", and a cut one torch's paragraph on
+        # miniz; neither named --resume nor what to do)
+        why = (" ".join(str(exc).split()).split(". ")[0].rstrip(".")
+               if path.stat().st_size else "") or "it is empty"
+        raise InputError(f"cannot be read as a checkpoint ({why}): it was cut short or "
+                         "damaged; remove it, or drop --resume to start a new fit",
+                         file=str(path), field="resume") from None
     _check_checkpoint(state, path)
     old = state.get("config", {})
     # (the week pairs last: other weeks change them too, and it is --weeks that differs)
