@@ -297,3 +297,48 @@ def test_a_checkpoint_that_cannot_be_read_names_resume(damage: str, work: Path) 
                          "read as a checkpoint (")
     assert "()" not in line and "drop --resume" in line
     assert tree(work) == before
+
+
+_WRITE_INTO_READ_ONLY = """
+import os, sys
+import numpy as np
+from refusal import random_profiles
+from topicslab import io
+from topicslab.datamodel import TopicSets
+os.chmod("o", 0o555)  # (as a directory made read-only while a command works)
+try:
+    io.write_sets(sys.argv[1], TopicSets(random_profiles(20, 2), "v2"))
+except Exception as exc:
+    print(type(exc).__name__, exc)
+"""
+
+
+@pytest.mark.parametrize("name", ["o/x.csv", "o/x.parquet"])
+def test_a_directory_made_read_only_names_the_output_not_its_temporary(
+        name: str, work: Path) -> None:
+    """The output's directory read-only when the temporary is made (``convert`` or a run's
+    population after chmod 555 during the work, or from Python): "PermissionError ... Permission
+    denied: '/abs/o/.x.csv.<tag>.tmp'" (the CLI: "this user may not read (or write) it") -- a
+    hidden file that was never made; mkstemp names it by its absolute path, which did not match
+    the relative output."""
+    import shutil
+
+    setpriv = shutil.which("setpriv")
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        probe = subprocess.run([setpriv, "--inh-caps=-all", "--bounding-set=-all", "true"],
+                               capture_output=True, check=False) if setpriv else None
+        if probe is None or probe.returncode != 0:
+            pytest.skip("root, and no setpriv to drop the privileges that bypass permissions")
+        prefix = [str(setpriv), "--inh-caps=-all", "--bounding-set=-all"]
+    (work / "o").mkdir()
+    env = _env()
+    env["PYTHONPATH"] += os.pathsep + str(Path(__file__).parent)
+    try:
+        res = subprocess.run([*prefix, sys.executable, "-c", _WRITE_INTO_READ_ONLY, name],
+                             capture_output=True, text=True, env=env, timeout=120, cwd=work)
+    finally:
+        (work / "o").chmod(0o755)
+    assert res.stdout.startswith(f"InputError {name}: permission denied: directory o does not "
+                                 "let this user create or replace files"), res.stdout + res.stderr
+    assert list((work / "o").iterdir()) == []
