@@ -419,11 +419,6 @@ def main() -> None:
         if line is not None:
             sys.stderr.write(f"interrupted: {line}\n")
         sys.stderr.flush()
-        # not through the interpreter's exit: a Ctrl-C that landed while a library's import
-        # ran code of its own through the C API (PyRun_String) leaves Python's flag of an
-        # unhandled Ctrl-C set, and Python then ends by killing itself with SIGINT after the
-        # line (exit status -2, not 130)
-        _exit_now(EXIT_INTERRUPTED)
         raise SystemExit(EXIT_INTERRUPTED) from None
 
 
