@@ -256,8 +256,13 @@ def _denied(exc: BaseException, final: Path, tmps: Sequence[Path],
     if not isinstance(exc, PermissionError) or exc.filename is None:
         return None
     where = where or (tmps[0].parent if tmps else final.parent)
-    name = Path(os.fsdecode(exc.filename))
-    if not ({name, name.parent} & {final, where, *tmps}):
+    if os.path.abspath(where) == os.path.abspath(final.parent):
+        where = final.parent  # (as the user named it: mkstemp's temporaries are absolute)
+    # (absolute: mkstemp names the temporary it failed to make by its absolute path, so an
+    # output given relative, o/c.csv, did not match, and the line named that temporary)
+    name = Path(os.path.abspath(os.fsdecode(exc.filename)))
+    ours = {Path(os.path.abspath(p)) for p in (final, where, *tmps)}
+    if not ({name, name.parent} & ours):
         return None  # another file's (an input read during the work): its own line
     from topicslab.errors import InputError
 

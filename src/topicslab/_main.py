@@ -390,6 +390,9 @@ def main() -> None:
         sys.stderr.write(f"error: {problem}\n")
         raise SystemExit(2)
     try:
+        # before the libraries' import (half a second): a kill or a closed terminal in that
+        # time ended the process with no line at all (exit status -15), where Ctrl-C said it
+        _end_like_ctrl_c()
         cli_main, caught = _import_cli()
         problem = _unparsed_environment(caught) or _threading_layer_error()
         if problem is not None and not _debugging():
@@ -398,24 +401,6 @@ def main() -> None:
         for w in caught:  # the import's other warnings, through the filters as before
             if _debugging() or _unparsed_environment([w]) is None:
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        import signal
-
-        from topicslab._atomic import ENDING_SIGNALS, cpu_time_up
-
-        # kill (SIGTERM) ended the process on the spot, leaving the atomic writes' hidden
-        # temporaries behind and saying nothing, and so did closing the terminal or a dropped
-        # ssh connection (SIGHUP), and Ctrl-\ (SIGQUIT: a core dump, a half-written hidden
-        # temporary left): all now end like Ctrl-C (cleaned up, one line). A signal the
-        # caller ignores stays ignored (``nohup topicslab run ...`` runs on after logout)
-        for name in ENDING_SIGNALS:
-            number = getattr(signal, name, None)
-            with contextlib.suppress(ValueError, AttributeError):  # not the main thread
-                if number is not None and signal.getsignal(number) == signal.SIG_DFL:
-                    signal.signal(number, signal.default_int_handler)
-        number = getattr(signal, "SIGXCPU", None)
-        with contextlib.suppress(ValueError, AttributeError):  # not the main thread
-            if number is not None and signal.getsignal(number) == signal.SIG_DFL:
-                signal.signal(number, cpu_time_up)
         _forget_earlier_command()
         if not _debugging():
             _quiet_root_logger()
@@ -435,6 +420,27 @@ def main() -> None:
             sys.stderr.write(f"interrupted: {line}\n")
         sys.stderr.flush()
         raise SystemExit(EXIT_INTERRUPTED) from None
+
+
+def _end_like_ctrl_c() -> None:
+    """kill (SIGTERM) ended the process on the spot, leaving the atomic writes' hidden
+    temporaries behind and saying nothing, and so did closing the terminal or a dropped ssh
+    connection (SIGHUP), and Ctrl-\\ (SIGQUIT: a core dump, a half-written hidden temporary
+    left): all now end like Ctrl-C (cleaned up, one line). A signal the caller ignores stays
+    ignored (``nohup topicslab run ...`` runs on after logout)."""
+    import signal
+
+    from topicslab._atomic import ENDING_SIGNALS, cpu_time_up
+
+    for name in ENDING_SIGNALS:
+        number = getattr(signal, name, None)
+        with contextlib.suppress(ValueError, AttributeError):  # not the main thread
+            if number is not None and signal.getsignal(number) == signal.SIG_DFL:
+                signal.signal(number, signal.default_int_handler)
+    number = getattr(signal, "SIGXCPU", None)
+    with contextlib.suppress(ValueError, AttributeError):  # not the main thread
+        if number is not None and signal.getsignal(number) == signal.SIG_DFL:
+            signal.signal(number, cpu_time_up)
 
 
 def _quiet_root_logger() -> None:

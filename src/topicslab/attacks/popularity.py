@@ -52,7 +52,9 @@ def estimate_popularity(
     """
     # (a NaN pseudo-count gave NaN popularities, float answers NumPy's casting TypeError,
     # ids below -1 were ignored as withheld; ParameterError is a ValueError, as before)
-    m = integer(m, "m", at_least=1)
+    # (2**70 topics was NumPy's "Maximum allowed dimension exceeded"; the QIF functions
+    # take at most 10**6, as qif.MAX_TOPICS)
+    m = integer(m, "m", at_least=1, at_most=10**6)
     q_in = number(q_in, "q_in", lo=0.0, hi=1.0)
     q_out = number(q_out, "q_out", lo=0.0, hi=1.0)
     if not q_in > q_out:

@@ -460,9 +460,14 @@ class RiskCurve:
 
 
 def _attack_instances(attacks: Sequence[AttackSpec] | AttackSpec) -> list[AnyAttack]:
-    specs: Sequence[AttackSpec] = ([attacks] if isinstance(attacks, str | MatchSetAttack
-                                                           | TraceAttack)
-                                   else list(attacks))
+    try:  # (None, True or 1.5: Python's "object is not iterable")
+        specs: Sequence[AttackSpec] = ([attacks] if isinstance(attacks, str | MatchSetAttack
+                                                               | TraceAttack)
+                                       else list(attacks))
+    except TypeError:
+        raise InputError(f"attacks must be an attack or a list of them (names such as "
+                         f"'hamming', or attack objects), got {attacks!r}",
+                         field="attacks") from None
     if not specs:
         raise InputError("no attack chosen", field="attack")
     out: list[AnyAttack] = []

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import math
 import os
 import re
@@ -29,7 +30,7 @@ from typing import Any
 
 import typer
 from rich.markup import escape
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from topicslab._progress import QuietConsole, reader_gone
 
@@ -438,8 +439,30 @@ def _location_changed(code: int | None, name: str) -> str | None:
     return None
 
 
+def _reader_may_leave(format_help: Callable[..., Any]) -> Callable[..., Any]:
+    """``format_help`` (Typer's, which prints the help on its own rich console), ending
+    quietly when the help's reader goes away: rich's console then raised ``SystemExit(1)``,
+    so ``topicslab --help | head -1`` (``topicslab stats --help | head``, ``topicslab``
+    alone) ended with exit code 1, where a command's output cut short the same way ends as
+    the command would have. Rich has sent what is left to the null device by then."""
+    @functools.wraps(format_help)
+    def quiet(self: Any, ctx: Any, formatter: Any) -> Any:
+        try:
+            return format_help(self, ctx, formatter)
+        except SystemExit as exc:
+            if exc.code != 1:
+                raise
+            return None
+    return quiet
+
+
+TyperCommand.format_help = _reader_may_leave(TyperCommand.format_help)  # type: ignore[method-assign]
+
+
 class OneLineErrors(TyperGroup):
     """The ``topicslab`` group: turns every failure into one line and an exit code."""
+
+    format_help = _reader_may_leave(TyperGroup.format_help)
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
@@ -685,6 +708,7 @@ def _write_all(text: str) -> None:
 #: ``| head`` does, does not stop the command: ``topicslab._progress.QuietConsole``)
 out = QuietConsole()
 err = QuietConsole(stderr=True)
+
 
 
 def parse_epsilon(text: str, option: str = "--epsilon") -> float:

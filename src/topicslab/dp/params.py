@@ -190,7 +190,9 @@ class ContributionBound:
             why="the within-week statistics count pairs of a user's topics"))
         choice(self.bound, "bound", BOUND_MODES)
         if self.weeks is not None:
-            if isinstance(self.weeks, str | bytes) or not isinstance(self.weeks, Iterable):
+            # (a 0-d array or tensor is Iterable by its type, and its iteration a TypeError)
+            if (isinstance(self.weeks, str | bytes) or not isinstance(self.weeks, Iterable)
+                    or getattr(self.weeks, "ndim", 1) == 0):
                 raise refuse(f"weeks must be a list of week indices, got {self.weeks!r}",
                              "weeks")
             weeks = tuple(integer(w, "weeks", at_least=0, why="weeks are indices 0, 1, ... "

@@ -40,7 +40,7 @@ from topicslab.dp.ledger import FILENAME as LEDGER_FILE
 from topicslab.dp.ledger import PrivacyLedger, load_ledger
 from topicslab.dp.postprocess import single_from_within
 from topicslab.dp.statistics import DPStatistics
-from topicslab.errors import FileFieldError, InputError
+from topicslab.errors import FileFieldError, InputError, ParameterError
 from topicslab.taxonomy import Taxonomy, load, resolve
 
 Schema = Literal["current", "legacy"]
@@ -105,7 +105,9 @@ def _write_release_files(d: Path, stats: DPStatistics, schema: Schema) -> None:
                   for i, j, f in zip(ai.tolist(), aj.tolist(), qa.tolist(), strict=True)]
         names = (LEGACY_WITHIN, LEGACY_ACROSS)
     else:
-        raise ValueError(f"schema must be 'current' or 'legacy', got {schema!r}")
+        # (a ValueError: a ParameterError still is one, and names the field)
+        raise ParameterError(f"schema must be 'current' or 'legacy', got {schema!r}",
+                             field="schema")
     if schema == "current":
         write_text_atomic(d / SINGLE, _records(
             [{"topic_id": ids[i], "topic_label": labels[i], "frequency": float(f)}

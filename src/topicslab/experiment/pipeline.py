@@ -252,7 +252,16 @@ def check_run_dir(out_dir: Path, *, reference: bool, computes_stats: bool,
     # another run writing OUT now (its first stage: files, no stages.json yet) was refused as
     # "not a run's output directory; choose a new or empty directory"
     refuse_held_elsewhere(out_dir, "--out")
-    if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / _RECORD).is_file():
+    record = out_dir / _RECORD
+    if out_dir.is_dir() and not record.is_file() and os.path.lexists(record):
+        # (a directory, a pipe or a link to /dev/zero there was "holds files but no
+        # stages.json": it has one, of the wrong kind)
+        kind = ("a directory" if record.is_dir() else "a link to a missing file"
+                if not record.exists() else "not a regular file (a pipe, socket or device)")
+        raise InputError(f"is {kind}, where a run keeps the record of its stages; remove it "
+                         "(the run then starts over), or choose another --out",
+                         file=str(record), field="--out")
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not record.is_file():
         raise InputError(f"holds files but no {_RECORD}, so it is not a run's output "
                          "directory; choose a new or empty directory (or an earlier run's)",
                          file=str(out_dir), field="--out")

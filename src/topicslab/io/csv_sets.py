@@ -56,8 +56,16 @@ __all__ = ["delimiter_for", "read_sets_csv", "write_sets_csv"]
 def delimiter_for(path: PathLike, delimiter: str | None = None) -> str:
     """The delimiter to use: ``delimiter`` if given, a tab for ``*.tsv[.gz]``, else a comma."""
     if delimiter is not None:
-        if len(delimiter) != 1:
-            raise InputError(f"delimiter must be one character, got {delimiter!r}")
+        # (a number was "TypeError: object of type 'int' has no len()", a list an
+        # AttributeError in the writer, and a digit or ';' pyarrow's "CSV values may not
+        # contain structural characters": the cells hold digits and ';')
+        if not isinstance(delimiter, str) or len(delimiter) != 1:
+            raise InputError(f"delimiter must be one character, got {delimiter!r}",
+                             field="delimiter")
+        if delimiter.isdigit() or delimiter in ';"\r\n-':
+            raise InputError(f"delimiter {delimiter!r} would occur in the cells (topic ids, "
+                             "user ids and the ';' between a week's topics); choose another, "
+                             "such as ',' or a tab", field="delimiter")
         return delimiter
     name = os.fspath(path).lower().removesuffix(".gz")
     return "\t" if name.endswith((".tsv", ".tab")) else ","

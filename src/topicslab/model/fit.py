@@ -341,7 +341,13 @@ def _bar(target: Target) -> tuple[QualityBar, float | None, bool]:
             return QualityBar(), None, True
         raise InputError(f"target must be a loss, 'bar' or a QualityBar, got {target!r}",
                          field="target")
-    t = float(target)
+    try:  # ([0.01], (0.01,) and 1j were float()'s TypeError; True was a loss target of 1)
+        if isinstance(target, bool | np.bool_):
+            raise TypeError(target)
+        t = float(target)
+    except (TypeError, ValueError):
+        raise InputError(f"target must be a loss, 'bar' or a QualityBar, got {target!r}",
+                         field="target") from None
     if not t > 0 or not math.isfinite(t):
         raise InputError(f"loss target must be a positive number, got {target}",
                          field="target")
@@ -429,8 +435,13 @@ def _load_checkpoint(directory: Path, config: dict[str, Any]) -> dict[str, Any] 
         raise _not_a_checkpoint(path, f"it holds Python objects{what} that a fit's state never "
                                 "holds, and loading them could run code") from None
     except Exception as exc:
-        why = " ".join(str(exc).split())
-        raise InputError(f"cannot read checkpoint ({why})", file=str(path)) from None
+        # (an empty file said "cannot read checkpoint ()", and a cut one torch's paragraph on
+        # miniz; neither named --resume nor what to do)
+        why = (" ".join(str(exc).split()).split(". ")[0].rstrip(".")
+               if path.stat().st_size else "") or "it is empty"
+        raise InputError(f"cannot be read as a checkpoint ({why}): it was cut short or "
+                         "damaged; remove it, or drop --resume to start a new fit",
+                         file=str(path), field="resume") from None
     _check_checkpoint(state, path)
     old = state.get("config", {})
     # (the week pairs last: other weeks change them too, and it is --weeks that differs)
@@ -496,7 +507,12 @@ def fit(stats: Any, model: ModelVariant | str = "persistent",
     # and 0 was torch's RuntimeError
     seed = _checks.integer(seed, "seed", at_least=0, at_most=np.iinfo(np.int64).max)
     if threads is not None:
-        _checks.integer(threads, "threads", at_least=1)
+        # (2**70 was torch's "ValueError: Overflow when unpacking long long"; the command
+        # line refuses more threads than CPUs, and so does this now)
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+        _checks.integer(threads, "threads", at_least=1, at_most=cpus or os.cpu_count(),
+                        why="more threads than the CPUs this process may use only "
+                            "oversubscribe them")
     if max_minutes is not None:  # ("5" was a TypeError out of math.isfinite, True 1 minute)
         max_minutes = _checks.number(max_minutes, "max_minutes", lo=0, lo_open=True)
     _positive("checkpoint_every", checkpoint_every, integer=True)

@@ -97,6 +97,8 @@ class Profiles:
 
 
 def _as_array(sets: TopicSets | npt.ArrayLike, m: int | None) -> tuple[I16, int]:
+    if m is not None:  # ('3' and [3] were TypeErrors of a comparison, NaN int()'s ValueError)
+        m = integer(m, "m", at_least=1, error=QIFParameterError)
     if isinstance(sets, TopicSets):
         if m is not None and m < sets.taxonomy.size:
             raise QIFParameterError(f"m must be at least the {sets.taxonomy.size} topics of the "
@@ -718,7 +720,8 @@ def population_tables(sets: TopicSets | npt.ArrayLike, *, weeks: Weeks = 0,
     max_cells = integer(max_cells, "max_cells", at_least=0, error=QIFParameterError)
     prof = distinct_profiles(raw, m=mm, weeks=epochs)
     n_ep, slots = prof.sets.shape[1], prof.sets.shape[2]
-    ss = slots if s is None else int(s)
+    # ([3] was int()'s TypeError, NaN its ValueError, 2.7 was read as 2)
+    ss = slots if s is None else integer(s, "s", at_least=1, error=QIFParameterError)
     check_params(mm, ss, r)
     widest = int(set_sizes(prof.sets).max()) if prof.sets.size else 0
     if ss < widest:

@@ -272,7 +272,8 @@ def fidelity(population: TopicSets, synthetic: Synthetic, *,
     if isinstance(attacks, str):  # "hamming" was read letter by letter ("unknown attack 'h'")
         raise TypeError(f"attacks takes a sequence of attack names, e.g. ({attacks!r},), got "
                         f"the string {attacks!r}")
-    if not (math.isfinite(tolerance) and tolerance > 0):
+    if (isinstance(tolerance, bool) or not isinstance(tolerance, int | float)
+            or not (math.isfinite(tolerance) and tolerance > 0)):  # (None: math's TypeError)
         raise InputError(f"tolerance must be a positive number, got {tolerance!r}",
                          field="tolerance")
     if isinstance(targets, str):  # "all" (ReidProtocol checked it): every user, as None
@@ -281,7 +282,11 @@ def fidelity(population: TopicSets, synthetic: Synthetic, *,
     first = synthetic(0) if callable(synthetic) else synthetic
     _check_sets(first, population, "synthetic")
     span = min(population.n_weeks, first.n_weeks)
-    # (weeks=[1.5] was read as 1, and [True] as 1)
+    # (weeks=[1.5] was read as 1, and [True] as 1; weeks=2 Python's "not iterable")
+    if weeks is not None and (isinstance(weeks, str | bytes)
+                              or not isinstance(weeks, Sequence | range)):
+        raise InputError(f"weeks must be a list of numbers of weeks (e.g. [1, 2, 4]), got "
+                         f"{weeks!r}", field="weeks")
     rs = (list(range(1, span + 1)) if weeks is None
           else [integer(r, "weeks") for r in weeks])
     if not rs or any(not 1 <= r <= span for r in rs):

@@ -181,6 +181,10 @@ def fit_quality(stats: Any, model: TypeMixture, *, bar: QualityBar | None = None
         raise InputError(f"statistics have k={targets.k}, the model k={model.k}", field="k")
     # (a week past the model's, or a negative one, was taken as it came; 1.5 as week 1)
     last = model.weeks - 1
+    if week_pairs is not None and not _pairs_of(week_pairs):
+        # (True, 1.5 or [1] was Python's "object is not iterable" or an unpacking ValueError)
+        raise InputError(f"week_pairs must be a list of (week, next week) pairs such as "
+                         f"[(0, 1)], got {week_pairs!r}", field="week_pairs")
     pairs = model.week_pairs if week_pairs is None else [
         (integer(a, "week_pairs", at_least=0, at_most=last),
          integer(b, "week_pairs", at_least=0, at_most=last)) for a, b in week_pairs]
@@ -217,3 +221,17 @@ def _noise_sigma(stats: Any) -> dict[str, float] | None:
     if sig is None or not all(np.isfinite(v) and v > 0 for v in sig.values()):
         return None
     return {k: float(v) for k, v in sig.items()}
+
+
+def _pairs_of(value: object) -> bool:
+    """Whether ``value`` is a sequence of pairs (the items' values are checked after)."""
+    from collections.abc import Iterable
+
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        return False
+    try:
+        return all(not isinstance(p, str | bytes) and isinstance(p, Iterable)
+                   and len(list(p)) == 2 for p in value)
+    except TypeError:  # (a 0-d array: Iterable by its type, not iterable)
+        return False
+
