@@ -167,25 +167,15 @@ def test_many_users_sharing_popular_sets() -> None:
     assert t.leak_topics is not None and t.leak_topics <= min(cap, t.n_profiles)
 
 
-def _lexsort_unique_rows(codes: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The reference: a stable lexsort of the rows (first column most significant)."""
-    order = np.lexsort(codes.T[::-1])
-    srt = codes[order]
-    starts = np.ones(len(order), dtype=bool)
-    starts[1:] = (srt[1:] != srt[:-1]).any(axis=1)
-    inverse = np.empty(len(order), dtype=np.int64)
-    inverse[order] = np.cumsum(starts) - 1
-    return order[starts], inverse, np.diff(np.append(np.flatnonzero(starts), len(order)))
-
-
 @pytest.mark.parametrize(("n", "w", "high"), [
     (1, 2, 5), (2, 2, 1), (60, 3, 3), (2_000, 2, 4), (50_000, 3, 1 << 45), (50_000, 4, 7),
     (80_000, 2, 300), (5_000, 3, 1 << 62), (3_000, 2, 1 << 20)])
 def test_unique_rows_in_buckets_equal_the_stable_lexsort(n: int, w: int, high: int) -> None:
-    """The bucketed, parallel grouping gives the lexsort's groups, order, first occurrences
-    and counts: few and many duplicates, small and wide values, buckets of one row and of
-    thousands (insertion sort and the merge sorts), negative codes (the unpacked rows)."""
-    from topicslab.qif.population import _unique_rows
+    """The bucketed, parallel grouping gives the stable lexsort's (the former implementation,
+    kept as the fallback) groups, order, first occurrences and counts: few and many
+    duplicates, small and wide values, buckets of one row and of thousands (insertion sort
+    and the merge sorts), negative codes (the unpacked rows)."""
+    from topicslab.qif.population import _lexsort_unique_rows, _unique_rows
 
     rng = np.random.default_rng(n + w)
     codes = rng.integers(0, high, size=(n, w), dtype=np.int64)
@@ -226,7 +216,7 @@ def test_distinct_profiles_canonical_and_packed_as_numpy_does() -> None:
 
 def test_unique_rows_whose_first_column_spans_the_int64_range() -> None:
     """A first column spanning 2^63 or more (the bucket key would wrap) takes the lexsort."""
-    from topicslab.qif.population import _unique_rows
+    from topicslab.qif.population import _lexsort_unique_rows, _unique_rows
 
     codes = np.array([[-2**62 - 5, 1], [2**62 + 7, 0], [0, 3], [0, 2], [0, 3]], np.int64)
     for got, want in zip(_unique_rows(codes), _lexsort_unique_rows(codes), strict=True):

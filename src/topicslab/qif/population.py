@@ -33,6 +33,7 @@ import numpy.typing as npt
 from numba import njit, prange
 
 from topicslab._checks import MAX_COUNT, integer, integer_array, number
+from topicslab._kernels import sort_head
 from topicslab.datamodel import TopicSets, set_sizes
 from topicslab.qif.errors import QIFError, QIFParameterError
 from topicslab.qif.product_channel import ProductChannel, max_sums, topics_channel
@@ -190,13 +191,8 @@ def _canonical_codes(raw: I16, weeks: I64, m: int, bits: int,
             row = arr[u, i]
             for j in range(k):
                 v = raw[u, weeks[i], j]
-                if v < 0:
-                    v = big
-                s = j - 1
-                while s >= 0 and row[s] > v:
-                    row[s + 1] = row[s]
-                    s -= 1
-                row[s + 1] = v
+                row[j] = big if v < 0 else v
+            sort_head(row, k)
             code = 0
             for j in range(k):
                 v = row[j]
