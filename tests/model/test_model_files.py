@@ -68,6 +68,40 @@ def test_bad_model_directories(tmp_path):
         load_model(tmp_path)
 
 
+@pytest.mark.parametrize("name", ["model.json", "model.safetensors"])
+@pytest.mark.parametrize("kind", ["directory", "dangling link", "link loop", "fifo"])
+def test_a_model_file_of_another_kind_is_named_as_such(tmp_path, name, kind):
+    """A model's file that exists as a directory, a link to nothing or a pipe was "file
+    missing"; a link to a real file is read as the file."""
+    import os
+
+    save_model(tmp_path, random_model(load("v2"), T=2, r=1, k=3))
+    target = tmp_path / name
+    kept = target.read_bytes()
+    target.unlink()
+    if kind == "directory":
+        target.mkdir()
+    elif kind == "dangling link":
+        target.symlink_to(tmp_path / "gone")
+    elif kind == "link loop":
+        target.symlink_to(target)
+    else:
+        os.mkfifo(target)
+    what = {"directory": "is a directory", "dangling link": "is a link that leads to no file",
+            "link loop": "is a link that leads to no file",
+            "fifo": "is not a regular file"}[kind]
+    with pytest.raises(InputError, match=what) as info:
+        load_model(tmp_path)
+    assert info.value.file == str(target)
+    if kind == "directory":
+        target.rmdir()
+    else:
+        target.unlink()
+    (tmp_path / "real").write_bytes(kept)
+    target.symlink_to(tmp_path / "real")
+    assert load_model(tmp_path).theta.shape == (2, 1, 3, 469)
+
+
 def test_type_mixture_rejects_bad_theta(tax12):
     with pytest.raises(InputError, match="topics"):
         TypeMixture(np.zeros((2, 1, 3, 11), np.float32), tax12)
