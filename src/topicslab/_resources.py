@@ -27,6 +27,14 @@ def size_text(n: float) -> str:
     return f"{n:,.0f} bytes"
 
 
+def usable_cpus() -> int | None:
+    """The CPUs this process may run on (its affinity mask; the machine's count where the
+    platform has none), ``None`` when unknown."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count()
+
+
 def available_memory() -> int | None:
     """Bytes of memory available to a new allocation (``MemAvailable``), if known; no more
     than the address-space limit leaves this process (``ulimit -v``)."""

@@ -237,6 +237,22 @@ def test_fit_quality_of_no_week_pairs_names_week_pairs(pairs: object, release: o
         validate.fit_quality(release, fitted, week_pairs=pairs)  # type: ignore[arg-type]
 
 
+def test_week_pairs_and_weeks_in_other_containers_are_still_taken(
+        release: object, fitted: object, small: object) -> None:
+    """The checks above read their values once: pairs from a generator or an array (a
+    generator was consumed by the check, leaving no pair), weeks as an array (refused by a
+    Sequence test)."""
+    import numpy as np
+
+    from topicslab import validate
+
+    want = validate.fit_quality(release, fitted, week_pairs=[(0, 1)]).loss
+    for pairs in (((0, 1) for _ in range(1)), np.array([[0, 1]])):
+        assert validate.fit_quality(release, fitted, week_pairs=pairs).loss == want
+    got = validate.fidelity(small, small, weeks=np.array([1]), trials=1, targets=20, seed=1)
+    assert [g["weeks"] for g in got.to_dict()["gaps"]] == [1, 1]
+
+
 def test_save_statistics_of_an_unknown_schema_names_the_schema(release: object,
                                                                tmp_path: Path) -> None:
     """A ValueError without a field; a ParameterError is still a ValueError."""

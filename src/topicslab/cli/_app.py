@@ -710,7 +710,6 @@ out = QuietConsole()
 err = QuietConsole(stderr=True)
 
 
-
 def parse_epsilon(text: str, option: str = "--epsilon") -> float:
     """Accept a float or the papers' symbolic budgets ``ln3``/``ln(3)``/``ln2``; what cannot
     be read is bad input naming ``option`` (its range is the library's to check)."""

@@ -104,9 +104,9 @@ def _check_sample_size(users: int, weeks: int, k: int, hint: str, field: str) ->
 def _check_threads(threads: int | None) -> None:
     """More torch threads than the CPUs this process may use only oversubscribes them (and a
     huge count fails allocating the thread pool): refuse, naming --threads."""
-    import os
+    from topicslab._resources import usable_cpus
 
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cpus = usable_cpus()
     if threads is not None and cpus and threads > cpus:
         raise InputError(f"--threads {threads} is more than the {cpus} CPUs this process may "
                          "use", field="--threads")

@@ -40,11 +40,11 @@ from topicslab.io._common import (
     check_sets_to_write,
     check_unique_users,
     distinct_width,
-    list_array,
     lists_to_dense,
     parse_int_strings,
     sets_column,
     week_columns,
+    week_list_arrays,
     wrap_errors,
 )
 from topicslab.io.detect import taxonomy_for
@@ -271,11 +271,10 @@ def write_sets_csv(path: PathLike, sets: TopicSets, *, delimiter: str | None = N
     which is ascending by id."""
     check_sets_to_write(path, sets, "write_sets_csv")
     delim = delimiter_for(path, delimiter)
-    ids = sets.topic_ids()
     cols: list[pa.Array] = [pa.array(sets.user_ids, type=pa.int64())]
     names = ["user_id"]
-    for w in range(sets.n_weeks):
-        as_text = pc.cast(list_array(ids[:, w, :]), pa.list_(pa.string()))
+    for w, lists in enumerate(week_list_arrays(sets.sets, sets.taxonomy)):
+        as_text = pc.cast(lists, pa.list_(pa.string()))
         cols.append(pc.binary_join(as_text, ";"))
         names.append(sets_column(w))
     table = pa.Table.from_arrays(cols, names=names)

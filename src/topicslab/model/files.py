@@ -134,14 +134,15 @@ def load_model(directory: str | Path, *, taxonomy: Taxonomy | str | None = None,
     if (other := other_output(d, "model")) is not None:
         raise FileFieldError(other, file=str(d))
     for f, holds in ((meta_file, "metadata"), (weights_file, "parameters")):
-        if f.is_symlink() or (f.exists() and not f.is_file()):
-            if not f.is_file():  # (each was "file missing": it is there, of another kind)
-                kind = ("a link that leads to no file" if not f.exists() else "a directory"
-                        if f.is_dir() else "not a regular file (a pipe, socket or device)")
-                raise FileFieldError(f"is {kind}, where a model directory keeps its {holds}; "
-                                     "restore the file (or refit)", file=str(f))
-        elif not f.is_file():
+        if f.is_file():
+            continue
+        if not (f.is_symlink() or f.exists()):
             raise FileFieldError("file missing (not a model directory?)", file=str(f))
+        # (each was "file missing": it is there, of another kind)
+        kind = ("a link that leads to no file" if not f.exists() else "a directory"
+                if f.is_dir() else "not a regular file (a pipe, socket or device)")
+        raise FileFieldError(f"is {kind}, where a model directory keeps its {holds}; "
+                             "restore the file (or refit)", file=str(f))
     try:
         meta = loads(meta_file.read_text(encoding="utf-8-sig"), parse_int=bounded_int,
                           object_pairs_hook=unique_keys)

@@ -509,8 +509,9 @@ def fit(stats: Any, model: ModelVariant | str = "persistent",
     if threads is not None:
         # (2**70 was torch's "ValueError: Overflow when unpacking long long"; the command
         # line refuses more threads than CPUs, and so does this now)
-        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-        _checks.integer(threads, "threads", at_least=1, at_most=cpus or os.cpu_count(),
+        from topicslab._resources import usable_cpus
+
+        _checks.integer(threads, "threads", at_least=1, at_most=usable_cpus(),
                         why="more threads than the CPUs this process may use only "
                             "oversubscribe them")
     if max_minutes is not None:  # ("5" was a TypeError out of math.isfinite, True 1 minute)

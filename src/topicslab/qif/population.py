@@ -146,8 +146,8 @@ def distinct_profiles(sets: TopicSets | npt.ArrayLike, *, m: int | None = None,
                       weeks: Weeks = None) -> Profiles:
     """Group users by profile (the set, or sequence of sets, in ``weeks``); vectorised.
 
-    Each week's set is packed into one int64 (``bits`` per slot), so grouping is a 1-d (one
-    epoch) or small 2-d ``np.unique`` even for millions of users.
+    Each week's set is packed into one int64 (``bits`` per slot), so grouping sorts rows of
+    one int64 per week (``_unique_rows``) even for millions of users.
     """
     raw, mm = _as_array(sets, m)
     idx = np.asarray(_epoch_list(raw.shape[1], weeks), dtype=np.int64)

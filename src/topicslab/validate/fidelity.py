@@ -283,12 +283,14 @@ def fidelity(population: TopicSets, synthetic: Synthetic, *,
     _check_sets(first, population, "synthetic")
     span = min(population.n_weeks, first.n_weeks)
     # (weeks=[1.5] was read as 1, and [True] as 1; weeks=2 Python's "not iterable")
-    if weeks is not None and (isinstance(weeks, str | bytes)
-                              or not isinstance(weeks, Sequence | range)):
+    try:
+        if isinstance(weeks, str | bytes):
+            raise TypeError(weeks)
+        rs = (list(range(1, span + 1)) if weeks is None
+              else [integer(r, "weeks") for r in weeks])
+    except TypeError:
         raise InputError(f"weeks must be a list of numbers of weeks (e.g. [1, 2, 4]), got "
-                         f"{weeks!r}", field="weeks")
-    rs = (list(range(1, span + 1)) if weeks is None
-          else [integer(r, "weeks") for r in weeks])
+                         f"{weeks!r}", field="weeks") from None
     if not rs or any(not 1 <= r <= span for r in rs):
         raise InputError(f"weeks must lie in 1..{span} (the weeks both datasets have), got "
                          f"{list(weeks or [])}", field="weeks")

@@ -181,13 +181,14 @@ def fit_quality(stats: Any, model: TypeMixture, *, bar: QualityBar | None = None
         raise InputError(f"statistics have k={targets.k}, the model k={model.k}", field="k")
     # (a week past the model's, or a negative one, was taken as it came; 1.5 as week 1)
     last = model.weeks - 1
-    if week_pairs is not None and not _pairs_of(week_pairs):
+    given = None if week_pairs is None else _pairs_of(week_pairs)
+    if week_pairs is not None and given is None:
         # (True, 1.5 or [1] was Python's "object is not iterable" or an unpacking ValueError)
         raise InputError(f"week_pairs must be a list of (week, next week) pairs such as "
                          f"[(0, 1)], got {week_pairs!r}", field="week_pairs")
-    pairs = model.week_pairs if week_pairs is None else [
+    pairs = model.week_pairs if given is None else [
         (integer(a, "week_pairs", at_least=0, at_most=last),
-         integer(b, "week_pairs", at_least=0, at_most=last)) for a, b in week_pairs]
+         integer(b, "week_pairs", at_least=0, at_most=last)) for a, b in given]
     from topicslab.model.fit import has_week_pair
 
     if pairs and not has_week_pair(getattr(stats, "ledger", None)):
@@ -223,15 +224,15 @@ def _noise_sigma(stats: Any) -> dict[str, float] | None:
     return {k: float(v) for k, v in sig.items()}
 
 
-def _pairs_of(value: object) -> bool:
-    """Whether ``value`` is a sequence of pairs (the items' values are checked after)."""
-    from collections.abc import Iterable
-
-    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
-        return False
+def _pairs_of(value: object) -> list[tuple[Any, ...]] | None:
+    """``value``'s pairs, read once (a generator is consumed), or ``None`` when it is not a
+    sequence of pairs; the items' values are checked after."""
+    if isinstance(value, str | bytes):
+        return None
     try:
-        return all(not isinstance(p, str | bytes) and isinstance(p, Iterable)
-                   and len(list(p)) == 2 for p in value)
-    except TypeError:  # (a 0-d array: Iterable by its type, not iterable)
-        return False
+        items = list(value)  # type: ignore[call-overload]
+        pairs = [tuple(p) for p in items if not isinstance(p, str | bytes)]
+    except TypeError:  # (not iterable; a 0-d array is Iterable by its type, not iterable)
+        return None
+    return pairs if len(pairs) == len(items) and all(len(p) == 2 for p in pairs) else None
 
