@@ -27,11 +27,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from topicslab._checks import integer, number, refuse
+from topicslab._checks import integer, integer_array, number, refuse
 from topicslab._json import dumps
 from topicslab.api import Mechanism
 from topicslab.attacks.attack import MatchSetAttack, register_attack
-from topicslab.attacks.popularity import estimate_popularity
+from topicslab.attacks.popularity import TopicTally, popularity_from_counts
 from topicslab.errors import InputError
 
 
@@ -72,6 +72,7 @@ class AsymmetricAttack(MatchSetAttack):
     """
 
     name = "asymmetric"
+    fits_views = True
 
     def __init__(self, *, pseudo_count: float = 1.0, clip: float = 1e-6,
                  popularity: npt.ArrayLike | None = None) -> None:
@@ -104,22 +105,26 @@ class AsymmetricAttack(MatchSetAttack):
                              "random topic, as likely outside the profile as in it (q_in = "
                              "q_out); use the hamming attack", field="p")
         m = mech.tax.size
-        arr = np.asarray(site1)
-        if arr.size and arr.max() >= m:
+        # one pass counts the answers and finds their range (a strided view is read in place)
+        tally = TopicTally.of(integer_array(site1, "answers"), m)
+        if tally.high >= m:
             raise InputError(f"the asymmetric attack models the Topics API: category "
-                             f"{int(arr.max())} is not a topic of taxonomy {mech.tax.version} "
+                             f"{tally.high} is not a topic of taxonomy {mech.tax.version} "
                              f"({m} topics)", field="traces")
         if self._given is not None:
             if self._given.shape != (m,):
                 raise InputError(f"popularity must have {m} entries", field="popularity")
             p = np.clip(self._given, self.clip, 1.0 - self.clip)
         else:
-            p = estimate_popularity(arr, m, mech.q_in, mech.q_out,
-                                    pseudo_count=self.pseudo_count, clip=self.clip)
+            if tally.low < -1:
+                raise refuse(f"answers hold topic {tally.low} but the taxonomy has {m} topics "
+                             "(-1: withheld)", "answers")
+            p = popularity_from_counts(tally.counts, mech.q_in, mech.q_out,
+                                       pseudo_count=self.pseudo_count, clip=self.clip)
         self.popularity = p
         self.w_match, self.w_mismatch = asymmetric_weights(p, mech.q_in, mech.q_out, mech.k)
         self._mech = mech
-        self._n_answers = int((arr >= 0).sum())
+        self._n_answers = int(tally.counts.sum())
 
     def gains(self, queries: npt.NDArray[np.integer]) -> npt.NDArray[np.float64]:
         if self.w_match is None or self.w_mismatch is None:

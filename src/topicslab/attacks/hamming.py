@@ -23,6 +23,7 @@ class HammingAttack(MatchSetAttack):
     """Most matching weeks wins (unweighted Hamming distance)."""
 
     name = "hamming"
+    fits_views = True
 
     def fit(self, site1: npt.NDArray[np.integer], mechanism: Mechanism | None = None) -> None:
         """Nothing to learn."""

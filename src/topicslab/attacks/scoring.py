@@ -50,48 +50,61 @@ def match_masks(rows: npt.NDArray[np.integer], queries: npt.NDArray[np.integer]
     return (agree.astype(np.int64) * weights).sum(axis=1)
 
 
+@njit(cache=True, inline="always")
+def top_bits(n_sets: int) -> np.ndarray:
+    """``top[p]`` = the highest bit of ``p`` (``top[0] = top[1] = 0``)."""
+    top = np.zeros(n_sets, dtype=np.int64)
+    for p in range(2, n_sets):
+        top[p] = top[p >> 1] + 1
+    return top
+
+
+@njit(cache=True, inline="always")
+def query_scores(gains: np.ndarray, q: int, top: np.ndarray, order: np.ndarray,
+                 total: np.ndarray, week_mask: np.ndarray, dest: np.ndarray) -> None:
+    """``dest[M]`` = the score of match set ``M`` of query ``q`` (``order``, ``total`` and
+    ``week_mask`` are scratch of r and 2^r values).
+
+    A set's sum in ascending order of the gains is the sum of the set without its largest
+    gain, plus that gain (the same additions, in the same order, as summing left to right),
+    so each of the 2^r sums takes one addition."""
+    r = gains.shape[1]
+    # stable insertion sort of the r gains (r <= 16): the order of the summation
+    for j in range(r):
+        v = gains[q, j]
+        i = j
+        while i > 0 and gains[q, order[i - 1]] > v:
+            order[i] = order[i - 1]
+            i -= 1
+        order[i] = j
+    total[0] = 0.0
+    week_mask[0] = 0
+    dest[0] = 0.0
+    for p in range(1, dest.shape[0]):
+        t = top[p]
+        rest = p ^ (1 << t)
+        w = order[t]
+        total[p] = total[rest] + gains[q, w]
+        week_mask[p] = week_mask[rest] | (1 << w)
+        dest[week_mask[p]] = total[p]
+
+
 @njit(cache=True, parallel=True)
 def _subset_scores_kernel(gains: np.ndarray, out: np.ndarray) -> None:
     n_q, r = gains.shape
     n_sets = out.shape[1]
-    # top[p] = highest bit of p: a set's sum in ascending order of the gains is the sum of
-    # the set without its largest gain, plus that gain (the same additions, in the same order,
-    # as summing left to right), so each of the 2^r sums takes one addition
-    top = np.zeros(n_sets, dtype=np.int64)
-    for p in range(2, n_sets):
-        top[p] = top[p >> 1] + 1
+    top = top_bits(n_sets)
     block = 4096
     for b in prange((n_q + block - 1) // block):
         order = np.empty(r, dtype=np.int64)
         total = np.empty(n_sets, dtype=np.float64)
         week_mask = np.empty(n_sets, dtype=np.int64)
-        total[0] = 0.0
-        week_mask[0] = 0
         for q in range(b * block, min(n_q, (b + 1) * block)):
-            # stable insertion sort of the r gains (r <= 8): the order of the summation
-            for j in range(r):
-                v = gains[q, j]
-                i = j
-                while i > 0 and gains[q, order[i - 1]] > v:
-                    order[i] = order[i - 1]
-                    i -= 1
-                order[i] = j
-            out[q, 0] = 0.0
-            for p in range(1, n_sets):
-                t = top[p]
-                rest = p ^ (1 << t)
-                w = order[t]
-                total[p] = total[rest] + gains[q, w]
-                week_mask[p] = week_mask[rest] | (1 << w)
-                out[q, week_mask[p]] = total[p]
+            query_scores(gains, q, top, order, total, week_mask, out[q])
 
 
-def subset_scores(gains: npt.ArrayLike) -> npt.NDArray[np.float64]:
-    """Score of every match set of every query: ``float64[Q, 2^r]``.
-
-    ``out[q, M] = sum_{s in M} gains[q, s]`` (bit ``s`` of ``M`` = week ``s``), summed in
-    ascending order of the gain values so equal multisets give identical floats.
-    """
+def checked_gains(gains: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """``gains`` as a C-ordered ``float64[Q, r]`` of finite values, r <= ``MAX_WEEKS``."""
     # (ParameterError, a ValueError, as these were; text was NumPy's ValueError)
     try:
         g = np.ascontiguousarray(gains, dtype=np.float64)
@@ -105,6 +118,16 @@ def subset_scores(gains: npt.ArrayLike) -> npt.NDArray[np.float64]:
                              field="gains")
     if not np.isfinite(g).all():
         raise ParameterError("gains must be finite", field="gains")
+    return g
+
+
+def subset_scores(gains: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """Score of every match set of every query: ``float64[Q, 2^r]``.
+
+    ``out[q, M] = sum_{s in M} gains[q, s]`` (bit ``s`` of ``M`` = week ``s``), summed in
+    ascending order of the gain values so equal multisets give identical floats.
+    """
+    g = checked_gains(gains)
     out = np.empty((g.shape[0], 1 << g.shape[1]), dtype=np.float64)
     if g.shape[0]:
         _subset_scores_kernel(g, out)
