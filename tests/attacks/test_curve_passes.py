@@ -46,6 +46,13 @@ def test_tally_reports_values_out_of_range() -> None:
         estimate_popularity(np.array([-3, 1]), 5, 0.9, 0.01)
 
 
+def test_tally_of_unsigned_words_past_int64() -> None:
+    a = np.array([[3, 2**64 - 1]], dtype=np.uint64)
+    assert TopicTally.of(a, 5).high == 2**64 - 1
+    with pytest.raises(ParameterError, match=f"topic {2**64 - 1}"):
+        estimate_popularity(a, 5, 0.9, 0.01)
+
+
 def test_tally_of_no_answers() -> None:
     t = TopicTally.of(np.zeros((0, 4), dtype=np.int16), 10)
     assert t.counts.tolist() == [0] * 10 and t.withheld == 0

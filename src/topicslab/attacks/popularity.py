@@ -105,6 +105,9 @@ class TopicTally:
         preset's fidelity fits the asymmetric attack to 36 week columns of 10M users per
         trial and site: 2 s of them)."""
         a = answers if answers.ndim == 2 else answers.reshape(-1, 1)
+        if a.dtype == np.uint64 and a.size and int(a.max()) > np.iinfo(np.int64).max:
+            # (the kernel reads int64: such a value would come back as a negative topic)
+            return cls(np.zeros(m, dtype=np.int64), 0, 0, int(a.max()))
         counts, withheld, low, high = _count_topics(a, np.int64(m))
         return cls(counts, int(withheld), int(low), int(high))
 
