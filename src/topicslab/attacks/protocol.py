@@ -895,8 +895,13 @@ def _trial_traces(pop: TopicSets | ChunkedSets, chosen: npt.NDArray[np.int64], w
     by chunk (``ChunkedSets``) gets the traces the whole table would, and is never held; a
     ``TopicSets`` is one chunk."""
     parts = [(0, pop)] if isinstance(pop, TopicSets) else pop.chunks()
-    order = np.argsort(chosen, kind="stable")
-    ranked = chosen[order]
+    if len(chosen) == pop.n_users:  # every user a target (a permutation): its inverse
+        order = np.empty_like(chosen)
+        order[chosen] = np.arange(len(chosen), dtype=chosen.dtype)
+        ranked = np.arange(len(chosen), dtype=chosen.dtype)
+    else:
+        order = np.argsort(chosen, kind="stable")
+        ranked = chosen[order]
     site1: npt.NDArray[np.int16] | None = None
     site2: npt.NDArray[np.int16] | None = None
     for lo, part in parts:
