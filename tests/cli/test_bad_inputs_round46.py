@@ -1,0 +1,254 @@
+"""Bad input, the forty-sixth independent round: the same path as input and output, the
+standard streams and the locale, option values and file names that no terminal or page
+shows as typed, a run directory edited by hand, and the public Python API given the wrong
+kinds of values (bool, NaN, NumPy scalars, huge integers, generators, bytes).
+
+- Results sent to a full device (``topicslab convert a.parquet b.parquet > /dev/full``):
+  "error: no space left on the device; free some space or send the output elsewhere",
+  beside the complete ``b.parquet`` the command had written; the line named neither the
+  standard output nor the file kept.
+- A C locale with Python's UTF-8 mode off (``LC_ALL=C PYTHONUTF8=0``, or
+  ``PYTHONIOENCODING=ascii:surrogateescape``): the up-front check of the terminal's encoding
+  looked at strict streams only, so ``convert`` wrote its output and then failed printing
+  its summary ("the output cannot be shown in the terminal's encoding (ascii)", exit 2 after
+  the work).
+- An option value holding a byte that is not UTF-8 (``--epsilon $'\\xff'``, ``--attack
+  $'ham\\xff'``, ``qif $'--\\xff'``) was shown as Python's surrogate, "cannot read epsilon
+  '\\udcff'", a character the user never typed (file names show the byte, ``\\xff``); an option
+  that takes a number (``qif --m $'\\xff'``) said "Input should be a valid string, unable to
+  parse raw data as a unicode string".
+- ``run --sets $'p\\x1b[31m.parquet'``: report.html held the escape sequence raw (an HTML
+  parse error, and the sequence itself to a terminal showing the file); ``html.escape``
+  leaves control characters as they are.
+- A pipe where a run writes a file (``OUT/synth.parquet`` of an earlier run replaced by a
+  FIFO): the re-run's cache read it for its fingerprint and waited for a writer for ever.
+
+- ``qif.multi_epoch_capacity(m, s, r, np.int64(3))``, ``parameter_row(..., epochs=np.int64(2))``
+  and ``parameter_table``: "TypeError: 'numpy.int64' object is not iterable" (a NumPy integer,
+  as arrays give them); ``k=[3]`` was taken as 3, ``[1, 2]`` "too many values to unpack", and
+  the field named was 'epochs', not 'k'.
+- ``qif.r_for_capacity(target=True)`` was a capacity of 1, text "'<=' not supported",
+  ``Decimal('NaN')`` decimal's InvalidOperation, and NaN "capacity nan is not reachable"
+  naming no field; ``qif.iba_tight_lower_bound`` took m = NaN or inf (a bound of 1 - r) and
+  r = True, and refused with "need m >= 1 and r in [0, 1]", naming no field;
+  ``qif.round_half_up(True, 1)`` was 1.0 and ``"1.5"`` "must be real number, not str".
+- The QIF channel and prior checks named no argument: ``qif.parallel(c1, c2)``, ``cascade``,
+  ``kron``, ``internal_choice`` said "a channel must be a non-empty 2-d matrix" of either
+  (a ``QIFError``, no ``ValueError``), and ``prior_vulnerability(5)`` "the prior must be a
+  vector of length None".
+- ``disclosure.first_violation([])``: NumPy's "attempt to get argmax of an empty sequence";
+  ``disclosure.make_script(5, ...)``: "'int' object is not iterable", and keywords given as a
+  generator "needs at least one keyword" (the check used it up); ``n_queries=2**70`` drew
+  queries until the memory ran out.
+- Huge integers: ``qif.distinct_profiles(sets, m=2**70)`` numba's "TypingError: ... Int value
+  is too large"; ``dp.default_split(2**70)`` and ``dp.plan_queries(2**70, ...)`` "OverflowError:
+  cannot fit 'int' into an index-sized integer"; ``model.week_map(2**70, 2)`` "OverflowError:
+  Python int too large to convert to C long", ``week_map(4, 2**70)`` "Maximum allowed size
+  exceeded". ``qif.distinct_profiles(sets, weeks=b'\\x01')`` read the bytes as weeks.
+
+The same contract as ``test_bad_inputs.py``: exit code 2, one line ``error: ...`` naming the
+offending file, row or field, no traceback, and nothing written; from Python, an
+``InputError`` (a ``ValueError``) naming the argument.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from refusal import check_refused, invoke, invoke_refused, random_profiles, small_population, tree
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    for name in ("TOPICSLAB_DEBUG", "PYTHONIOENCODING", "PYTHONUTF8", "LC_ALL", "LANG"):
+        env.pop(name, None)
+    env.update(extra)
+    return env
+
+
+@pytest.fixture
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("r46-inputs")
+    small_population(directory)
+    return directory
+
+
+# ---- the standard output on a full device --------------------------------------------------
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
+@pytest.mark.parametrize(("args", "kept"), [
+    (["convert", "{in}/pop.parquet", "c.parquet"], "kept the complete c.parquet"),
+    (["qif", "--m", "10"], "nothing written"),
+], ids=["convert", "qif"])
+def test_a_full_standard_output_is_named_with_what_was_kept(
+        args: list[str], kept: str, inputs: Path, work: Path) -> None:
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "topicslab",
+                               *[a.format(**{"in": inputs}) for a in args]],
+                              stdout=full, stderr=subprocess.PIPE, text=True, env=_env(),
+                              check=False, cwd=work, timeout=120)
+    line = check_refused(proc.stderr, proc.returncode,
+                         "the standard output: no space left on the device")
+    assert kept in line
+
+
+# ---- the locale ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("env", [{"LC_ALL": "C", "PYTHONUTF8": "0"},
+                                 {"PYTHONIOENCODING": "ascii:surrogateescape"}],
+                         ids=["c-locale", "surrogateescape"])
+def test_an_ascii_terminal_of_any_error_handler_is_refused_before_the_work(
+        env: dict[str, str], inputs: Path, work: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "topicslab", "convert",
+                           str(inputs / "pop.parquet"), "c.parquet"], capture_output=True,
+                          text=True, env=_env(**env), check=False, cwd=work, timeout=120)
+    check_refused(proc.stderr, proc.returncode, "cannot be shown in the terminal's encoding")
+    assert not (work / "c.parquet").exists(), "the output was written before the refusal"
+
+
+# ---- values and names shown as typed ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(("args", "shown"), [
+    (["qif", "--epochs", "1\udcff"], "'1\\xff'"),
+    (["disclosure", "--epsilon", "\udcff"], "'\\xff'"),
+    (["qif", "--\udcff"], "--\\xff"),
+    (["qif", "--m", "\udcff"], "'--m': '\\xff' is not UTF-8 text"),
+    (["qif", "--r=\udcff"], "'--r': '\\xff' is not UTF-8 text"),
+], ids=["epochs", "epsilon", "option-name", "number", "number-equals"])
+def test_a_value_that_is_not_utf8_is_shown_as_its_byte(args: list[str], shown: str,
+                                                      work: Path) -> None:
+    before = tree(work)
+    res = invoke(args)
+    line = check_refused(res.output, res.exit_code, shown)
+    assert "udc" not in line and "valid string" not in line
+    assert tree(work) == before
+
+
+def test_the_report_shows_control_characters_escaped() -> None:
+    from topicslab.report.html import paragraph, render, table
+
+    name = "p<b>\x1b[31m\u202e\x07.parquet"
+    page = render(f"title {name}", name, (True, name), []) + table(name, [name], [[name]])
+    page += paragraph(name)
+    assert not any(c in page for c in ("\x1b", "\u202e", "\x07", "<b>")), page
+    assert page.count("p&lt;b&gt;\\x1b[31m\\u202e\\x07.parquet") == 8
+
+
+def test_a_pipe_where_a_run_writes_a_file_is_refused(inputs: Path, work: Path) -> None:
+    """A re-run in an earlier run's directory whose synth.parquet is a pipe waited for ever."""
+    out = work / "out"
+    out.mkdir()
+    (out / "stages.json").write_text("{}")
+    os.mkfifo(out / "synth.parquet")
+    invoke_refused(invoke, ["run", "--preset", "smoke", "--sets", "{in}/pop.parquet", "--out",
+                            "{out}", "-q"], inputs, work, "synth.parquet, field '--out': is a pipe")
+
+
+# ---- the Python API --------------------------------------------------------------------------
+
+
+def test_qif_takes_numpy_integers_as_numbers_of_epochs() -> None:
+    from topicslab import qif
+
+    three = qif.multi_epoch_capacity(469, 5, 0.05, 3)
+    assert qif.multi_epoch_capacity(469, 5, 0.05, np.int64(3)) == three
+    assert qif.multi_epoch_max_case_capacity(469, 5, 0.05, np.int32(2)) == pytest.approx(
+        qif.multi_epoch_max_case_capacity(469, 5, 0.05, 2))
+    assert qif.parameter_row(469, 5, 0.05, np.int64(2))["epochs"] == 2
+    assert [row["epochs"] for row in qif.parameter_table(469, 5, 0.05, np.int64(2))] == [2]
+
+
+_QIF_REFUSALS: list[tuple[str, Any, str]] = [
+    ("multi-epoch-list", lambda q: q.multi_epoch_capacity(469, 5, 0.05, [3]), "'k'"),
+    ("multi-epoch-float", lambda q: q.multi_epoch_capacity(469, 5, 0.05, 2.5), "'k'"),
+    ("max-case-none", lambda q: q.multi_epoch_max_case_capacity(469, 5, 0.05, None), "'k'"),
+    ("row-float", lambda q: q.parameter_row(469, 5, 0.05, 1.5), "'epochs'"),
+    ("target-true", lambda q: q.r_for_capacity(True, 469, 5), "'target'"),
+    ("target-text", lambda q: q.r_for_capacity("50", 469, 5), "'target'"),
+    ("target-nan", lambda q: q.r_for_capacity(float("nan"), 469, 5), "'target'"),
+    ("target-decimal", lambda q: q.r_for_capacity(Decimal("NaN"), 469, 5), "'target'"),
+    ("target-high", lambda q: q.r_for_capacity(1000.0, 469, 5), "'target'"),
+    ("iba-m-nan", lambda q: q.iba_tight_lower_bound(float("nan"), 5, 0.05), "'m'"),
+    ("iba-m-inf", lambda q: q.iba_tight_lower_bound(float("inf"), 5, 0.05), "'m'"),
+    ("iba-m-zero", lambda q: q.iba_tight_lower_bound(0, 5, 0.05), "'m'"),
+    ("iba-r-true", lambda q: q.iba_tight_lower_bound(469, 5, True), "'r'"),
+    ("iba-r-decimal", lambda q: q.iba_tight_lower_bound(469, 5, Decimal("0.1")), "'r'"),
+    ("round-true", lambda q: q.round_half_up(True, 1), "'x'"),
+    ("round-text", lambda q: q.round_half_up("1.5", 1), "'x'"),
+    ("parallel-c2", lambda q: q.parallel(np.eye(2), 5), "'c2'"),
+    ("parallel-c1", lambda q: q.parallel([[0.5, 0.6]], np.eye(2)), "'c1'"),
+    ("cascade-d", lambda q: q.cascade(np.eye(2), [[0.5, 0.6], [1.0, 0.0]]), "'d'"),
+    ("kron-b", lambda q: q.kron(np.eye(2), "x"), "'b'"),
+    ("choice-c2", lambda q: q.internal_choice(np.eye(2), [[-1.0, 2.0]], 0.5), "'c2'"),
+    ("prior-scalar", lambda q: q.prior_vulnerability(5), "'pi': the prior must be a vector, "),
+    ("uniform-zero", lambda q: q.uniform(0), "'n'"),
+    ("profiles-m-huge", lambda q: q.distinct_profiles(
+        np.zeros((3, 1, 5), np.int16), m=2**70), "'m'"),
+    ("profiles-weeks-bytes", lambda q: q.distinct_profiles(
+        np.zeros((3, 2, 5), np.int16), m=469, weeks=b"\x01"), "'weeks'"),
+]
+
+
+@pytest.mark.parametrize(("name", "call", "field"), _QIF_REFUSALS,
+                         ids=[c[0] for c in _QIF_REFUSALS])
+def test_qif_refuses_wrong_kinds_naming_the_argument(name: str, call: Any, field: str) -> None:
+    from topicslab import qif
+
+    with pytest.raises(qif.QIFParameterError, match=f"field {field}") as caught:
+        call(qif)
+    assert isinstance(caught.value, ValueError)
+
+
+_API_REFUSALS: list[tuple[str, Any, str]] = [
+    ("first-violation-empty", lambda: __import__("topicslab.disclosure").disclosure
+     .first_violation([]), "'ln_m'"),
+    ("first-violation-no-epoch", lambda: __import__("topicslab.disclosure").disclosure
+     .first_violation(np.zeros((3, 0))), "'ln_m'"),
+    ("script-number", lambda: __import__("topicslab.disclosure").disclosure
+     .make_script(5, "probe"), "'keywords'"),
+    ("script-huge", lambda: __import__("topicslab.disclosure").disclosure
+     .make_script(["a"], "probe", n_queries=2**70), "'n_queries'"),
+    ("split-huge", lambda: __import__("topicslab.dp").dp.default_split(2**70), "'weeks'"),
+    ("plan-huge", lambda: __import__("topicslab.dp").dp.plan_queries(
+        2**70, 5, 469, epsilon=1.0, delta=1e-6), "'n_weeks'"),
+    ("week-map-fitted", lambda: __import__("topicslab.model").model.week_map(2**70, 2),
+     "'fitted_weeks'"),
+    ("week-map-weeks", lambda: __import__("topicslab.model").model.week_map(4, 2**70),
+     "'weeks'"),
+]
+
+
+@pytest.mark.parametrize(("name", "call", "field"), _API_REFUSALS,
+                         ids=[c[0] for c in _API_REFUSALS])
+def test_the_api_refuses_wrong_kinds_naming_the_argument(name: str, call: Any,
+                                                         field: str) -> None:
+    from topicslab.errors import InputError
+
+    with pytest.raises(InputError, match=f"field {field}"):
+        call()
+
+
+def test_make_script_takes_keywords_of_a_generator() -> None:
+    from topicslab import disclosure
+
+    script = disclosure.make_script((w for w in ["lonely", "sad"]), "probe", n_queries=5)
+    assert len(script.steps) >= 3
+
+
+def test_a_population_for_the_api_tests_is_valid() -> None:
+    """(the arrays above are a population's shape: the refusals are of the argument named)"""
+    from topicslab import qif
+
+    assert len(qif.distinct_profiles(random_profiles(5, 2), m=469).counts) >= 1
