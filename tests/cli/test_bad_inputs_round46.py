@@ -20,6 +20,9 @@ kinds of values (bool, NaN, NumPy scalars, huge integers, generators, bytes).
 - ``run --sets $'p\\x1b[31m.parquet'``: report.html held the escape sequence raw (an HTML
   parse error, and the sequence itself to a terminal showing the file); ``html.escape``
   leaves control characters as they are.
+- ``stats --epsilon '1 0'`` (or ``'1e 3'``, ``'ln 1 0'``): the spaces were squeezed out
+  before reading the number, so a budget of 10 (1000, ln 10) was released without a word;
+  those of ``ln 3`` and ``ln (3)`` still go.
 - A pipe where a run writes a file (``OUT/synth.parquet`` of an earlier run replaced by a
   FIFO): the re-run's cache read it for its fingerprint and waited for a writer for ever.
 
@@ -134,6 +137,20 @@ def test_a_value_that_is_not_utf8_is_shown_as_its_byte(args: list[str], shown: s
     line = check_refused(res.output, res.exit_code, shown)
     assert "udc" not in line and "valid string" not in line
     assert tree(work) == before
+
+
+@pytest.mark.parametrize("epsilon", ["1 0", "1e 3", "ln 1 0", "1 .5"])
+def test_an_epsilon_with_a_space_inside_its_number_is_refused(epsilon: str, inputs: Path,
+                                                              work: Path) -> None:
+    invoke_refused(invoke, ["stats", "--sets", "{in}/pop.parquet", "--out", "{out}",
+                            "--epsilon", epsilon, "--seed", "0"], inputs, work,
+                   f"field '--epsilon': cannot read epsilon {epsilon!r}")
+
+
+def test_the_spaces_of_ln_are_still_read() -> None:
+    from topicslab.cli._app import parse_epsilon
+
+    assert parse_epsilon(" ln (3) ") == parse_epsilon("LN 3") == parse_epsilon("ln3")
 
 
 def test_the_report_shows_control_characters_escaped() -> None:

@@ -741,12 +741,15 @@ def parse_epsilon(text: str, option: str = "--epsilon") -> float:
 
     from topicslab.errors import InputError
 
+    # the spaces of ``ln 3`` or ``ln (3)`` go, not those inside a number: ``--epsilon '1 0'``
+    # was read as 10 (and ``ln 1 0`` as ln 10), a budget ten times the one typed
+    split_number = re.search(r"[0-9.e+-]\s+[0-9.e+-]", text.lower()) is not None
     t = text.strip().lower().replace(" ", "")
     # ln3 or ln(3), the brackets balanced (``ln(3`` and ``ln3)`` were read as ln 3)
     m = re.fullmatch(r"ln(?:\(([^()]*)\)|([^()]*))", t)
     try:
-        if (t.startswith("ln") and m is None) or not t.isascii():  # ('３' was read as 3)
-            raise ValueError(t)
+        if (t.startswith("ln") and m is None) or not t.isascii() or split_number:
+            raise ValueError(t)  # ('３' was read as 3)
         return math.log(float(m.group(1) or m.group(2) or "")) if m else float(t)
     except ValueError:
         raise InputError(f"cannot read epsilon {text!r}: use a number or lnX (e.g. ln3)",
