@@ -48,6 +48,13 @@ kinds of values (bool, NaN, NumPy scalars, huge integers, generators, bytes).
   cannot fit 'int' into an index-sized integer"; ``model.week_map(2**70, 2)`` "OverflowError:
   Python int too large to convert to C long", ``week_map(4, 2**70)`` "Maximum allowed size
   exceeded". ``qif.distinct_profiles(sets, weeks=b'\\x01')`` read the bytes as weeks.
+- The readers of each format checked none of the options ``read_sets`` checks:
+  ``io.read_sets_tfrecord(path, k=-1)`` was NumPy's "negative dimensions are not allowed",
+  ``k=2**70`` "Maximum allowed dimension exceeded", ``read_sets_csv(k=True)`` "an integer is
+  required", a path of True "expected str, bytes or os.PathLike object, not bool", and
+  ``strict`` anything, by its truth value; ``io.iter_sets_tfrecord(batch_size=0)`` (or -1,
+  NaN, True) read batches of one record without a word; ``io.write_sets_tfrecord(shards=
+  2**70)`` named shards for ever, ``shards="2"`` or NaN were TypeErrors of a comparison.
 
 The same contract as ``test_bad_inputs.py``: exit code 2, one line ``error: ...`` naming the
 offending file, row or field, no traceback, and nothing written; from Python, an
@@ -269,3 +276,60 @@ def test_a_population_for_the_api_tests_is_valid() -> None:
     from topicslab import qif
 
     assert len(qif.distinct_profiles(random_profiles(5, 2), m=469).counts) >= 1
+
+
+_READER_REFUSALS: list[tuple[str, Any, str]] = [
+    ("tfrecord-k-negative", lambda io, d: io.read_sets_tfrecord(d / "p.tfrecord", k=-1), "'k'"),
+    ("tfrecord-k-huge", lambda io, d: io.read_sets_tfrecord(d / "p.tfrecord", k=2**70), "'k'"),
+    ("tfrecord-path-bool", lambda io, d: io.read_sets_tfrecord(True), "'path'"),
+    ("tfrecord-strict-text", lambda io, d: io.read_sets_tfrecord(d / "p.tfrecord",
+                                                                 strict="no"), "'strict'"),
+    ("csv-k-true", lambda io, d: io.read_sets_csv(d / "p.csv", k=True), "'k'"),
+    ("csv-strict-none", lambda io, d: io.read_sets_csv(d / "p.csv", strict=None), "'strict'"),
+    ("long-k-float", lambda io, d: io.read_sets_long(d / "p.csv", k=2.5), "'k'"),
+    ("profiles-k-zero", lambda io, d: io.read_sets_profiles(d / "p.csv", k=0), "'k'"),
+    ("iter-batch-zero", lambda io, d: list(io.iter_sets_tfrecord(d / "p.tfrecord",
+                                                                 batch_size=0)), "'batch_size'"),
+    ("iter-batch-nan", lambda io, d: list(io.iter_sets_tfrecord(
+        d / "p.tfrecord", batch_size=float("nan"))), "'batch_size'"),
+    ("iter-batch-true", lambda io, d: list(io.iter_sets_tfrecord(d / "p.tfrecord",
+                                                                 batch_size=True)), "'batch_size'"),
+    ("write-shards-huge", lambda io, d: io.write_sets_tfrecord(
+        d / "o.tfrecord", io.read_sets(d / "p.tfrecord"), shards=2**70), "'shards'"),
+    ("write-shards-text", lambda io, d: io.write_sets_tfrecord(
+        d / "o.tfrecord", io.read_sets(d / "p.tfrecord"), shards="2"), "'shards'"),
+    ("write-shards-zero", lambda io, d: io.write_sets_tfrecord(
+        d / "o.tfrecord", io.read_sets(d / "p.tfrecord"), shards=0), "'shards'"),
+]
+
+
+@pytest.mark.parametrize(("name", "call", "field"), _READER_REFUSALS,
+                         ids=[c[0] for c in _READER_REFUSALS])
+def test_each_format_s_reader_checks_its_options(name: str, call: Any, field: str,
+                                                 tmp_path: Path) -> None:
+    from topicslab import io
+    from topicslab.datamodel import TopicSets
+    from topicslab.errors import InputError
+
+    sets = TopicSets(random_profiles(20, 2), "v2", np.arange(20, dtype=np.int64))
+    io.write_sets(tmp_path / "p.tfrecord", sets)
+    io.write_sets(tmp_path / "p.csv", sets)
+    before = tree(tmp_path)
+    with pytest.raises(InputError, match=f"field {field}"):
+        call(io, tmp_path)
+    assert tree(tmp_path) == before
+
+
+def test_each_format_s_reader_takes_numpy_integers() -> None:
+    """(the checks moved from ``read_sets`` keep taking what it took)"""
+    import tempfile
+
+    from topicslab import io
+    from topicslab.datamodel import TopicSets
+
+    sets = TopicSets(random_profiles(20, 2), "v2", np.arange(20, dtype=np.int64))
+    with tempfile.TemporaryDirectory() as d:
+        io.write_sets(Path(d) / "p.tfrecord", sets)
+        back = io.read_sets_tfrecord(Path(d) / "p.tfrecord", k=np.int64(5), strict=np.bool_(True))
+        parts = list(io.iter_sets_tfrecord(Path(d) / "p.tfrecord", batch_size=np.int32(7)))
+    assert back.n_users == 20 and [p.n_users for p in parts] == [7, 7, 6]
