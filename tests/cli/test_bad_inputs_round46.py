@@ -55,6 +55,13 @@ kinds of values (bool, NaN, NumPy scalars, huge integers, generators, bytes).
   ``strict`` anything, by its truth value; ``io.iter_sets_tfrecord(batch_size=0)`` (or -1,
   NaN, True) read batches of one record without a word; ``io.write_sets_tfrecord(shards=
   2**70)`` named shards for ever, ``shards="2"`` or NaN were TypeErrors of a comparison.
+- ``attacks.match_set_counts`` of a number for ``site1`` or ``queries``: NumPy's "IndexError:
+  too many indices for array: array is 0-dimensional"; of a big-endian array (``>i2``):
+  numba's "TypingError: non-precise type pyobject"; ``query_chunk="2"``, NaN or 1.5 TypeErrors
+  of a comparison, True one query a scan. ``attacks.solve_assignment(n_rows=NaN)`` was NumPy's
+  "expected a sequence of integers", ``"2"`` a UFuncTypeError, ``None`` a comparison's
+  TypeError, ``2**70`` "Maximum allowed dimension exceeded"; ``dp.bound_contributions(sets,
+  m=None)`` "'>' not supported between instances of 'int' and 'NoneType'".
 
 The same contract as ``test_bad_inputs.py``: exit code 2, one line ``error: ...`` naming the
 offending file, row or field, no traceback, and nothing written; from Python, an
@@ -333,3 +340,50 @@ def test_each_format_s_reader_takes_numpy_integers() -> None:
         back = io.read_sets_tfrecord(Path(d) / "p.tfrecord", k=np.int64(5), strict=np.bool_(True))
         parts = list(io.iter_sets_tfrecord(Path(d) / "p.tfrecord", batch_size=np.int32(7)))
     assert back.n_users == 20 and [p.n_users for p in parts] == [7, 7, 6]
+
+
+def _site() -> Any:
+    return np.ascontiguousarray(random_profiles(20, 2)[:, :, 0])
+
+
+_ATTACK_REFUSALS: list[tuple[str, Any, str]] = [
+    ("counts-site1-number", lambda a: a.match_set_counts(5, _site()), "site1 must be a 2-D"),
+    ("counts-queries-none", lambda a: a.match_set_counts(_site(), None), "queries must be a 2-D"),
+    ("counts-chunk-text", lambda a: a.match_set_counts(_site(), _site(), query_chunk="2"),
+     "field 'query_chunk'"),
+    ("counts-chunk-true", lambda a: a.match_set_counts(_site(), _site(), query_chunk=True),
+     "field 'query_chunk'"),
+    ("counts-chunk-zero", lambda a: a.match_set_counts(_site(), _site(), query_chunk=0),
+     "field 'query_chunk'"),
+    ("assign-rows-nan", lambda a: a.solve_assignment(float("nan"), 2, [0], [0], [1.0]),
+     "field 'n_rows'"),
+    ("assign-cols-text", lambda a: a.solve_assignment(2, "2", [0], [0], [1.0]), "field 'n_cols'"),
+    ("assign-rows-none", lambda a: a.solve_assignment(None, 2, [0], [0], [1.0]),
+     "field 'n_rows'"),
+    ("assign-rows-huge", lambda a: a.solve_assignment(2**70, 2, [0], [0], [1.0]),
+     "field 'n_rows'"),
+    ("bound-m-none", lambda a: __import__("topicslab.dp").dp.bound_contributions(
+        random_profiles(5, 2), None, seed=0), "field 'm'"),
+    ("bound-m-text", lambda a: __import__("topicslab.dp").dp.bound_contributions(
+        random_profiles(5, 2), "469", seed=0), "field 'm'"),
+]
+
+
+@pytest.mark.parametrize(("name", "call", "named"), _ATTACK_REFUSALS,
+                         ids=[c[0] for c in _ATTACK_REFUSALS])
+def test_the_attack_kernels_refuse_wrong_kinds_naming_the_argument(name: str, call: Any,
+                                                                   named: str) -> None:
+    from topicslab import attacks
+
+    with pytest.raises(ValueError, match=named):
+        call(attacks)
+
+
+def test_match_set_counts_reads_big_endian_traces() -> None:
+    from topicslab import attacks
+
+    site = _site().astype(np.int16)
+    expected = attacks.match_set_counts(site, site[:5])
+    big = site.astype(">i2")
+    assert (attacks.match_set_counts(big, big[:5]) == expected).all()
+    assert (attacks.match_set_counts(site, site[:5], query_chunk=np.int64(2)) == expected).all()
