@@ -79,11 +79,13 @@ def _environment_error() -> str | None:
         return (f"environment variable NUMBA_THREADING_LAYER={layer!r} must be one of "
                 f"{', '.join(_THREADING_LAYERS)}; unset it or fix it")
     encoding = getattr(sys.stdout, "encoding", None)
-    if encoding and getattr(sys.stdout, "errors", "strict") == "strict":
+    if encoding:
         # the summaries and tables (×, →) failed to print only once the work was done and
-        # the outputs written or replaced: exit 2 after the command had done what it was asked
+        # the outputs written or replaced: exit 2 after the command had done what it was asked.
+        # Through the stream's own error handler: the C locale's surrogateescape (LC_ALL=C
+        # with UTF-8 mode off) fails on them as strict does, and was not checked
         try:
-            "×→".encode(encoding)
+            "×→".encode(encoding, getattr(sys.stdout, "errors", None) or "strict")
         except (UnicodeEncodeError, LookupError):
             return (f"the output cannot be shown in the terminal's encoding ({encoding}); set "
                     "PYTHONIOENCODING=utf-8 (or a UTF-8 locale)")

@@ -41,13 +41,15 @@ Public names:
 
 from __future__ import annotations
 
+from typing import Any
+
 import numba
 import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from topicslab._checks import flag
+from topicslab._checks import flag, integer
 from topicslab._progress import task
 from topicslab.attacks.scoring import MAX_WEEKS
 
@@ -388,6 +390,19 @@ def _levels(r: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64],
     return level_sets, level_start, rank
 
 
+def _traces(value: npt.ArrayLike, name: str) -> npt.NDArray[Any]:
+    """``value`` as a 2-D array of traces, integers in the machine's byte order: a number was
+    NumPy's IndexError ("too many indices for array: array is 0-dimensional"), a big-endian
+    array (``>i2``) numba's "TypingError: non-precise type pyobject"."""
+    arr = np.asarray(value)
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D [rows, weeks] array of traces, got shape "
+                         f"{arr.shape}")
+    if arr.dtype.kind in "iu" and not arr.dtype.isnative:
+        arr = arr.astype(arr.dtype.newbyteorder("="))
+    return arr
+
+
 def _check(site1: npt.NDArray[np.integer], queries: npt.NDArray[np.integer],
            *, values: bool = True) -> None:
     if site1.ndim != 2 or queries.ndim != 2:
@@ -478,7 +493,7 @@ class MatchSetCounter:
     """
 
     def __init__(self, site1: npt.ArrayLike) -> None:
-        s1 = np.asarray(site1)
+        s1 = _traces(site1, "site1")
         _check(s1, s1[:0])
         self.n_users, self.n_weeks = (int(x) for x in s1.shape)
         self._columns = np.ascontiguousarray(s1.T)  # week-major: a subset reads its weeks
@@ -489,7 +504,7 @@ class MatchSetCounter:
 
     def counts(self, queries: npt.ArrayLike) -> npt.NDArray[np.int64]:
         """Match-set counts of one batch of queries (one scan over website 1)."""
-        qs = np.asarray(queries)
+        qs = _traces(queries, "queries")
         _check(self._columns.T, qs, values=False)
         cols = self._columns
         dt = np.result_type(cols.dtype, qs.dtype)
@@ -523,12 +538,12 @@ def match_set_counts(
     """
     progress = flag(progress, "progress")
     counter = site1 if isinstance(site1, MatchSetCounter) else MatchSetCounter(site1)
-    qs = np.asarray(queries)
+    qs = _traces(queries, "queries")
     _check(counter._columns.T, qs, values=False)
     n_q = qs.shape[0]
-    chunk = query_chunk if query_chunk is not None else counter.chunk
-    if chunk < 1:
-        raise ValueError("query_chunk must be positive")
+    # ("2", NaN or 1.5 were TypeErrors of a comparison or of range, True one query a scan)
+    chunk = (integer(query_chunk, "query_chunk", at_least=1) if query_chunk is not None
+             else counter.chunk)
     out = np.empty((n_q, 1 << counter.n_weeks), dtype=np.int64)
     with task("match-set counts", n_q, enabled=progress) as advance:
         for lo in range(0, n_q, chunk):

@@ -610,6 +610,10 @@ def cutoff_dummies(n_rows: int, rows: npt.NDArray[np.int64], weights: npt.NDArra
     return low - 1e-9 * scale
 
 
+#: the most rows (or columns) of an assignment: the solvers index them in 32 bits
+MAX_SIDE = 2**31 - 1
+
+
 def solve_assignment(n_rows: int, n_cols: int, rows: npt.ArrayLike, cols: npt.ArrayLike,
                      weights: npt.ArrayLike, *, dummy: npt.ArrayLike | None = None,
                      batch_edges: int = BATCH_EDGES, solver: str = "lapjv"
@@ -635,6 +639,13 @@ def solve_assignment(n_rows: int, n_cols: int, rows: npt.ArrayLike, cols: npt.Ar
     """
     # (0 or -1 edges a block was accepted; a fractional count compared as it came)
     batch_edges = integer(batch_edges, "batch_edges", at_least=1)
+    # (NaN or 1.5 rows were NumPy's "expected a sequence of integers", text a UFuncTypeError,
+    # None a comparison's TypeError, 2**70 "Maximum allowed dimension exceeded" or an
+    # OverflowError)
+    n_rows = integer(n_rows, "n_rows", at_least=0, at_most=MAX_SIDE,
+                     why="the rows and columns the solvers index")
+    n_cols = integer(n_cols, "n_cols", at_least=0, at_most=MAX_SIDE,
+                     why="the rows and columns the solvers index")
     # (a fractional endpoint was truncated to a row or column)
     r = np.asarray(integer_array(rows, "rows"), dtype=np.int64)
     c = np.asarray(integer_array(cols, "cols"), dtype=np.int64)

@@ -127,7 +127,7 @@ def print_error(message: str) -> None:
     try:
         from topicslab._paths import printable
 
-        message = _shortened_values(printable(message))
+        message = _bytes_shown(_shortened_values(printable(message)))
     except MemoryError:
         message = message.replace("\r", "\\r").replace("\n", "\\n")
     try:
@@ -204,11 +204,32 @@ def _not_a_number(exc: Any, args: list[str]) -> str | None:
     opts = [o for o in getattr(param, "opts", []) if o.startswith("-")]
     values = [args[i + 1] for i, a in enumerate(args[:-1]) if a in opts]
     values += [a.split("=", 1)[1] for a in args if a.split("=", 1)[0] in opts and "=" in a]
+    long_opts = [o for o in opts if o.startswith("--")] or opts
+    undecodable = [v for v in values if _NOT_UTF8.search(v)]
+    if undecodable:
+        # (a byte that is not UTF-8, ``--m $'\xff'``: "Input should be a valid string,
+        # unable to parse raw data as a unicode string", of an option that takes a number)
+        return (f"Invalid value for '{long_opts[0]}': {undecodable[0]!r} is not UTF-8 text; "
+                f"type the value again (see 'topicslab {_state['command'] or ''} --help')")
     if not any(v.strip().lower().lstrip("+-") == "nan" for v in values):
         return None
-    long_opts = [o for o in opts if o.startswith("--")] or opts
     return (f"Invalid value for '{long_opts[0]}': nan is not a number; give a number in the "
             f"option's range (see 'topicslab {_state['command'] or ''} --help')")
+
+
+#: a byte of the command line that is not UTF-8, as Python carries it (surrogateescape)
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")
+
+#: such a byte as ``printable`` or ``repr`` writes it (``\udcff``), not after an escaped
+#: backslash
+_NOT_UTF8_SHOWN = re.compile(r"(?<!\\)((?:\\\\)*)\\udc([89a-f][0-9a-f])")
+
+
+def _bytes_shown(message: str) -> str:
+    """``message`` with each byte that is not UTF-8 shown as the byte (``\\xff``), as the
+    names of files are: a value typed with such a byte (``--epsilon $'\\xff'``) was shown as
+    Python's surrogate, "cannot read epsilon '\\udcff'", a character the user never typed."""
+    return _NOT_UTF8_SHOWN.sub(lambda m: f"{m[1]}\\x{m[2]}", message)
 
 
 def _check_given_once(command: Any, name: str | None, args: list[str], parent: Any) -> None:
@@ -358,7 +379,10 @@ def _file_system_problem(exc: Exception) -> str | None:
         full = ("no space left on the device" if exc.errno == errno.ENOSPC
                 else "disk quota exceeded")
         if name is None:  # the standard output (every file goes through _atomic)
-            return f"{full}; free some space or send the output elsewhere"
+            # (``convert a.parquet b.parquet > /dev/full`` said "no space left on the
+            # device" beside the complete b.parquet it had written, naming neither)
+            return (f"the standard output: {full}, so the results shown there are cut short "
+                    f"({_what_was_kept()}); free some space or send the output elsewhere")
         return (f"{name}: {full}, so it was not written ({_left_behind()}); free some space "
                 "or choose another location")
     if exc.errno in (errno.EMFILE, errno.ENFILE):
@@ -372,8 +396,8 @@ def _file_system_problem(exc: Exception) -> str | None:
         limit = ("larger than the largest file allowed (the file-size limit, ulimit -f, or "
                  "the file system's)")
         if name is None:  # the standard output, or a library's own file (numba's cache)
-            return (f"a file written (the standard output, or a cache) grew {limit}; raise "
-                    "the limit or send the output elsewhere")
+            return (f"a file written (the standard output, or a cache) grew {limit} "
+                    f"({_what_was_kept()}); raise the limit or send the output elsewhere")
         return (f"{name}: {limit}, so it was not written ({_left_behind()}); raise the "
                 "limit or choose another location")
     if name is not None:
@@ -717,12 +741,15 @@ def parse_epsilon(text: str, option: str = "--epsilon") -> float:
 
     from topicslab.errors import InputError
 
+    # the spaces of ``ln 3`` or ``ln (3)`` go, not those inside a number: ``--epsilon '1 0'``
+    # was read as 10 (and ``ln 1 0`` as ln 10), a budget ten times the one typed
+    split_number = re.search(r"[0-9.e+-]\s+[0-9.e+-]", text.lower()) is not None
     t = text.strip().lower().replace(" ", "")
     # ln3 or ln(3), the brackets balanced (``ln(3`` and ``ln3)`` were read as ln 3)
     m = re.fullmatch(r"ln(?:\(([^()]*)\)|([^()]*))", t)
     try:
-        if (t.startswith("ln") and m is None) or not t.isascii():  # ('３' was read as 3)
-            raise ValueError(t)
+        if (t.startswith("ln") and m is None) or not t.isascii() or split_number:
+            raise ValueError(t)  # ('３' was read as 3)
         return math.log(float(m.group(1) or m.group(2) or "")) if m else float(t)
     except ValueError:
         raise InputError(f"cannot read epsilon {text!r}: use a number or lnX (e.g. ln3)",

@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -222,6 +222,10 @@ def write_script(path: str | Path, script: Script) -> None:
     write_text_atomic(path, script.to_text())
 
 
+#: the most queries ``make_script`` writes into a script
+MAX_QUERIES = 1_000_000
+
+
 def make_script(
     keywords: Sequence[str],
     probe: str,
@@ -241,12 +245,15 @@ def make_script(
     """
     # (a text was taken letter by letter: "loneliness" made the keywords l, o, n, e, ...;
     # a number failed on .strip)
-    if isinstance(keywords, str) or not all(isinstance(k, str) for k in keywords):
+    # (a number was "'int' object is not iterable", and a generator, used up by the check,
+    # "needs at least one keyword")
+    words = list(keywords) if isinstance(keywords, Iterable) else None
+    if isinstance(keywords, str) or words is None or not all(isinstance(k, str) for k in words):
         raise InputError(f"keywords must be a list of words, got {keywords!r:.60}",
                          field="keywords")
     if not isinstance(probe, str):
         raise InputError(f"probe must be text, got {probe!r:.60}", field="probe")
-    kws = [k for k in keywords if k.strip()]
+    kws = [k for k in words if k.strip()]
     if not kws:
         raise InputError("make_script needs at least one keyword", field="keywords")
     if any(len(k.split()) != 1 for k in kws):
@@ -258,7 +265,9 @@ def make_script(
         if not 0 <= lo <= hi or (name != "wait" and lo < 1):
             raise InputError(f"{name} must be an increasing range of positive integers, "
                              f"got {(lo, hi)}", field=name)
-    n_queries = integer(n_queries, "n_queries", at_least=2)
+    # (2**70 queries were drawn one by one until the memory ran out)
+    n_queries = integer(n_queries, "n_queries", at_least=2, at_most=MAX_QUERIES,
+                        why="a script is typed query by query (the paper's hold about 30)")
     rng = np.random.default_rng(integer(seed, "seed", at_least=0))
     texts = [probe]
     while len(texts) < n_queries - 1:

@@ -213,9 +213,10 @@ def first_violation(ln_m: npt.ArrayLike, epsilon: float = math.log(2)) -> npt.ND
         arr = np.asarray(ln_m, dtype=np.float64)
     except (TypeError, ValueError):
         raise InputError("ln_m must be numbers", field="ln_m") from None
-    if arr.ndim == 0 or np.isnan(arr).any():
-        raise InputError(f"ln_m must be an array [..., epochs] of numbers (no NaN), got shape "
-                         f"{list(arr.shape)}", field="ln_m")
+    # (no epoch, [] or shape [n, 0], was NumPy's "attempt to get argmax of an empty sequence")
+    if arr.ndim == 0 or arr.shape[-1] == 0 or np.isnan(arr).any():
+        raise InputError(f"ln_m must be an array [..., epochs] of numbers (no NaN) with at "
+                         f"least one epoch, got shape {list(arr.shape)}", field="ln_m")
     over = arr > epsilon
     return np.where(over.any(axis=-1), over.argmax(axis=-1) + 1, 0).astype(np.int64)
 

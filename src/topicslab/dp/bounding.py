@@ -36,6 +36,7 @@ from numba import njit, prange
 from topicslab._checks import integer, integer_array
 from topicslab.api.hashing import STREAM_PAD, derive_key
 from topicslab.api.topk import pad_row
+from topicslab.dp.counts import MAX_TOPICS
 from topicslab.dp.params import BoundMode, ContributionBound, contribution_of
 from topicslab.errors import InputError
 
@@ -160,6 +161,8 @@ def bound_contributions(
         user_ids: global user ids keying the padding (default ``0..n-1``).
     """
     contribution = contribution_of(contribution, k=k, bound=bound)
+    # (None or text: "'>' not supported between instances of 'int' and 'NoneType'")
+    m = integer(m, "m", at_least=1, at_most=MAX_TOPICS, why="the taxonomy size")
     contribution.check_topics(m)
     k, bound = contribution.k, contribution.bound
     # a fraction was truncated to a topic, and an index past int16 wrapped (65546 became

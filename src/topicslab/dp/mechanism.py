@@ -50,6 +50,7 @@ from dp_accounting.rdp import rdp_privacy_accountant as rdp
 
 from topicslab._checks import integer, number
 from topicslab.dp.params import Accounting, PrivacyBudget, budget_of, default_split
+from topicslab.io._common import MAX_WEEKS
 
 __all__ = ["Accounting", "GaussianQuery", "calibrate_sigma", "default_split", "plan_queries",
            "unit_sigma", "zcdp_epsilon", "zcdp_rho"]
@@ -168,7 +169,8 @@ def plan_queries(
     # k = 0 or 1 planned mechanisms of sensitivity 0 and no noise (sigma 0), refused only
     # later by the sampler as "sigma must be > 0", naming no field
     m = integer(m, "m", at_least=2, why="a pair statistic needs two topics")
-    n_weeks = integer(n_weeks, "n_weeks", at_least=1)
+    n_weeks = integer(n_weeks, "n_weeks", at_least=1, at_most=MAX_WEEKS,
+                      why="topic sets hold at most that many weeks")
     k = integer(k, "k", at_least=2, at_most=m,
                 why="the within-week statistics count pairs of a user's topics")
     overlap_lags = integer(overlap_lags, "overlap_lags", at_least=0)

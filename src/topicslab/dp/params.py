@@ -24,6 +24,7 @@ from itertools import pairwise
 from typing import Literal
 
 from topicslab._checks import choice, flag, integer, number, object_or_keywords, refuse
+from topicslab.io._common import MAX_WEEKS
 
 Accounting = Literal["paper", "tight"]
 BoundMode = Literal["reject", "truncate"]
@@ -58,7 +59,10 @@ def default_split(n_weeks: int, overlap: bool = False) -> list[float]:
     """Half to within-week queries, half to across-week queries (paper: 25/25/50 for 2 weeks);
     with the persistence query (``overlap``), ``OVERLAP_SHARE`` to it (last) and the rest
     split so."""
-    n = integer(n_weeks, "weeks", at_least=1, why="a release needs at least one week")
+    # (2**70 weeks: "OverflowError: cannot fit 'int' into an index-sized integer")
+    n = integer(n_weeks, "weeks", at_least=1, at_most=MAX_WEEKS,
+                why="a release needs at least one week, and topic sets hold at most "
+                    f"{MAX_WEEKS:,}")
     overlap = flag(overlap, "overlap")  # ("no" was taken as true)
     pairs = [1.0] if n == 1 else [0.5 / n] * n + [0.5 / (n - 1)] * (n - 1)
     if not overlap:

@@ -276,6 +276,13 @@ def check_run_dir(out_dir: Path, *, reference: bool, computes_stats: bool,
         if (out_dir / name).is_dir() and not (out_dir / name).is_symlink():
             raise InputError("is a directory where the run writes a file: remove it, or "
                              "choose another --out", file=str(out_dir / name), field="--out")
+        if (out_dir / name).exists() and not (out_dir / name).is_file() \
+                and not (out_dir / name).is_dir():
+            # a pipe there (OUT/synth.parquet, of an earlier run): the cache's fingerprint of
+            # the stage's artefact read it, and the run waited for a writer for ever
+            raise InputError("is a pipe, socket or device where the run writes a file: "
+                             "remove it, or choose another --out", file=str(out_dir / name),
+                             field="--out")
     for name in [*RUN_DIRS, *(["stats"] if computes_stats else [])]:
         path = out_dir / name
         if path.exists() and not path.is_dir():

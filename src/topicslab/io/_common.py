@@ -15,6 +15,7 @@ import os
 import re
 import stat
 from collections.abc import Iterator, Sequence
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numba import njit, prange
 
+from topicslab._checks import MAX_COUNT, integer
 from topicslab._json import (
     DuplicateKeyError,
     IntegerTooLargeError,
@@ -607,3 +609,41 @@ def check_sets_to_write(path: PathLike, sets: Any, who: str, *, validate: bool =
     except InputError as exc:
         raise InputError(f"user {exc.row} (index), {exc.field}: {exc.message}; no reader takes "
                          "such a file", file=os.fspath(path), field="sets") from None
+
+
+#: the most topics a shipped taxonomy has (v2), the bound of ``k`` without a taxonomy object
+MAX_TOPICS = 469
+
+# The options every public reader takes (``read_sets`` and the readers of each format).
+# NumPy integers (np.int64(5), as a user's arrays give them) were refused as "not an
+# integer", and strict="no" was read as strict: the checks take numbers.Integral and bool
+
+
+def check_k(k: object, taxonomy: object) -> int | None:
+    """``k`` of a reader: ``None`` or an integer in 1..the taxonomy's topics. Every public
+    reader checks it (``read_sets_tfrecord(k=-1)`` was NumPy's "negative dimensions are not
+    allowed", ``read_sets_csv(k=True)`` "an integer is required"), not only ``read_sets``."""
+    top = taxonomy.size if isinstance(taxonomy, Taxonomy) else MAX_TOPICS
+    if k is None:
+        return None
+    if isinstance(k, bool) or not isinstance(k, Integral) or not 1 <= int(k) <= top:
+        raise ParameterError(f"k must be an integer in 1..{top} (the taxonomy's topics), "
+                             f"got {k!r}", field="k")
+    return int(k)
+
+
+def check_batch_size(batch_size: object) -> int:
+    """A reader's ``batch_size`` (``iter_sets_tfrecord(batch_size=0)`` read batches of one
+    record, NaN and True without a word)."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, Integral) or batch_size < 1:
+        raise ParameterError(f"batch_size must be a positive integer, got {batch_size!r}",
+                             field="batch_size")
+    # past 64 bits, pyarrow's OverflowError ("Python int too large to convert to C long")
+    return integer(batch_size, "batch_size", at_least=1, at_most=MAX_COUNT)
+
+
+def check_strict(strict: object) -> bool:
+    """A reader's ``strict`` flag (anything was taken by its truth value)."""
+    if not isinstance(strict, bool | np.bool_):
+        raise ParameterError(f"strict must be True or False, got {strict!r}", field="strict")
+    return bool(strict)

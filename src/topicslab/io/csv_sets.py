@@ -37,7 +37,9 @@ from topicslab.io._common import (
     ListError,
     PathLike,
     check_exists,
+    check_k,
     check_sets_to_write,
+    check_strict,
     check_unique_users,
     distinct_width,
     lists_to_dense,
@@ -191,6 +193,7 @@ def read_sets_csv(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
     ``strict=False`` repeated topics are merged. Rows in errors are 1-based data rows (the
     header is not counted).
     """
+    k, strict = check_k(k, taxonomy), check_strict(strict)  # (as read_sets checks them)
     file = check_exists(path)
     delim = delimiter_for(file, delimiter)
     names = read_header(file, delim)

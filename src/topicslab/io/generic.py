@@ -27,9 +27,7 @@ from collections.abc import Iterator
 from numbers import Integral
 from typing import Any
 
-import numpy as np
-
-from topicslab._checks import MAX_COUNT, integer
+from topicslab._checks import integer
 from topicslab.datamodel import SiteTraces, TopicSets
 from topicslab.errors import InputError, ParameterError
 from topicslab.io._common import (
@@ -40,6 +38,9 @@ from topicslab.io._common import (
     check_sets_type,
     is_pattern,
 )
+from topicslab.io._common import check_batch_size as _check_batch_size
+from topicslab.io._common import check_k as _check_k
+from topicslab.io._common import check_strict as _check_strict
 from topicslab.io.csv_sets import read_sets_csv, write_sets_csv
 from topicslab.io.long import is_long_table, read_sets_long, write_sets_long
 from topicslab.io.parquet_sets import iter_sets_parquet, read_sets_parquet, write_sets_parquet
@@ -153,10 +154,6 @@ def _within_taxonomy(sets: TopicSets, k: int | None, path: PathLike) -> TopicSet
     return sets
 
 
-#: the most topics a shipped taxonomy has (v2), the bound of ``k`` without a taxonomy object
-MAX_TOPICS = 469
-
-
 def _check_write_options(path: PathLike, options: dict[str, Any]) -> None:
     """Refuse a location or an option the writer would fail on half-way (or silently)."""
     for name in ("shards", "row_group_size"):
@@ -179,34 +176,6 @@ def _check_write_options(path: PathLike, options: dict[str, Any]) -> None:
     parent = os.path.dirname(os.path.abspath(name))
     if not os.path.isdir(parent):
         raise InputError(f"directory {parent} does not exist; create it first", file=name)
-
-
-# NumPy integers (np.int64(5), as a user's arrays give them) were refused as "not an
-# integer", and strict="no" was read as strict: the checks take numbers.Integral and bool
-
-
-def _check_k(k: object, taxonomy: object) -> int | None:
-    top = taxonomy.size if isinstance(taxonomy, Taxonomy) else MAX_TOPICS
-    if k is None:
-        return None
-    if isinstance(k, bool) or not isinstance(k, Integral) or not 1 <= int(k) <= top:
-        raise ParameterError(f"k must be an integer in 1..{top} (the taxonomy's topics), "
-                             f"got {k!r}", field="k")
-    return int(k)
-
-
-def _check_batch_size(batch_size: object) -> int:
-    if isinstance(batch_size, bool) or not isinstance(batch_size, Integral) or batch_size < 1:
-        raise ParameterError(f"batch_size must be a positive integer, got {batch_size!r}",
-                             field="batch_size")
-    # past 64 bits, pyarrow's OverflowError ("Python int too large to convert to C long")
-    return integer(batch_size, "batch_size", at_least=1, at_most=MAX_COUNT)
-
-
-def _check_strict(strict: object) -> bool:
-    if not isinstance(strict, bool | np.bool_):
-        raise ParameterError(f"strict must be True or False, got {strict!r}", field="strict")
-    return bool(strict)
 
 
 def _read_sets(path: PathLike, fmt: str, format: str | None, *,

@@ -36,7 +36,9 @@ from topicslab.io._common import (
     PathLike,
     check_block_format,
     check_exists,
+    check_k,
     check_sets_to_write,
+    check_strict,
     data_columns,
     decode_meta,
     distinct_width,
@@ -180,6 +182,7 @@ def read_sets_long(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
     ``strict`` makes a repeated (user, week, topic) row an error; otherwise repeats merge.
     Rows in errors are 1-based data rows.
     """
+    k, strict = check_k(k, taxonomy), check_strict(strict)  # (as read_sets checks them)
     file = check_exists(path)
     user, week, topic, present, block = _columns(file, delimiter)
     tax = taxonomy_for(taxonomy, block.get("taxonomy") if block else None, topic[present],

@@ -50,7 +50,9 @@ from topicslab.io._common import (
     ListError,
     PathLike,
     check_exists,
+    check_k,
     check_sets_to_write,
+    check_strict,
     check_unique_users,
     data_columns,
     distinct_width,
@@ -259,6 +261,7 @@ def read_sets_profiles(path: PathLike, *, taxonomy: Taxonomy | str | None = None
     ``strict`` makes a topic repeated within a row, or a repeated user (or user-week), an
     error; with ``strict=False`` repeated topics merge. Rows in errors are 1-based data rows.
     """
+    k, strict = check_k(k, taxonomy), check_strict(strict)  # (as read_sets checks them)
     file = check_exists(path)
     c = _parquet_columns(file) if _is_parquet(file) else _text_columns(file, delimiter)
     present = c.present & (c.topics >= 0)  # -1: an unused slot, as in topicslab's arrays

@@ -60,14 +60,18 @@ import numpy as np
 import numpy.typing as npt
 
 from topicslab._atomic import atomic_path, atomic_paths, raise_if_interrupted
+from topicslab._checks import integer
 from topicslab.datamodel import TopicSets
 from topicslab.errors import InputError, ParameterError
 from topicslab.io import _tfrecord_fast as _fast
 from topicslab.io._common import (
     ListError,
     PathLike,
+    check_batch_size,
     check_exists,
+    check_k,
     check_sets_to_write,
+    check_strict,
     check_unique_users,
     is_pattern,
     lists_to_dense,
@@ -832,7 +836,10 @@ def read_sets_tfrecord(path: PathLike, *, taxonomy: Taxonomy | str | None = None
     ``strict`` makes a repeated ``user_id`` an error. Errors name the file and the 1-based
     record number.
     """
-    reader = _FastReader(path, taxonomy, k, weeks, strict)
+    from topicslab._paths import path_name
+
+    k, strict = check_k(k, taxonomy), check_strict(strict)  # (as read_sets checks them)
+    reader = _FastReader(path_name(path), taxonomy, k, weeks, strict)
     chunks = list(reader.chunks())
     if not chunks:
         raise InputError("no records", file=reader.files[0])
@@ -849,7 +856,12 @@ def iter_sets_tfrecord(path: PathLike, batch_size: int = 1 << 16, *,
     Every chunk has the same k: ``k`` if given, else 5 (the release's). Duplicate user ids
     are checked within a chunk only.
     """
-    reader = _FastReader(path, taxonomy, k, None, strict)
+    from topicslab._paths import path_name
+
+    # (batch_size 0, -1, NaN or True read batches of one record, without a word)
+    k, strict = check_k(k, taxonomy), check_strict(strict)
+    batch_size = check_batch_size(batch_size)
+    reader = _FastReader(path_name(path), taxonomy, k, None, strict)
     width = k if k is not None else 5
     pending: list[_Chunk] = []
     have = 0
@@ -922,6 +934,10 @@ def _feature_keys(weeks: int) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int
     return np.frombuffer(b"".join(raw), dtype=np.uint8), offsets
 
 
+#: the most shards of a set: their names count them in five digits (stem-NNNNN-of-MMMMM)
+MAX_SHARDS = 99_999
+
+
 def write_sets_tfrecord(path: PathLike, sets: TopicSets, *, shards: int = 1,
                         user_ids: str | bool = "bytes") -> list[str]:
     """Write ``sets`` as release-style TFRecord, split into ``shards`` files named
@@ -931,8 +947,10 @@ def write_sets_tfrecord(path: PathLike, sets: TopicSets, *, shards: int = 1,
     Returns the file names."""
     # (raw slots, a topic twice in a week, are the release layout: sample writes them)
     check_sets_to_write(path, sets, "write_sets_tfrecord", validate=False)
-    if shards < 1:
-        raise ValueError("shards must be >= 1")
+    # (2**70 shards named shard after shard for ever, "x" and NaN were TypeErrors of a
+    # comparison, and 0 a ValueError naming no field)
+    shards = integer(shards, "shards", at_least=1, at_most=MAX_SHARDS,
+                     why="shard names count them in five digits")
     id_kind = _id_kind(user_ids)
     names = shard_names(path, shards)
     bounds = np.linspace(0, sets.n_users, shards + 1).astype(int)

@@ -146,8 +146,12 @@ def alias_tables(model: TypeMixture) -> AliasTables:
 def week_map(fitted_weeks: int, weeks: int) -> npt.NDArray[np.int64]:
     """Fitted week used for each sampled week: ``w mod r`` (the stationarity rule)."""
     # (fitted_weeks=1.5 mapped weeks to 0, 1, 0.5, 0: a fractional week)
-    fitted_weeks = integer(fitted_weeks, "fitted_weeks", at_least=1)
-    weeks = integer(weeks, "weeks", at_least=1)
+    # (2**70 weeks were NumPy's "Maximum allowed size exceeded", as many fitted weeks
+    # "OverflowError: Python int too large to convert to C long")
+    fitted_weeks = integer(fitted_weeks, "fitted_weeks", at_least=1, at_most=MAX_WEEKS,
+                           why="the most weeks a file of topic sets holds")
+    weeks = integer(weeks, "weeks", at_least=1, at_most=MAX_WEEKS,
+                    why="the most weeks a file of topic sets holds")
     return np.arange(weeks, dtype=np.int64) % fitted_weeks
 
 

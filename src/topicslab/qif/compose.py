@@ -27,7 +27,7 @@ def _check_r(r: float) -> float:
 
 def cascade(c: npt.ArrayLike, d: npt.ArrayLike) -> Array:
     """Cascade ``CD`` (matrix product): the output of ``C`` is the input of ``D``."""
-    a, b = as_channel(c), as_channel(d)
+    a, b = as_channel(c), as_channel(d, "d")
     if a.shape[1] != b.shape[0]:
         raise QIFError(f"cannot cascade {a.shape} into {b.shape}: outputs != inputs")
     return a @ b
@@ -52,7 +52,7 @@ def internal_choice(c1: npt.ArrayLike, c2: npt.ArrayLike, r: float,
     channel's scaled column. Without labels both channels must have the same outputs in the
     same order. Columns follow :func:`choice_labels`.
     """
-    a, b = as_channel(c1), as_channel(c2)
+    a, b = as_channel(c1, "c1"), as_channel(c2, "c2")
     rr = _check_r(r)
     if a.shape[0] != b.shape[0]:
         raise QIFError("an internal choice needs channels on the same secrets")
@@ -79,7 +79,7 @@ def external_choice(c1: npt.ArrayLike, c2: npt.ArrayLike, r: float) -> Array:
 
     The observer learns which channel ran, so outputs are never merged.
     """
-    a, b = as_channel(c1), as_channel(c2)
+    a, b = as_channel(c1, "c1"), as_channel(c2, "c2")
     rr = _check_r(r)
     if a.shape[0] != b.shape[0]:
         raise QIFError("an external choice needs channels on the same secrets")
@@ -92,14 +92,14 @@ def kron(a: npt.ArrayLike, b: npt.ArrayLike) -> Array:
     Models independent secrets (e.g. independent users or independent epochs) observed
     through independent channels; rows and columns are in lexicographic pair order.
     """
-    return np.asarray(np.kron(as_channel(a), as_channel(b)), dtype=np.float64)
+    return np.asarray(np.kron(as_channel(a, "a"), as_channel(b, "b")), dtype=np.float64)
 
 
 def kron_power(a: npt.ArrayLike, n: int) -> Array:
     """The n-fold Kronecker power ``A^{(x)n}`` (eq 24), ``n >= 1``."""
     n = integer(n, "n", at_least=1, error=QIFParameterError,
                 why="a Kronecker power needs n >= 1 copies")  # (2.5 was a TypeError)
-    base = as_channel(a)
+    base = as_channel(a, "a")
     from topicslab._resources import require_memory  # (n = 60 was a MemoryError)
 
     require_memory(8.0 * float(base.size) ** min(n, 64), f"the {n}-fold Kronecker power of a "
@@ -116,7 +116,7 @@ def parallel(c1: npt.ArrayLike, c2: npt.ArrayLike) -> Array:
     The same secret is observed twice through independent noise (e.g. the same top-s set
     reported in two epochs, App. C); columns are in lexicographic pair order.
     """
-    a, b = as_channel(c1), as_channel(c2)
+    a, b = as_channel(c1, "c1"), as_channel(c2, "c2")
     if a.shape[0] != b.shape[0]:
         raise QIFError("a parallel composition needs channels on the same secrets")
     return (a[:, :, None] * b[:, None, :]).reshape(a.shape[0], -1)

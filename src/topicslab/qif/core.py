@@ -21,27 +21,33 @@ Array = npt.NDArray[np.float64]
 _ATOL = 1e-9
 
 
-def as_channel(c: npt.ArrayLike) -> Array:
-    """Validate and return ``c`` as a float row-stochastic matrix."""
-    arr = _floats(c, "a channel")
+def as_channel(c: npt.ArrayLike, field: str = "c") -> Array:
+    """Validate and return ``c`` as a float row-stochastic matrix; a refusal names the
+    caller's argument ``field`` (``parallel(c1, c2)`` said "a channel must be a non-empty
+    2-d matrix" of either, naming neither)."""
+    arr = _floats(c, "a channel", field)
     # (a channel of no secret or no output passed: k_anonymity and bayes_capacity then
     # failed on NumPy's "zero-size array to reduction operation" ValueError)
     if arr.ndim != 2 or 0 in arr.shape:
-        raise QIFError(f"a channel must be a non-empty 2-d matrix, got shape {arr.shape}")
+        raise QIFParameterError(f"a channel must be a non-empty 2-d matrix, got shape "
+                                f"{arr.shape}", field=field)
     if (arr < -_ATOL).any():
-        raise QIFError("a channel must not have negative entries")
+        raise QIFParameterError("a channel must not have negative entries", field=field)
     if not np.allclose(arr.sum(axis=1), 1.0, atol=1e-7):
-        raise QIFError("every row of a channel must sum to 1")
+        raise QIFParameterError("every row of a channel must sum to 1", field=field)
     return arr
 
 
-def as_prior(pi: npt.ArrayLike, n: int | None = None) -> Array:
+def as_prior(pi: npt.ArrayLike, n: int | None = None, field: str = "pi") -> Array:
     """Validate and return ``pi`` as a probability vector (of length ``n`` if given)."""
-    arr = _floats(pi, "the prior")
+    arr = _floats(pi, "the prior", field)
     if arr.ndim != 1 or (n is not None and arr.shape[0] != n):
-        raise QIFError(f"the prior must be a vector of length {n}, got shape {arr.shape}")
+        # (without n: "must be a vector of length None")
+        length = "" if n is None else f" of length {n}"
+        raise QIFParameterError(f"the prior must be a vector{length}, got shape {arr.shape}",
+                                field=field)
     if (arr < -_ATOL).any() or not math.isclose(float(arr.sum()), 1.0, abs_tol=1e-7):
-        raise QIFError("the prior must be a probability distribution")
+        raise QIFParameterError("the prior must be a probability distribution", field=field)
     return arr
 
 
@@ -51,7 +57,8 @@ def uniform(n: int) -> Array:
     if isinstance(n, bool) or not isinstance(n, Integral):
         raise QIFParameterError(f"n must be a number of secrets, got {n!r}", field="n")
     if n < 1:
-        raise QIFError("a prior needs at least one secret")
+        raise QIFParameterError(f"n must be at least 1, got {n}: a prior needs at least one "
+                                "secret", field="n")
     from topicslab._resources import require_memory
 
     require_memory(8.0 * n, f"a prior on {n:,} secrets", field="n")
@@ -61,25 +68,26 @@ def uniform(n: int) -> Array:
 def _gain(g: npt.ArrayLike | None, n_secrets: int) -> Array | None:
     if g is None:
         return None
-    arr = _floats(g, "a gain matrix")
+    arr = _floats(g, "a gain matrix", "g")
     if arr.ndim != 2 or arr.shape[1] != n_secrets or arr.shape[0] == 0:
-        raise QIFError(f"a gain matrix must be W x {n_secrets}, got shape {arr.shape}")
+        raise QIFParameterError(f"a gain matrix must be W x {n_secrets}, got shape "
+                                f"{arr.shape}", field="g")
     if not np.isfinite(arr).all():  # (a NaN gain gave a NaN vulnerability)
-        raise QIFError("a gain matrix must hold finite numbers")
+        raise QIFParameterError("a gain matrix must hold finite numbers", field="g")
     return arr
 
 
-def _floats(value: npt.ArrayLike, what: str) -> Array:
-    """``value`` as a float array; text or ragged lists are a ``QIFError`` (they were NumPy's
-    "could not convert" or "inhomogeneous shape" ``ValueError``)."""
+def _floats(value: npt.ArrayLike, what: str, field: str) -> Array:
+    """``value`` (the argument ``field``) as a float array; text or ragged lists are refused
+    (they were NumPy's "could not convert" or "inhomogeneous shape" ``ValueError``)."""
     from topicslab._checks import host_values
 
-    field = {"a channel": "c", "the prior": "pi", "a gain matrix": "g"}.get(what, what)
     held = host_values(value, field, error=QIFParameterError)
     try:
         return np.asarray(held, dtype=np.float64)
     except (TypeError, ValueError):
-        raise QIFError(f"{what} must be a numeric array, got {str(value)[:40]!r}") from None
+        raise QIFParameterError(f"{what} must be a numeric array, got {str(value)[:40]!r}",
+                                field=field) from None
 
 
 def prior_vulnerability(pi: npt.ArrayLike, g: npt.ArrayLike | None = None) -> float:

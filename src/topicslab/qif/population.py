@@ -99,7 +99,9 @@ class Profiles:
 
 def _as_array(sets: TopicSets | npt.ArrayLike, m: int | None) -> tuple[I16, int]:
     if m is not None:  # ('3' and [3] were TypeErrors of a comparison, NaN int()'s ValueError)
-        m = integer(m, "m", at_least=1, error=QIFParameterError)
+        # (2**70: numba's TypingError "Int value is too large")
+        m = integer(m, "m", at_least=1, at_most=MAX_TOPICS, error=QIFParameterError,
+                    why="the taxonomy size")
     if isinstance(sets, TopicSets):
         if m is not None and m < sets.taxonomy.size:
             raise QIFParameterError(f"m must be at least the {sets.taxonomy.size} topics of the "
@@ -123,7 +125,9 @@ def _epoch_list(n_weeks: int, weeks: Weeks) -> list[int]:
         return list(range(n_weeks))[weeks]
     idx: list[Any]
     try:
-        idx = [weeks] if isinstance(weeks, int | np.integer) else list(weeks)
+        # (text is no list of weeks: b'3' was read as week 51, its byte)
+        given: Any = weeks
+        idx = [given] if isinstance(given, int | np.integer | str | bytes) else list(given)
     except TypeError:  # weeks=1.5 was "'float' object is not iterable": refused below
         idx = [weeks]
     if not idx:

@@ -12,9 +12,10 @@ whose columns contain only the two values p and q.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
+from numbers import Real
 from typing import Literal
 
 from topicslab._checks import MAX_COUNT, choice, integer, number
@@ -60,15 +61,24 @@ def check_params(m: int, s: int, r: float) -> None:
 def check_epochs(epochs: int | range | list[int]) -> list[int]:
     """Numbers of epochs of the multi-epoch capacities, each in 1..``MAX_EPOCHS``, at most
     ``MAX_EPOCHS`` of them (each is a computation of up to a second)."""
-    ks = [epochs] if isinstance(epochs, int) else list(epochs)
+    # one number of epochs as any integer: a NumPy integer (np.int64(3), as arrays give
+    # them) was "'numpy.int64' object is not iterable", and 2.5 or None the same TypeError
+    given: object = epochs
+    ks: list[object] = (list(given) if isinstance(given, Iterable) and not isinstance(
+        given, str | bytes) and getattr(given, "ndim", None) != 0 else [given])
     if not ks:
         raise QIFParameterError("no number of epochs given", field="epochs")
     if len(ks) > MAX_EPOCHS:
         raise QIFParameterError(f"at most {MAX_EPOCHS} numbers of epochs, got {len(ks)}",
                                 field="epochs")
-    return [integer(k, "epochs", at_least=1, at_most=MAX_EPOCHS, error=QIFParameterError,
-                    why="the exact capacities enumerate partitions of the epochs and take "
-                        f"hours beyond {MAX_EPOCHS}") for k in ks]
+    return [_epoch_count(k, "epochs") for k in ks]
+
+
+def _epoch_count(k: object, field: str) -> int:
+    """One number of epochs ``k`` of the argument ``field``, in 1..``MAX_EPOCHS``."""
+    return integer(k, field, at_least=1, at_most=MAX_EPOCHS, error=QIFParameterError,
+                   why="the exact capacities enumerate partitions of the epochs and take "
+                       f"hours beyond {MAX_EPOCHS}")
 
 
 def p_q(m: int, s: int, r: float) -> tuple[float, float]:
@@ -137,9 +147,10 @@ def r_for_capacity(target: float, m: int, s: int, decimals: int = 2) -> float:
     if m == s:
         raise QIFError("with m = s the capacity is 1 for every r")
     lo, hi = 1.0, m / s  # capacity at r = 1 and at r = 0
-    if not lo <= target <= hi:
-        raise QIFError(f"capacity {target} is not reachable with m={m}, s={s}: "
-                       f"it must lie in [{lo}, {hi:.6g}]")
+    # (True was a capacity of 1, text "'<=' not supported", Decimal('NaN') decimal's
+    # InvalidOperation, and the refusal of NaN or 0 named no argument)
+    target = number(target, "target", lo=lo, hi=hi, error=QIFParameterError,
+                    why=f"the capacities of m={m}, s={s} lie between r = 1 and r = 0")
     # (decimals = 2.5 floored to multiples of 1/316.2, 400 overflowed a float)
     decimals = integer(decimals, "decimals", at_least=0, at_most=12, error=QIFParameterError,
                        why="r is a probability read to 12 decimals")
@@ -208,7 +219,9 @@ def multi_epoch_capacity(m: int, s: int, r: float, k: int, mode: Mode = "paralle
     ``kronecker`` (eq 24, independent sets per epoch): ``(r + m(1-r)/s)^k`` by Theorem 2.
     """
     check_params(m, s, r)
-    (k,) = check_epochs(k)
+    # (a NumPy integer was "not iterable"; [3] was taken as 3 and [1, 2] "too many values
+    # to unpack"; the field named was 'epochs')
+    k = _epoch_count(k, "k")
     # (an unknown mode was answered as kronecker when k <= s, without a word)
     choice(mode, "mode", ("parallel", "kronecker"), error=QIFParameterError)
     one = reporting_bayes_capacity(m, s, r)
@@ -231,7 +244,7 @@ def multi_epoch_max_case_capacity(m: int, s: int, r: float, k: int) -> float:
     Parallel: the worst column repeats one topic k times, against a set that contains it and
     one that does not; Kronecker: max-case capacity is multiplicative.
     """
-    (k,) = check_epochs(k)
+    k = _epoch_count(k, "k")
     one = reporting_max_case_capacity(m, s, r)
     return one**k
 
@@ -273,8 +286,12 @@ def iba_tight_lower_bound(m: int, s: float, r: float) -> float:
     With sets of varying size, pass the mean set size as ``s``. It is attained by the uniform
     prior on all C(m, s) sets.
     """
-    if m < 1 or not 0.0 <= r <= 1.0:
-        raise QIFError("need m >= 1 and r in [0, 1]")
+    # (m = NaN or inf gave a bound of 1 - r, r = True one of 0 and a Decimal decimal's
+    # InvalidOperation; "need m >= 1 and r in [0, 1]" named neither)
+    m = integer(m, "m", at_least=1, at_most=MAX_TOPICS, error=QIFParameterError,
+                why="the taxonomy size")
+    r = number(r, "r", lo=0.0, hi=1.0, error=QIFParameterError,
+               why="r is the probability of a random topic")
     # (s = NaN gave NaN, s > m a bound above 1)
     s = number(s, "s", lo=0.0, hi=m, lo_open=True, error=QIFParameterError,
                why="s is the (mean) number of topics in a set of the m")
@@ -292,6 +309,9 @@ def round_half_up(x: float, decimals: int) -> float:
     # (decimals = 400 was decimal's InvalidOperation, True one decimal)
     decimals = integer(decimals, "decimals", at_least=-12, at_most=12, error=QIFParameterError,
                        why="x is read to 12 decimals")
+    # (True was rounded as 1, text was "must be real number, not str", naming no argument)
+    if isinstance(x, bool) or not isinstance(x, Real):
+        raise QIFParameterError(f"x must be a number, got {x!r:.40}", field="x")
     if not math.isfinite(x):
         return x
     d = Decimal(f"{x:.12f}").quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
@@ -376,6 +396,7 @@ class ReportingChannel:
 def parameter_row(m: int, s: int, r: float, epochs: int = 1) -> dict[str, float | int]:
     """One row of the parameter-only table (Tables 5-7 and App. C)."""
     ch = ReportingChannel(m, s, r)
+    epochs = _epoch_count(epochs, "epochs")  # (np.int64(3): "'numpy.int64' ... not iterable")
     a, q = counting_a_q(m, s, r)
     return {
         "m": m,

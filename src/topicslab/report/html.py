@@ -10,13 +10,13 @@ Public names:
 
 from __future__ import annotations
 
-import html as _html
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from topicslab._html import cell
 from topicslab._html import table as _table
+from topicslab._html import text as _text
 from topicslab.report.figures import data_uri
 
 _CSS = """
@@ -56,7 +56,7 @@ def table(caption: str, header: Sequence[str], rows: Iterable[Sequence[Any]]) ->
 
 def figure(png: bytes, caption: str) -> str:
     """An embedded PNG figure."""
-    cap = _html.escape(caption)
+    cap = _text(caption)
     return (f'<figure><img alt="{cap}" src="{data_uri(png)}"/>'
             f"<figcaption>{cap}</figcaption></figure>")
 
@@ -64,7 +64,7 @@ def figure(png: bytes, caption: str) -> str:
 def paragraph(text: str, cls: str | None = None) -> str:
     """An escaped paragraph (optionally with a CSS class such as ``note``)."""
     c = f' class="{cls}"' if cls else ""
-    return f"<p{c}>{_html.escape(text)}</p>"
+    return f"<p{c}>{_text(text)}</p>"
 
 
 def render(title: str, subtitle: str, verdict: tuple[bool | None, str],
@@ -72,13 +72,13 @@ def render(title: str, subtitle: str, verdict: tuple[bool | None, str],
     """The whole HTML document: header, verdict line, contents, sections."""
     ok, text = verdict
     cls = "note" if ok is None else ("pass" if ok else "fail")
-    toc = "".join(f'<li><a href="#{s.id}">{_html.escape(s.title)}</a></li>' for s in sections)
-    body = "".join(f'<section id="{s.id}"><h2>{_html.escape(s.title)}</h2>{s.html}</section>'
+    toc = "".join(f'<li><a href="#{s.id}">{_text(s.title)}</a></li>' for s in sections)
+    body = "".join(f'<section id="{s.id}"><h2>{_text(s.title)}</h2>{s.html}</section>'
                    for s in sections)
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"/>"
-            f"<title>{_html.escape(title)}</title><style>{_CSS}</style></head><body><main>"
-            f"<h1>{_html.escape(title)}</h1><p>{_html.escape(subtitle)}</p>"
-            f'<div class="verdict {cls}">{_html.escape(text)}</div>'
+            f"<title>{_text(title)}</title><style>{_CSS}</style></head><body><main>"
+            f"<h1>{_text(title)}</h1><p>{_text(subtitle)}</p>"
+            f'<div class="verdict {cls}">{_text(text)}</div>'
             f"<nav><h3>Contents</h3><ol>{toc}</ol></nav>{body}</main></body></html>")
 
 
