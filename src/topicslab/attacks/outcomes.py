@@ -20,12 +20,13 @@ Public names:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
-from topicslab.attacks.scoring import checked_gains, query_scores, top_bits
+from topicslab.attacks.scoring import checked_gains, query_scores, score_scratch, top_bits
 
 
 @dataclass(frozen=True)
@@ -88,9 +89,7 @@ def _decide_from_gains(counts: np.ndarray, gains: np.ndarray, true_masks: np.nda
     top = top_bits(n_sets)
     block = 1024
     for b in prange((n_q + block - 1) // block):
-        order = np.empty(r, dtype=np.int64)
-        total = np.empty(n_sets, dtype=np.float64)
-        week_mask = np.empty(n_sets, dtype=np.int64)
+        order, total, week_mask = score_scratch(r, n_sets)
         scores = np.empty(n_sets, dtype=np.float64)
         for q in range(b * block, min(n_q, (b + 1) * block)):
             query_scores(gains, q, top, order, total, week_mask, scores)
@@ -112,13 +111,7 @@ def outcomes_from_counts(counts: npt.NDArray[np.int64], scores: npt.NDArray[np.f
     t = np.ascontiguousarray(true_masks, dtype=np.int64)
     if c.shape != s.shape or t.shape != (c.shape[0],):
         raise ValueError("counts, scores and true_masks do not match")
-    n_q = c.shape[0]
-    size = np.zeros(n_q, dtype=np.int64)
-    inside = np.zeros(n_q, dtype=np.bool_)
-    best = np.full(n_q, -np.inf)
-    if n_q:
-        _decide(c, s, t, size, inside, best)
-    return TargetOutcomes(size, inside, best)
+    return _decided(_decide, c, s, t)
 
 
 def outcomes_from_gains(counts: npt.NDArray[np.int64], gains: npt.ArrayLike,
@@ -133,12 +126,19 @@ def outcomes_from_gains(counts: npt.NDArray[np.int64], gains: npt.ArrayLike,
     if c.ndim != 2 or g.shape[0] != c.shape[0] or c.shape[1] != 1 << g.shape[1] \
             or t.shape != (c.shape[0],):
         raise ValueError("counts, gains and true_masks do not match")
-    n_q = c.shape[0]
+    return _decided(_decide_from_gains, c, g, t)
+
+
+def _decided(kernel: Any, counts: npt.NDArray[np.int64], values: npt.NDArray[np.float64],
+             true_masks: npt.NDArray[np.int64]) -> TargetOutcomes:
+    """The outcomes ``kernel`` (``_decide`` of scores, ``_decide_from_gains`` of gains)
+    finds for checked arrays."""
+    n_q = counts.shape[0]
     size = np.zeros(n_q, dtype=np.int64)
     inside = np.zeros(n_q, dtype=np.bool_)
     best = np.full(n_q, -np.inf)
     if n_q:
-        _decide_from_gains(c, g, t, size, inside, best)
+        kernel(counts, values, true_masks, size, inside, best)
     return TargetOutcomes(size, inside, best)
 
 

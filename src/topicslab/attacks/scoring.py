@@ -60,6 +60,13 @@ def top_bits(n_sets: int) -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
+def score_scratch(r: int, n_sets: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``query_scores``' scratch: ``order`` (r), ``total`` and ``week_mask`` (2^r)."""
+    return (np.empty(r, dtype=np.int64), np.empty(n_sets, dtype=np.float64),
+            np.empty(n_sets, dtype=np.int64))
+
+
+@njit(cache=True, inline="always")
 def query_scores(gains: np.ndarray, q: int, top: np.ndarray, order: np.ndarray,
                  total: np.ndarray, week_mask: np.ndarray, dest: np.ndarray) -> None:
     """``dest[M]`` = the score of match set ``M`` of query ``q`` (``order``, ``total`` and
@@ -96,9 +103,7 @@ def _subset_scores_kernel(gains: np.ndarray, out: np.ndarray) -> None:
     top = top_bits(n_sets)
     block = 4096
     for b in prange((n_q + block - 1) // block):
-        order = np.empty(r, dtype=np.int64)
-        total = np.empty(n_sets, dtype=np.float64)
-        week_mask = np.empty(n_sets, dtype=np.int64)
+        order, total, week_mask = score_scratch(r, n_sets)
         for q in range(b * block, min(n_q, (b + 1) * block)):
             query_scores(gains, q, top, order, total, week_mask, out[q])
 
