@@ -30,7 +30,7 @@ Engines:
     MatchSetCounter, match_set_counts   exact match-set counts without all pairs (docs/design.md)
     argmax_members                      materialised argmax sets (small data)
     brute_force_counts, brute_force_outcomes, brute_force_members   the reference
-    subset_scores, match_masks, TargetOutcomes, outcomes_from_counts
+    subset_scores, match_masks, TargetOutcomes, outcomes_from_counts, outcomes_from_gains
 
 Matching setting (``matching``): the one-to-one assignment attack (Carey et al. §3)
     MatchingOptions(matching="per-item"|"assignment", candidates=32, objective="loglik")
@@ -83,7 +83,7 @@ from topicslab.attacks.matching import (
     matching_attack,
     solve_assignment,
 )
-from topicslab.attacks.outcomes import TargetOutcomes, outcomes_from_counts
+from topicslab.attacks.outcomes import TargetOutcomes, outcomes_from_counts, outcomes_from_gains
 from topicslab.attacks.popularity import estimate_popularity, lemma10_radius
 from topicslab.attacks.protocol import (
     AttackRisk,
@@ -146,6 +146,7 @@ __all__ = [
     "mutual_information_bound",
     "optimal_matching_accuracy",
     "outcomes_from_counts",
+    "outcomes_from_gains",
     "partial_information_bound",
     "profile_anonymity",
     "register_attack",
