@@ -116,9 +116,7 @@ class AsymmetricAttack(MatchSetAttack):
                 raise InputError(f"popularity must have {m} entries", field="popularity")
             p = np.clip(self._given, self.clip, 1.0 - self.clip)
         else:
-            if tally.low < -1:
-                raise refuse(f"answers hold topic {tally.low} but the taxonomy has {m} topics "
-                             "(-1: withheld)", "answers")
+            tally.refuse_outside(m)
             p = popularity_from_counts(tally.counts, mech.q_in, mech.q_out,
                                        pseudo_count=self.pseudo_count, clip=self.clip)
         self.popularity = p

@@ -67,10 +67,7 @@ def estimate_popularity(
     if clip is not None:
         clip = number(clip, "clip", lo=0.0, hi=0.5, lo_open=True, hi_open=True)
     tally = TopicTally.of(integer_array(answers, "answers"), m)
-    if tally.high >= m or tally.low < -1:
-        bad = tally.high if tally.high >= m else tally.low
-        raise refuse(f"answers hold topic {bad} but the taxonomy has {m} topics (-1: "
-                     "withheld)", "answers")
+    tally.refuse_outside(m)
     return popularity_from_counts(tally.counts, q_in, q_out, pseudo_count=pseudo_count,
                                   clip=clip)
 
@@ -110,6 +107,13 @@ class TopicTally:
             return cls(np.zeros(m, dtype=np.int64), 0, 0, int(a.max()))
         counts, withheld, low, high = _count_topics(a, np.int64(m))
         return cls(counts, int(withheld), int(low), int(high))
+
+    def refuse_outside(self, m: int) -> None:
+        """Refuse answers outside ``-1..m-1`` (the largest past the top first)."""
+        if self.high >= m or self.low < -1:
+            bad = self.high if self.high >= m else self.low
+            raise refuse(f"answers hold topic {bad} but the taxonomy has {m} topics (-1: "
+                         "withheld)", "answers")
 
 
 @njit(cache=True, nogil=True, parallel=True)

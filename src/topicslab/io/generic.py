@@ -33,14 +33,14 @@ from topicslab.errors import InputError, ParameterError
 from topicslab.io._common import (
     RESOURCE_ERRORS,
     PathLike,
+    check_batch_size,
     check_exists,
+    check_k,
     check_sets_to_write,
     check_sets_type,
+    check_strict,
     is_pattern,
 )
-from topicslab.io._common import check_batch_size as _check_batch_size
-from topicslab.io._common import check_k as _check_k
-from topicslab.io._common import check_strict as _check_strict
 from topicslab.io.csv_sets import read_sets_csv, write_sets_csv
 from topicslab.io.long import is_long_table, read_sets_long, write_sets_long
 from topicslab.io.parquet_sets import iter_sets_parquet, read_sets_parquet, write_sets_parquet
@@ -127,7 +127,7 @@ def read_sets(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
               format: str | None = None, k: int | None = None, weeks: int | None = None,
               strict: bool = True) -> TopicSets:
     """Read topic-set sequences from any supported format (see the module docstring)."""
-    k, strict = _check_k(k, taxonomy), _check_strict(strict)
+    k, strict = check_k(k, taxonomy), check_strict(strict)
     if weeks is not None:  # weeks="4" was compared with the file's 4: "has 4, expected 4"
         integer(weeks, "weeks", at_least=1, why="the weeks the file must hold")
     fmt = _format(path, format, reading=True)
@@ -245,8 +245,8 @@ def iter_sets(path: PathLike, batch_size: int = 1 << 20, *,
 
     Parquet and TFRecord stream; text and long tables are read whole, then sliced.
     """
-    k, strict = _check_k(k, taxonomy), _check_strict(strict)
-    batch_size = _check_batch_size(batch_size)
+    k, strict = check_k(k, taxonomy), check_strict(strict)
+    batch_size = check_batch_size(batch_size)
     fmt = _format(path, format, reading=True)
     if fmt == "parquet" and _sniff(path, fmt, format) == "parquet":
         for part in iter_sets_parquet(path, batch_size, taxonomy=taxonomy, k=k, strict=strict):
@@ -265,7 +265,7 @@ def iter_sets(path: PathLike, batch_size: int = 1 << 20, *,
 def read_traces(path: PathLike, *, taxonomy: Taxonomy | str | None = None,
                 format: str | None = None, strict: bool = True) -> SiteTraces:
     """Read site traces (Parquet)."""
-    strict = _check_strict(strict)
+    strict = check_strict(strict)
     from topicslab._paths import path_name
 
     name = path_name(path)
