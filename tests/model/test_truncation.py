@@ -61,6 +61,21 @@ def test_truncated_persistent_forms_are_within_the_tolerance(tax30, tol):
         assert float((tw - ew).norm()) > 0
 
 
+def test_each_across_statistic_drops_rows_by_its_own_weights(tax30):
+    # slots that rarely stay make the across rows' weights (σ_S^ℓ ρ^ℓ w/T) far smaller than
+    # the within rows' (w/T): the across Grams drop their own rows, up to the tolerance, where
+    # rows chosen by the within weights would change them by a thousandth of it at most
+    model = persistent_model(tax30, T=20, k=5, M=3, seed=25, scale=2.5)
+    model.stay[:] = 1e-3
+    args = _persistent_args(model)
+    tol = 1e-3
+    _, ew, ea = persistent_forms(*args, lags=(1,))
+    _, tw, ta = persistent_forms(*args, lags=(1,), tolerance=tol)
+    error = float((ta[0] - ea[0]).norm())
+    assert 1e-2 * tol < error <= tol
+    assert float((tw - ew).norm()) <= tol
+
+
 @pytest.mark.parametrize("tol", [1e-6, 1e-3])
 def test_truncated_paper_forms_are_within_the_tolerance_each_week(tax30, tol):
     rng = np.random.default_rng(22)

@@ -84,6 +84,7 @@ from typing import Any
 import torch
 
 from topicslab._checks import is_integer, number, refuse
+from topicslab.model._telescope import telescope
 
 __all__ = [
     "closed_forms",
@@ -405,18 +406,6 @@ def _expansion_rows(logP: torch.Tensor, log1mP: torch.Tensor,
     return torch.exp(torch.nn.functional.embedding_bag(bags, logs, mode="sum"))
 
 
-def _exclusive_products(x: Sequence[torch.Tensor]) -> tuple[list[torch.Tensor],
-                                                              list[torch.Tensor]]:
-    """``(Π_{s<j} x_s, Π_{s>j} x_s)`` for every j, in O(k) products."""
-    k = len(x)
-    ones = torch.ones_like(x[0])
-    before, after = [ones], [ones]
-    for j in range(k - 1):
-        before.append(before[-1] * x[j])
-        after.append(after[-1] * x[k - 1 - j])
-    return before, after[::-1]
-
-
 def persistent_forms(theta: torch.Tensor, mode_weights: torch.Tensor, mode_stay: torch.Tensor,
                      log_slot_stay: torch.Tensor, lags: Sequence[int] = (1,),
                      tolerance: float = 0.0,
@@ -431,8 +420,8 @@ def persistent_forms(theta: torch.Tensor, mode_weights: torch.Tensor, mode_stay:
         log_slot_stay: ``[T, M, k]`` log of each slot's stay probability (σ; −inf for 0).
         lags: week distances ℓ ≥ 1 of the across-week statistics (1 = consecutive weeks).
         tolerance: the Frobenius error allowed in q_within and each q_across off the
-            diagonal (module docstring; 0: exact). A row's across weight σ_S^ℓ ρ^ℓ w/T is at
-            most its within weight w/T, so one choice of rows bounds both.
+            diagonal (module docstring; 0: exact). Each of them drops its own rows, by its
+            own row weights (w/T within, σ_S^ℓ ρ^ℓ w/T across).
 
     Returns:
         ``q_single[m]``, ``q_within[m, m]`` (diagonal meaningless), ``q_across[len(lags), m, m]``.
@@ -458,45 +447,53 @@ def persistent_forms(theta: torch.Tensor, mode_weights: torch.Tensor, mode_stay:
     A = -torch.expm1(log1mP.sum(dim=1))  # [C, m]
     w = mode_weights.reshape(C)
     sign = subset_signs(k, theta.dtype, theta.device).unsqueeze(-1)  # [2^k, 1]
-    keep = None
+    log_slot_stay = log_slot_stay.reshape(C, k).clamp(min=-1000.0)
+    log_sigma_S = _subset_bits(k, theta.dtype, theta.device) @ log_slot_stay.T  # [2^k, C]
+    # each statistic's rows: the within Gram's (None: all rows), then each lag's
+    keeps: list[torch.Tensor | None] = [None] * (1 + len(lags))
     if tolerance > 0:
         # rows chosen on the whole expansion without autograd, then only the kept rows
-        # computed with it (the presence rows, block 0, are always kept: their norm is moot)
+        # computed with it (the presence rows, block 0, are always kept: their norm is moot).
+        # Each statistic drops its own smallest rows: a row's across weight σ_S^ℓ ρ^ℓ w/T is
+        # at most its within weight w/T and most slots rarely stay, so the across Grams
+        # keep about half the within Gram's rows (measured, benchmarks/RESULTS.md)
         with torch.no_grad():
             sq = _expansion_norms(logP.detach(), log1mP.detach())
-            keep = kept_rows(torch.cat([torch.zeros_like(w).unsqueeze(0),
-                                        (w / T).abs() * sq]), tolerance)
-        G = torch.cat([A, _expansion_rows(logP, log1mP, keep[C:] - C)]).unsqueeze(0)
+            empty = torch.zeros_like(w).unsqueeze(0)
+            within_w = (w / T).abs().detach()
+            keeps[0] = kept_rows(torch.cat([empty, within_w * sq]), tolerance)
+            for i, lag in enumerate(lags, start=1):
+                stay = torch.exp(float(lag) * log_sigma_S[1:].detach()) * (
+                    mode_stay.detach() ** int(lag)).repeat_interleave(M)
+                keeps[i] = kept_rows(torch.cat([empty, stay * within_w * sq]), tolerance)
+        union = torch.unique(torch.cat([kk for kk in keeps if kk is not None]))
+        G = torch.cat([A, _expansion_rows(logP, log1mP, union[C:] - C)])
     else:
         G = torch.cat([A.unsqueeze(0), _log_expansion(logP, log1mP)], dim=0)  # A: ∅ block
 
-    def rows(weights: torch.Tensor) -> torch.Tensor:
-        """Row weights ``[2^k, C]`` of the rows kept (all of them without a tolerance)."""
-        return weights if keep is None else weights.reshape(1, -1).index_select(1, keep)
-    q_within = weighted_gram(G, rows(sign * (w / T)))
+    def gram(weights: torch.Tensor, keep: torch.Tensor | None) -> torch.Tensor:
+        """``weighted_gram`` of the rows ``keep`` with row weights ``[2^k, C]`` (all rows
+        without a tolerance)."""
+        if keep is None:
+            return weighted_gram(G, weights)
+        rows = G
+        if len(keep) != len(union):  # (the union is sorted, so are the rows of each set)
+            rows = G.index_select(0, torch.searchsorted(union, keep))
+        return weighted_gram(rows.unsqueeze(0), weights.reshape(1, -1).index_select(1, keep))
+    q_within = gram(sign * (w / T), keeps[0])
     q_single = (w.view(C, 1) * A).sum(dim=0) / T
-    log_slot_stay = log_slot_stay.reshape(C, k).clamp(min=-1000.0)
-    log_sigma_S = _subset_bits(k, theta.dtype, theta.device) @ log_slot_stay.T  # [2^k, C]
     Abar = (mode_weights.unsqueeze(-1) * A.view(T, M, m)).sum(dim=1)  # [T, m]
     eye = torch.eye(m, dtype=torch.bool, device=theta.device)
     one_minus = torch.exp(log1mP)
-    y = (one_minus * one_minus).unbind(dim=1)
     across = []
-    for lag in lags:
-        if int(lag) < 1:
-            raise ValueError(f"lags must be >= 1, got {lag}")
+    for i, lag in enumerate(lags, start=1):
         kept = mode_stay ** int(lag)  # [T]: the mode was never redrawn
         comp = kept.repeat_interleave(M) * w / T  # [C]
         # row (S, c) weighs sign_S σ_S^ℓ comp_c; the ∅ block (A ⊗ A) has σ_∅ = 1
-        qa = weighted_gram(G, rows(sign * torch.exp(float(lag) * log_sigma_S) * comp))
+        qa = gram(sign * torch.exp(float(lag) * log_sigma_S) * comp, keeps[i])
         # the diagonal: Π_s x_s − Π_s y_s as a telescope of non-negative terms,
         # x = (1 − a)(1 − a + σa), y = (1 − a)², d = x − y = (1 − a)σa
-        d = (one_minus * P * torch.exp(float(lag) * log_slot_stay).unsqueeze(-1)).unbind(dim=1)
-        x = [yj + dj for yj, dj in zip(y, d, strict=True)]
-        before, _ = _exclusive_products(x)
-        _, after = _exclusive_products(y)
-        tele = sum((b * dj * a for b, dj, a in zip(before, d, after, strict=True)),
-                   torch.zeros_like(A))
+        tele = telescope(one_minus, P, torch.exp(float(lag) * log_slot_stay))
         diag = (comp.view(C, 1) * (A ** 2 + tele)).sum(dim=0)
         qa = torch.where(eye, torch.diag_embed(diag), qa)
         # the mode was redrawn: the two weeks are independent given the type

@@ -43,6 +43,7 @@ Only DP statistics are read here (``Targets``): this package never imports the p
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import math
 import os
@@ -60,6 +61,7 @@ import topicslab
 from topicslab import _checks
 from topicslab._atomic import atomic_path
 from topicslab._progress import task
+from topicslab._resources import heap_kept
 from topicslab.errors import InputError
 from topicslab.model.objective import Objective, QualityBar
 from topicslab.model.persistence import PersistenceTerm
@@ -578,11 +580,14 @@ def fit(stats: Any, model: ModelVariant | str = "persistent",
                unit_floor=obj.noise_floor() if persistence is not None else None,
                tolerance=(opt.tolerance(targets)
                           if isinstance(opt, FullObjective) else 0.0))
+    # a step frees and allocates the same blocks of a few MB: the heap keeps them (CPU only)
+    heap = heap_kept() if dev.type == "cpu" else contextlib.nullcontext()
     try:
-        if isinstance(opt, PaperAdam):
-            stopped = run.paper(opt, seed, progress)
-        else:
-            stopped = run.default(opt, progress)
+        with heap:
+            if isinstance(opt, PaperAdam):
+                stopped = run.paper(opt, seed, progress)
+            else:
+                stopped = run.default(opt, progress)
     finally:
         tuner.restore()
         if flush:

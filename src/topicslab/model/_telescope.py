@@ -1,0 +1,161 @@
+"""The diagonal of a persistent component's across-week statistic: ``Π_s x_s − Π_s y_s``
+summed as a telescope of non-negative terms (``closed_forms.persistent_forms``).
+
+With u = 1 − P_s[o] and σ a slot's stay over the lag, ``y_s = u²``, ``d_s = u P σ`` and
+``x_s = y_s + d_s``; then ``Π x − Π y = Σ_j (Π_{s<j} x_s) d_j (Π_{s>j} y_s)``, every term
+≥ 0, so nothing cancels in float32 (closed_forms' module docstring).
+
+Public names:
+    telescope(u, P, stay) -> [C, m]   the telescope of every component and topic,
+                                      differentiable in all three
+
+On a CPU the forward and the backward are each one compiled pass over (component, topic), k
+slots in registers: torch's autograd of the same sum took ~20 elementwise kernels of
+``[C, m]`` forward and twice that backward, a fifth of a default fit step (measured,
+benchmarks/RESULTS.md). The forward takes the same float operations in the same order as the
+tensor version (``telescope_tensors``, kept for other devices), so its values are the same
+bit for bit. The backward sums non-negative terms too:
+
+    ∂/∂d_i = B_i F_i + B_i E_i,   ∂/∂y_i = B_i E_i + F_i D_i,
+
+with ``B_i = Π_{s<i} x_s``, ``F_i = Π_{s>i} y_s``, ``E_i = Σ_{j>i} (Π_{i<s<j} x_s) d_j F_j``
+(``∂/∂x_i``, over B_i) and ``D_i = Σ_{j<i} B_j d_j Π_{j<s<i} y_s`` (``∂/∂y_i`` through the
+F of earlier terms, over F_i), each a short recurrence.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from numba import njit, prange
+
+__all__ = ["telescope", "telescope_tensors"]
+
+
+def telescope_tensors(u: torch.Tensor, P: torch.Tensor, stay: torch.Tensor) -> torch.Tensor:
+    """The telescope by tensor operations (any device; autograd differentiates it).
+    ``u, P``: ``[C, k, m]``; ``stay``: ``[C, k]``."""
+    y = (u * u).unbind(dim=1)
+    d = (u * P * stay.unsqueeze(-1)).unbind(dim=1)
+    x = [yj + dj for yj, dj in zip(y, d, strict=True)]
+    k = len(x)
+    ones = torch.ones_like(x[0])
+    before, after = [ones], [ones]
+    for j in range(k - 1):
+        before.append(before[-1] * x[j])
+        after.append(after[-1] * y[k - 1 - j])
+    after = after[::-1]
+    return sum((b * dj * a for b, dj, a in zip(before, d, after, strict=True)),
+               torch.zeros_like(x[0]))
+
+
+@njit(cache=True, parallel=True)
+def _forward(u: np.ndarray, P: np.ndarray, stay: np.ndarray,
+             out: np.ndarray) -> None:  # pragma: no cover (compiled)
+    C, k, m = u.shape
+    for c in prange(C):
+        x = np.empty(k, dtype=u.dtype)
+        y = np.empty(k, dtype=u.dtype)
+        d = np.empty(k, dtype=u.dtype)
+        after = np.empty(k, dtype=u.dtype)
+        unit = np.ones(2, dtype=u.dtype)  # (1 and 0 of the arrays' type: no promotion)
+        unit[1] = 0
+        for o in range(m):
+            for s in range(k):
+                us = u[c, s, o]
+                y[s] = us * us
+                d[s] = us * P[c, s, o] * stay[c, s]
+                x[s] = y[s] + d[s]
+            # the tensor version's order: after[k-1] = 1, after[j] = after[j+1]·y[j+1];
+            # before[0] = 1, before[j] = before[j-1]·x[j-1]; the terms added from 0 upwards
+            after[k - 1] = 1
+            for s in range(k - 2, -1, -1):
+                after[s] = after[s + 1] * y[s + 1]
+            before = unit[0]
+            total = unit[1]
+            for s in range(k):
+                total += before * d[s] * after[s]
+                before = before * x[s]
+            out[c, o] = total
+
+
+@njit(cache=True, parallel=True)
+def _backward(u: np.ndarray, P: np.ndarray, stay: np.ndarray, g: np.ndarray,
+              du: np.ndarray, dP: np.ndarray,
+              dstay: np.ndarray) -> None:  # pragma: no cover (compiled)
+    C, k, m = u.shape
+    for c in prange(C):
+        x = np.empty(k, dtype=u.dtype)
+        y = np.empty(k, dtype=u.dtype)
+        d = np.empty(k, dtype=u.dtype)
+        before = np.empty(k, dtype=u.dtype)
+        after = np.empty(k, dtype=u.dtype)
+        dst = np.zeros(k, dtype=u.dtype)
+        gx = np.empty(k, dtype=u.dtype)
+        zero = np.zeros(1, dtype=u.dtype)[0]  # (a zero of the arrays' type: no promotion)
+        for o in range(m):
+            for s in range(k):
+                us = u[c, s, o]
+                y[s] = us * us
+                d[s] = us * P[c, s, o] * stay[c, s]
+                x[s] = y[s] + d[s]
+            before[0] = 1
+            for s in range(1, k):
+                before[s] = before[s - 1] * x[s - 1]
+            after[k - 1] = 1
+            for s in range(k - 2, -1, -1):
+                after[s] = after[s + 1] * y[s + 1]
+            gco = g[c, o]
+            # E_i from the last slot down, D_i from the first up (module docstring)
+            e = zero
+            for s in range(k - 1, -1, -1):
+                gx[s] = before[s] * e
+                e = d[s] * after[s] + x[s] * e
+            dd = zero
+            for s in range(k):
+                grad_d = (before[s] * after[s] + gx[s]) * gco
+                grad_y = (gx[s] + after[s] * dd) * gco
+                dd = dd * y[s] + before[s] * d[s]
+                us = u[c, s, o]
+                ps = P[c, s, o]
+                # y = u², d = u·P·σ
+                du[c, s, o] = (us + us) * grad_y + ps * stay[c, s] * grad_d
+                dP[c, s, o] = us * stay[c, s] * grad_d
+                dst[s] += us * ps * grad_d
+        for s in range(k):
+            dstay[c, s] = dst[s]
+
+
+class _Telescope(torch.autograd.Function):
+    """``telescope`` on a CPU: one compiled pass forward, one backward."""
+
+    @staticmethod
+    def forward(ctx: Any, u: torch.Tensor, P: torch.Tensor, stay: torch.Tensor) -> torch.Tensor:
+        u, P, stay = u.contiguous(), P.contiguous(), stay.contiguous()
+        ctx.save_for_backward(u, P, stay)
+        out = u.new_empty((u.shape[0], u.shape[2]))
+        _forward(u.detach().numpy(), P.detach().numpy(), stay.detach().numpy(), out.numpy())
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, *grads: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        (g,) = grads
+        u, P, stay = ctx.saved_tensors
+        du, dP, dstay = torch.empty_like(u), torch.empty_like(P), torch.empty_like(stay)
+        _backward(u.detach().numpy(), P.detach().numpy(), stay.detach().numpy(),
+                  g.contiguous().numpy(), du.numpy(), dP.numpy(), dstay.numpy())
+        return du, dP, dstay
+
+
+def telescope(u: torch.Tensor, P: torch.Tensor, stay: torch.Tensor) -> torch.Tensor:
+    """``Σ_j (Π_{s<j} x_s) d_j (Π_{s>j} y_s)`` for every component and topic, ``[C, m]``
+    (module docstring). ``u = 1 − P`` and ``P``: ``[C, k, m]``; ``stay``: ``[C, k]``, each
+    slot's stay over the lag. Compiled on a CPU for float32 and float64 tensors, by tensor
+    operations elsewhere; differentiable in all three."""
+    if (u.device.type == "cpu" and u.dtype in (torch.float32, torch.float64)
+            and P.dtype == u.dtype and stay.dtype == u.dtype):
+        out: torch.Tensor = _Telescope.apply(u, P, stay)
+        return out
+    return telescope_tensors(u, P, stay)
