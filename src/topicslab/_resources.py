@@ -137,9 +137,10 @@ def _libc() -> Any:
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         libc.malloc_trim.argtypes = [ctypes.c_size_t]
-        libc.mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     except (OSError, AttributeError):
         return None
+    if hasattr(libc, "mallopt"):
+        libc.mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     return libc
 
 
@@ -160,10 +161,16 @@ def heap_kept(trim_threshold: int = 2**30) -> Iterator[None]:
     the heap keeps up to ``trim_threshold`` bytes of free pages; blocks past 32 MiB are still
     mapped and unmapped on their own, as glibc's dynamic rule has them once it has seen one.
     On leaving, the thresholds are those that rule reaches at most, and the free pages are
-    given back (``release_free_memory``). Nothing happens off glibc.
+    given back (``release_free_memory``); glibc's rule itself stays off (``mallopt`` turns it
+    off for good, and has no getter: a caller's own tuning is overwritten too). Nothing
+    happens off glibc.
     """
+    from topicslab._checks import integer
+
+    # (mallopt takes a C int: 2**31 would wrap to a negative "never trim")
+    integer(trim_threshold, "trim_threshold", at_least=0, at_most=2**31 - 1)
     libc = _libc()
-    if libc is None:
+    if libc is None or not hasattr(libc, "mallopt"):
         yield
         return
     libc.mallopt(_M_MMAP_THRESHOLD, _DYNAMIC_MMAP_MAX)

@@ -63,3 +63,19 @@ def test_strided_inputs_and_other_dtypes_take_the_same_values():
     assert torch.equal(telescope(ut, Pt.transpose(1, 2), stay), telescope(u, P, stay))
     half = [x.to(torch.bfloat16) for x in (u, P, stay)]  # (no kernel: the tensor version)
     assert torch.equal(telescope(*half), telescope_tensors(*half))
+
+
+def test_shapes_the_kernels_do_not_take_go_to_the_tensor_version():
+    # (the kernels index without bounds checks: a wrong shape read past the arrays)
+    u, P, stay = _inputs(torch.float64)
+    assert torch.equal(telescope(u, P[:1], stay), telescope_tensors(u, P[:1], stay))
+    with pytest.raises(IndexError):  # no slots: the tensor version's own error
+        telescope(u[:, :0], P[:, :0], stay[:, :0])
+
+
+def test_a_second_derivative_is_refused_not_dropped():
+    u, P, stay = (x.clone().requires_grad_(True) for x in _inputs(torch.float64))
+    weights = torch.rand(u.shape[0], u.shape[2], dtype=torch.float64, requires_grad=True)
+    (g,) = torch.autograd.grad((telescope(u, P, stay) * weights).sum(), u, create_graph=True)
+    with pytest.raises(RuntimeError, match="once_differentiable|twice"):
+        g.sum().backward()

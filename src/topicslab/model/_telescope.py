@@ -9,12 +9,12 @@ Public names:
     telescope(u, P, stay) -> [C, m]   the telescope of every component and topic,
                                       differentiable in all three
 
-On a CPU the forward and the backward are each one compiled pass over (component, topic), k
-slots in registers: torch's autograd of the same sum took ~20 elementwise kernels of
-``[C, m]`` forward and twice that backward, a fifth of a default fit step (measured,
-benchmarks/RESULTS.md). The forward takes the same float operations in the same order as the
-tensor version (``telescope_tensors``, kept for other devices), so its values are the same
-bit for bit. The backward sums non-negative terms too:
+On a CPU the forward and the backward are each one compiled pass over (component, topic),
+with k-element scratch arrays per component: torch's autograd of the same sum took ~20
+elementwise kernels of ``[C, m]`` forward and twice that backward, a fifth of a default fit
+step (measured, benchmarks/RESULTS.md). The forward takes the same float operations in the
+same order as the tensor version (``telescope_tensors``, kept for other devices), so its
+values are the same bit for bit. The backward sums non-negative terms too:
 
     ∂/∂d_i = B_i F_i + B_i E_i,   ∂/∂y_i = B_i E_i + F_i D_i,
 
@@ -25,8 +25,11 @@ F of earlier terms, over F_i), each a short recurrence.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
+import numba
 import numpy as np
 import torch
 from numba import njit, prange
@@ -128,6 +131,19 @@ def _backward(u: np.ndarray, P: np.ndarray, stay: np.ndarray, g: np.ndarray,
             dstay[c, s] = dst[s]
 
 
+@contextlib.contextmanager
+def _numba_threads() -> Iterator[None]:
+    """numba's threads no more than torch's for the call: the fit picks torch's thread count
+    by measurement (one on a busy machine, ``fit(threads=...)``), and the kernels follow it."""
+    before = numba.get_num_threads()
+    limit = int(getattr(numba.config, "NUMBA_NUM_THREADS", 1))
+    numba.set_num_threads(max(1, min(torch.get_num_threads(), limit)))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
+
+
 class _Telescope(torch.autograd.Function):
     """``telescope`` on a CPU: one compiled pass forward, one backward."""
 
@@ -136,16 +152,20 @@ class _Telescope(torch.autograd.Function):
         u, P, stay = u.contiguous(), P.contiguous(), stay.contiguous()
         ctx.save_for_backward(u, P, stay)
         out = u.new_empty((u.shape[0], u.shape[2]))
-        _forward(u.detach().numpy(), P.detach().numpy(), stay.detach().numpy(), out.numpy())
+        with _numba_threads():
+            _forward(u.detach().numpy(), P.detach().numpy(), stay.detach().numpy(),
+                     out.numpy())
         return out
 
     @staticmethod
+    @torch.autograd.function.once_differentiable  # (no second derivatives: say so if asked)
     def backward(ctx: Any, *grads: torch.Tensor) -> tuple[torch.Tensor, ...]:
         (g,) = grads
         u, P, stay = ctx.saved_tensors
         du, dP, dstay = torch.empty_like(u), torch.empty_like(P), torch.empty_like(stay)
-        _backward(u.detach().numpy(), P.detach().numpy(), stay.detach().numpy(),
-                  g.contiguous().numpy(), du.numpy(), dP.numpy(), dstay.numpy())
+        with _numba_threads():
+            _backward(u.detach().numpy(), P.detach().numpy(), stay.detach().numpy(),
+                      g.detach().contiguous().numpy(), du.numpy(), dP.numpy(), dstay.numpy())
         return du, dP, dstay
 
 
@@ -154,8 +174,12 @@ def telescope(u: torch.Tensor, P: torch.Tensor, stay: torch.Tensor) -> torch.Ten
     (module docstring). ``u = 1 − P`` and ``P``: ``[C, k, m]``; ``stay``: ``[C, k]``, each
     slot's stay over the lag. Compiled on a CPU for float32 and float64 tensors, by tensor
     operations elsewhere; differentiable in all three."""
-    if (u.device.type == "cpu" and u.dtype in (torch.float32, torch.float64)
-            and P.dtype == u.dtype and stay.dtype == u.dtype):
+    if (u.dim() == 3 and u.shape[1] >= 1 and P.shape == u.shape
+            and stay.shape == u.shape[:2] and u.dtype in (torch.float32, torch.float64)
+            and P.dtype == u.dtype and stay.dtype == u.dtype
+            and u.device.type == P.device.type == stay.device.type == "cpu"):
+        # (the kernels index without bounds checks: other shapes, which broadcast or are
+        # errors, take the tensor version)
         out: torch.Tensor = _Telescope.apply(u, P, stay)
         return out
     return telescope_tensors(u, P, stay)

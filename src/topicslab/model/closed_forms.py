@@ -465,7 +465,8 @@ def persistent_forms(theta: torch.Tensor, mode_weights: torch.Tensor, mode_stay:
             for i, lag in enumerate(lags, start=1):
                 stay = torch.exp(float(lag) * log_sigma_S[1:].detach()) * (
                     mode_stay.detach() ** int(lag)).repeat_interleave(M)
-                keeps[i] = kept_rows(torch.cat([empty, stay * within_w * sq]), tolerance)
+                keeps[i] = kept_rows(torch.cat([empty, (stay * within_w * sq).abs()]),
+                                     tolerance)
         union = torch.unique(torch.cat([kk for kk in keeps if kk is not None]))
         G = torch.cat([A, _expansion_rows(logP, log1mP, union[C:] - C)])
     else:
