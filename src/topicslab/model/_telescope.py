@@ -54,28 +54,35 @@ def telescope_tensors(u: torch.Tensor, P: torch.Tensor, stay: torch.Tensor) -> t
                torch.zeros_like(x[0]))
 
 
+@njit(cache=True, inline="always")
+def _slot_terms(u: np.ndarray, P: np.ndarray, stay: np.ndarray, c: int, o: int,
+                x: np.ndarray, y: np.ndarray, d: np.ndarray,
+                after: np.ndarray) -> None:  # pragma: no cover (compiled)
+    """x, y, d of component c's slots at topic o, and ``after[j] = Π_{s>j} y_s`` in the
+    tensor version's order (after[k-1] = 1, after[j] = after[j+1]·y[j+1])."""
+    k = u.shape[1]
+    for s in range(k):
+        us = u[c, s, o]
+        y[s] = us * us
+        d[s] = us * P[c, s, o] * stay[c, s]
+        x[s] = y[s] + d[s]
+    after[k - 1] = 1
+    for s in range(k - 2, -1, -1):
+        after[s] = after[s + 1] * y[s + 1]
+
+
 @njit(cache=True, parallel=True)
 def _forward(u: np.ndarray, P: np.ndarray, stay: np.ndarray,
              out: np.ndarray) -> None:  # pragma: no cover (compiled)
     C, k, m = u.shape
     for c in prange(C):
-        x = np.empty(k, dtype=u.dtype)
-        y = np.empty(k, dtype=u.dtype)
-        d = np.empty(k, dtype=u.dtype)
-        after = np.empty(k, dtype=u.dtype)
+        x, y, d, after = np.empty((4, k), dtype=u.dtype)
         unit = np.ones(2, dtype=u.dtype)  # (1 and 0 of the arrays' type: no promotion)
         unit[1] = 0
         for o in range(m):
-            for s in range(k):
-                us = u[c, s, o]
-                y[s] = us * us
-                d[s] = us * P[c, s, o] * stay[c, s]
-                x[s] = y[s] + d[s]
-            # the tensor version's order: after[k-1] = 1, after[j] = after[j+1]·y[j+1];
-            # before[0] = 1, before[j] = before[j-1]·x[j-1]; the terms added from 0 upwards
-            after[k - 1] = 1
-            for s in range(k - 2, -1, -1):
-                after[s] = after[s + 1] * y[s + 1]
+            _slot_terms(u, P, stay, c, o, x, y, d, after)
+            # the tensor version's order: before[0] = 1, before[j] = before[j-1]·x[j-1];
+            # the terms added from 0 upwards
             before = unit[0]
             total = unit[1]
             for s in range(k):
@@ -90,26 +97,14 @@ def _backward(u: np.ndarray, P: np.ndarray, stay: np.ndarray, g: np.ndarray,
               dstay: np.ndarray) -> None:  # pragma: no cover (compiled)
     C, k, m = u.shape
     for c in prange(C):
-        x = np.empty(k, dtype=u.dtype)
-        y = np.empty(k, dtype=u.dtype)
-        d = np.empty(k, dtype=u.dtype)
-        before = np.empty(k, dtype=u.dtype)
-        after = np.empty(k, dtype=u.dtype)
+        x, y, d, after, before, gx = np.empty((6, k), dtype=u.dtype)
         dst = np.zeros(k, dtype=u.dtype)
-        gx = np.empty(k, dtype=u.dtype)
         zero = np.zeros(1, dtype=u.dtype)[0]  # (a zero of the arrays' type: no promotion)
         for o in range(m):
-            for s in range(k):
-                us = u[c, s, o]
-                y[s] = us * us
-                d[s] = us * P[c, s, o] * stay[c, s]
-                x[s] = y[s] + d[s]
+            _slot_terms(u, P, stay, c, o, x, y, d, after)
             before[0] = 1
             for s in range(1, k):
                 before[s] = before[s - 1] * x[s - 1]
-            after[k - 1] = 1
-            for s in range(k - 2, -1, -1):
-                after[s] = after[s + 1] * y[s + 1]
             gco = g[c, o]
             # E_i from the last slot down, D_i from the first up (module docstring)
             e = zero
