@@ -9,12 +9,13 @@ Public names:
     telescope(u, P, stay) -> [C, m]   the telescope of every component and topic,
                                       differentiable in all three
 
-On a CPU the forward and the backward are each one compiled pass over (component, topic),
-with k-element scratch arrays per component: torch's autograd of the same sum took ~20
-elementwise kernels of ``[C, m]`` forward and twice that backward, a fifth of a default fit
-step (measured, benchmarks/RESULTS.md). The forward takes the same float operations in the
-same order as the tensor version (``telescope_tensors``, kept for other devices), so its
-values are the same bit for bit. The backward sums non-negative terms too:
+On a CPU the forward and the backward are each one compiled pass over the components, a
+component's ``[k, m]`` blocks in the cache and the topics the inner, vectorised loops: torch's
+autograd of the same sum took ~20 elementwise kernels of ``[C, m]`` forward and twice that
+backward, a fifth of a default fit step (measured, benchmarks/RESULTS.md). The forward takes
+the same float operations in the same order as the tensor version (``telescope_tensors``,
+kept for other devices), so its values are the same bit for bit. The backward sums
+non-negative terms too:
 
     ∂/∂d_i = B_i F_i + B_i E_i,   ∂/∂y_i = B_i E_i + F_i D_i,
 
@@ -55,20 +56,29 @@ def telescope_tensors(u: torch.Tensor, P: torch.Tensor, stay: torch.Tensor) -> t
 
 
 @njit(cache=True, inline="always")
-def _slot_terms(u: np.ndarray, P: np.ndarray, stay: np.ndarray, c: int, o: int,
-                x: np.ndarray, y: np.ndarray, d: np.ndarray,
-                after: np.ndarray) -> None:  # pragma: no cover (compiled)
-    """x, y, d of component c's slots at topic o, and ``after[j] = Π_{s>j} y_s`` in the
-    tensor version's order (after[k-1] = 1, after[j] = after[j+1]·y[j+1])."""
-    k = u.shape[1]
+def _slot_terms(u: np.ndarray, P: np.ndarray, stay: np.ndarray, c: int, x: np.ndarray,
+                y: np.ndarray, d: np.ndarray, after: np.ndarray,
+                before: np.ndarray) -> None:  # pragma: no cover (compiled)
+    """``[k, m]`` blocks of component c: x, y, d of each slot and topic, ``after[j] =
+    Π_{s>j} y_s`` and ``before[j] = Π_{s<j} x_s``, in the tensor version's order (after[k-1]
+    = 1, after[j] = after[j+1]·y[j+1]; before[0] = 1, before[j] = before[j-1]·x[j-1]).
+    Topics are the inner loops: contiguous, independent, vectorised by the compiler."""
+    k, m = u.shape[1], u.shape[2]
     for s in range(k):
-        us = u[c, s, o]
-        y[s] = us * us
-        d[s] = us * P[c, s, o] * stay[c, s]
-        x[s] = y[s] + d[s]
+        w = stay[c, s]
+        for o in range(m):
+            us = u[c, s, o]
+            y[s, o] = us * us
+            d[s, o] = us * P[c, s, o] * w
+            x[s, o] = y[s, o] + d[s, o]
     after[k - 1] = 1
     for s in range(k - 2, -1, -1):
-        after[s] = after[s + 1] * y[s + 1]
+        for o in range(m):
+            after[s, o] = after[s + 1, o] * y[s + 1, o]
+    before[0] = 1
+    for s in range(1, k):
+        for o in range(m):
+            before[s, o] = before[s - 1, o] * x[s - 1, o]
 
 
 @njit(cache=True, parallel=True)
@@ -76,19 +86,13 @@ def _forward(u: np.ndarray, P: np.ndarray, stay: np.ndarray,
              out: np.ndarray) -> None:  # pragma: no cover (compiled)
     C, k, m = u.shape
     for c in prange(C):
-        x, y, d, after = np.empty((4, k), dtype=u.dtype)
-        unit = np.ones(2, dtype=u.dtype)  # (1 and 0 of the arrays' type: no promotion)
-        unit[1] = 0
-        for o in range(m):
-            _slot_terms(u, P, stay, c, o, x, y, d, after)
-            # the tensor version's order: before[0] = 1, before[j] = before[j-1]·x[j-1];
-            # the terms added from 0 upwards
-            before = unit[0]
-            total = unit[1]
-            for s in range(k):
-                total += before * d[s] * after[s]
-                before = before * x[s]
-            out[c, o] = total
+        x, y, d, after, before = np.empty((5, k, m), dtype=u.dtype)
+        _slot_terms(u, P, stay, c, x, y, d, after, before)
+        total = out[c]
+        total[:] = 0
+        for s in range(k):  # the terms added from 0 upwards, as the tensor version does
+            for o in range(m):
+                total[o] = total[o] + before[s, o] * d[s, o] * after[s, o]
 
 
 @njit(cache=True, parallel=True)
@@ -97,33 +101,29 @@ def _backward(u: np.ndarray, P: np.ndarray, stay: np.ndarray, g: np.ndarray,
               dstay: np.ndarray) -> None:  # pragma: no cover (compiled)
     C, k, m = u.shape
     for c in prange(C):
-        x, y, d, after, before, gx = np.empty((6, k), dtype=u.dtype)
-        dst = np.zeros(k, dtype=u.dtype)
-        zero = np.zeros(1, dtype=u.dtype)[0]  # (a zero of the arrays' type: no promotion)
-        for o in range(m):
-            _slot_terms(u, P, stay, c, o, x, y, d, after)
-            before[0] = 1
-            for s in range(1, k):
-                before[s] = before[s - 1] * x[s - 1]
-            gco = g[c, o]
-            # E_i from the last slot down, D_i from the first up (module docstring)
-            e = zero
-            for s in range(k - 1, -1, -1):
-                gx[s] = before[s] * e
-                e = d[s] * after[s] + x[s] * e
-            dd = zero
-            for s in range(k):
-                grad_d = (before[s] * after[s] + gx[s]) * gco
-                grad_y = (gx[s] + after[s] * dd) * gco
-                dd = dd * y[s] + before[s] * d[s]
+        x, y, d, after, before, gx = np.empty((6, k, m), dtype=u.dtype)
+        e, dd = np.zeros((2, m), dtype=u.dtype)
+        _slot_terms(u, P, stay, c, x, y, d, after, before)
+        gc = g[c]
+        # E_i from the last slot down, D_i from the first up (module docstring)
+        for s in range(k - 1, -1, -1):
+            for o in range(m):
+                gx[s, o] = before[s, o] * e[o]
+                e[o] = d[s, o] * after[s, o] + x[s, o] * e[o]
+        for s in range(k):
+            w = stay[c, s]
+            total = 0.0  # (the stay's gradient, a sum over the m topics, in float64)
+            for o in range(m):
+                grad_d = (before[s, o] * after[s, o] + gx[s, o]) * gc[o]
+                grad_y = (gx[s, o] + after[s, o] * dd[o]) * gc[o]
+                dd[o] = dd[o] * y[s, o] + before[s, o] * d[s, o]
                 us = u[c, s, o]
                 ps = P[c, s, o]
                 # y = u², d = u·P·σ
-                du[c, s, o] = (us + us) * grad_y + ps * stay[c, s] * grad_d
-                dP[c, s, o] = us * stay[c, s] * grad_d
-                dst[s] += us * ps * grad_d
-        for s in range(k):
-            dstay[c, s] = dst[s]
+                du[c, s, o] = (us + us) * grad_y + ps * w * grad_d
+                dP[c, s, o] = us * w * grad_d
+                total += us * ps * grad_d
+            dstay[c, s] = total
 
 
 @contextlib.contextmanager
