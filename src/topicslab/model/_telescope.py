@@ -8,6 +8,7 @@ With u = 1 − P_s[o] and σ a slot's stay over the lag, ``y_s = u²``, ``d_s = 
 Public names:
     telescope(u, P, stay) -> [C, m]   the telescope of every component and topic,
                                       differentiable in all three
+    telescope_tensors(u, P, stay)     the same by tensor operations (any device)
 
 On a CPU the forward and the backward are each one compiled pass over the components, a
 component's ``[k, m]`` blocks in the cache and the topics the inner, vectorised loops: torch's
