@@ -88,9 +88,28 @@ class Preprocessor:
     def __post_init__(self) -> None:
         # (text was a TypeError, a fraction taken: 1.5 kept tokens of two letters)
         integer(self.min_length, "min_length", at_least=1)
+        # stop_words="the" was taken letter by letter (the stop words t, h and e, without a
+        # word), a number or True was "'bool' object is not iterable" and bytes "'int' object
+        # has no attribute 'lower'"; language=True an AttributeError and exceptions="ab"
+        # dict()'s "dictionary update sequence element #0 has length 1"
+        words: Any = self.stop_words
+        if isinstance(words, str | bytes) or not isinstance(words, Iterable):
+            raise InputError(f"stop_words must be a collection of words (a set or list of "
+                             f"text), got {words!r:.60}", field="stop_words")
+        words = list(words)
+        if not all(isinstance(w, str) for w in words):
+            bad = next(w for w in words if not isinstance(w, str))
+            raise InputError(f"stop_words must hold text, got {bad!r:.60}", field="stop_words")
+        if self.language is not None and not isinstance(self.language, str):
+            raise InputError(f"language must be a Snowball language name (text) or None, got "
+                             f"{self.language!r:.60}", field="language")
         if self.language is not None:
             _stemmer(self.language)  # fail early on an unknown language
-        object.__setattr__(self, "stop_words", frozenset(w.lower() for w in self.stop_words))
+        if not isinstance(self.exceptions, Mapping) or not all(
+                isinstance(a, str) and isinstance(b, str) for a, b in self.exceptions.items()):
+            raise InputError(f"exceptions must map words to words (a dict of text), got "
+                             f"{self.exceptions!r:.60}", field="exceptions")
+        object.__setattr__(self, "stop_words", frozenset(w.lower() for w in words))
         object.__setattr__(self, "exceptions", dict(self.exceptions))
 
     @classmethod

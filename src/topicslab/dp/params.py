@@ -213,8 +213,9 @@ class ContributionBound:
                              f"next, got {','.join(map(str, weeks))}", "weeks")
             object.__setattr__(self, "weeks", weeks)
         object.__setattr__(self, "overlap_lags", integer(
-            self.overlap_lags, "overlap_lags", at_least=0,
-            why="the number of week distances of the persistence statistic (0: none)"))
+            self.overlap_lags, "overlap_lags", at_least=0, at_most=MAX_WEEKS - 1,
+            why="the number of week distances of the persistence statistic (0: none), each "
+                f"a week of the input, which holds at most {MAX_WEEKS} weeks"))
 
     def overlap_weeks(self, n_weeks: int) -> list[int]:
         """The weeks w0 + 1 .. w0 + L of the persistence statistic (w0: the first released

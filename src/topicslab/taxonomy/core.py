@@ -214,13 +214,19 @@ def _read_csv(version: str) -> tuple[list[tuple[int, str]], dict[str, str]]:
     return rows, buckets
 
 
-@functools.cache
 def load(version: str = "v2") -> Taxonomy:
     """The shipped taxonomy ``"v1"`` (349 topics) or ``"v2"`` (469 topics, the default)."""
     if isinstance(version, Taxonomy):  # tolerate callers passing a Taxonomy through
         return version
-    if version not in VERSIONS:
+    # checked before the cache: a value that cannot be hashed (["v2"], a dict, an array),
+    # given to any function's taxonomy=, was the cache's "TypeError: unhashable type: 'list'"
+    if not isinstance(version, str) or version not in VERSIONS:
         raise UnknownTopicError(f"unknown taxonomy version {version!r}; choose one of {VERSIONS}")
+    return _load(str(version))
+
+
+@functools.cache
+def _load(version: str) -> Taxonomy:
     rows, buckets = _read_csv(version)
     return Taxonomy.from_rows(version, rows, buckets if buckets else None)
 

@@ -1,0 +1,297 @@
+"""Bad input, the forty-seventh independent round: every public function of the Python API
+swept with each argument replaced by a wrong kind of value (bool, NaN, huge and negative
+integers, text, bytes, None, lists, dicts, empty, 0-d, float16, bool and object arrays), odd
+but valid Parquet and text tables, output names, list options and hand-edited ledgers.
+
+- The per-format writers (``io.write_sets_csv``, ``_long``, ``_profiles``, ``_parquet``,
+  ``_tfrecord``), ``io.SetsWriter``, ``model.sample_to_file``,
+  ``model.import_release_parameters``, ``disclosure.read_script`` and
+  ``dp.stream_statistics`` given a path that is no name (True, None, 5, a ``BytesIO``, a
+  list): Python's "TypeError: expected str, bytes or os.PathLike object, not bool", for bytes
+  "a bytes-like object is required, not 'str'", and ``write_sets_tfrecord`` of a name holding
+  NUL "ValueError: embedded null byte" -- where ``write_sets`` and every reader say which
+  argument is wrong.
+- ``taxonomy=["v2"]`` (or a dict, or an array) to any function that takes a taxonomy
+  (``taxonomy.load``/``resolve``, ``api.top_k``, ``population.initial_params``,
+  ``io.SetsWriter``, ...): the cache's "TypeError: unhashable type: 'list'".
+- ``qif.report_section(epochs=3)``: "'int' object is not iterable" (the class round 46 fixed
+  in ``parameter_table``); ``report_section(True)`` "'bool' object has no attribute
+  'taxonomy'".
+- ``dp.plan_queries(..., overlap_lags=2**70)``: "OverflowError: Python int too large to convert
+  to C ssize_t"; ``dp.ContributionBound(overlap_lags=2**70)`` was taken.
+- ``attacks.measure_risk_traces(..., matching=True)`` (or ``"assignment"``): "AttributeError:
+  'bool' object has no attribute 'matching'".
+- ``model.PersistentTypes(init_mode_stay="0.5")`` (or None): "'<' not supported between
+  instances of 'float' and 'str'".
+- ``attacks.ReidProtocol(targets=np.array([...]))``: NumPy's "The truth value of an array with
+  more than one element is ambiguous".
+- ``attacks.MatchSetCounter`` / ``match_set_counts`` refused a number, a 1-d array or text
+  categories with a plain ``ValueError`` (no ``InputError``, no field).
+- ``disclosure.make_script(group=True)`` (or ``"x"``, ``(1,)``; ``probe_gap``, ``wait``):
+  "cannot unpack non-iterable bool object" / "not enough values to unpack";
+  ``extra_headers=True`` "Value after * must be an iterable".
+- ``disclosure.Preprocessor(stop_words="the")``: the stop words t, h and e, without a word;
+  ``stop_words=True`` "'bool' object is not iterable", ``language=True`` an AttributeError,
+  ``exceptions="ab"`` dict()'s "dictionary update sequence element #0 has length 1".
+- A CSV, TSV, long or profile table (gzipped too) of its header alone with no line break after
+  it (``echo -n``, or a program that writes no row): "cannot parse (Could not skip initial 1
+  rows from CSV file, either file is too short or header is larger than block size)", pyarrow's
+  words, where the same header with its line break is "holds no users".
+- ``stats --sets`` of no users (``--engine local``): "field 'data': the topic sets hold no
+  users", the Python argument of ``compute_statistics``, where the stream engine and every
+  other command name ``--sets``.
+- ``stats --out ' '``: "error: '', field '--out': an output directory name is needed", a name
+  the user did not type (``population --out ' '`` shows ``' '``).
+
+The same contract as ``test_bad_inputs.py``: exit code 2, one line ``error: ...`` naming the
+offending file, row or field, no traceback, and nothing written; from Python, an
+``InputError`` naming the argument.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from refusal import invoke, invoke_refused, random_profiles, small_population, tree
+
+from topicslab.errors import InputError
+
+
+@pytest.fixture
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("r47-inputs")
+    small_population(directory)
+    return directory
+
+
+def _sets(users: int = 20) -> Any:
+    from topicslab.datamodel import TopicSets
+
+    return TopicSets(random_profiles(users, 4), "v2", np.arange(users, dtype=np.int64))
+
+
+def _refused(call: Any, field: str) -> InputError:
+    with pytest.raises(InputError) as info:
+        call()
+    assert info.value.field == field, info.value
+    return info.value
+
+
+# ---- paths that are no names -----------------------------------------------------------------
+
+
+def _writers() -> dict[str, Any]:
+    from topicslab import disclosure, dp
+    from topicslab import io as tio
+    from topicslab import model as tm
+
+    sets = _sets()
+    return {
+        "write_sets_csv": lambda p: tio.write_sets_csv(p, sets),
+        "write_sets_long": lambda p: tio.write_sets_long(p, sets),
+        "write_sets_profiles": lambda p: tio.write_sets_profiles(p, sets),
+        "write_sets_parquet": lambda p: tio.write_sets_parquet(p, sets),
+        "write_sets_tfrecord": lambda p: tio.write_sets_tfrecord(p, sets),
+        "SetsWriter": lambda p: tio.SetsWriter(p, "v2", 5, 4),
+        "import_release_parameters": lambda p: tm.import_release_parameters(p),
+        "read_script": lambda p: disclosure.read_script(p),
+        "stream_statistics": lambda p: dp.stream_statistics(p, epsilon=1.0, delta=1e-6),
+    }
+
+
+_NAMES = ["write_sets_csv", "write_sets_long", "write_sets_profiles", "write_sets_parquet",
+          "write_sets_tfrecord", "SetsWriter", "import_release_parameters", "read_script",
+          "stream_statistics"]
+_PATHS = {"True": True, "None": None, "int": 5, "bytes": b"p.csv", "BytesIO": io.BytesIO(),
+          "list": ["p.csv"]}
+
+
+# (bytes given to the Parquet writers were refused already)
+@pytest.mark.parametrize(("name", "path"), [
+    pytest.param(n, v, id=f"{k}-{n}") for n in _NAMES for k, v in _PATHS.items()
+    if not (k == "bytes" and n in ("write_sets_parquet", "SetsWriter"))])
+def test_a_path_that_is_no_name_is_refused_naming_the_argument(
+        name: str, path: Any, work: Path) -> None:
+    before = tree(work)
+    err = _refused(lambda: _writers()[name](path), "path")
+    assert "expected a file or directory name" in err.message
+    assert tree(work) == before
+
+
+def test_a_nul_in_a_tfrecord_name_is_refused(work: Path) -> None:
+    from topicslab import io as tio
+
+    err = _refused(lambda: tio.write_sets_tfrecord("p\x00.tfrecord", _sets()), "path")
+    assert "NUL" in err.message
+    assert tree(work) == {}
+
+
+# ---- the taxonomy as something that cannot be hashed -----------------------------------------
+
+
+@pytest.mark.parametrize("taxonomy", [["v2"], {}, np.array(["v2"])], ids=["list", "dict", "array"])
+def test_a_taxonomy_that_cannot_be_hashed_is_an_unknown_taxonomy(taxonomy: Any) -> None:
+    from topicslab import api, population
+    from topicslab import io as tio
+    from topicslab import taxonomy as tx
+    from topicslab.errors import UnknownTopicError
+
+    for call in (lambda: tx.load(taxonomy), lambda: tx.resolve(taxonomy),
+                 lambda: api.top_k(np.ones((2, 469)), taxonomy=taxonomy),
+                 lambda: population.initial_params(taxonomy),
+                 lambda: tio.SetsWriter("p.parquet", taxonomy, 5, 4)):
+        with pytest.raises(UnknownTopicError, match="unknown taxonomy version"):
+            call()
+    assert tx.load("v2") is tx.resolve("v2")  # (still loaded once)
+
+
+# ---- QIF, DP and the attacks' parameters -----------------------------------------------------
+
+
+def test_the_qif_report_section_takes_one_number_of_epochs() -> None:
+    from topicslab import qif
+    from topicslab.qif import QIFError
+
+    one = qif.report_section(epochs=3, figures=False)
+    assert [row["epochs"] for row in one["parameters"]] == [3]
+    with pytest.raises(QIFError) as info:
+        qif.report_section(epochs=2.5, figures=False)
+    assert getattr(info.value, "field", None) == "epochs"
+    with pytest.raises(QIFError) as info:
+        qif.report_section(True, figures=False)  # type: ignore[arg-type]
+    assert getattr(info.value, "field", None) == "sets"
+
+
+def test_a_huge_number_of_overlap_lags_is_refused() -> None:
+    from topicslab import dp
+
+    _refused(lambda: dp.plan_queries(2, 5, 469, epsilon=1.0, delta=1e-6, overlap_lags=2**70),
+             "overlap_lags")
+    _refused(lambda: dp.ContributionBound(overlap_lags=2**70), "overlap_lags")
+    assert dp.ContributionBound(overlap_lags=3).overlap_lags == 3
+
+
+@pytest.mark.parametrize("matching", [True, "assignment", 1])
+def test_matching_options_of_another_kind_are_refused(matching: Any) -> None:
+    from topicslab import api
+    from topicslab import attacks as atk
+
+    sets = _sets(30)
+    traces = api.observe(sets.sets, 2, seed=0)
+    from topicslab.datamodel import SiteTraces
+
+    st = SiteTraces(traces, sets.taxonomy, np.arange(30, dtype=np.int64))
+    err = _refused(lambda: atk.measure_risk_traces(st, targets=5, matching=matching,
+                                                   progress=False),
+                   "matching")
+    assert "MatchingOptions" in err.message
+
+
+@pytest.mark.parametrize("value", ["0.5", None, np.array([0.5, 0.5])],
+                         ids=["text", "None", "array"])
+def test_persistent_types_stays_that_are_no_numbers_are_refused(value: Any) -> None:
+    from topicslab import model as tm
+
+    _refused(lambda: tm.PersistentTypes(init_mode_stay=value), "init_mode_stay")
+    _refused(lambda: tm.PersistentTypes(init_slot_stay=value), "init_slot_stay")
+
+
+def test_an_array_of_targets_is_refused() -> None:
+    from topicslab import attacks as atk
+
+    _refused(lambda: atk.ReidProtocol(targets=np.array([1, 2, 3])), "targets")
+    assert atk.ReidProtocol(targets=np.int64(5)).targets == 5
+    assert atk.ReidProtocol(targets="all").targets == "all"
+
+
+@pytest.mark.parametrize(("site1", "field"), [
+    (5, "site1"), (np.arange(3), "site1"), (np.array([["a", "b"]]), "site1"),
+    (np.array([[-2, 1]]), "site1")], ids=["number", "1-d", "text", "below-minus-one"])
+def test_match_set_traces_of_the_wrong_shape_or_kind_are_input_errors(site1: Any,
+                                                                      field: str) -> None:
+    from topicslab import attacks as atk
+
+    queries = np.zeros((2, 2), dtype=np.int64)
+    err = _refused(lambda: atk.match_set_counts(site1, queries), field)
+    assert isinstance(err, ValueError)  # (still the ValueError it was)
+
+
+# ---- the disclosure's scripts and text filter ------------------------------------------------
+
+
+@pytest.mark.parametrize(("keywords", "field"), [
+    ({"group": True}, "group"), ({"group": "x"}, "group"), ({"group": (1,)}, "group"),
+    ({"wait": (1, 2, 3)}, "wait"), ({"probe_gap": np.array(3)}, "probe_gap"),
+    ({"extra_headers": True}, "extra_headers"), ({"extra_headers": "ab"}, "extra_headers")],
+    ids=["group-bool", "group-text", "group-one", "wait-three", "gap-0d", "headers-bool",
+         "headers-text"])
+def test_make_script_ranges_and_headers_of_the_wrong_kind_are_refused(
+        keywords: dict[str, Any], field: str) -> None:
+    from topicslab import disclosure
+
+    _refused(lambda: disclosure.make_script(["a", "b"], "probe", **keywords), field)
+
+
+def test_make_script_still_takes_lists_and_arrays_as_ranges() -> None:
+    from topicslab import disclosure
+
+    plain = disclosure.make_script(["a", "b"], "probe")
+    lists = disclosure.make_script(["a", "b"], "probe", group=[1, 3], wait=np.array([1, 10]),
+                                   extra_headers=[["x", "y"]])
+    assert lists.steps == plain.steps
+    assert lists.headers[-1] == ("x", "y")
+
+
+@pytest.mark.parametrize(("keywords", "field"), [
+    ({"stop_words": "the"}, "stop_words"), ({"stop_words": True}, "stop_words"),
+    ({"stop_words": b"the"}, "stop_words"), ({"stop_words": [1]}, "stop_words"),
+    ({"language": True}, "language"), ({"exceptions": "ab"}, "exceptions"),
+    ({"exceptions": {"a": 1}}, "exceptions")],
+    ids=["text", "bool", "bytes", "numbers", "language-bool", "exceptions-text",
+         "exceptions-number"])
+def test_preprocessor_fields_of_the_wrong_kind_are_refused(keywords: dict[str, Any],
+                                                           field: str) -> None:
+    from topicslab import disclosure
+
+    _refused(lambda: disclosure.Preprocessor(**keywords), field)
+    assert disclosure.Preprocessor(stop_words={"The"})("the cats") == ["cat"]
+
+
+# ---- the CLI ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "text", "args"), [
+    ("h.csv", "user_id,epoch_0_topics", []),
+    ("h.tsv", "user_id\tepoch_0_topics", []),
+    ("l.csv", "user_id,week,topic_id", ["--from", "long"]),
+    ("t.csv", "user_id,week,t1,t2", ["--from", "profiles"]),
+], ids=["csv", "tsv", "long", "profiles"])
+def test_a_header_without_a_line_break_is_a_table_of_no_rows(
+        name: str, text: str, args: list[str], inputs: Path, work: Path) -> None:
+    (inputs / name).write_text(text)
+    invoke_refused(invoke, ["convert", *args, f"{{in}}/{name}", "c.parquet"], inputs, work,
+                   "holds no users")
+
+
+def test_a_gzipped_header_without_a_line_break_is_a_table_of_no_rows(inputs: Path,
+                                                                     work: Path) -> None:
+    import gzip
+
+    (inputs / "h.csv.gz").write_bytes(gzip.compress(b"user_id,epoch_0_topics"))
+    invoke_refused(invoke, ["convert", "{in}/h.csv.gz", "c.parquet"], inputs, work,
+                   "holds no users")
+
+
+def test_stats_of_no_users_names_the_option(inputs: Path, work: Path) -> None:
+    (inputs / "h.csv").write_text("user_id,epoch_0_topics,epoch_1_topics\n")
+    invoke_refused(invoke, ["stats", "--sets", "{in}/h.csv", "--out", "{out}"], inputs, work,
+                   "field '--sets': the topic sets hold no users")
+
+
+def test_an_output_directory_of_spaces_is_shown_as_typed(inputs: Path, work: Path) -> None:
+    invoke_refused(invoke, ["stats", "--sets", "{in}/pop.parquet", "--out", "  "], inputs, work,
+                   "'  ', field '--out': an output directory name is needed")
