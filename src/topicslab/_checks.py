@@ -17,8 +17,8 @@ from typing import Any, TypeVar
 
 from topicslab.errors import ParameterError
 
-__all__ = ["MAX_COUNT", "choice", "comma_items", "flag", "integer", "integer_array", "is_integer",
-           "is_real", "number", "refuse", "shown"]
+__all__ = ["MAX_COUNT", "choice", "comma_items", "flag", "integer", "integer_array",
+           "is_collection", "is_integer", "is_real", "number", "refuse", "shown"]
 
 
 #: the largest count a computation can hold (an int64): a count past it (10**400) is no
@@ -63,6 +63,17 @@ def is_real(value: object) -> bool:
 def is_integer(value: object) -> bool:
     """Whether ``value`` is an integer (a Python or NumPy one), not a bool."""
     return isinstance(value, Integral) and not isinstance(value, bool)
+
+
+def is_collection(value: object) -> bool:
+    """Whether ``value`` holds values one can go through (a list, tuple, set, generator or
+    array of one dimension or more), not text and not a NumPy 0-d array: ``isinstance(v,
+    Iterable)`` is true of a 0-d array (``np.array(0.5)``), whose iteration then fails with
+    "TypeError: iteration over a 0-d array"."""
+    from collections.abc import Iterable
+
+    return (isinstance(value, Iterable) and not isinstance(value, str | bytes)
+            and getattr(value, "ndim", None) != 0)
 
 
 def flag(value: object, field: str, error: Error = ParameterError) -> bool:

@@ -33,6 +33,17 @@ but valid Parquet and text tables, output names, list options and hand-edited le
 - ``disclosure.Preprocessor(stop_words="the")``: the stop words t, h and e, without a word;
   ``stop_words=True`` "'bool' object is not iterable", ``language=True`` an AttributeError,
   ``exceptions="ab"`` dict()'s "dictionary update sequence element #0 has length 1".
+- A choice given as an array or a list (``io.read_sets(format=np.array([...]))``,
+  ``write_sets``, ``read_traces``, ``model.FullObjective(single_weight=...)``,
+  ``PaperAdam(batch_loss=...)``, ``model.make_variant``, ``io.write_sets_tfrecord(user_ids=
+  ...)``): NumPy's "The truth value of an array ... is ambiguous";
+  ``attacks.make_attack(["hamming"])`` "unhashable type: 'list'".
+- A NumPy 0-d array where a list is taken (``dp.PrivacyBudget(split=np.array(0.5))``,
+  ``compute_statistics``/``plan_queries(split=...)``, ``disclosure.DisclosureDesign(rhos=
+  ...)``, ``make_script(keywords=...)``, ``Preprocessor(stop_words=...)``, ``preprocess``):
+  "TypeError: iteration over a 0-d array" (``isinstance(x, Iterable)`` is true of one).
+- ``disclosure.Preprocessor(lowercase="no")`` was taken as true, by its truth value, and
+  ``tokenize(lowercase=np.array([True]))`` NumPy's "truth value ... ambiguous".
 - A CSV, TSV, long or profile table (gzipped too) of its header alone with no line break after
   it (``echo -n``, or a program that writes no row): "cannot parse (Could not skip initial 1
   rows from CSV file, either file is too short or header is larger than block size)", pyarrow's
@@ -295,3 +306,77 @@ def test_stats_of_no_users_names_the_option(inputs: Path, work: Path) -> None:
 def test_an_output_directory_of_spaces_is_shown_as_typed(inputs: Path, work: Path) -> None:
     invoke_refused(invoke, ["stats", "--sets", "{in}/pop.parquet", "--out", "  "], inputs, work,
                    "'  ', field '--out': an output directory name is needed")
+
+
+# ---- choices given as arrays, lists given as 0-d arrays --------------------------------------
+
+
+def _choices() -> dict[str, tuple[Any, str]]:
+    from topicslab import attacks as atk
+    from topicslab import io as tio
+    from topicslab import model as tm
+
+    arr = np.array(["a", "b"])
+    sets = _sets()
+    return {
+        "read_sets": (lambda: tio.read_sets("p.parquet", format=arr), "format"),
+        "write_sets": (lambda: tio.write_sets("p.parquet", sets, format=arr), "format"),
+        "read_traces": (lambda: tio.read_traces("t.parquet", format=arr), "format"),
+        "single_weight": (lambda: tm.FullObjective(single_weight=arr), "single_weight"),
+        "batch_loss": (lambda: tm.PaperAdam(batch_loss=arr), "batch_loss"),
+        "make_variant": (lambda: tm.make_variant(arr), "--model"),  # type: ignore[arg-type]
+        "user_ids": (lambda: tio.write_sets_tfrecord("p.tfrecord", sets, user_ids=arr),
+                     "user_ids"),
+        "make_attack": (lambda: atk.make_attack(["hamming"]), "attack"),  # type: ignore[arg-type]
+    }
+
+
+@pytest.mark.parametrize("name", ["read_sets", "write_sets", "read_traces", "single_weight",
+                                  "batch_loss", "make_variant", "user_ids", "make_attack"])
+def test_a_choice_given_as_an_array_or_a_list_is_refused(name: str, work: Path) -> None:
+    call, field = _choices()[name]
+    if name == "read_traces":
+        from topicslab import api
+        from topicslab import io as tio
+        from topicslab.datamodel import SiteTraces
+
+        sets = _sets()
+        tio.write_traces("t.parquet", SiteTraces(api.observe(sets.sets, 2, seed=0),
+                                                 sets.taxonomy, sets.user_ids))
+    if name == "read_sets":
+        from topicslab import io as tio
+
+        tio.write_sets("p.parquet", _sets())
+    before = tree(work)
+    _refused(call, field)
+    assert tree(work) == before
+
+
+@pytest.mark.parametrize("name", ["split", "plan_queries", "compute_statistics", "rhos",
+                                  "keywords", "stop_words", "preprocess"])
+def test_a_zero_dimensional_array_where_a_list_is_taken_is_refused(name: str) -> None:
+    from topicslab import disclosure, dp
+
+    zero = np.array(0.5)
+    calls = {
+        "split": (lambda: dp.PrivacyBudget(split=zero), "split"),
+        "plan_queries": (lambda: dp.plan_queries(2, 5, 469, epsilon=1.0, delta=1e-6,
+                                                 split=zero), "split"),
+        "compute_statistics": (lambda: dp.compute_statistics(_sets(), epsilon=1.0,
+                                                             delta=1e-6, split=zero), "split"),
+        "rhos": (lambda: disclosure.DisclosureDesign(rhos=zero), "rho"),  # type: ignore[arg-type]
+        "keywords": (lambda: disclosure.make_script(np.array("ab"), "p"), "keywords"),
+        "stop_words": (lambda: disclosure.Preprocessor(stop_words=np.array("x")),
+                       "stop_words"),
+        "preprocess": (lambda: disclosure.preprocess(np.array("a b")), "text"),
+    }
+    call, field = calls[name]
+    _refused(call, field)
+
+
+def test_lowercase_that_is_no_flag_is_refused() -> None:
+    from topicslab import disclosure
+
+    _refused(lambda: disclosure.Preprocessor(lowercase="no"), "lowercase")  # type: ignore[arg-type]
+    _refused(lambda: disclosure.tokenize("A b", lowercase=np.array([True])), "lowercase")
+    assert disclosure.tokenize("A b", lowercase=False) == ["A", "b"]

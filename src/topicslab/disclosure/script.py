@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from topicslab._atomic import write_text_atomic
-from topicslab._checks import integer
+from topicslab._checks import integer, is_collection
 from topicslab.errors import InputError
 
 _HEADER = re.compile(r"^!\s*([A-Za-z][\w-]*)\s*:\s?(.*)$")
@@ -249,7 +249,8 @@ def make_script(
     # a number failed on .strip)
     # (a number was "'int' object is not iterable", and a generator, used up by the check,
     # "needs at least one keyword")
-    words = list(keywords) if isinstance(keywords, Iterable) else None
+    # (a 0-d array was "TypeError: iteration over a 0-d array")
+    words = list(keywords) if is_collection(keywords) else None
     if isinstance(keywords, str) or words is None or not all(isinstance(k, str) for k in words):
         raise InputError(f"keywords must be a list of words, got {keywords!r:.60}",
                          field="keywords")
@@ -265,8 +266,7 @@ def make_script(
         # (a number, text or a tuple of another length was Python's "cannot unpack
         # non-iterable bool object" / "not enough values to unpack")
         given: Any = pair
-        items = (list(given) if isinstance(given, Iterable) and not isinstance(given, str | bytes)
-                 and getattr(given, "ndim", 1) != 0 else None)
+        items = list(given) if is_collection(given) else None
         if items is None or len(items) != 2:
             raise InputError(f"{name} must be a (low, high) pair of integers, got "
                              f"{pair!r:.60}", field=name)
@@ -298,8 +298,7 @@ def make_script(
             steps.append(Wait(int(rng.integers(wait[0], wait[1] + 1))))
         steps.append(Query(t))
     extra: Any = extra_headers
-    pairs = (list(extra) if isinstance(extra, Iterable) and not isinstance(extra, str | bytes)
-             else None)
+    pairs = list(extra) if is_collection(extra) else None
     if pairs is None or not all(isinstance(h, tuple | list) and len(h) == 2
                                 and all(isinstance(x, str) for x in h) for h in pairs):
         # (True was "Value after * must be an iterable", text "not enough values to unpack")

@@ -241,6 +241,9 @@ def make_variant(name: str, types: int | None = None, weeks: int = 4, cyclic: bo
                  modes: int | None = None) -> ModelVariant:
     """A variant by name: ``"persistent"`` (the default) or ``"paper"``; ``types`` defaults to
     each variant's own (paper 500; persistent 100 types × ``modes`` 5)."""
+    if not isinstance(name, str):  # (an array was "truth value of an array is ambiguous")
+        raise InputError(f"model must be one of {', '.join(VARIANT_NAMES)}, got {name!r}",
+                         field="--model")
     if name == "paper":
         if modes is not None:
             raise InputError("--modes applies to persistent types only", field="--modes")
