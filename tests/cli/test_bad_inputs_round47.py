@@ -44,6 +44,23 @@ but valid Parquet and text tables, output names, list options and hand-edited le
   "TypeError: iteration over a 0-d array" (``isinstance(x, Iterable)`` is true of one).
 - ``disclosure.Preprocessor(lowercase="no")`` was taken as true, by its truth value, and
   ``tokenize(lowercase=np.array([True]))`` NumPy's "truth value ... ambiguous".
+- ``TopicSets.validate(allow_empty=...)`` handed its flag to a compiled kernel unchecked:
+  ``"no"``, NaN or -1 were taken as true, 2**70 was "OverflowError: int too big to convert",
+  None or an object numba's "TypingError: non-precise type pyobject", and an array of text
+  compiled the kernel anew (minutes).
+- ``Taxonomy.ancestors(-1)`` / ``bucket_name(-1)`` answered for the last topic (NumPy's index
+  from the end), ``children(True)`` / ``children("x")`` / ``children(1.5)`` were ``[]`` or
+  topic 1's, and 1.5, text, None or 1000 NumPy's IndexError or TypeError;
+  ``Taxonomy.is_known(True)`` was true (topic 1), text int()'s ValueError, None its TypeError,
+  2**70 "Python int too large to convert to C long"; ``label([1])`` "only 0-dimensional
+  arrays can be converted to Python scalars".
+- ``TypeMixture.q_across(week_pairs=3)`` / ``statistics(week_pairs="x")``: "'int' object is not
+  iterable", "not enough values to unpack"; a fractional week (``[(0, 1.7)]``) was read as
+  week 1.
+- ``PrivacyLedger.save(FILE)``: "FileExistsError: [Errno 17] File exists", and ``save(None)``
+  pathlib's TypeError; ``io.DomainTable.from_mapping(None)`` (or a list) "AttributeError:
+  'NoneType' object has no attribute 'items'", a 0-d array of topics "iteration over a 0-d
+  array".
 - A CSV, TSV, long or profile table (gzipped too) of its header alone with no line break after
   it (``echo -n``, or a program that writes no row): "cannot parse (Could not skip initial 1
   rows from CSV file, either file is too short or header is larger than block size)", pyarrow's
@@ -380,3 +397,65 @@ def test_lowercase_that_is_no_flag_is_refused() -> None:
     _refused(lambda: disclosure.Preprocessor(lowercase="no"), "lowercase")  # type: ignore[arg-type]
     _refused(lambda: disclosure.tokenize("A b", lowercase=np.array([True])), "lowercase")
     assert disclosure.tokenize("A b", lowercase=False) == ["A", "b"]
+
+
+# ---- methods of the data objects -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["no", float("nan"), -1, 2**70, None, np.array(["x"])],
+                         ids=["text", "nan", "minus-one", "huge", "None", "text-array"])
+def test_validate_takes_allow_empty_as_a_flag(value: Any) -> None:
+    sets = _sets()
+    _refused(lambda: sets.validate(allow_empty=value), "allow_empty")
+    sets.validate(allow_empty=np.bool_(False))
+
+
+@pytest.mark.parametrize("method", ["ancestors", "children", "bucket_name"])
+@pytest.mark.parametrize("dense", [-1, True, 1.5, "x", None, 469],
+                         ids=["minus-one", "True", "fraction", "text", "None", "past-the-end"])
+def test_taxonomy_methods_check_their_dense_index(method: str, dense: Any) -> None:
+    from topicslab import taxonomy as tx
+
+    tax = tx.load("v2")
+    _refused(lambda: getattr(tax, method)(dense), "dense")
+    assert tax.ancestors(np.int64(5)) == tax.ancestors(5)
+
+
+def test_is_known_and_label_check_the_ids_they_are_given() -> None:
+    from topicslab import taxonomy as tx
+
+    tax = tx.load("v2")
+    for bad in (True, "x", None, np.array([True, False])):
+        _refused(lambda bad=bad: tax.is_known(bad), "topic_ids")
+    assert tax.is_known([1, 2**70]).tolist() == [True, False]
+    assert not tax.is_known(2**70)
+    _refused(lambda: tax.label([1]), "topic_id")
+    assert tax.label(1) == "/Arts & Entertainment"
+
+
+def test_model_week_pairs_are_checked() -> None:
+    from topicslab import model as tm
+    from topicslab import taxonomy as tx
+
+    paper = tm.TypeMixture(np.zeros((2, 4, 5, 469), np.float32), tx.load("v2"))
+    _refused(lambda: paper.q_across([(0, 1.7)]), "week_pairs")
+    _refused(lambda: paper.q_across(3), "week_pairs")  # type: ignore[arg-type]
+    _refused(lambda: paper.statistics("x"), "week_pairs")  # type: ignore[arg-type]
+    _refused(lambda: paper.q_across([(0, 1, 2)]), "week_pairs")  # type: ignore[list-item]
+    assert paper.q_across([(0, 3)]).shape == (1, 469, 469)
+
+
+def test_ledger_save_and_domain_mappings_of_the_wrong_kind_are_refused(inputs: Path,
+                                                                       work: Path) -> None:
+    from topicslab import dp
+    from topicslab import io as tio
+
+    ledger = dp.compute_statistics(_sets(), epsilon=1.0, delta=1e-6, seed=0).ledger
+    assert ledger is not None
+    (work / "f").write_text("x")
+    before = tree(work)
+    _refused(lambda: ledger.save(work / "f"), "directory")
+    _refused(lambda: ledger.save(None), "directory")  # type: ignore[arg-type]
+    assert tree(work) == before
+    _refused(lambda: tio.DomainTable.from_mapping(None), "mapping")  # type: ignore[arg-type]
+    _refused(lambda: tio.DomainTable.from_mapping({"a.com": np.array(1)}), "a.com")
