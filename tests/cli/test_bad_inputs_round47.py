@@ -61,6 +61,13 @@ but valid Parquet and text tables, output names, list options and hand-edited le
   pathlib's TypeError; ``io.DomainTable.from_mapping(None)`` (or a list) "AttributeError:
   'NoneType' object has no attribute 'items'", a 0-d array of topics "iteration over a 0-d
   array".
+- Work that would exhaust the memory, begun: ``model.sample(model, 10**10, seed=0)`` (in
+  memory; ``sample_to_file`` streams) was "MemoryError: Unable to allocate 373. GiB" (and,
+  with no memory limit, the kernel's OOM killer); ``dp.discrete_gaussian(10**11, ...)`` the
+  same; ``disclosure.simulate_personas`` of a million personas, or of
+  ``PersonaModel(visits_per_epoch=1e7)`` (every visit is simulated), ran until the memory
+  ran out. ``PersonaModel(visits_per_epoch=1e308)`` was NumPy's "lam value too large" and
+  ``activity_sigma=1e200`` "OverflowError: Numerical result out of range".
 - A CSV, TSV, long or profile table (gzipped too) of its header alone with no line break after
   it (``echo -n``, or a program that writes no row): "cannot parse (Could not skip initial 1
   rows from CSV file, either file is too short or header is larger than block size)", pyarrow's
@@ -305,6 +312,22 @@ def test_a_header_without_a_line_break_is_a_table_of_no_rows(
                    "holds no users")
 
 
+@pytest.mark.parametrize(("option", "text", "named"), [
+    ("--visits", "user_id,timestamp,url", "the log holds no visits"),
+    ("--domains", "domain,topics", "the domain table lists no domains")],
+    ids=["visits", "domains"])
+def test_ingest_of_a_header_without_a_line_break_says_what_it_lacks(
+        option: str, text: str, named: str, inputs: Path, work: Path) -> None:
+    (inputs / "visits.csv").write_text("user_id,timestamp,url\n"
+                                       "1,2024-01-01T00:00:00Z,https://a.com\n")
+    (inputs / "domains.csv").write_text("domain,topics\na.com,1\n")
+    (inputs / "h.csv").write_text(text)
+    files = {"--visits": "{in}/visits.csv", "--domains": "{in}/domains.csv", option: "{in}/h.csv"}
+    invoke_refused(invoke, ["ingest", "--visits", files["--visits"], "--domains",
+                            files["--domains"], "--out", "p.parquet", "-q"], inputs, work,
+                   named)
+
+
 def test_a_gzipped_header_without_a_line_break_is_a_table_of_no_rows(inputs: Path,
                                                                      work: Path) -> None:
     import gzip
@@ -459,3 +482,31 @@ def test_ledger_save_and_domain_mappings_of_the_wrong_kind_are_refused(inputs: P
     assert tree(work) == before
     _refused(lambda: tio.DomainTable.from_mapping(None), "mapping")  # type: ignore[arg-type]
     _refused(lambda: tio.DomainTable.from_mapping({"a.com": np.array(1)}), "a.com")
+
+
+# ---- work that would exhaust the memory ------------------------------------------------------
+
+
+def test_in_memory_draws_past_the_memory_are_refused_up_front() -> None:
+    from topicslab import disclosure, dp
+    from topicslab import model as tm
+    from topicslab import taxonomy as tx
+
+    model = tm.TypeMixture(np.zeros((2, 4, 5, 469), np.float32), tx.load("v2"))
+    err = _refused(lambda: tm.sample(model, 10**13, seed=0), "n_users")
+    assert "memory" in err.message and "sample_to_file" in err.message
+    assert tm.sample(model, 3, seed=0).n_users == 3
+    _refused(lambda: dp.discrete_gaussian(10**14, 1.0, dp.RandomWords(0)), "n")
+    _refused(lambda: disclosure.simulate_personas(
+        np.zeros(10**7, dtype=np.int64), 0.1, categories=disclosure.default_categories(),
+        model=disclosure.PersonaModel(visits_per_epoch=1e6)), "labels")
+
+
+@pytest.mark.parametrize("keywords", [{"visits_per_epoch": 1e308}, {"visits_per_epoch": 1e7},
+                                      {"activity_sigma": 1e200}],
+                         ids=["visits-1e308", "visits-1e7", "sigma"])
+def test_persona_models_past_what_can_be_simulated_are_refused(keywords: dict[str, Any]
+                                                              ) -> None:
+    from topicslab import disclosure
+
+    _refused(lambda: disclosure.PersonaModel(**keywords), "model")
