@@ -66,7 +66,10 @@ but valid Parquet and text tables, output names, list options and hand-edited le
   with no memory limit, the kernel's OOM killer); ``dp.discrete_gaussian(10**11, ...)`` the
   same; ``disclosure.simulate_personas`` of a million personas, or of
   ``PersonaModel(visits_per_epoch=1e7)`` (every visit is simulated), ran until the memory
-  ran out. ``PersonaModel(visits_per_epoch=1e308)`` was NumPy's "lam value too large" and
+  ran out; ``disclosure.topics_experiment(mc_samples=10**9)`` (which the CLI's
+  ``--mc-samples`` checks) and ``population.generate_chunks(10**9, chunk_users=10**9)``
+  (which ``population --chunk-users`` checks) "MemoryError: Unable to allocate 7.45 GiB".
+  ``PersonaModel(visits_per_epoch=1e308)`` was NumPy's "lam value too large" and
   ``activity_sigma=1e200`` "OverflowError: Numerical result out of range".
 - A CSV, TSV, long or profile table (gzipped too) of its header alone with no line break after
   it (``echo -n``, or a program that writes no row): "cannot parse (Could not skip initial 1
@@ -497,6 +500,12 @@ def test_in_memory_draws_past_the_memory_are_refused_up_front() -> None:
     assert "memory" in err.message and "sample_to_file" in err.message
     assert tm.sample(model, 3, seed=0).n_users == 3
     _refused(lambda: dp.discrete_gaussian(10**14, 1.0, dp.RandomWords(0)), "n")
+    from topicslab import population
+
+    _refused(lambda: next(population.generate_chunks(10**13, 2, chunk_users=10**13)),
+             "chunk_users")
+    _refused(lambda: disclosure.topics_experiment(personas=5, mc_samples=10**13),
+             "mc_samples")
     _refused(lambda: disclosure.simulate_personas(
         np.zeros(10**7, dtype=np.int64), 0.1, categories=disclosure.default_categories(),
         model=disclosure.PersonaModel(visits_per_epoch=1e6)), "labels")
