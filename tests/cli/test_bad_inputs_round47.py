@@ -71,6 +71,13 @@ but valid Parquet and text tables, output names, list options and hand-edited le
   (which ``population --chunk-users`` checks) "MemoryError: Unable to allocate 7.45 GiB".
   ``PersonaModel(visits_per_epoch=1e308)`` was NumPy's "lam value too large" and
   ``activity_sigma=1e200`` "OverflowError: Numerical result out of range".
+- Complex numbers where real ones are read: ``attacks.full_information_bound([[0.5+3j, 0.5]])``
+  (and the other bounds of an explicit matrix), ``qif.as_channel``, ``prior_vulnerability``,
+  ``posterior_vulnerability``, ``attacks.asymmetric_weights``, ``AsymmetricAttack(
+  popularity=...)``, ``disclosure.first_violation``, ``log_ratio`` and ``model.model_terms``
+  kept the real part (``np.asarray(..., dtype=np.float64)``, a ComplexWarning at most) and
+  answered for another matrix; ``qif.report_section(figures=np.array([...]))`` NumPy's "truth
+  value of an array is ambiguous".
 - A CSV, TSV, long or profile table (gzipped too) of its header alone with no line break after
   it (``echo -n``, or a program that writes no row): "cannot parse (Could not skip initial 1
   rows from CSV file, either file is too short or header is larger than block size)", pyarrow's
@@ -519,3 +526,49 @@ def test_persona_models_past_what_can_be_simulated_are_refused(keywords: dict[st
     from topicslab import disclosure
 
     _refused(lambda: disclosure.PersonaModel(**keywords), "model")
+
+
+# ---- complex numbers where real ones are read ------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["full_information_bound", "matching_bound", "as_channel",
+                                  "prior_vulnerability", "posterior_vulnerability",
+                                  "asymmetric_weights", "popularity", "first_violation",
+                                  "log_ratio", "model_terms"])
+def test_complex_numbers_are_refused_not_cut_to_their_real_part(name: str) -> None:
+    import warnings
+
+    from topicslab import attacks, disclosure, qif
+    from topicslab import model as tm
+
+    c = np.array([[0.5 + 3j, 0.5]])
+    calls = {
+        "full_information_bound": (lambda: attacks.full_information_bound(c), "P"),
+        "matching_bound": (lambda: attacks.matching_bound(c), "P"),
+        "as_channel": (lambda: qif.as_channel(c), "c"),
+        "prior_vulnerability": (lambda: qif.prior_vulnerability(c[0]), "pi"),
+        "posterior_vulnerability": (lambda: qif.posterior_vulnerability([1.0], c), "c"),
+        "asymmetric_weights": (lambda: attacks.asymmetric_weights(np.full(3, 0.3 + 1j), 0.5,
+                                                                  0.1, 2), "p"),
+        "popularity": (lambda: attacks.AsymmetricAttack(popularity=np.full(469, 0.01 + 1j)),
+                       "popularity"),
+        "first_violation": (lambda: disclosure.first_violation(np.array([[1 + 1j]])), "ln_m"),
+        "log_ratio": (lambda: disclosure.log_ratio(np.zeros((2, 1, 1), complex), [0.5, 0.5]),
+                      "loglik"),
+        "model_terms": (lambda: tm.model_terms(np.zeros((1, 3), complex), np.zeros((1, 3, 3)),
+                                               np.zeros((0, 3, 3))), "q_single"),
+    }
+    call, field = calls[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (NumPy's ComplexWarning was the only word)
+        err = _refused(call, field)
+    assert "complex" in err.message
+
+
+def test_the_qif_report_section_takes_figures_as_a_flag() -> None:
+    from topicslab import qif
+    from topicslab.qif import QIFError
+
+    with pytest.raises(QIFError) as info:
+        qif.report_section(figures=np.array([True, False]))  # type: ignore[arg-type]
+    assert getattr(info.value, "field", None) == "figures"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from topicslab._checks import flag
 from topicslab._html import table
 from topicslab._json import json_number
 from topicslab._numbers import format_number
@@ -115,7 +116,7 @@ def report_section(sets: TopicSets | None = None, *, m: int = 469, s: int = 5,
             parts.append(_html_table(f"Population, weeks {seq} as one profile (App. C)",
                                      ["quantity", "value", "capacity / bound"],
                                      population_rows(multi)))
-    if figures:
+    if flag(figures, "figures", error=QIFParameterError):  # (an array was "ambiguous")
         uri = png_base64(tradeoff_figure(m, reference_s=s, reference_r=r))
         out["figures"]["tradeoff"] = uri
         parts.append(f"<figure><img alt=\"capacity and epsilon over r and s; Fig. 5\" "
