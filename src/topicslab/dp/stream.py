@@ -474,9 +474,9 @@ def stream_statistics(
     """
     from topicslab._paths import path_name
 
-    path_name(path)  # (None or True was "expected str, bytes or os.PathLike object")
     progress = flag(progress, "progress")
     strict = flag(strict, "strict")
+    path_name(path)  # (None or True was "expected str, bytes or os.PathLike object")
     budget = budget_of(budget, epsilon=epsilon, delta=delta, split=split,
                        accounting=accounting)
     contribution = contribution_of(contribution, k=k, bound=bound, weeks=weeks)
