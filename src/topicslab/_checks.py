@@ -17,8 +17,9 @@ from typing import Any, TypeVar
 
 from topicslab.errors import ParameterError
 
-__all__ = ["MAX_COUNT", "choice", "comma_items", "flag", "integer", "integer_array", "is_integer",
-           "is_real", "number", "refuse", "shown"]
+__all__ = ["MAX_COUNT", "choice", "comma_items", "flag", "integer", "integer_array",
+           "is_collection", "is_integer", "is_real", "number", "refuse", "refuse_complex",
+           "shown"]
 
 
 #: the largest count a computation can hold (an int64): a count past it (10**400) is no
@@ -63,6 +64,17 @@ def is_real(value: object) -> bool:
 def is_integer(value: object) -> bool:
     """Whether ``value`` is an integer (a Python or NumPy one), not a bool."""
     return isinstance(value, Integral) and not isinstance(value, bool)
+
+
+def is_collection(value: object) -> bool:
+    """Whether ``value`` holds values one can go through (a list, tuple, set, generator or
+    array of one dimension or more), not text and not a NumPy 0-d array: ``isinstance(v,
+    Iterable)`` is true of a 0-d array (``np.array(0.5)``), whose iteration then fails with
+    "TypeError: iteration over a 0-d array"."""
+    from collections.abc import Iterable
+
+    return (isinstance(value, Iterable) and not isinstance(value, str | bytes)
+            and getattr(value, "ndim", None) != 0)
 
 
 def flag(value: object, field: str, error: Error = ParameterError) -> bool:
@@ -192,6 +204,22 @@ def integer_array(value: object, field: str, *, error: Error = ParameterError) -
     # as integers: whole floats were handed on as floats, and a float16 array reached a
     # compiled kernel that has no float16 (profile_anonymity: "NotImplementedError: float16")
     return arr.astype(np.int64)
+
+
+def refuse_complex(value: object, field: str, *, error: Error = ParameterError) -> None:
+    """Refuse complex numbers where real ones are read: ``np.asarray(v, dtype=np.float64)``
+    keeps the real part of a complex array with a warning at most (``[[0.5+3j, 0.5]]`` was
+    the channel ``[[0.5, 0.5]]``), a reinterpretation without a word. Values NumPy cannot
+    make an array of are left to the caller's own conversion."""
+    import numpy as np
+
+    try:
+        kind = np.asarray(host_values(value, field, error=error)).dtype.kind
+    except (TypeError, ValueError):
+        return
+    if kind == "c":
+        raise refuse(f"{field} must hold real numbers, got complex ones (their imaginary "
+                     "parts would be dropped)", field, error=error)
 
 
 def host_values(value: object, field: str, *, error: Error = ParameterError) -> object:

@@ -439,7 +439,9 @@ def check_output_dir(path: str | os.PathLike[str], option: str,
     p = Path(path)
     name = os.fspath(p)
     if not name.strip():
-        raise InputError("an output directory name is needed", file="''", field=option)
+        # repr, as check_output_file's: a name of spaces was shown as '', a name the user did
+        # not type
+        raise InputError("an output directory name is needed", file=repr(name), field=option)
     _check_name(p, option)
     if p.is_symlink() and not p.exists():
         # a link to a missing directory: the directory's atomic rename failed only after the

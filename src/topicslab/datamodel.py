@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
-from topicslab._checks import integer_array
+from topicslab._checks import flag, integer_array
 from topicslab.errors import InputError
 from topicslab.taxonomy import Taxonomy, resolve
 
@@ -168,6 +168,10 @@ class TopicSets:
     def validate(self, *, allow_empty: bool = True) -> None:
         """Check ranges, sortedness and distinctness; raise ``InputError`` naming the row."""
         m = self.taxonomy.size
+        # a flag: the compiled pass took "no" or NaN as true, and 2**70, None or text failed
+        # in numba ("OverflowError", "TypingError: non-precise type pyobject"), or compiled a
+        # kernel for each new type (an array of text: minutes)
+        allow_empty = flag(allow_empty, "allow_empty")
         # one compiled pass (the masks of 1M users in blocks took 0.35 s of every 1M users
         # written); ranges first everywhere, then the order, as before
         sets = np.ascontiguousarray(self.sets)

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from topicslab._checks import integer, integer_array, number, refuse
+from topicslab._checks import integer, integer_array, number, refuse, refuse_complex
 from topicslab._json import dumps
 from topicslab.api import Mechanism
 from topicslab.attacks.attack import MatchSetAttack, register_attack
@@ -42,6 +42,7 @@ def asymmetric_weights(p: npt.ArrayLike, q_in: float, q_out: float, k: int
     Returns ``(w_match, w_mismatch)``, each ``float64`` of ``p``'s shape.
     """
     # (text was NumPy's "could not convert"; ParameterError is a ValueError, as before)
+    refuse_complex(p, "p")
     try:
         pp = np.asarray(p, dtype=np.float64)
     except (TypeError, ValueError):
@@ -82,6 +83,7 @@ class AsymmetricAttack(MatchSetAttack):
         self.clip = number(clip, "clip", lo=0.0, hi=0.5, lo_open=True, hi_open=True)
         self._given = None
         if popularity is not None:
+            refuse_complex(popularity, "popularity")
             try:
                 given = np.asarray(popularity, dtype=np.float64)
             except (TypeError, ValueError):

@@ -111,12 +111,12 @@ def available_attacks() -> list[str]:
 
 def make_attack(name: str, **options: Any) -> MatchSetAttack:
     """A fresh instance of the attack registered under ``name``."""
-    try:
-        factory = _REGISTRY[name]
-    except KeyError:
+    # (a list or an array was the registry's "TypeError: unhashable type")
+    factory = _REGISTRY.get(name) if isinstance(name, str) else None
+    if factory is None:
         raise InputError(f"unknown attack {name!r}; choose from "
                          f"{', '.join(available_attacks())}",
-                         field="attack") from None
+                         field="attack")
     import inspect
 
     try:  # (an option the attack does not take was the factory's TypeError)

@@ -46,7 +46,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
-from topicslab._checks import MAX_COUNT, flag, integer, integer_array, number
+from topicslab._checks import MAX_COUNT, flag, integer, integer_array, number, refuse_complex
 from topicslab._json import json_number
 from topicslab.api import Mechanism, observe
 from topicslab.api.answers import _mechanism
@@ -68,6 +68,7 @@ MAX_PREFIXES = 200_000_000
 
 
 def _matrix(p: npt.ArrayLike, name: str = "P") -> npt.NDArray[np.float64]:
+    refuse_complex(p, name)
     try:
         arr = np.asarray(p, dtype=np.float64)
     except (TypeError, ValueError):  # (NumPy's "could not convert string to float")

@@ -52,6 +52,7 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 from topicslab._checks import flag, integer
 from topicslab._progress import task
 from topicslab.attacks.scoring import MAX_WEEKS
+from topicslab.errors import ParameterError
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -396,8 +397,10 @@ def _traces(value: npt.ArrayLike, name: str) -> npt.NDArray[Any]:
     array (``>i2``) numba's "TypingError: non-precise type pyobject"."""
     arr = np.asarray(value)
     if arr.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D [rows, weeks] array of traces, got shape "
-                         f"{arr.shape}")
+        # a ParameterError (an InputError, and the ValueError it was): a plain ValueError
+        # named the argument in its text only, and the CLI showed it as an internal failure
+        raise ParameterError(f"{name} must be a 2-D [rows, weeks] array of traces, got shape "
+                             f"{arr.shape}", field=name)
     if arr.dtype.kind in "iu" and not arr.dtype.isnative:
         arr = arr.astype(arr.dtype.newbyteorder("="))
     return arr
@@ -405,22 +408,27 @@ def _traces(value: npt.ArrayLike, name: str) -> npt.NDArray[Any]:
 
 def _check(site1: npt.NDArray[np.integer], queries: npt.NDArray[np.integer],
            *, values: bool = True) -> None:
+    # ParameterErrors naming the argument (InputErrors, and the ValueErrors they were)
     if site1.ndim != 2 or queries.ndim != 2:
-        raise ValueError("site1 and queries must be 2-D [rows, weeks] arrays")
+        raise ParameterError("site1 and queries must be 2-D [rows, weeks] arrays",
+                             field="site1" if site1.ndim != 2 else "queries")
     if site1.shape[1] != queries.shape[1]:
-        raise ValueError(f"site1 has {site1.shape[1]} weeks but queries have "
-                         f"{queries.shape[1]}")
+        raise ParameterError(f"site1 has {site1.shape[1]} weeks but queries have "
+                             f"{queries.shape[1]}", field="queries")
     if not 1 <= site1.shape[1] <= MAX_WEEKS:
-        raise ValueError(f"traces must have 1..{MAX_WEEKS} weeks, got {site1.shape[1]}")
+        raise ParameterError(f"traces must have 1..{MAX_WEEKS} weeks, got {site1.shape[1]}",
+                             field="site1")
     for name, arr in (("site1", site1), ("queries", queries)):
         if name == "site1" and not values:
             continue
         if not np.issubdtype(arr.dtype, np.integer):
-            raise ValueError(f"{name} must hold integer categories, got {arr.dtype}")
+            raise ParameterError(f"{name} must hold integer categories, got {arr.dtype}",
+                                 field=name)
         if arr.size and arr.min() < -1:
-            raise ValueError(f"{name} must hold categories >= 0 (or -1 for missing)")
+            raise ParameterError(f"{name} must hold categories >= 0 (or -1 for missing)",
+                                 field=name)
     if site1.shape[0] >= 2**31:
-        raise ValueError("at most 2^31 - 1 site-1 users are supported")
+        raise ParameterError("at most 2^31 - 1 site-1 users are supported", field="site1")
 
 
 #: the singletons' and pairs' dense slot arrays (``_scan``) are used while they take at most

@@ -139,7 +139,9 @@ class ReidProtocol:
             # (and ASCII: '５' was read as 5, where every option typed as a number refuses it)
             t = "all" if word == "all" else (int(word) if word.isascii() and word.isdecimal()
                                              else t)
-        if t != "all":
+        # (not t != "all": an array of target ids compared element-wise, and NumPy's "truth
+        # value of an array is ambiguous" came out; the targets are a number, drawn at random)
+        if not (isinstance(t, str) and t == "all"):
             if isinstance(t, str):
                 raise refuse(f"targets must be a positive integer or 'all', got {t!r}",
                              "targets")
@@ -835,6 +837,12 @@ def _risk_trials(
 def _assignment_of(matching: MatchingOptions | None, setting: str,
                    attacks: Sequence[AnyAttack] = ()) -> MatchingOptions | None:
     """The options of the one-to-one matching attack to run, or ``None`` (per-item only)."""
+    if matching is not None and not isinstance(matching, MatchingOptions):
+        # (True or "assignment" was "AttributeError: 'str' object has no attribute
+        # 'matching'")
+        raise InputError(f"matching takes MatchingOptions (e.g. MatchingOptions("
+                         f"'assignment')) or None, got {type(matching).__name__}",
+                         field="matching")
     if matching is None or matching.matching == "per-item":
         return None
     if setting != "matching":

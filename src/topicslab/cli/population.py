@@ -130,12 +130,20 @@ def population(
     n_real_weeks = 0
     first = None
     # the generator checks its arguments (--weeks) when made, before the writer opens
-    chunks = pop.generate_chunks(users, weeks, seed=seed, params=p, k=k, taxonomy=taxonomy,
-                                 chunk_users=chunk_users, progress=True)
+    def check_memory() -> None:
+        check_generation_memory(min(users, chunk_users), weeks, "--chunk-users",
+                                "use a smaller --chunk-users, fewer --weeks or a smaller --k",
+                                writing=True, k=k)
+
+    try:
+        chunks = pop.generate_chunks(users, weeks, seed=seed, params=p, k=k,
+                                     taxonomy=taxonomy, chunk_users=chunk_users, progress=True)
+    except InputError as exc:
+        if exc.field == "chunk_users":  # the library's own memory check of a chunk: this
+            check_memory()  # command's, which counts the writer too, says it in its options
+        raise
     _check_disk(out_path, users, weeks)
-    check_generation_memory(min(users, chunk_users), weeks, "--chunk-users",
-                            "use a smaller --chunk-users, fewer --weeks or a smaller --k",
-                            writing=True, k=k)
+    check_memory()
     with tio.SetsWriter(out_path, taxonomy=taxonomy, k=k, weeks=weeks) as writer:
         for chunk in chunks:
             writer.write(chunk)

@@ -202,6 +202,10 @@ def stats(
                              "of q_across): give --weeks 0 to release the one week (a "
                              "release topicslab fit cannot fit)", file=str(sets_path),
                              field="--weeks") from None
+        if exc.field == "data":
+            # compute_statistics' argument is this command's --sets (an input of no users
+            # was "field 'data'", where the stream engine and every other command say --sets)
+            exc = InputError(exc.message, file=exc.file, row=exc.row, field="--sets")
         raise exc.located(file=str(sets_path)) from None
     with no_new_empty_dirs(out_dir):
         dp.save_statistics(out_dir, result)

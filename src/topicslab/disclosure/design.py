@@ -14,12 +14,11 @@ peak memory so that ``topicslab disclosure`` refuses what cannot fit before simu
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
-from topicslab._checks import MAX_COUNT, integer, number, refuse
+from topicslab._checks import MAX_COUNT, integer, is_collection, number, refuse
 from topicslab.disclosure.whitebox import MAX_SITES
 
 __all__ = ["BLOCK_USERS", "DEFAULT_RHOS", "MAX_EPOCHS", "ROW_STRIDE", "DisclosureDesign"]
@@ -82,7 +81,8 @@ class DisclosureDesign:
     whitebox: bool = True
 
     def __post_init__(self) -> None:
-        if isinstance(self.rhos, str | bytes) or not isinstance(self.rhos, Iterable):
+        # (a 0-d array was "TypeError: iteration over a 0-d array")
+        if not is_collection(self.rhos):
             raise refuse(f"rhos must be a list of intensities, got {self.rhos!r}", "rho")
         rhos = tuple(number(r, "rho", lo=0.0, hi=1.0,
                             why="rho is the share of visits sent to the proxy topics")

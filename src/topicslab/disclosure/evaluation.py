@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from topicslab._checks import integer, integer_array, number
+from topicslab._checks import integer, integer_array, number, refuse_complex
 from topicslab.disclosure.detection import Detector
 from topicslab.errors import InputError
 
@@ -199,6 +199,7 @@ def evaluate(
     # NaN queries_between_probes gave NaN timings, silently; exclude=(0.5,) was a TypeError)
     if not isinstance(detector, Detector):
         raise TypeError(f"detector takes a Detector, got {type(detector).__name__}")
+    refuse_complex(m_hat, "m_hat")  # (the real part was taken, with a warning at most)
     try:
         arr = np.asarray(m_hat, dtype=np.float64)
     except (TypeError, ValueError):

@@ -198,6 +198,24 @@ def _whitebox_summary(ln_m: npt.NDArray[np.float64], labels: npt.NDArray[np.int6
     }
 
 
+def _check_memory(design: DisclosureDesign, topics: int, groups: int, model: Any,
+                  k: Any) -> None:
+    """Refuse a design whose simulations cannot fit in memory, naming the field whose
+    personas weigh most (the CLI checked, the Python API did not: mc_samples=10**9 was
+    NumPy's "MemoryError: Unable to allocate 7.45 GiB")."""
+    from topicslab._resources import require_memory
+
+    visits = model.visits_per_epoch if isinstance(model, PersonaModel) else \
+        PersonaModel().visits_per_epoch
+    parts = design.memory(topics, groups, visits, k if isinstance(k, int) else 5)
+    field = max(parts, key=lambda name: parts[name])
+    what = {"personas": f"{design.personas:,} test personas",
+            "train_personas": f"{design.n_train:,} training personas",
+            "mc_samples": f"{design.mc_samples:,} white-box Monte Carlo personas"}[field]
+    require_memory(parts[field], f"simulating {what} per group ({groups} groups, "
+                   f"{design.epochs} epochs)", field=field, hint=f"use fewer {field}")
+
+
 def topics_experiment(
     *,
     rhos: Sequence[float] | None = None,
@@ -272,6 +290,7 @@ def topics_experiment(
         raise InputError(f"category names must be distinct and not {OTHER!r}",
                          field="categories")
     design.check_groups(len(names))
+    _check_memory(design, tax.size, len(names), model, k)
     rho_list = list(design.rhos)
     epochs, personas, n_train = design.epochs, design.personas, design.n_train
     probe_sites, mc_samples, seed = design.probe_sites, design.mc_samples, design.seed

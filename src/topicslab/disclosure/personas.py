@@ -136,6 +136,13 @@ def default_categories(taxonomy: Taxonomy | str = "v2") -> tuple[SensitiveCatego
     return tuple(out)
 
 
+#: the most visits a persona makes in an epoch (a week): each is simulated, and a million a
+#: week is past any browsing
+MAX_VISITS_PER_EPOCH = 1e6
+#: the largest sigma of the activity's log-normal factor (past it the factor overflows)
+MAX_ACTIVITY_SIGMA = 10.0
+
+
 @dataclass(frozen=True)
 class PersonaModel:
     """Browsing behaviour of personas (see the module docstring)."""
@@ -157,8 +164,15 @@ class PersonaModel:
             raise InputError(f"max_interests must be a positive integer, got "
                              f"{self.max_interests!r}", field="model")
         checks = [
-            (self.visits_per_epoch > 0, "visits_per_epoch must be positive"),
-            (self.activity_sigma >= 0, "activity_sigma must be >= 0"),
+            # (1e308 was NumPy's "lam value too large" in the Poisson draw, and 1e7 a
+            # simulation of every visit that ran out of memory; a sigma past 10 overflowed
+            # the log-normal factor: "OverflowError: Numerical result out of range")
+            (0 < self.visits_per_epoch <= MAX_VISITS_PER_EPOCH,
+             f"visits_per_epoch must be in (0, {MAX_VISITS_PER_EPOCH:g}] (every visit is "
+             "simulated)"),
+            (0 <= self.activity_sigma <= MAX_ACTIVITY_SIGMA,
+             f"activity_sigma must be in [0, {MAX_ACTIVITY_SIGMA:g}] (the log-normal "
+             "factor's sigma)"),
             (1 <= self.interests_mean <= self.max_interests,
              "interests_mean must be in 1..max_interests"),
             (0.0 <= self.explore <= 1.0, "explore must be in [0, 1]"),
@@ -269,6 +283,14 @@ def simulate_personas(
                      onset=onset, whitebox=False)
     if first_user < 0:
         raise InputError("first_user must be >= 0", field="first_user")
+    from topicslab._resources import require_memory
+    from topicslab.disclosure.design import _BYTES_PER_EPOCH, _BYTES_PER_TOPIC, _BYTES_PER_VISIT
+
+    # every visit is simulated (10 personas of 10**7 visits a week ran out of memory)
+    require_memory(float(lab.size) * (_BYTES_PER_TOPIC * m + int(epochs) * (
+        _BYTES_PER_VISIT * mod.visits_per_epoch + _BYTES_PER_EPOCH)),
+        f"the visits of {lab.size:,} personas over {int(epochs)} epochs",
+        field="labels", hint="simulate fewer personas (or fewer visits per epoch)")
     if n_cat < 1:
         raise InputError("at least one sensitive category is needed", field="categories")
     if isinstance(categories, str) or not all(isinstance(c, SensitiveCategory)

@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from topicslab._atomic import write_text_atomic
-from topicslab._checks import integer
+from topicslab._checks import integer, is_collection
 from topicslab.errors import InputError
 
 _HEADER = re.compile(r"^!\s*([A-Za-z][\w-]*)\s*:\s?(.*)$")
@@ -197,7 +197,9 @@ def parse_script(text: str, *, file: str | None = None) -> Script:
 
 def read_script(path: str | Path) -> Script:
     """Read a script file (UTF-8)."""
-    p = Path(path)
+    from topicslab._paths import path_name
+
+    p = Path(path_name(path))  # (None or bytes was pathlib's TypeError)
     if not p.exists():  # (was "cannot read script: [Errno 2] No such file or directory: ...")
         from topicslab.io._common import missing
 
@@ -247,7 +249,8 @@ def make_script(
     # a number failed on .strip)
     # (a number was "'int' object is not iterable", and a generator, used up by the check,
     # "needs at least one keyword")
-    words = list(keywords) if isinstance(keywords, Iterable) else None
+    # (a 0-d array was "TypeError: iteration over a 0-d array")
+    words = list(keywords) if is_collection(keywords) else None
     if isinstance(keywords, str) or words is None or not all(isinstance(k, str) for k in words):
         raise InputError(f"keywords must be a list of words, got {keywords!r:.60}",
                          field="keywords")
@@ -258,13 +261,23 @@ def make_script(
         raise InputError("make_script needs at least one keyword", field="keywords")
     if any(len(k.split()) != 1 for k in kws):
         raise InputError("keywords must be single words", field="keywords")
-    for name, (lo, hi) in (("group", group), ("probe_gap", probe_gap), ("wait", wait)):
+    ranges: dict[str, tuple[int, int]] = {}
+    for name, pair in (("group", group), ("probe_gap", probe_gap), ("wait", wait)):
+        # (a number, text or a tuple of another length was Python's "cannot unpack
+        # non-iterable bool object" / "not enough values to unpack")
+        given: Any = pair
+        items = list(given) if is_collection(given) else None
+        if items is None or len(items) != 2:
+            raise InputError(f"{name} must be a (low, high) pair of integers, got "
+                             f"{pair!r:.60}", field=name)
         # (a fraction was drawn from as the integers around it, and seed=-1 or 1.5 was
         # NumPy's ValueError or TypeError)
-        lo, hi = (integer(x, name) for x in (lo, hi))
+        lo, hi = (integer(x, name) for x in items)
         if not 0 <= lo <= hi or (name != "wait" and lo < 1):
             raise InputError(f"{name} must be an increasing range of positive integers, "
                              f"got {(lo, hi)}", field=name)
+        ranges[name] = (lo, hi)
+    group, probe_gap, wait = ranges["group"], ranges["probe_gap"], ranges["wait"]
     # (2**70 queries were drawn one by one until the memory ran out)
     n_queries = integer(n_queries, "n_queries", at_least=2, at_most=MAX_QUERIES,
                         why="a script is typed query by query (the paper's hold about 30)")
@@ -284,7 +297,14 @@ def make_script(
         if i:
             steps.append(Wait(int(rng.integers(wait[0], wait[1] + 1))))
         steps.append(Query(t))
-    headers = (("keywords", " ".join(kws)), ("probe", probe), *extra_headers)
+    extra: Any = extra_headers
+    pairs = list(extra) if is_collection(extra) else None
+    if pairs is None or not all(isinstance(h, tuple | list) and len(h) == 2
+                                and all(isinstance(x, str) for x in h) for h in pairs):
+        # (True was "Value after * must be an iterable", text "not enough values to unpack")
+        raise InputError(f"extra_headers must be (name, value) pairs of text, got "
+                         f"{extra_headers!r:.60}", field="extra_headers")
+    headers = (("keywords", " ".join(kws)), ("probe", probe), *map(tuple, pairs))
     return Script(tuple(headers), tuple(steps))
 
 

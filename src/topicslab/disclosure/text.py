@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from topicslab._checks import integer
-from topicslab.errors import InputError
+from topicslab._checks import flag, integer, is_collection
+from topicslab.errors import InputError, ParameterError
 
 # Runs of letters/digits (any script): apostrophes, hyphens and all other punctuation separate
 # tokens, as in the paper.
@@ -35,6 +35,8 @@ def tokenize(text: str, *, lowercase: bool = True) -> list[str]:
     """Split on white space and punctuation; lower-case unless told otherwise."""
     if not isinstance(text, str):
         raise InputError(f"advert text must be a string, got {type(text).__name__}")
+    # (an array was NumPy's "truth value of an array is ambiguous", "no" taken as true)
+    lowercase = flag(lowercase, "lowercase", error=ParameterError)
     return _TOKEN.findall(text.lower() if lowercase else text)
 
 
@@ -88,9 +90,31 @@ class Preprocessor:
     def __post_init__(self) -> None:
         # (text was a TypeError, a fraction taken: 1.5 kept tokens of two letters)
         integer(self.min_length, "min_length", at_least=1)
+        # stop_words="the" was taken letter by letter (the stop words t, h and e, without a
+        # word), a number or True was "'bool' object is not iterable" and bytes "'int' object
+        # has no attribute 'lower'"; language=True an AttributeError and exceptions="ab"
+        # dict()'s "dictionary update sequence element #0 has length 1"
+        words: Any = self.stop_words
+        if not is_collection(words):
+            raise InputError(f"stop_words must be a collection of words (a set or list of "
+                             f"text), got {words!r:.60}", field="stop_words")
+        words = list(words)
+        if not all(isinstance(w, str) for w in words):
+            bad = next(w for w in words if not isinstance(w, str))
+            raise InputError(f"stop_words must hold text, got {bad!r:.60}", field="stop_words")
+        if self.language is not None and not isinstance(self.language, str):
+            raise InputError(f"language must be a Snowball language name (text) or None, got "
+                             f"{self.language!r:.60}", field="language")
         if self.language is not None:
             _stemmer(self.language)  # fail early on an unknown language
-        object.__setattr__(self, "stop_words", frozenset(w.lower() for w in self.stop_words))
+        if not isinstance(self.exceptions, Mapping) or not all(
+                isinstance(a, str) and isinstance(b, str) for a, b in self.exceptions.items()):
+            raise InputError(f"exceptions must map words to words (a dict of text), got "
+                             f"{self.exceptions!r:.60}", field="exceptions")
+        # (lowercase="no" was taken as true, by its truth value)
+        object.__setattr__(self, "lowercase", flag(self.lowercase, "lowercase",
+                                                   error=ParameterError))
+        object.__setattr__(self, "stop_words", frozenset(w.lower() for w in words))
         object.__setattr__(self, "exceptions", dict(self.exceptions))
 
     @classmethod
@@ -105,9 +129,9 @@ class Preprocessor:
             tokens = tokenize(text, lowercase=self.lowercase)
         else:
             # None was "'NoneType' object is not iterable", bytes an AttributeError ('int'
-            # object has no attribute 'lower'), a number a TypeError
-            given = (list(text) if isinstance(text, Iterable)
-                     and not isinstance(text, bytes | bytearray) else None)
+            # object has no attribute 'lower'), a number a TypeError; a 0-d array "iteration
+            # over a 0-d array"
+            given = list(text) if is_collection(text) else None
             if given is None or not all(isinstance(t, str) for t in given):
                 raise InputError("advert text must be a string or a sequence of tokens "
                                  f"(strings), got {type(text).__name__}"

@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
-from topicslab._checks import integer, number
+from topicslab._checks import integer, number, refuse_complex
 from topicslab.api import Mechanism
 from topicslab.errors import InputError
 
@@ -190,6 +190,8 @@ def log_ratio(loglik: npt.ArrayLike, prior: npt.ArrayLike) -> npt.NDArray[np.flo
     Returns:
         ``float64[n, epochs, C]``.
     """
+    refuse_complex(loglik, "loglik")  # (the real part was taken, with a warning at most)
+    refuse_complex(prior, "prior")
     ll = np.asarray(loglik, dtype=np.float64)
     pi = np.asarray(prior, dtype=np.float64)
     if ll.ndim != 3 or pi.shape != (ll.shape[0],):
@@ -209,6 +211,7 @@ def first_violation(ln_m: npt.ArrayLike, epsilon: float = math.log(2)) -> npt.ND
     # (ε = NaN never found a violation, a negative ε one at every epoch, a NaN ln M was
     # "not over", and a single number had no epochs yet gave 0: never)
     epsilon = number(epsilon, "epsilon", lo=0.0, why="the indistinguishability level")
+    refuse_complex(ln_m, "ln_m")
     try:
         arr = np.asarray(ln_m, dtype=np.float64)
     except (TypeError, ValueError):

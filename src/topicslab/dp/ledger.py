@@ -108,7 +108,15 @@ class PrivacyLedger:
         return cls(**{k: v for k, v in data.items() if k in names})
 
     def save(self, directory: str | Path) -> Path:
-        path = Path(directory) / FILENAME
+        from topicslab._paths import path_name
+
+        # (True or None was pathlib's TypeError, and the name of a file "FileExistsError:
+        # [Errno 17] File exists")
+        d = Path(path_name(directory, "directory"))
+        if d.exists() and not d.is_dir():
+            raise InputError("is a file, and the ledger is written into a directory; give the "
+                             "statistics directory", file=str(d), field="directory")
+        path = d / FILENAME
         write_text_atomic(path, self.to_json())
         return path
 

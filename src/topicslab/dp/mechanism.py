@@ -173,7 +173,11 @@ def plan_queries(
                       why="topic sets hold at most that many weeks")
     k = integer(k, "k", at_least=2, at_most=m,
                 why="the within-week statistics count pairs of a user's topics")
-    overlap_lags = integer(overlap_lags, "overlap_lags", at_least=0)
+    # (2**70 was "OverflowError: Python int too large to convert to C ssize_t" from range():
+    # a lag names a week of the input, and topic sets hold at most MAX_WEEKS weeks)
+    overlap_lags = integer(overlap_lags, "overlap_lags", at_least=0, at_most=MAX_WEEKS - 1,
+                           why=f"a lag names a week after the first, and topic sets hold at "
+                               f"most {MAX_WEEKS} weeks")
     budget = budget_of(budget, epsilon=epsilon, delta=delta, split=split,
                        accounting=accounting)
     epsilon, delta, accounting = budget.epsilon, budget.delta, budget.accounting

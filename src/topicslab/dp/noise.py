@@ -162,6 +162,11 @@ def discrete_gaussian(n: int, sigma: float, rw: RandomWords) -> npt.NDArray[np.i
     sigma = number(sigma, "sigma", lo=0.0, lo_open=True)
     if not isinstance(rw, RandomWords):
         raise TypeError(f"rw takes RandomWords, got {type(rw).__name__}")
+    from topicslab._resources import require_memory
+
+    # (n = 10**11 was NumPy's "MemoryError: Unable to allocate 745. GiB"; the draw holds
+    # the output, the pending indices and a few temporaries of n int64s)
+    require_memory(48.0 * n, f"{n:,} discrete Gaussian samples", field="n")
     p, q = sigma_rational(sigma)
     t = math.isqrt(p // q) + 1
     y_max = math.ceil(Fraction(p, q * t)) + math.ceil(_TAIL_SIGMAS * math.sqrt(p / q))

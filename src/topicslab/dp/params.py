@@ -23,7 +23,15 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Literal
 
-from topicslab._checks import choice, flag, integer, number, object_or_keywords, refuse
+from topicslab._checks import (
+    choice,
+    flag,
+    integer,
+    is_collection,
+    number,
+    object_or_keywords,
+    refuse,
+)
 from topicslab.io._common import MAX_WEEKS
 
 Accounting = Literal["paper", "tight"]
@@ -106,7 +114,8 @@ class PrivacyBudget:
             why="Gaussian noise needs delta > 0, and delta >= 1 promises nothing"))
         choice(self.accounting, "accounting", ACCOUNTINGS)
         if self.split is not None:
-            if isinstance(self.split, str | bytes) or not isinstance(self.split, Iterable):
+            # (a 0-d array was "TypeError: iteration over a 0-d array")
+            if not is_collection(self.split):
                 raise refuse(f"split must be a list of shares, got {self.split!r}", "split")
             shares = tuple(number(x, "split", lo=0.0, lo_open=True,
                                   why="every query needs a positive share of the budget")
@@ -213,8 +222,9 @@ class ContributionBound:
                              f"next, got {','.join(map(str, weeks))}", "weeks")
             object.__setattr__(self, "weeks", weeks)
         object.__setattr__(self, "overlap_lags", integer(
-            self.overlap_lags, "overlap_lags", at_least=0,
-            why="the number of week distances of the persistence statistic (0: none)"))
+            self.overlap_lags, "overlap_lags", at_least=0, at_most=MAX_WEEKS - 1,
+            why="the number of week distances of the persistence statistic (0: none), each "
+                f"a week of the input, which holds at most {MAX_WEEKS} weeks"))
 
     def overlap_weeks(self, n_weeks: int) -> list[int]:
         """The weeks w0 + 1 .. w0 + L of the persistence statistic (w0: the first released

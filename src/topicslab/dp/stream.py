@@ -472,8 +472,11 @@ def stream_statistics(
     Args: as ``compute_statistics`` and ``stream_counts``. The split's length is checked
     against the input's weeks before the pass over the data where the footers tell them.
     """
+    from topicslab._paths import path_name
+
     progress = flag(progress, "progress")
     strict = flag(strict, "strict")
+    path_name(path)  # (None or True was "expected str, bytes or os.PathLike object")
     budget = budget_of(budget, epsilon=epsilon, delta=delta, split=split,
                        accounting=accounting)
     contribution = contribution_of(contribution, k=k, bound=bound, weeks=weeks)

@@ -582,6 +582,12 @@ def check_sets_to_write(path: PathLike, sets: Any, who: str, *, validate: bool =
     refused when read, or read back changed; ``write_sets`` alone checked). ``validate``:
     also the topics' ranges and order (the Parquet writer checks them itself, chunk by
     chunk)."""
+    from topicslab._paths import path_name
+
+    # the name first, as write_sets checks it: each format's writer given True, None, an
+    # open file or bytes failed deep inside with Python's TypeError ("expected str, bytes or
+    # os.PathLike object, not bool", for bytes "a bytes-like object is required, not 'str'")
+    path_name(path)
     check_sets_type(sets, who)
     if sets.k == 0 and sets.n_users and sets.n_weeks:
         # written, the Parquet file was refused by every reader ("corrupt topicslab metadata:

@@ -181,7 +181,23 @@ def read_text_table(file: str, delimiter: str, names: list[str]) -> pa.Table:
                     column_types={n: pa.string() for n in names}, strings_can_be_null=False),
             )
     except pa.ArrowException as exc:
+        if _header_only(file):
+            # a header with no line break after it (echo -n, or a program writing no row)
+            # was pyarrow's "cannot parse (Could not skip initial 1 rows from CSV file, either
+            # file is too short or header is larger than block size)", where the same header
+            # with its line break is a table of no rows, refused (or taken) as such
+            return pa.table({n: pa.array([], pa.string()) for n in names})
         raise locate_parse_error(file, delimiter, len(names), str(exc)) from None
+
+
+def _header_only(file: str) -> bool:
+    """Whether ``file`` holds its header line and nothing else (blank lines aside)."""
+    try:
+        with _open_text(file) as fh:
+            fh.readline(MAX_HEADER_CHARS + 1)
+            return not fh.read(1 << 16).strip()
+    except (OSError, UnicodeDecodeError, EOFError):
+        return False
 
 
 def read_sets_csv(path: PathLike, *, taxonomy: Taxonomy | str | None = None,

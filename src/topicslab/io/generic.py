@@ -106,9 +106,10 @@ def _compressed(low: str) -> str | None:
 def _format(path: PathLike, fmt: str | None, *, reading: bool = False) -> str:
     if fmt is None:
         fmt = detect_format(path)
-    elif fmt not in FORMATS:
+    elif not isinstance(fmt, str) or fmt not in FORMATS:
+        # (an array was NumPy's "truth value of an array is ambiguous", a list "unhashable")
         raise InputError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}",
-                         file=os.fspath(path))
+                         file=os.fspath(path), field="format")
     name = os.fspath(path)
     if reading and fmt != "tfrecord" and is_pattern(name):
         # a pattern is a set of TFRecord shards only; 'p*.parquet' that matched files was read

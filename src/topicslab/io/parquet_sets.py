@@ -19,7 +19,6 @@ loop over users, so tens of millions of users take seconds.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from types import TracebackType
 from typing import Any
@@ -92,7 +91,10 @@ class SetsWriter:
     def __init__(self, path: PathLike, taxonomy: Taxonomy | str, k: int, weeks: int,
                  metadata: dict[str, Any] | None = None, *, row_group_size: int = ROW_GROUP,
                  ) -> None:
-        self.path = os.fspath(path)
+        from topicslab._paths import path_name
+
+        # (True, None or an open file was "expected str, bytes or os.PathLike object")
+        self.path = path_name(path)
         self.taxonomy = resolve(taxonomy)
         # int() took k = 1.5 as 1 and row_group_size = 1.5 as 1; k = 0 or 0 weeks wrote files
         # every reader refuses, and row_group_size = 0 failed at the first write (range())

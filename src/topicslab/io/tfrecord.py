@@ -915,7 +915,7 @@ def _id_kind(user_ids: str | bool) -> str:
     """``user_ids`` of the writers as one of ``_ID_KINDS`` (True: the release's bytes)."""
     if user_ids is True or user_ids is False:
         return "bytes" if user_ids else "none"
-    if user_ids not in _ID_KINDS:
+    if not isinstance(user_ids, str) or user_ids not in _ID_KINDS:
         raise ParameterError(f"user_ids must be one of {', '.join(_ID_KINDS)}, got "
                              f"{user_ids!r}", field="user_ids")
     return str(user_ids)

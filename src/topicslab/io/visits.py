@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -40,7 +40,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from topicslab._checks import MAX_COUNT, integer
+from topicslab._checks import MAX_COUNT, integer, is_collection
 from topicslab._json import (
     DuplicateKeyError,
     IntegerTooLargeError,
@@ -188,8 +188,12 @@ class DomainTable:
                      taxonomy: Taxonomy | str = "v2") -> DomainTable:
         """Build from ``{domain: [topic ids]}`` (domains reduced to registrable domains)."""
         rows: list[tuple[str, list[int]]] = []
+        if not isinstance(mapping, Mapping):  # (a list or None was an AttributeError)
+            raise InputError(f"mapping must be a dict of domain -> topic ids, got "
+                             f"{type(mapping).__name__}", field="mapping")
         for d, ts in mapping.items():  # int() read 1.7 as topic 1 and "1;2" as ValueError
-            if isinstance(ts, (str, bytes)) or not isinstance(ts, (list, tuple, np.ndarray)):
+            # (a 0-d array was "iteration over a 0-d array")
+            if not isinstance(ts, (list, tuple, np.ndarray)) or not is_collection(ts):
                 raise InputError(f"expected a list of topic ids, got {ts!r}"[:120],
                                  file="<mapping>", field=str(d))
             rows.append((str(d), [integer(t, "topics") for t in ts]))

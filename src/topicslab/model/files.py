@@ -297,8 +297,10 @@ def import_release_parameters(path: str | Path, taxonomy: Taxonomy | str = "v2",
                               ) -> TypeMixture:
     """Read a release ``output_parameters.json`` into a ``TypeMixture`` (metadata records
     the source). Every type must have the same weeks, slots and all topics of ``taxonomy``."""
+    from topicslab._paths import path_name
+
     tax = resolve(taxonomy)
-    p = Path(path)
+    p = Path(path_name(path))  # (None or bytes was pathlib's TypeError)
     file = str(p)
     if not p.is_file():
         raise FileFieldError("file not found", file=file)

@@ -203,7 +203,8 @@ def _check_init_and_weights(cfg: FullObjective | PaperAdam) -> None:
     # ("x" was a TypeError out of math.isfinite, and True a standard deviation of 1)
     _share(cfg, "init_std", math.inf, "init_std must be a finite number >= 0")
     single_weight = cfg.single_weight
-    if single_weight not in ("uniform", "relative"):
+    # (isinstance first: an array was NumPy's "truth value of an array is ambiguous")
+    if not isinstance(single_weight, str) or single_weight not in ("uniform", "relative"):
         raise InputError(f"single_weight must be uniform or relative, got {single_weight!r}",
                          field="single_weight")
 
@@ -228,7 +229,7 @@ class PaperAdam:
         if self.eval_every is not None:
             _set_positive(self, "eval_every", integer=True)
         _check_init_and_weights(self)
-        if self.batch_loss not in ("mean", "sum"):
+        if not isinstance(self.batch_loss, str) or self.batch_loss not in ("mean", "sum"):
             raise InputError(f"batch_loss must be mean or sum, got {self.batch_loss!r}",
                              field="batch_loss")
 

@@ -393,8 +393,15 @@ def _sample(model: TypeMixture, n_users: int, *, seed: int, weeks: int | None,
     first_user = integer(first_user, "first_user", at_least=0,
                          at_most=np.iinfo(np.int64).max - max(int(n_users) - 1, 0),
                          why="the users' ids are 64-bit signed integers")
-    s = _Sampler(model, seed, w, torch_device)
     n = int(n_users)
+    from topicslab._resources import require_memory
+
+    # (sample(model, 10**10) was NumPy's "MemoryError: Unable to allocate 373. GiB", and
+    # without a memory limit the kernel's writes woke the kernel's OOM killer)
+    require_memory(float(n) * (w * model.k * 2 + 8), f"the topic sets of {n:,} synthetic users",
+                   field="n_users", hint="draw fewer users, or stream them to a file "
+                   "(sample_to_file, a chunk at a time)")
+    s = _Sampler(model, seed, w, torch_device)
     out = np.empty((n, w, model.k), dtype=np.int16)
     with task("sampling users", n, progress) as advance:
         for lo in range(0, n, int(chunk_users)):

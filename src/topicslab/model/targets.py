@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from topicslab._checks import integer
+from topicslab._checks import integer, refuse_complex
 from topicslab.errors import InputError
 from topicslab.taxonomy import Taxonomy, resolve
 
@@ -215,6 +215,9 @@ def target_terms(targets: Targets, r: int, n_pairs: int | None = None,
 def model_terms(q_single: npt.ArrayLike, q_within: npt.ArrayLike, q_across: npt.ArrayLike,
                 ) -> npt.NDArray[np.float64]:
     """Model statistics ``[r, m]``, ``[r, m, m]``, ``[p, m, m]`` flattened in term order."""
+    for name, value in (("q_single", q_single), ("q_within", q_within),
+                        ("q_across", q_across)):
+        refuse_complex(value, name)  # (the real part was taken, with a warning at most)
     qs = np.asarray(q_single, dtype=np.float64)
     qw = np.asarray(q_within, dtype=np.float64)
     qa = np.asarray(q_across, dtype=np.float64)

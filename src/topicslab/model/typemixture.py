@@ -34,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
+from topicslab._checks import integer, is_collection
 from topicslab.errors import InputError
 from topicslab.model.closed_forms import closed_forms, persistent_forms
 from topicslab.taxonomy import Taxonomy, resolve
@@ -178,11 +179,34 @@ class TypeMixture:
         the mode, and these are the laws of its fresh draws)."""
         return torch.softmax(torch.from_numpy(self.theta).double(), dim=-1).numpy()
 
+    def _checked_pairs(self, week_pairs: object) -> list[tuple[int, int]]:
+        """``week_pairs`` as pairs of this model's weeks: a number was "'int' object is not
+        iterable", text "not enough values to unpack", 1.5 read as week 1, and a week past
+        the model's NumPy's or torch's IndexError (or a lag no week pair has)."""
+        given: Any = week_pairs
+        items = list(given) if is_collection(given) else None
+        if items is None:
+            raise InputError(f"week_pairs must be a list of (week, week) pairs, got "
+                             f"{week_pairs!r:.60}", field="week_pairs")
+        pairs = []
+        for pair in items:
+            two = list(pair) if is_collection(pair) else []
+            if len(two) != 2:
+                raise InputError(f"week_pairs must be (week, week) pairs, got {pair!r:.60}",
+                                 field="week_pairs")
+            # persistent types are stationary (any lag has its law: sample draws past the
+            # fitted weeks); the paper's types have one row of parameters per week
+            last = self.weeks - 1 if self.stay is None else 1022
+            pairs.append(tuple(integer(w, "week_pairs", at_least=0, at_most=last,
+                                       why=f"the model has {self.weeks} weeks"
+                                       if self.stay is None else "weeks of at most 1023")
+                               for w in two))
+        return pairs  # type: ignore[return-value]
+
     def _forms(self, week_pairs: Sequence[tuple[int, int]] | None,
                ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64],
                           npt.NDArray[np.float64]]:
-        pairs = self.week_pairs if week_pairs is None else [(int(a), int(b))
-                                                              for a, b in week_pairs]
+        pairs = self.week_pairs if week_pairs is None else self._checked_pairs(week_pairs)
         theta = torch.from_numpy(self.theta).double()
         T, rows, k, m = theta.shape
         if self.stay is None or self.mode_weights is None or self.mode_stay is None:

@@ -37,6 +37,7 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
+from topicslab._checks import number
 from topicslab.errors import InputError
 from topicslab.model.closed_forms import closed_forms, persistent_forms
 from topicslab.model.targets import Targets
@@ -181,9 +182,11 @@ class PersistentTypes:
     def __post_init__(self) -> None:
         _check_sizes(self.types, self.weeks, self.modes)
         for field_name in ("init_mode_stay", "init_slot_stay"):
-            v = getattr(self, field_name)
-            if not 0.0 < v < 1.0:
-                raise InputError(f"{field_name} must be in (0, 1), got {v}", field=field_name)
+            # (text or None was "TypeError: '<' not supported between instances of 'float'
+            # and 'str'", an array NumPy's "truth value of an array is ambiguous")
+            v = number(getattr(self, field_name), field_name, lo=0.0, hi=1.0, lo_open=True,
+                       hi_open=True, why="a probability of staying, fitted as a logit")
+            object.__setattr__(self, field_name, v)
 
     def week_pairs(self) -> list[tuple[int, int]]:
         return [(i, i + 1) for i in range(self.weeks - 1)]
@@ -238,6 +241,9 @@ def make_variant(name: str, types: int | None = None, weeks: int = 4, cyclic: bo
                  modes: int | None = None) -> ModelVariant:
     """A variant by name: ``"persistent"`` (the default) or ``"paper"``; ``types`` defaults to
     each variant's own (paper 500; persistent 100 types × ``modes`` 5)."""
+    if not isinstance(name, str):  # (an array was "truth value of an array is ambiguous")
+        raise InputError(f"model must be one of {', '.join(VARIANT_NAMES)}, got {name!r}",
+                         field="--model")
     if name == "paper":
         if modes is not None:
             raise InputError("--modes applies to persistent types only", field="--modes")

@@ -404,8 +404,23 @@ def generate_chunks(
     tax = resolve(taxonomy)
     _check(n_users, n_weeks, k, first_user, tax, params)
     integer(chunk_users, "chunk_users", at_least=1)  # was a ValueError, not a refusal
+    from topicslab._resources import require_memory
+
+    # a chunk is generated whole (generate_chunks(10**9, chunk_users=10**9) was NumPy's
+    # "MemoryError: Unable to allocate 7.45 GiB"): the population command's measured peak of
+    # a chunk, about 80 bytes a user-week at k = 5, more with a wider k
+    users = min(int(chunk_users), int(n_users))
+    require_memory(float(users) * n_weeks * CHUNK_BYTES_PER_USER_WEEK * max(int(k), 5) / 5,
+                   f"generating {users:,} users x {n_weeks:,} weeks at once",
+                   field="chunk_users", hint="use a smaller chunk_users")
     par = params if params is not None else load_reference(tax.version)
     return _chunks(n_users, n_weeks, chunk_users, seed, par, k, tax, first_user, progress)
+
+
+#: peak bytes of a user-week while a chunk is generated (the weekly visit counts, their CSR
+#: index, the top-k sets and the row keys: ~65 measured, rounded up; the population
+#: command's own check, cli.population.GENERATION_BYTES_PER_USER_WEEK)
+CHUNK_BYTES_PER_USER_WEEK = 80
 
 
 def _chunks(n_users: int, n_weeks: int, chunk_users: int, seed: int, par: PopulationParams,

@@ -80,9 +80,10 @@ def _gain(g: npt.ArrayLike | None, n_secrets: int) -> Array | None:
 def _floats(value: npt.ArrayLike, what: str, field: str) -> Array:
     """``value`` (the argument ``field``) as a float array; text or ragged lists are refused
     (they were NumPy's "could not convert" or "inhomogeneous shape" ``ValueError``)."""
-    from topicslab._checks import host_values
+    from topicslab._checks import host_values, refuse_complex
 
     held = host_values(value, field, error=QIFParameterError)
+    refuse_complex(held, field, error=QIFParameterError)
     try:
         return np.asarray(held, dtype=np.float64)
     except (TypeError, ValueError):

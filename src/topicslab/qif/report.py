@@ -5,13 +5,21 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from topicslab._checks import flag
 from topicslab._html import table
 from topicslab._json import json_number
 from topicslab._numbers import format_number
 from topicslab.datamodel import TopicSets
+from topicslab.qif.errors import QIFParameterError
 from topicslab.qif.figures import png_base64, tradeoff_figure
 from topicslab.qif.population import MAX_CELLS, PopulationTables, population_tables
-from topicslab.qif.topics import check_params, counting_a_q, p_correct, parameter_table
+from topicslab.qif.topics import (
+    check_epochs,
+    check_params,
+    counting_a_q,
+    p_correct,
+    parameter_table,
+)
 
 
 def _html_table(caption: str, header: list[str], rows: Iterable[list[Any]]) -> str:
@@ -58,7 +66,7 @@ def population_rows(t: PopulationTables) -> list[list[Any]]:
 
 
 def report_section(sets: TopicSets | None = None, *, m: int = 469, s: int = 5,
-                   r: float = 0.05, epochs: Iterable[int] = (1, 2, 3), week: int = 0,
+                   r: float = 0.05, epochs: Iterable[int] | int = (1, 2, 3), week: int = 0,
                    weeks: list[int] | None = None, figures: bool = True,
                    max_cells: int = MAX_CELLS) -> dict[str, Any]:
     """Numbers and an HTML fragment for the QIF section of the report.
@@ -69,9 +77,16 @@ def report_section(sets: TopicSets | None = None, *, m: int = 469, s: int = 5,
     data's taxonomy size. Figures are embedded as base64 PNG.
     """
     if sets is not None:
+        if not isinstance(sets, TopicSets):  # (True was "'bool' object has no attribute
+            # 'taxonomy'")
+            raise QIFParameterError(f"sets must be TopicSets or None, got "
+                                    f"{type(sets).__name__}", field="sets")
         m = sets.taxonomy.size
     check_params(m, s, r)
-    rows = parameter_table(m, s, r, list(epochs))
+    # one number of epochs (epochs=3, as parameter_table takes it) was "'int' object is not
+    # iterable": the same check as parameter_table's
+    given: Any = epochs  # (check_epochs takes any value and says what is wrong)
+    rows = parameter_table(m, s, r, check_epochs(given))
     a, q = counting_a_q(m, s, r)
     out: dict[str, Any] = {
         "m": m, "s": s, "r": r,
@@ -101,7 +116,7 @@ def report_section(sets: TopicSets | None = None, *, m: int = 469, s: int = 5,
             parts.append(_html_table(f"Population, weeks {seq} as one profile (App. C)",
                                      ["quantity", "value", "capacity / bound"],
                                      population_rows(multi)))
-    if figures:
+    if flag(figures, "figures", error=QIFParameterError):  # (an array was "ambiguous")
         uri = png_base64(tradeoff_figure(m, reference_s=s, reference_r=r))
         out["figures"]["tradeoff"] = uri
         parts.append(f"<figure><img alt=\"capacity and epsilon over r and s; Fig. 5\" "

@@ -15,7 +15,8 @@ from importlib import resources
 import numpy as np
 import numpy.typing as npt
 
-from topicslab.errors import UnknownTopicError
+from topicslab._checks import integer
+from topicslab.errors import ParameterError, UnknownTopicError
 
 #: Utility bucket codes. Chrome ranks a week's topics by bucket first (High before Standard).
 STANDARD = 0
@@ -132,6 +133,17 @@ class Taxonomy:
     def is_known(self, topic_ids: npt.ArrayLike) -> npt.NDArray[np.bool_]:
         """Boolean mask: which ids belong to this taxonomy."""
         arr = np.asarray(topic_ids)
+        if arr.dtype.kind not in "iuf":
+            # (text was int()'s ValueError, None its TypeError, 2**70 (an object array)
+            # "Python int too large to convert to C long", and True topic 1, known)
+            if arr.dtype.kind == "O" and all(isinstance(v, int) and not isinstance(v, bool)
+                                             for v in arr.flat):
+                # integers past int64 among them (no topic's id): one by one
+                size = self._lookup.shape[0]
+                return np.array([0 <= v < size and bool(self._lookup[v] >= 0)
+                                 for v in arr.flat], dtype=bool).reshape(arr.shape)
+            raise ParameterError(f"topic ids must be numbers, got dtype {arr.dtype}",
+                                 field="topic_ids")
         if arr.dtype.kind == "f":  # (1.5 was topic 1, known; NaN a cast to garbage)
             whole = np.isfinite(arr) & (arr == np.trunc(arr))
             arr = np.where(whole, arr, -1)
@@ -160,6 +172,9 @@ class Taxonomy:
     # ------------------------------------------------------------------ labels
     def label(self, topic_id: int) -> str:
         """Label path of a taxonomy id."""
+        if np.ndim(topic_id) != 0:  # (a list was "only 0-dimensional arrays can be converted")
+            raise ParameterError(f"label takes one topic id, got {topic_id!r:.60}",
+                                 field="topic_id")
         return self.labels[int(self.index(topic_id))]
 
     def find(self, label: str) -> int:
@@ -184,10 +199,17 @@ class Taxonomy:
             top = np.where(has_parent, self.parent[top], top).astype(np.int32)
         return top
 
+    def _dense(self, dense: object) -> int:
+        """One dense index ``dense``, checked: -1 read the last topic (NumPy's index from the
+        end), 1.5, text or None were NumPy's IndexError, True topic 1, and past the end
+        "index 1000 is out of bounds for axis 0 with size 469"."""
+        return integer(dense, "dense", at_least=0, at_most=self.size - 1,
+                       why=f"a dense topic index of taxonomy {self.version}")
+
     def ancestors(self, dense: int) -> list[int]:
         """Dense indices of the ancestors of a topic, nearest first."""
         out = []
-        p = int(self.parent[dense])
+        p = int(self.parent[self._dense(dense)])
         while p >= 0:
             out.append(p)
             p = int(self.parent[p])
@@ -195,11 +217,11 @@ class Taxonomy:
 
     def children(self, dense: int) -> npt.NDArray[np.int32]:
         """Dense indices of the direct children of a topic."""
-        return np.flatnonzero(self.parent == dense).astype(np.int32)
+        return np.flatnonzero(self.parent == self._dense(dense)).astype(np.int32)
 
     def bucket_name(self, dense: int) -> str:
         """``"High"`` or ``"Standard"``."""
-        return _BUCKET_NAMES[int(self.bucket[dense])]
+        return _BUCKET_NAMES[int(self.bucket[self._dense(dense)])]
 
 
 def _read_csv(version: str) -> tuple[list[tuple[int, str]], dict[str, str]]:
@@ -214,13 +236,19 @@ def _read_csv(version: str) -> tuple[list[tuple[int, str]], dict[str, str]]:
     return rows, buckets
 
 
-@functools.cache
 def load(version: str = "v2") -> Taxonomy:
     """The shipped taxonomy ``"v1"`` (349 topics) or ``"v2"`` (469 topics, the default)."""
     if isinstance(version, Taxonomy):  # tolerate callers passing a Taxonomy through
         return version
-    if version not in VERSIONS:
+    # checked before the cache: a value that cannot be hashed (["v2"], a dict, an array),
+    # given to any function's taxonomy=, was the cache's "TypeError: unhashable type: 'list'"
+    if not isinstance(version, str) or version not in VERSIONS:
         raise UnknownTopicError(f"unknown taxonomy version {version!r}; choose one of {VERSIONS}")
+    return _load(str(version))
+
+
+@functools.cache
+def _load(version: str) -> Taxonomy:
     rows, buckets = _read_csv(version)
     return Taxonomy.from_rows(version, rows, buckets if buckets else None)
 
