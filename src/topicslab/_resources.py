@@ -144,10 +144,12 @@ def _libc() -> Any:
     return libc
 
 
-#: glibc's ``mallopt`` parameters, and the thresholds its dynamic rule reaches at most
-#: (an allocation up to 32 MiB from the heap, a free top of the heap trimmed past twice that)
+#: glibc's ``mallopt`` parameters; the largest block its dynamic rule takes from the heap;
+#: its starting thresholds (a block past 128 KiB mapped on its own, the heap's free top
+#: trimmed past 128 KiB)
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
-_DYNAMIC_MMAP_MAX, _DYNAMIC_TRIM_MAX = 32 * 2**20, 64 * 2**20
+_DYNAMIC_MMAP_MAX = 32 * 2**20
+_DEFAULT_THRESHOLD = 128 * 2**10
 
 
 @contextlib.contextmanager
@@ -160,10 +162,12 @@ def heap_kept(trim_threshold: int = 2**30) -> Iterator[None]:
     default fit's 300 steps, 2.5–4 s of system time (measured, benchmarks/RESULTS.md). Here
     the heap keeps up to ``trim_threshold`` bytes of free pages; blocks past 32 MiB are still
     mapped and unmapped on their own, as glibc's dynamic rule has them once it has seen one.
-    On leaving, the thresholds are those that rule reaches at most, and the free pages are
-    given back (``release_free_memory``); glibc's rule itself stays off (``mallopt`` turns it
-    off for good, and has no getter: a caller's own tuning is overwritten too). Nothing
-    happens off glibc.
+    On leaving, the free pages are given back (``release_free_memory``) and the thresholds
+    are glibc's starting ones, 128 KiB: its dynamic rule stays off (``mallopt`` turns it off
+    for good, and has no getter: a caller's own tuning is overwritten too), and leaving it
+    at its largest thresholds (32 / 64 MiB) instead made the paper preset's validate stage
+    peak 150 MB higher, past 3 GB, where the starting ones cost the later stages of a
+    default run no measurable time (benchmarks/RESULTS.md). Nothing happens off glibc.
     """
     from topicslab._checks import integer
 
@@ -178,7 +182,8 @@ def heap_kept(trim_threshold: int = 2**30) -> Iterator[None]:
     try:
         yield
     finally:
-        libc.mallopt(_M_TRIM_THRESHOLD, _DYNAMIC_TRIM_MAX)
+        libc.mallopt(_M_MMAP_THRESHOLD, _DEFAULT_THRESHOLD)
+        libc.mallopt(_M_TRIM_THRESHOLD, _DEFAULT_THRESHOLD)
         libc.malloc_trim(0)
 
 
