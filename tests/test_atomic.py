@@ -224,3 +224,59 @@ def test_interrupted_model_save_keeps_the_previous_pair(tmp_path: Path,
     assert _snapshot(tmp_path) == before
     _no_temporaries(tmp_path)
     assert _atomic.completed_writes()  # the first save was recorded
+
+
+def _signal_after(monkeypatch: pytest.MonkeyPatch, name: str, signum: int) -> None:
+    """``os.<name>`` sends this process ``signum`` once the call is done: a Ctrl-C (or kill)
+    that arrives just after the temporary is made."""
+    real = getattr(os, name)
+
+    def then_signal(*args: object, **kwargs: object) -> object:
+        result = real(*args, **kwargs)
+        monkeypatch.setattr(os, name, real)
+        os.kill(os.getpid(), signum)
+        return result
+
+    monkeypatch.setattr(os, name, then_signal)
+
+
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("kind", ["file", "files", "directory"])
+def test_a_signal_just_after_the_temporary_is_made_leaves_none(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, signame: str) -> None:
+    """The temporary was made and the signal delivered before the writer's cleanup had its
+    name: the hidden temporary stayed (``population`` under ``kill``, about 1 case in 60)."""
+    signum = getattr(signal, signame)
+    previous = signal.signal(signum, signal.default_int_handler)
+    try:
+        _signal_after(monkeypatch, "chmod" if kind == "directory" else "fchmod", signum)
+        with pytest.raises(KeyboardInterrupt):
+            if kind == "file":
+                with atomic_path(tmp_path / "a.bin") as tmp:
+                    tmp.write_bytes(b"new")
+            elif kind == "files":
+                with atomic_paths([tmp_path / "a.bin", tmp_path / "b.bin"]) as tmps:
+                    for tmp in tmps:
+                        tmp.write_bytes(b"new")
+            else:
+                with atomic_dir(tmp_path / "out") as tmp:
+                    (tmp / "a.bin").write_bytes(b"new")
+    finally:
+        signal.signal(signum, previous)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_signal_during_the_writability_probe_leaves_no_probe(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An output directory is probed with a file made and removed at once: a kill just after
+    it was made left ``.topicslab-probe.*`` behind (``population`` under ``kill -USR1``)."""
+    from topicslab import _paths
+
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        _signal_after(monkeypatch, "close", signal.SIGTERM)
+        with pytest.raises(KeyboardInterrupt):
+            _paths._writable(tmp_path)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert list(tmp_path.iterdir()) == []

@@ -427,27 +427,51 @@ def _remove_stale_temporaries(final: Path, where: Path) -> None:
                 _remove(where / name)
 
 
+@contextlib.contextmanager
+def _made_whole(made: list[Path]) -> Iterator[None]:
+    """Make a temporary (appended to ``made`` as soon as it exists) with Ctrl-C and the
+    ending signals held back, and remove it if the block fails or a held-back signal is
+    then delivered: the caller's cleanup knows a temporary only once it has its name, and a
+    kill that came just after ``mkstemp`` left the hidden temporary behind (a signal sent as
+    the file appeared, about 1 case in 60)."""
+    try:
+        with interrupts_deferred():
+            yield
+    except BaseException:
+        for tmp in made:
+            _remove(tmp)
+        raise
+
+
 def _temporary_file(final: Path) -> Path:
     _remove_stale_temporaries(final, final.parent)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{_stem(final)}.{_writer_tag()}", suffix=".tmp",
-                                    dir=final.parent)
-    try:
-        # 0600 whatever the umask: mkstemp's mode goes through it, and under a umask that
-        # takes the owner's write permission (0277, 0777) the temporary came out 0400 or
-        # 0000, so the writers that open it again by name (pyarrow, the CSV writer) failed:
-        # "PermissionError: Failed to open local file '.p.parquet.ra_h19am.tmp'", exit 1.
-        # The final name gets the umask's mode (_give_usual_mode)
-        os.fchmod(fd, 0o600)
-    finally:
-        os.close(fd)
-    return Path(tmp_name)
+    made: list[Path] = []
+    with _made_whole(made):
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{_stem(final)}.{_writer_tag()}",
+                                        suffix=".tmp", dir=final.parent)
+        made.append(Path(tmp_name))
+        try:
+            # 0600 whatever the umask: mkstemp's mode goes through it, and under a umask
+            # that takes the owner's write permission (0277, 0777) the temporary came out
+            # 0400 or 0000, so the writers that open it again by name (pyarrow, the CSV
+            # writer) failed: "PermissionError: Failed to open local file
+            # '.p.parquet.ra_h19am.tmp'", exit 1. The final name gets the umask's mode
+            # (_give_usual_mode)
+            os.fchmod(fd, 0o600)
+        finally:
+            os.close(fd)
+    return made[0]
 
 
 def _temporary_dir(final: Path, where: Path) -> Path:
     _remove_stale_temporaries(final, where)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{_stem(final)}.tmp-{_writer_tag()}", dir=where))
-    os.chmod(tmp, 0o700)  # (as _temporary_file: under umask 0277 the files in it were refused)
-    return tmp
+    made: list[Path] = []
+    with _made_whole(made):
+        made.append(Path(tempfile.mkdtemp(prefix=f".{_stem(final)}.tmp-{_writer_tag()}",
+                                          dir=where)))
+        # (as _temporary_file: under umask 0277 the files in it were refused)
+        os.chmod(made[0], 0o700)
+    return made[0]
 
 
 def _give_usual_mode(tmp: Path, mode: int, final: Path) -> None:

@@ -37,15 +37,19 @@ def _writable(directory: Path) -> bool:
     # access() also reports EROFS (read-only file systems), even for root; but root passes
     # it on pseudo file systems that create no files (/proc, /sys), where the write failed
     # only after the work (exit code 1): so a probe file is created and removed at once
+    from topicslab._atomic import interrupts_deferred
+
     if not os.access(directory, os.W_OK | os.X_OK):
         return False
-    try:
-        fd, probe = tempfile.mkstemp(prefix=".topicslab-probe.", dir=directory)
-    except OSError:
-        return False
-    os.close(fd)
-    with contextlib.suppress(OSError):
-        os.unlink(probe)
+    # (a kill just after the probe was made left it behind: held back until it is gone)
+    with interrupts_deferred():
+        try:
+            fd, probe = tempfile.mkstemp(prefix=".topicslab-probe.", dir=directory)
+        except OSError:
+            return False
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(probe)
     return True
 
 

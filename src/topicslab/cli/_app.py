@@ -75,6 +75,18 @@ def on_interrupt(note: InterruptNote | None) -> None:
     _state["kept"] = note
 
 
+#: the exceptions of an interrupted command, kept until the process ends (``_main._exit_now``
+#: leaves with ``os._exit``, so they are never freed): Ctrl-C during a numba compilation or
+#: cache load leaves llvmlite modules half built in the traceback's frames, and freeing them
+#: crashed the process (SIGSEGV, exit status -11) after its "interrupted:" line
+_INTERRUPTIONS: list[BaseException] = []
+
+
+def keep_until_exit(exc: BaseException) -> None:
+    """Keep ``exc``, its traceback and its chain alive until the process ends."""
+    _INTERRUPTIONS.append(exc)
+
+
 class _Interrupted(BaseException):
     """Ctrl-C, carried past Typer (which would turn ``KeyboardInterrupt`` into a silent exit
     130) to the group's handler; a ``BaseException`` so no ``except Exception`` swallows it."""
@@ -559,6 +571,7 @@ class OneLineErrors(TyperGroup):
             if _debugging():  # the traceback, then the line and the exit code of bad input
                 _print_traceback()
             if interrupt_seen():  # see below: a swallowed Ctrl-C, then a reader's wrapping
+                keep_until_exit(exc)
                 self._print_interrupted()
                 return EXIT_INTERRUPTED
             print_error(str(self._on_option(exc)))
@@ -566,10 +579,12 @@ class OneLineErrors(TyperGroup):
         except _Interrupted as exc:
             if _debugging():
                 raise exc.original from None
+            keep_until_exit(exc)
             self._print_interrupted()
             return EXIT_INTERRUPTED
-        except (Abort, KeyboardInterrupt):  # an aborted prompt (end of input), or Ctrl-C
-            # that reached here unwrapped
+        except (Abort, KeyboardInterrupt) as exc:  # an aborted prompt (end of input), or
+            # Ctrl-C that reached here unwrapped
+            keep_until_exit(exc)
             self._print_interrupted()
             return EXIT_INTERRUPTED
         except UnicodeEncodeError as exc:
@@ -594,6 +609,7 @@ class OneLineErrors(TyperGroup):
                 # a Ctrl-C that a library turned into another error (pyarrow's argument
                 # packing raised "TypeError: Got unexpected argument type <class 'str'> for
                 # compute function", exit code 1)
+                keep_until_exit(exc)
                 self._print_interrupted()
                 return EXIT_INTERRUPTED
             if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
