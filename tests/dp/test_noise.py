@@ -64,3 +64,43 @@ def test_seed_reproducible_and_secure_default_differs():
 def test_sampled_sigma_never_below_calibrated():
     for s in (1e-3, 0.5, 43.206, 85.8127, 3000.0):
         assert s <= sampled_sigma(s) <= s * (1 + 1e-6) + 1e-3
+
+
+@pytest.mark.parametrize("sizes", [(1, 1), (7, 16), (64, 64)])
+def test_the_buffer_size_changes_no_sample(monkeypatch: pytest.MonkeyPatch,
+                                           sizes: tuple[int, int]) -> None:
+    """A sample that runs past the buffer is drawn again from its first word once the
+    buffer is refilled: on one seeded stream of words, the samples are the same whatever the
+    buffer's size (down to one word, shorter than most samples)."""
+    from topicslab.dp import noise
+
+    expected = discrete_gaussian(3000, 7.3, RandomWords(seed=5))
+    hits = bernoulli_exp(RandomWords(seed=6), np.arange(3000) % 7, np.full(3000, 3))
+    monkeypatch.setattr(noise, "_MIN_WORDS", sizes[0])
+    monkeypatch.setattr(noise, "_MAX_WORDS", sizes[1])
+    np.testing.assert_array_equal(discrete_gaussian(3000, 7.3, RandomWords(seed=5)), expected)
+    np.testing.assert_array_equal(
+        bernoulli_exp(RandomWords(seed=6), np.arange(3000) % 7, np.full(3000, 3)), hits)
+
+
+def test_a_certain_outcome_takes_no_word() -> None:
+    """Bernoulli(exp(0)) is certain, and so is a uniform integer below 1: drawn from no words
+    at all."""
+    from topicslab.dp import noise
+
+    out = np.zeros(500, dtype=np.bool_)
+    done, used = noise._bernoulli_exp_kernel(np.empty(0, dtype=np.uint64), out, 0,
+                                             np.zeros(500, dtype=np.int64),
+                                             np.ones(500, dtype=np.int64))
+    assert (done, used) == (500, 0) and out.all()
+    # one that needs a word stops at the first sample, asking for more
+    done, used = noise._bernoulli_exp_kernel(np.empty(0, dtype=np.uint64), out, 0,
+                                             np.ones(500, dtype=np.int64),
+                                             np.full(500, 2, dtype=np.int64))
+    assert (done, used) == (0, 0)
+
+
+def test_arguments_of_other_lengths_are_refused() -> None:
+    with pytest.raises(ValueError):
+        bernoulli_exp(RandomWords(seed=1), np.ones(5, dtype=np.int64),
+                      np.ones(3, dtype=np.int64))
