@@ -36,6 +36,32 @@ def test_round_trip_small_taxonomy(tmp_path, tax12, schema):
     assert back.ledger.mechanisms == st.ledger.mechanisms
 
 
+@pytest.mark.parametrize("lags", [0, 2])
+def test_the_files_read_back_the_released_object_bit_for_bit(tmp_path, lags):
+    """``topicslab run`` hands the release it made to the fit without reading its files
+    again (``RunContext.keep_statistics``): the two must be the same statistics."""
+    import dataclasses
+
+    tax = load("v2")
+    rng = np.random.default_rng(3)
+    sets = np.sort(np.argsort(rng.random((600, 3, tax.size)), -1)[..., :5], -1)
+    st = compute_statistics(TopicSets(sets.astype(np.int16), tax), weeks=(0, 1, 2),
+                            epsilon=1.0986122886681098, delta=1e-15, seed=2,
+                            overlap_lags=lags)
+    save_statistics(tmp_path / "r", st)
+    back = load_statistics(tmp_path / "r")
+    for field in dataclasses.fields(DPStatistics):
+        a, b = getattr(st, field.name), getattr(back, field.name)
+        if isinstance(a, np.ndarray):
+            assert a.dtype == b.dtype, field.name
+            np.testing.assert_array_equal(a, b, err_msg=field.name, strict=True)
+        elif field.name == "ledger":
+            assert a.to_dict() == b.to_dict()
+        else:
+            assert a == b, field.name
+    assert (st.q_overlap is None) == (lags == 0)
+
+
 def test_round_trip_v2_detects_taxonomy(tmp_path):
     st = _stats(load("v2"), seed=1, epsilon=1e4)
     save_statistics(tmp_path, st)
@@ -152,3 +178,30 @@ def test_bulk_reader_agrees_with_record_reader_on_repeats_and_labels(tmp_path, t
         load_statistics(tmp_path, taxonomy=tax12, k=2)
     assert "q_across.json" in str(exc.value) and "row 2" in str(exc.value)
     assert "'week_2_topic_label'" in str(exc.value)
+
+
+@pytest.mark.parametrize("schema", ["current", "legacy"])
+def test_the_pair_files_are_json_dumps_of_their_records_byte_for_byte(schema):
+    """The pair files are written from each topic's fields encoded once; they must be what
+    ``json.dumps`` of the records writes (labels with quotes, backslashes, controls and
+    non-ASCII; frequencies of every magnitude, -0.0 included)."""
+    from topicslab.dp.release import _pair_records, _records
+    from topicslab.taxonomy import Taxonomy
+
+    labels = ['/A "quoted"', "/B\\back", "/C\u00e9t\u00e9 \u2028", "/D\ttab\x01", "/E"]
+    tax = Taxonomy.from_rows("odd5", [(i * 7 + 1, lab) for i, lab in enumerate(labels)])
+    ids = [int(x) for x in tax.ids]
+    values = np.array([0.0, -0.0, 5e-324, 1e-300, 0.1, 1 / 3, 1.0, 2.5e10, 123456789.125,
+                       1e-7], dtype=np.float64)
+    i, j = np.triu_indices(5, 1)
+    names = ((("topic_1_id", "topic_1_label"), ("topic_2_id", "topic_2_label"))
+             if schema == "current" else (("topic1",), ("topic2",)))
+
+    def field(name, t):
+        return ids[t] if name.endswith("_id") else tax.labels[t]
+
+    records = [{**{n: field(n, a) for n in names[0]}, **{n: field(n, b) for n in names[1]},
+                "frequency": float(f)} for a, b, f in zip(i, j, values, strict=True)]
+    assert _pair_records(*names, ids, list(tax.labels), i, j, values) == _records(records)
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        _pair_records(*names, ids, list(tax.labels), i, j, np.where(values > 1, np.nan, values))

@@ -56,6 +56,28 @@ def _records(items: list[dict[str, Any]]) -> str:
     return json.dumps(items, allow_nan=False, ensure_ascii=False) + "\n"
 
 
+def _pair_records(first: tuple[str, ...], second: tuple[str, ...], ids: list[int],
+                  labels: list[str], i: np.ndarray, j: np.ndarray, frequency: np.ndarray) -> str:
+    """``_records`` of the pair records ``{first fields of topic i, second fields of topic
+    j, "frequency": f}``, byte for byte (tested), written from each topic's fields encoded
+    once: building and encoding 330K dicts took 0.8 s of the release's 1.1 s to write. A
+    field named ``..._id`` holds the topic's id, any other its label."""
+    values = np.asarray(frequency, dtype=np.float64)
+    if not np.isfinite(values).all():  # (json's own error for allow_nan=False)
+        raise ValueError("Out of range float values are not JSON compliant")
+
+    def fields(names: tuple[str, ...], t: int) -> str:
+        return ", ".join(f"{json.dumps(name)}: " + json.dumps(
+            ids[t] if name.endswith("_id") else labels[t], ensure_ascii=False)
+            for name in names)
+
+    heads = ["{" + fields(first, t) + ", " for t in range(len(ids))]
+    tails = [fields(second, t) + ', "frequency": ' for t in range(len(ids))]
+    body = ", ".join([heads[a] + tails[b] + repr(f) + "}" for a, b, f in
+                      zip(i.tolist(), j.tolist(), values.tolist(), strict=True)])
+    return "[" + body + "]\n"
+
+
 #: every file a release directory may hold: a new write removes those it does not rewrite
 RELEASE_FILES = (WITHIN, ACROSS, TAXONOMY, SINGLE, OVERLAP, LEGACY_WITHIN, LEGACY_ACROSS,
                  LEDGER_FILE)
@@ -90,19 +112,14 @@ def _write_release_files(d: Path, stats: DPStatistics, schema: Schema) -> None:
     qa = stats.q_across.ravel()
     ai, aj = np.divmod(np.arange(m * m), m)
     if schema == "current":
-        within = [{"topic_1_id": ids[i], "topic_1_label": labels[i], "topic_2_id": ids[j],
-                   "topic_2_label": labels[j], "frequency": float(f)}
-                  for i, j, f in zip(iu.tolist(), ju.tolist(), qw.tolist(), strict=True)]
-        across = [{"week_1_topic_id": ids[i], "week_1_topic_label": labels[i],
-                   "week_2_topic_id": ids[j], "week_2_topic_label": labels[j],
-                   "frequency": float(f)}
-                  for i, j, f in zip(ai.tolist(), aj.tolist(), qa.tolist(), strict=True)]
+        within = _pair_records(("topic_1_id", "topic_1_label"), ("topic_2_id", "topic_2_label"),
+                               ids, labels, iu, ju, qw)
+        across = _pair_records(("week_1_topic_id", "week_1_topic_label"),
+                               ("week_2_topic_id", "week_2_topic_label"), ids, labels, ai, aj, qa)
         names = (WITHIN, ACROSS)
     elif schema == "legacy":
-        within = [{"topic1": labels[i], "topic2": labels[j], "frequency": float(f)}
-                  for i, j, f in zip(iu.tolist(), ju.tolist(), qw.tolist(), strict=True)]
-        across = [{"topic_week1": labels[i], "topic_week2": labels[j], "frequency": float(f)}
-                  for i, j, f in zip(ai.tolist(), aj.tolist(), qa.tolist(), strict=True)]
+        within = _pair_records(("topic1",), ("topic2",), ids, labels, iu, ju, qw)
+        across = _pair_records(("topic_week1",), ("topic_week2",), ids, labels, ai, aj, qa)
         names = (LEGACY_WITHIN, LEGACY_ACROSS)
     else:
         # (a ValueError: a ParameterError still is one, and names the field)
@@ -116,8 +133,8 @@ def _write_release_files(d: Path, stats: DPStatistics, schema: Schema) -> None:
         write_text_atomic(d / OVERLAP, _records(
             [{"lag": lag + 1, "overlap": j, "frequency": float(f)}
              for lag, row in enumerate(stats.q_overlap.tolist()) for j, f in enumerate(row)]))
-    write_text_atomic(d / names[0], _records(within))
-    write_text_atomic(d / names[1], _records(across))
+    write_text_atomic(d / names[0], within)
+    write_text_atomic(d / names[1], across)
     write_text_atomic(d / TAXONOMY, _records(
         [{"topic_id": i, "topic_label": lab} for i, lab in zip(ids, labels, strict=True)]))
     if stats.ledger is not None:

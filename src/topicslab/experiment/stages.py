@@ -153,6 +153,7 @@ def _release(ctx: RunContext) -> Summary:
                                accounting=cfg.accounting,  # type: ignore[arg-type]
                                overlap_lags=cfg.overlap_lags, seed=None)
     dp.save_statistics(ctx.stats_path, st)
+    ctx.keep_statistics(st)
     assert st.ledger is not None
     return {"source": str(ctx.stats_path), "n_estimate": float(st.n_estimate),
             "topics": st.taxonomy.size, "k": st.k, "ledger": st.ledger.public().to_dict()}
