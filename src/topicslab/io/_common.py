@@ -184,6 +184,35 @@ def distinct_width(offsets: npt.NDArray[np.int64], values: npt.NDArray[np.int64]
     return int(np.bincount(r[first], minlength=n).max())
 
 
+def arrow_numbers(values: npt.ArrayLike, dtype: npt.DTypeLike | None = None) -> pa.Array:
+    """A 1-d NumPy array of integers or floats as an Arrow array without nulls, sharing its
+    memory. ``pa.array`` asks pandas whether a NumPy array is categorical, which imports
+    pandas (0.4 s) into a command that never uses it: every ``topicslab run`` paid it in the
+    population's writer."""
+    arr = np.ascontiguousarray(values, dtype=dtype)
+    if arr.ndim != 1 or arr.dtype.kind not in "iuf":  # (Arrow packs booleans in bits)
+        raise TypeError(f"arrow_numbers takes a 1-d array of numbers, got {arr.dtype} "
+                        f"{arr.shape}")
+    return pa.Array.from_buffers(pa.from_numpy_dtype(arr.dtype), arr.shape[0],
+                                 [None, pa.py_buffer(arr)])
+
+
+def numpy_numbers(arr: pa.Array) -> npt.NDArray[Any]:
+    """An Arrow array of integers or floats as NumPy, without a copy when it holds no nulls
+    (its data buffer, from the array's offset); other arrays through ``to_numpy``, whose
+    conversion imports pandas (0.4 s) the first time (as ``arrow_numbers``)."""
+    t = arr.type
+    if arr.null_count == 0 and (pa.types.is_integer(t) or pa.types.is_floating(t)):
+        kind = "f" if pa.types.is_floating(t) else "i" if pa.types.is_signed_integer(t) else "u"
+        dtype = np.dtype(f"{kind}{t.bit_width // 8}")
+        data = arr.buffers()[1]
+        if data is None:  # (an empty array may have no buffer)
+            return np.empty(0, dtype=dtype)
+        return np.frombuffer(data, dtype=dtype, count=len(arr),
+                             offset=arr.offset * dtype.itemsize)
+    return np.asarray(arr.to_numpy(zero_copy_only=False))
+
+
 def week_list_arrays(sets: npt.NDArray[np.int16], taxonomy: Taxonomy) -> list[pa.ListArray]:
     """Arrow ``list<int32>`` per week of the non-empty slots of dense ``int16[n, W, k]``
     sets, as taxonomy ids (``taxonomy.id_of(sets)[:, w]``, the empty slots left out), in one
@@ -206,7 +235,7 @@ def week_list_arrays(sets: npt.NDArray[np.int16], taxonomy: Taxonomy) -> list[pa
     for w in range(weeks):
         values = np.empty(int(offsets[w, n]), dtype=np.int32)
         _list_values(arr, w, ids, values)
-        out.append(pa.ListArray.from_arrays(pa.array(offsets[w]), pa.array(values)))
+        out.append(pa.ListArray.from_arrays(arrow_numbers(offsets[w]), arrow_numbers(values)))
     return out
 
 
@@ -304,7 +333,7 @@ def integer_values(
         i = int(np.argmax(np.asarray(arr.is_null().to_numpy(zero_copy_only=False))))
         raise InputError("missing value", file=file, row=row_of(i), field=field)
     if pa.types.is_integer(t):
-        v = arr.to_numpy()
+        v = numpy_numbers(arr)
         if v.dtype == np.uint64 and v.size and int(v.max()) > np.iinfo(np.int64).max:
             i = int(np.argmax(v > np.iinfo(np.int64).max))
             raise InputError(f"value {int(v[i])} is past the largest 64-bit signed integer "
@@ -312,7 +341,7 @@ def integer_values(
                              field=field)
         return np.asarray(v, dtype=np.int64)
     if pa.types.is_floating(t):
-        v = np.asarray(arr.to_numpy(), dtype=np.float64)
+        v = np.asarray(numpy_numbers(arr), dtype=np.float64)
         whole = np.isfinite(v) & (v == np.round(v)) & (np.abs(v) < 2.0**62)
         if not whole.all():
             i = int(np.argmin(whole))
@@ -330,7 +359,7 @@ def list_parts(arr: pa.Array) -> tuple[npt.NDArray[np.int64], pa.Array]:
     if lengths.null_count:
         lengths = lengths.fill_null(0)
     offsets = np.zeros(len(arr) + 1, dtype=np.int64)
-    np.cumsum(np.asarray(lengths.to_numpy(), dtype=np.int64), out=offsets[1:])
+    np.cumsum(np.asarray(numpy_numbers(lengths), dtype=np.int64), out=offsets[1:])
     return offsets, arr.flatten()
 
 

@@ -37,6 +37,7 @@ from topicslab.io._common import (
     MAX_WEEKS,
     META_KEY,
     PathLike,
+    arrow_numbers,
     check_block_format,
     check_exists,
     check_sets_to_write,
@@ -75,7 +76,7 @@ def _block(taxonomy: Taxonomy, k: int, weeks: int, metadata: dict[str, Any]) -> 
 
 
 def _table(sets: TopicSets, schema: pa.Schema) -> pa.Table:
-    cols = [pa.array(sets.user_ids, type=pa.int64())]
+    cols = [arrow_numbers(sets.user_ids, np.int64)]
     cols += week_list_arrays(sets.sets, sets.taxonomy)
     return pa.Table.from_arrays(cols, schema=schema)
 
