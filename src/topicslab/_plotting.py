@@ -57,10 +57,18 @@ def pyplot() -> Any:
     return plt
 
 
-def png_bytes(fig: Any, path: str | Path | None = None, *, dpi: int = 110) -> bytes:
-    """The figure as PNG bytes (also written to ``path`` if given); the figure is closed."""
+def png_bytes(fig: Any, path: str | Path | None = None, *, dpi: int = 110,
+              laid_out: bool = False) -> bytes:
+    """The figure as PNG bytes (also written to ``path`` if given); the figure is closed.
+
+    Cropped to what it draws, unless ``laid_out``: a figure already fitted to its canvas
+    (``tight_layout``) is drawn once instead of twice (the crop draws it once more to measure
+    it: 0.08 of 0.42 s for the QIF trade-off figure, measured)."""
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    if laid_out:
+        # (tight_layout leaves a placeholder layout engine, for which savefig draws first)
+        fig.set_layout_engine(None)
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches=None if laid_out else "tight")
     pyplot().close(fig)
     data = buf.getvalue()
     if path is not None:

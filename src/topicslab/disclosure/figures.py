@@ -25,7 +25,8 @@ _pyplot = pyplot
 
 
 def _save(fig: Any, path: str | Path | None) -> bytes:
-    return png_bytes(fig, path)
+    """(Every figure here is laid out with ``tight_layout`` first.)"""
+    return png_bytes(fig, path, laid_out=True)
 
 
 

@@ -39,7 +39,8 @@ def _n_max(n_max: int) -> int:
 
 
 def _save(fig: Any, path: str | Path | None) -> bytes:
-    return png_bytes(fig, path)
+    """(Every figure here is laid out with ``tight_layout`` first.)"""
+    return png_bytes(fig, path, laid_out=True)
 
 
 def tradeoff_figure(m: int, s_values: Sequence[int] = (1, 3, 5, 7, 9),

@@ -36,8 +36,8 @@ _COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728")
 _pyplot = pyplot
 
 
-def _png(fig: Any) -> bytes:
-    return png_bytes(fig, dpi=100)
+def _png(fig: Any, laid_out: bool = False) -> bytes:
+    return png_bytes(fig, dpi=100, laid_out=laid_out)
 
 
 def top_topics(labels: Sequence[str], series: Mapping[str, Sequence[float]],
@@ -206,7 +206,7 @@ def risk_vs_weeks(gaps: Sequence[Mapping[str, Any]], tolerance: float) -> bytes:
     xs = sorted({g["weeks"] for g in gaps})
     a2.set_xticks(xs)
     fig.tight_layout()
-    return _png(fig)
+    return _png(fig, laid_out=True)
 
 
 #: the keys of a ``TheoryCurve.rows()`` row that are not an attack's name
@@ -281,7 +281,7 @@ def risk_and_bounds(rows: Sequence[Mapping[str, Any]], users: int) -> bytes:
     ax.set_title(f"Risk, the Bayes attacker and bounds, {users:,} users (Carey et al. Fig. 2)")
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
-    return _png(fig)
+    return _png(fig, laid_out=True)
 
 
 #: the lines of ``learned_attack_curve``: (row key, label, line style)
@@ -309,7 +309,7 @@ def learned_attack_curve(rows: Sequence[Mapping[str, Any]], users: int) -> bytes
     ax.set_title(f"Learned attack on the population, {users:,} users (Carey et al. Fig. 5)")
     ax.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
-    return _png(fig)
+    return _png(fig, laid_out=True)
 
 
 def top_pairs(labels: Sequence[str], series: Mapping[str, Sequence[float]],
