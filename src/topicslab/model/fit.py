@@ -63,6 +63,7 @@ from topicslab._atomic import atomic_path
 from topicslab._progress import task
 from topicslab._resources import heap_kept
 from topicslab.errors import InputError
+from topicslab.model._adam import Adam
 from topicslab.model.objective import Objective, QualityBar
 from topicslab.model.persistence import PersistenceTerm
 from topicslab.model.targets import Targets
@@ -679,7 +680,7 @@ class _Run:
     t0: float = 0.0
     last_loss: float = math.nan
     last_quality: tuple[float, float] | None = None
-    optimizer_state: torch.optim.Optimizer | None = None
+    optimizer_state: Adam | None = None
     _unit: float | None = None
 
     def __post_init__(self) -> None:
@@ -753,8 +754,8 @@ class _Run:
         qs = f" abs≤0.1pp {q[0]:.4%} rel≤20% {q[1]:.2%}" if q is not None else ""
         return f"J={self.last_loss:.4e}{qs}"
 
-    def adam(self, lr: float) -> torch.optim.Adam:
-        opt = torch.optim.Adam(list(self.params.values()), lr=lr)
+    def adam(self, lr: float) -> Adam:
+        opt = Adam(self.params.values(), lr=lr)
         if self.state is not None and "optimizer" in self.state:
             try:
                 opt.load_state_dict(self.state["optimizer"])
@@ -887,7 +888,7 @@ class _Run:
         return "epochs"
 
     @torch.no_grad()
-    def _evaluate(self, opt: torch.optim.Optimizer) -> bool:
+    def _evaluate(self, opt: Adam) -> bool:
         qs, qw, qa = self.variant.statistics(self.params)
         loss = float(self.obj.sse_of(qs, qw, qa)) / self.obj.n_terms
         return self.log(loss, float(opt.param_groups[0]["lr"]), self.obj.quality(qs, qw, qa))
