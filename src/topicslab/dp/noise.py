@@ -19,12 +19,14 @@ Randomness: ``os.urandom`` (the OS CSPRNG) by default. With ``seed`` the same al
 PCG64 stream instead: reproducible, but NOT cryptographically secure — the ledger says so.
 
 Speed: the algorithms run one sample after another in a compiled (numba) kernel over a buffer of
-random words, ~16 words a sample; the 7 tables of a 4-week release (770K samples) took 2.2 s as
-vectorised NumPy rounds (thousands of passes over shrinking index sets), 0.3 s here, most of it
-``os.urandom`` itself (benchmarks/RESULTS.md). A sample that runs past the buffer is drawn again
-from its first word once the buffer is refilled, so every sample is a function of the words from
-its start, and the refills change nothing in the output's distribution. A Bernoulli whose
-outcome is certain (probability 0, or a uniform below 1) takes no word.
+random words, ~16 words a sample; the 7 tables of a 4-week release (1.1M samples) took 1.42 s as
+vectorised NumPy rounds (thousands of passes over shrinking index sets), 0.47 s here, most of it
+``os.urandom`` itself (benchmarks/bench_noise.py). Reading the words as a stream of bits (6 for
+a uniform integer below 64) took 8 times fewer words but made the kernel 2.4 times slower:
+0.61 s. A sample that runs past the buffer is drawn again from its first word once the buffer
+is refilled, so every sample is a function of the words from its start, and the refills change
+nothing in the output's distribution. A Bernoulli whose outcome is certain (probability 0, or a
+uniform below 1) takes no word.
 """
 
 from __future__ import annotations
