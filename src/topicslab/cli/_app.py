@@ -83,8 +83,10 @@ _INTERRUPTIONS: list[BaseException] = []
 
 
 def keep_until_exit(exc: BaseException) -> None:
-    """Keep ``exc``, its traceback and its chain alive until the process ends."""
+    """Keep ``exc``, its traceback and its chain alive until the process ends (the last
+    few: commands run in one process, as tests do, would otherwise hold every one's frames)."""
     _INTERRUPTIONS.append(exc)
+    del _INTERRUPTIONS[:-8]
 
 
 class _Interrupted(BaseException):
