@@ -138,13 +138,28 @@ def _logs(C, k, m, seed, dtype=torch.float64):
     return logP, torch.log1p(-logP.exp()).clamp(min=-1000.0)
 
 
-@pytest.mark.parametrize("chunk", [1, 7, 50])
-def test_the_expansion_norms_are_those_of_the_whole_expansion(chunk):
-    logP, log1mP = _logs(C=23, k=4, m=17, seed=31)
+@pytest.mark.parametrize("k", [1, 2, 4, 5, 6])
+def test_the_expansion_norms_are_those_of_the_whole_expansion(k):
+    """The norms as a product of the two halves of the slots are the whole expansion's
+    rows' squared norms, subset by subset (odd and even k)."""
+    logP, log1mP = _logs(C=23, k=k, m=17, seed=31)
     whole = _log_expansion(logP, log1mP)
-    norms = _expansion_norms(logP, log1mP, chunk=chunk)
-    assert norms.shape == (15, 23)
+    norms = _expansion_norms(logP.exp(), log1mP.exp())
+    assert norms.shape == (2 ** k - 1, 23)
     assert torch.allclose(norms, (whole * whole).sum(dim=-1), rtol=1e-12, atol=0)
+
+
+def test_the_rows_kept_do_not_depend_on_the_sort():
+    """On a CPU the rows are ranked by NumPy's sort: the same rows as torch's."""
+    rng = np.random.default_rng(4)
+    norms = torch.tensor(rng.exponential(size=(31, 500)) ** 6)
+    norms[3:9, :40] = 0.0  # ties: rows whose products underflowed
+    flat = norms.reshape(-1)
+    for tol in (0.0, 1e-6, 1e-2, 1.0, 50.0):
+        order = torch.argsort(flat[500:]) + 500
+        dropped = torch.cumsum(flat[order], dim=0) <= tol
+        expected = torch.sort(torch.cat([torch.arange(500), order[~dropped]])).values
+        assert torch.equal(kept_rows(norms, tol), expected), tol
 
 
 def test_the_kept_rows_alone_have_the_whole_expansions_values_and_gradients():
