@@ -51,6 +51,19 @@ past the machine's memory or disk.
   (the CLI's ``sample`` refuses them up front); ``format=pd.NA`` "boolean value of NA is
   ambiguous".
 
+- An output name that is a symbolic link, given to the Python API's writers
+  (``io.write_sets``, ``write_sets_csv``, ``write_sets_tfrecord``, ``SetsWriter``,
+  ``qif.figure5(path=...)``): the closing rename replaced the link itself with a regular file
+  (a link to ``/dev/stdout``, run as root, became a file holding the output), where the
+  CLI's outputs refuse a link.
+- A name that is not UTF-8 (``"\\udcff.parquet"``, as Python decodes such bytes) given to
+  the Python API: pyarrow's "UnicodeEncodeError: 'utf-8' codec can't encode character"; an
+  ``os.PathLike`` whose ``__fspath__`` returns no name: "TypeError: expected
+  P.__fspath__() to return str or bytes, not int".
+- An output in a directory where no file can be made (``/proc/self/status``) or below a
+  file (``afile/x.csv``): "FileNotFoundError: ... '/proc/self/.status.....tmp'" (a name the
+  user never gave) and "FileExistsError: [Errno 17] File exists: 'afile'".
+
 From Python, an ``InputError`` naming the argument, one line, and nothing written.
 """
 
@@ -394,3 +407,68 @@ def test_sample_to_file_refuses_work_past_the_machine_up_front(
     _refused(lambda: tm.sample_to_file(_model(), name, seed=0, progress=False, **options),
              field)
     assert tree(work) == {}
+
+
+# ---- output names: links, names that are not UTF-8, directories where no file can be made ----
+
+
+def _writers() -> dict[str, Any]:
+    from topicslab import io as tio
+    from topicslab import qif
+
+    sets = _sets(10, 2)
+    return {
+        "write_sets": lambda p: tio.write_sets(p + ".parquet", sets),
+        "write_sets-csv": lambda p: tio.write_sets(p + ".csv", sets),
+        "write_sets_csv": lambda p: tio.write_sets_csv(p + ".csv", sets),
+        "write_sets_tfrecord": lambda p: tio.write_sets_tfrecord(p + ".tfrecord", sets),
+        "SetsWriter": lambda p: tio.SetsWriter(p + ".parquet", "v2", 5, 2).close(),
+        "figure5": lambda p: qif.figure5(n_max=3, path=p + ".png"),
+    }
+
+
+@pytest.mark.parametrize("name", list(_writers()))
+def test_a_writer_refuses_a_link_where_it_writes_a_file(name: str, work: Path) -> None:
+    import os
+
+    target = {"write_sets": ".parquet", "SetsWriter": ".parquet", "figure5": ".png",
+              "write_sets_tfrecord": ".tfrecord"}.get(name, ".csv")
+    (work / "real").write_text("kept")
+    os.symlink("real", work / f"out{target}")
+    before = tree(work)
+    err = _refused(lambda: _writers()[name]("out"), None)
+    assert "symbolic link" in err.message
+    assert tree(work) == before and os.path.islink(work / f"out{target}")
+
+
+@pytest.mark.parametrize("name", list(_writers()))
+def test_a_writer_refuses_a_name_that_is_not_utf8(name: str, work: Path) -> None:
+    err = _refused(lambda: _writers()[name]("\udcffout"), "path")
+    assert "not valid UTF-8" in err.message and err.file is not None and "\\xff" in err.file
+    assert tree(work) == {}
+
+
+class _NoName:
+    def __fspath__(self) -> Any:
+        return 5
+
+
+def test_a_path_like_that_gives_no_name_is_refused(work: Path) -> None:
+    from topicslab import io as tio
+
+    for call in (lambda: tio.write_sets(_NoName(), _sets(10, 2)),  # type: ignore[arg-type]
+                 lambda: tio.read_sets(_NoName())):  # type: ignore[arg-type]
+        err = _refused(call, "path")
+        assert "expected a file or directory name" in err.message
+    assert tree(work) == {}
+
+
+@pytest.mark.parametrize("name", ["write_sets_csv", "write_sets_tfrecord", "figure5"])
+def test_an_output_where_no_file_can_be_made_is_refused(name: str, work: Path) -> None:
+    (work / "afile").write_text("kept")
+    before = tree(work)
+    err = _refused(lambda: _writers()[name]("afile/sub/out"), None)
+    assert "afile is a file" in err.message
+    err = _refused(lambda: _writers()[name]("/proc/self/status"), None)
+    assert "is not writable" in err.message
+    assert tree(work) == before
