@@ -33,9 +33,11 @@ past the machine's memory or disk.
 - ``qif.round_half_up(Fraction(1, 3), 2)``: "unsupported format string passed to
   Fraction.__format__", ``round_half_up(1e308, 1)`` decimal's InvalidOperation;
   ``qif.report_section(r=Fraction(1, 20))`` the same format error after the work, and
-  ``report_section(sets, m=10)`` ignored m without a word; ``qif.tables_memory(max_cells=...)``
-  took anything (None, text, an object); ``qif.tradeoff_figure(s_values=5)`` "Value after *
-  must be an iterable", ``s_values=[2.5]`` drew a set size of 2.5.
+  ``report_section(sets, m=10)`` ignored m without a word, and its ``weeks`` given as a
+  generator was captioned "weeks <generator object <genexpr> at 0x7f...>" in the report;
+  ``qif.tables_memory(max_cells=...)`` took anything (None, text, an object);
+  ``qif.tradeoff_figure(s_values=5)`` "Value after * must be an iterable", ``s_values=[2.5]``
+  drew a set size of 2.5.
 - ``attacks.solve_assignment``: plain ValueErrors naming no argument ("rows, cols and weights
   must be 1-D arrays of one length", "dummy needs one finite value per row"), a date among
   the weights float()'s TypeError, and ``batch_edges=np.uint64(2**64 - 1)`` "OverflowError:
@@ -304,6 +306,17 @@ def test_report_section_reads_r_checked_and_refuses_an_m_it_would_ignore() -> No
     assert same["r"] == 0.05 and isinstance(same["r"], float)
     for m in (10, object()):
         _refused(lambda m=m: qif.report_section(sets, m=m, epochs=(1,), figures=False), "m")
+
+
+def test_report_section_captions_the_weeks_it_read() -> None:
+    from topicslab import qif
+
+    sets = _sets()
+    listed = qif.report_section(sets, epochs=(1,), figures=False, weeks=[0, 1])
+    for weeks in ((w for w in [0, 1]), np.array([0, 1])):
+        given = qif.report_section(sets, epochs=(1,), figures=False, weeks=weeks)
+        assert given["html"] == listed["html"]
+    assert "weeks [0, 1] as one profile" in listed["html"]
 
 
 @pytest.mark.parametrize("max_cells", [None, "5", object(), 0], ids=str)

@@ -122,7 +122,10 @@ def report_section(sets: TopicSets | None = None, *, m: int = 469, s: int = 5,
             seq = weeks if weeks is not None else list(range(min(3, sets.n_weeks)))
             multi = population_tables(sets, weeks=seq, r=r, max_cells=max_cells)
             out["population_epochs"] = multi.to_dict()
-            parts.append(_html_table(f"Population, weeks {seq} as one profile (App. C)",
+            # the weeks read (the caption showed weeks given as a generator as
+            # "<generator object <genexpr> at 0x...>", and an array as "[0 1]")
+            parts.append(_html_table(f"Population, weeks {multi.epochs} as one profile "
+                                     "(App. C)",
                                      ["quantity", "value", "capacity / bound"],
                                      population_rows(multi)))
     if flag(figures, "figures", error=QIFParameterError):  # (an array was "ambiguous")
