@@ -319,7 +319,8 @@ def test_report_section_captions_the_weeks_it_read() -> None:
     assert "weeks [0, 1] as one profile" in listed["html"]
 
 
-@pytest.mark.parametrize("max_cells", [None, "5", object(), 0], ids=str)
+@pytest.mark.parametrize("max_cells", [None, "5", object(), 0],
+                         ids=["None", "text", "object", "zero"])
 def test_tables_memory_checks_max_cells(max_cells: Any) -> None:
     from topicslab import qif
 
