@@ -231,6 +231,37 @@ def refuse_directories(finals: Iterable[str | os.PathLike[str]],
             raise InputError(_DIRECTORY_AT_FILE, file=os.fspath(p), field=field)
 
 
+def _refuse_link(final: Path) -> None:
+    """Refuse a symbolic link where a file is written, as the CLI's outputs do: the rename
+    replaced the link itself, not the file it points to -- from Python, a link to /dev/stdout
+    (or any file) became a regular file holding the output, the link gone without a word."""
+    if final.is_symlink() and not final.is_dir():
+        from topicslab.errors import InputError
+
+        raise InputError(f"is a symbolic link (to {os.readlink(final)}); name the file "
+                         "itself, or remove the link", file=os.fspath(final))
+
+
+def _not_writable(exc: OSError, final: Path) -> Exception:
+    """A directory where no file can be made (procfs, sysfs: "FileNotFoundError: [Errno 2]
+    No such file or directory: '/proc/self/.status.....tmp'", a name the user never gave; a
+    file where a directory of the name is) as the CLI's outputs refuse it, naming the
+    output; other failures (a full disk, too many open files) as they were."""
+    if exc.errno not in (errno.ENOENT, errno.EROFS, errno.ENOTDIR, errno.EINVAL,
+                         errno.EEXIST):
+        return exc
+    from topicslab.errors import InputError
+
+    if exc.errno in (errno.EEXIST, errno.ENOTDIR):  # (a file where a directory of the name
+        # is: "FileExistsError: [Errno 17] File exists: 'a'" making a/x.csv's directory)
+        part = next((d for d in reversed(final.parents) if d.exists() and not d.is_dir()),
+                    final.parent)
+        return InputError(f"directory {final.parent} cannot be made: {part} is a file; "
+                          "choose another location", file=os.fspath(final))
+    return InputError(f"directory {final.parent} is not writable ({exc.strerror}); choose "
+                      "another location", file=os.fspath(final))
+
+
 def _refuse_kind_clash(new: Path, final: Path) -> None:
     """Refuse, before any rename, a ``final`` name taken by the other kind: a directory
     where a file is written (or a file where a directory is). The rename failed after the
@@ -498,11 +529,14 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     from topicslab._paths import path_name
 
     final = Path(path_name(path))
-    final.parent.mkdir(parents=True, exist_ok=True)
+    _refuse_link(final)
     try:
+        final.parent.mkdir(parents=True, exist_ok=True)
         tmp = _temporary_file(final)
     except PermissionError as exc:  # (the line named the temporary that was never made)
         raise _denied(exc, final, []) or exc from exc
+    except OSError as exc:
+        raise _not_writable(exc, final) from exc
     try:
         yield tmp
         raise_if_interrupted()
@@ -537,11 +571,18 @@ def atomic_paths(paths: Sequence[str | os.PathLike[str]],
     nothing else changes.
     """
     finals = [Path(p) for p in paths]
+    for final in finals:
+        _refuse_link(final)
     tmps: list[Path] = []
     try:
         for final in finals:
-            final.parent.mkdir(parents=True, exist_ok=True)
-            tmps.append(_temporary_file(final))
+            try:
+                final.parent.mkdir(parents=True, exist_ok=True)
+                tmps.append(_temporary_file(final))
+            except PermissionError:
+                raise
+            except OSError as exc:
+                raise _not_writable(exc, final) from exc
         yield tmps
         raise_if_interrupted()
         for tmp, final in zip(tmps, finals, strict=True):

@@ -19,7 +19,7 @@ from topicslab.errors import ParameterError
 
 __all__ = ["MAX_COUNT", "choice", "comma_items", "flag", "integer", "integer_array",
            "is_collection", "is_integer", "is_real", "number", "refuse", "refuse_complex",
-           "shown"]
+           "shown", "value_shown"]
 
 
 #: the largest count a computation can hold (an int64): a count past it (10**400) is no
@@ -54,16 +54,35 @@ def _range(lo: float | None, hi: float | None, lo_open: bool = False,
     return f"{'<' if hi_open else '<='} {_g(hi)}"
 
 
+def _duration(value: object) -> bool:
+    """Whether ``value`` is a NumPy duration (``np.timedelta64``), which NumPy registers as an
+    integer: ``integer``/``number`` took one, and ``int()`` of it then failed ("int() argument
+    must be ... not 'datetime.timedelta'"), or its days were read as the count."""
+    import numpy as np
+
+    return isinstance(value, np.timedelta64)
+
+
 def is_real(value: object) -> bool:
     """Whether ``value`` is a real number (a Python or NumPy int or float), not a bool: the
     ad hoc range checks took ``int | float``, which refused ``np.float32(0.1)`` and
     ``np.int64(3)`` where ``number``/``integer`` took them."""
-    return isinstance(value, Real) and not isinstance(value, bool)
+    return isinstance(value, Real) and not isinstance(value, bool) and not _duration(value)
 
 
 def is_integer(value: object) -> bool:
     """Whether ``value`` is an integer (a Python or NumPy one), not a bool."""
-    return isinstance(value, Integral) and not isinstance(value, bool)
+    return isinstance(value, Integral) and not isinstance(value, bool) and not _duration(value)
+
+
+def value_shown(value: object, most: int | None = None) -> str:
+    """``repr(value)`` on one line (cut as ``shown`` cuts it, to ``most`` characters, if
+    given): the repr of a pandas Series or a pyarrow array spans lines (``0    1\\n1    2\\n
+    dtype: int64``), and an error that quoted it was one of several lines."""
+    import re
+
+    text = re.sub(r"\s*[\r\n]+\s*", " ", repr(value))
+    return text if most is None else shown(text, most)
 
 
 def is_collection(value: object) -> bool:
@@ -84,7 +103,8 @@ def flag(value: object, field: str, error: Error = ParameterError) -> bool:
     import numpy as np
 
     if not isinstance(value, bool | np.bool_):
-        raise refuse(f"{field} must be True or False, got {value!r}", field, error=error)
+        raise refuse(f"{field} must be True or False, got {value_shown(value)}", field,
+                     error=error)
     return bool(value)
 
 
@@ -107,8 +127,8 @@ def _integer_shown(v: int) -> str:
 def integer(value: object, field: str, *, at_least: int | None = None,
             at_most: int | None = None, why: str = "", error: Error = ParameterError) -> int:
     """``value`` as an ``int``: an integer (not a bool) within ``[at_least, at_most]``."""
-    if isinstance(value, bool) or not isinstance(value, Integral):
-        raise refuse(f"{field} must be an integer, got {shown(repr(value))}", field,
+    if isinstance(value, bool) or not isinstance(value, Integral) or _duration(value):
+        raise refuse(f"{field} must be an integer, got {value_shown(value, 60)}", field,
                      error=error)
     v = int(value)
     if (at_least is not None and v < at_least) or (at_most is not None and v > at_most):
@@ -122,8 +142,8 @@ def number(value: object, field: str, *, lo: float | None = None, hi: float | No
            error: Error = ParameterError) -> float:
     """``value`` as a finite ``float`` within the interval from ``lo`` to ``hi`` (open at an
     end whose ``*_open`` is set)."""
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise refuse(f"{field} must be a number, got {value!r}", field, error=error)
+    if isinstance(value, bool) or not isinstance(value, Real) or _duration(value):
+        raise refuse(f"{field} must be a number, got {value_shown(value)}", field, error=error)
     shown = _range(lo, hi, lo_open, hi_open)
     try:
         v = float(value)
@@ -144,8 +164,8 @@ def choice(value: object, field: str, options: Iterable[str],
     """``value`` if it is one of ``options``."""
     opts = tuple(options)
     if not isinstance(value, str) or value not in opts:
-        raise refuse(f"{field} must be one of {', '.join(opts)}, got {value!r}", field,
-                     error=error)
+        raise refuse(f"{field} must be one of {', '.join(opts)}, got {value_shown(value)}",
+                     field, error=error)
     return value
 
 
@@ -186,6 +206,11 @@ def integer_array(value: object, field: str, *, error: Error = ParameterError) -
     except ValueError:  # ragged nested lists: NumPy's "inhomogeneous shape" ValueError
         raise refuse(f"{field} must be a rectangular integer array (nested lists of one "
                      "length per level)", field, error=error) from None
+    if arr.dtype.kind == "m":
+        # durations are integers to NumPy: they reached the compiled kernels (numba's
+        # "TypingError: ... add(timedelta64[s], int64)") or were read as topics
+        raise refuse(f"{field} must be an integer array, got dtype {arr.dtype}", field,
+                     error=error)
     if np.issubdtype(arr.dtype, np.integer):
         # in the machine's byte order: a big-endian array (">i2", as data from elsewhere may
         # come) reached the compiled kernels, which type none other (profile_anonymity:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -85,13 +86,45 @@ def printable(text: str) -> str:
                    .decode("ascii") for c in text)
 
 
+def not_utf8_name(value: str, field: str | None) -> InputError | None:
+    """The refusal of a name that is not UTF-8 (bytes Python keeps as surrogates), or
+    ``None`` for a UTF-8 name: the Parquet library failed on one after the work, as "the
+    output cannot be shown in the terminal's encoding", or named the input with a codec's
+    message (from Python, "UnicodeEncodeError: 'utf-8' codec can't encode character")."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    else:
+        return None
+    shown = os.fsencode(value).decode("utf-8", "backslashreplace")
+    if shown == os.fsencode(value).decode("utf-8", "replace") and \
+            sys.getfilesystemencoding().lower().replace("-", "") != "utf8":
+        # the name is UTF-8; this Python decodes names as ASCII (the C locale with the
+        # locale coercion and UTF-8 mode off): "the name is not valid UTF-8" was wrong
+        return InputError(f"this Python reads file names as {sys.getfilesystemencoding()} "
+                          "(the C or POSIX locale), so a UTF-8 name cannot be passed on; "
+                          "run under a UTF-8 locale (LC_ALL=C.UTF-8) or set PYTHONUTF8=1",
+                          file=shown, field=field)
+    # (the line gave the Parquet and Arrow libraries as the reason for any option, a JSON or
+    # PNG output's too; the outputs also record the names they read as text)
+    return InputError("the name is not valid UTF-8, and topicslab takes UTF-8 names only "
+                      "(the Parquet and Arrow libraries and the names recorded in its "
+                      "outputs take no other); rename the file (or directory) or choose a "
+                      "UTF-8 name", file=shown, field=field)
+
+
 def path_name(path: object, field: str = "path") -> str:
     """``path`` as the name the file system takes: a ``str`` or an ``os.PathLike`` of one.
     Anything else -- bytes, an open file, a file descriptor, ``None`` -- was Python's
     ``TypeError`` deep in a reader or writer ("a bytes-like object is required, not 'str'",
     "expected str, bytes or os.PathLike object, not BufferedReader"), and a NUL character
     in the name its "ValueError: embedded null byte"."""
-    name = os.fspath(path) if isinstance(path, str | os.PathLike) else None
+    try:
+        name = os.fspath(path) if isinstance(path, str | os.PathLike) else None
+    except TypeError:  # (an __fspath__ that returns no name: "expected P.__fspath__() to
+        # return str or bytes, not int")
+        name = None
     if not isinstance(name, str):
         opened = hasattr(path, "read") or hasattr(path, "write")
         raise InputError(f"expected a file or directory name (a str or pathlib.Path), got "
@@ -101,6 +134,10 @@ def path_name(path: object, field: str = "path") -> str:
     if "\x00" in name:
         raise InputError("the name holds a NUL character, which no file name can hold",
                          file=printable(name), field=field)
+    problem = not_utf8_name(name, field)  # (as the CLI's options: pyarrow's
+    # UnicodeEncodeError, an output's after the work)
+    if problem is not None:
+        raise problem
     return name
 
 

@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
-from topicslab._checks import flag, integer_array
+from topicslab._checks import flag, integer_array, is_integer, value_shown
 from topicslab.errors import InputError
 from topicslab.taxonomy import Taxonomy, resolve
 
@@ -281,9 +281,9 @@ class ChunkedSets:
         object.__setattr__(self, "taxonomy", resolve(self.taxonomy))
         for name in ("n_users", "n_weeks", "k", "chunk_users"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < (
+            if not is_integer(value) or value < (
                     0 if name == "n_users" else 1):
-                raise InputError(f"{name} must be a positive integer, got {value!r}",
+                raise InputError(f"{name} must be a positive integer, got {value_shown(value)}",
                                  field=name)
 
     def chunks(self) -> Iterator[tuple[int, TopicSets]]:

@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
-from topicslab._checks import MAX_COUNT, choice, integer, integer_array, number, refuse
+from topicslab._checks import MAX_COUNT, choice, integer, integer_array, number, refuse, value_shown
 from topicslab.api.hashing import (
     STREAM_ANSWER,
     STREAM_FILTER,
@@ -76,7 +76,7 @@ class Mechanism:
             choice(self.taxonomy, "taxonomy", VERSIONS)
         elif not isinstance(self.taxonomy, Taxonomy):
             raise refuse(f"taxonomy must be a version ({', '.join(VERSIONS)}) or a Taxonomy, "
-                         f"got {self.taxonomy!r}", "taxonomy")
+                         f"got {value_shown(self.taxonomy)}", "taxonomy")
         m = self.tax.size
         object.__setattr__(self, "k", integer(
             self.k, "k", at_least=1, at_most=m,

@@ -32,7 +32,7 @@ import numpy.typing as npt
 import pyarrow as pa
 from numba import njit
 
-from topicslab._checks import flag, integer, is_integer
+from topicslab._checks import flag, integer, is_integer, value_shown
 from topicslab._progress import task
 from topicslab.api.hashing import mix64
 from topicslab.api.topk import top_k_sparse
@@ -491,7 +491,8 @@ def ingest_visits(
                          "domains", file=table.source or None, field=None)
     tax = table.taxonomy
     if not is_integer(k) or not 1 <= k <= tax.size:  # (is_integer: a NumPy one too)
-        raise ParameterError(f"k must be an integer in 1..{tax.size}, got {k!r}", field="k")
+        raise ParameterError(f"k must be an integer in 1..{tax.size}, got "
+                             f"{value_shown(k)}", field="k")
     k = int(k)
     if batch_rows is not None:  # (0 was read as "the default", silently)
         integer(batch_rows, "batch_rows", at_least=1)

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from topicslab._checks import value_shown
 from topicslab.api import Mechanism
 from topicslab.attacks.outcomes import TargetOutcomes
 from topicslab.errors import InputError
@@ -114,7 +115,7 @@ def make_attack(name: str, **options: Any) -> MatchSetAttack:
     # (a list or an array was the registry's "TypeError: unhashable type")
     factory = _REGISTRY.get(name) if isinstance(name, str) else None
     if factory is None:
-        raise InputError(f"unknown attack {name!r}; choose from "
+        raise InputError(f"unknown attack {value_shown(name)}; choose from "
                          f"{', '.join(available_attacks())}",
                          field="attack")
     import inspect

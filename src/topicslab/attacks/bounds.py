@@ -46,7 +46,15 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
-from topicslab._checks import MAX_COUNT, flag, integer, integer_array, number, refuse_complex
+from topicslab._checks import (
+    MAX_COUNT,
+    flag,
+    integer,
+    integer_array,
+    number,
+    refuse_complex,
+    value_shown,
+)
 from topicslab._json import json_number
 from topicslab.api import Mechanism, observe
 from topicslab.api.answers import _mechanism
@@ -401,7 +409,8 @@ def reid_bounds(
     seed = integer(seed, "seed", at_least=0, at_most=2**64 - 1)
     max_cells = integer(max_cells, "max_cells", at_least=0)
     if not isinstance(certify, bool):
-        raise InputError(f"certify must be True or False, got {certify!r}", field="certify")
+        raise InputError(f"certify must be True or False, got {value_shown(certify)}",
+                         field="certify")
     if certify_log is not None:
         if not certify:
             raise InputError("certify_log records the certified interval's walks: add "

@@ -421,7 +421,9 @@ def _check(site1: npt.NDArray[np.integer], queries: npt.NDArray[np.integer],
     for name, arr in (("site1", site1), ("queries", queries)):
         if name == "site1" and not values:
             continue
-        if not np.issubdtype(arr.dtype, np.integer):
+        # (durations are integers to NumPy: int() of their minimum failed, "int() argument
+        # must be ... not 'datetime.timedelta'")
+        if not np.issubdtype(arr.dtype, np.integer) or arr.dtype.kind == "m":
             raise ParameterError(f"{name} must hold integer categories, got {arr.dtype}",
                                  field=name)
         if arr.size and arr.min() < -1:

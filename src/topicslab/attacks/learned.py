@@ -81,7 +81,7 @@ import torch
 from numba import njit, prange
 from torch import nn
 
-from topicslab._checks import flag, integer, is_integer
+from topicslab._checks import flag, integer, is_integer, value_shown
 from topicslab._json import DuplicateKeyError, bounded_int, dumps, loads, unique_keys
 from topicslab._kernels import sort_head
 from topicslab._progress import task
@@ -279,7 +279,8 @@ def resolve_device(device: str) -> str:
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device not in ("cpu", "cuda"):
-        raise InputError(f"device must be cpu, cuda or auto, got {device!r}", field="device")
+        raise InputError(f"device must be cpu, cuda or auto, got "
+                         f"{value_shown(device)}", field="device")
     if device == "cuda" and not torch.cuda.is_available():
         raise InputError("CUDA is not available on this machine (torch.cuda.is_available() "
                          "is false); use --device cpu", field="device")
@@ -619,7 +620,8 @@ def train_attack(
         raise InputError("the learned attack builds on the asymmetric attack, which needs "
                          "p < 1", field="p")
     if not is_integer(weeks) or weeks < 1:  # (is_integer: a NumPy one too)
-        raise InputError(f"weeks must be a positive integer, got {weeks!r}", field="weeks")
+        raise InputError(f"weeks must be a positive integer, got "
+                         f"{value_shown(weeks)}", field="weeks")
     weeks = int(weeks)
     c = weeks + mech.lookback - 1
     if sets.n_weeks < c:
@@ -787,7 +789,8 @@ def _positive(meta: dict[str, Any], name: str, file: str) -> int:
     # FileFieldError: model.json's 'weeks' is not the command's --weeks
     v = meta.get(name)
     if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise FileFieldError(f"must be a positive integer, got {v!r}", file=file, field=name)
+        raise FileFieldError(f"must be a positive integer, got "
+                             f"{value_shown(v)}", file=file, field=name)
     return v
 
 

@@ -86,7 +86,15 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
-from topicslab._checks import choice, flag, integer, integer_array, refuse
+from topicslab._checks import (
+    MAX_COUNT,
+    choice,
+    flag,
+    integer,
+    integer_array,
+    refuse,
+    refuse_complex,
+)
 from topicslab._progress import task
 from topicslab.attacks.attack import MatchSetAttack
 from topicslab.attacks.engine import _TOP, MatchSetCounter, _zval
@@ -614,6 +622,15 @@ def cutoff_dummies(n_rows: int, rows: npt.NDArray[np.int64], weights: npt.NDArra
 MAX_SIDE = 2**31 - 1
 
 
+def _real_values(value: object, field: str) -> npt.NDArray[np.float64]:
+    """``value`` as float64 values, or a ``ParameterError`` naming ``field``."""
+    refuse_complex(value, field)
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise refuse(f"{field} must be real numbers", field) from None
+
+
 def solve_assignment(n_rows: int, n_cols: int, rows: npt.ArrayLike, cols: npt.ArrayLike,
                      weights: npt.ArrayLike, *, dummy: npt.ArrayLike | None = None,
                      batch_edges: int = BATCH_EDGES, solver: str = "lapjv"
@@ -638,7 +655,9 @@ def solve_assignment(n_rows: int, n_cols: int, rows: npt.ArrayLike, cols: npt.Ar
         ``{"components", "largest_component"}`` in rows).
     """
     # (0 or -1 edges a block was accepted; a fractional count compared as it came)
-    batch_edges = integer(batch_edges, "batch_edges", at_least=1)
+    # (past an int64, 2**64 - 1 was "OverflowError: Python int too large to convert to C long"
+    # batching the components)
+    batch_edges = integer(batch_edges, "batch_edges", at_least=1, at_most=MAX_COUNT)
     # (NaN or 1.5 rows were NumPy's "expected a sequence of integers", text a UFuncTypeError,
     # None a comparison's TypeError, 2**70 "Maximum allowed dimension exceeded" or an
     # OverflowError)
@@ -649,16 +668,21 @@ def solve_assignment(n_rows: int, n_cols: int, rows: npt.ArrayLike, cols: npt.Ar
     # (a fractional endpoint was truncated to a row or column)
     r = np.asarray(integer_array(rows, "rows"), dtype=np.int64)
     c = np.asarray(integer_array(cols, "cols"), dtype=np.int64)
-    w = np.asarray(weights, dtype=np.float64)
+    # (plain ValueErrors naming no argument, and a date among the weights float()'s
+    # TypeError)
+    w = _real_values(weights, "weights")
     if not (r.shape == c.shape == w.shape) or r.ndim != 1:
-        raise ValueError("rows, cols and weights must be 1-D arrays of one length")
+        raise refuse(f"rows, cols and weights must be 1-D arrays of one length, got shapes "
+                     f"{r.shape}, {c.shape} and {w.shape}", "weights")
     if r.size and (r.min() < 0 or r.max() >= n_rows or c.min() < 0 or c.max() >= n_cols):
-        raise ValueError("edge endpoints out of range")
+        raise refuse("edge endpoints out of range", "rows" if (
+            r.min() < 0 or r.max() >= n_rows) else "cols")
     if not np.isfinite(w).all():
-        raise ValueError("weights must be finite")
-    dm = None if dummy is None else np.asarray(dummy, dtype=np.float64)
+        raise refuse("weights must be finite", "weights")
+    dm = None if dummy is None else _real_values(dummy, "dummy")
     if dm is not None and (dm.shape != (n_rows,) or not np.isfinite(dm).all()):
-        raise ValueError("dummy needs one finite value per row")
+        raise refuse(f"dummy needs one finite value per row ({n_rows}), got shape {dm.shape}",
+                     "dummy")
     how = resolve_solver(solver)
     out = np.full(n_rows, -1, dtype=np.int64)
     if r.size == 0:

@@ -53,6 +53,7 @@ from topicslab._checks import (
     integer,
     object_or_keywords,
     refuse,
+    value_shown,
 )
 from topicslab._progress import task
 from topicslab.api import Mechanism, observe
@@ -143,7 +144,7 @@ class ReidProtocol:
         # value of an array is ambiguous" came out; the targets are a number, drawn at random)
         if not (isinstance(t, str) and t == "all"):
             if isinstance(t, str):
-                raise refuse(f"targets must be a positive integer or 'all', got {t!r}",
+                raise refuse(f"targets must be a positive integer or 'all', got {value_shown(t)}",
                              "targets")
             t = integer(t, "targets", at_least=1, why="a trial needs a target")
         object.__setattr__(self, "targets", t)
@@ -1032,12 +1033,12 @@ def risk_curve(
     """``measure_risk`` for each number of observed weeks, with shared trials: the r-week
     traces are the last r weeks of the same simulated answers, and one count of the longest
     traces serves every r (each result equals ``measure_risk(sets, weeks=r, **options)``)."""
-    if not weeks:
-        raise InputError("no weeks given for the curve", field="weeks")
     if isinstance(weeks, (str, bytes)) or not hasattr(weeks, "__iter__"):
         # "12" was read as the weeks [1, 2], and 2.5 as 2
         raise TypeError(f"risk_curve weeks must be a sequence of ints, got {weeks!r}")
-    rs = list(weeks)
+    rs = list(weeks)  # (before the test of none: a pandas Series has no truth value)
+    if not rs:
+        raise InputError("no weeks given for the curve", field="weeks")
     if len(set(rs)) != len(rs):  # the same r twice measures one point twice
         raise refuse(f"weeks must be distinct, got {rs}", "weeks")
     known = {"attacks", "targets", "trials", "seed", "mechanism", "progress", "populations",

@@ -312,27 +312,11 @@ def _check_path_value(param: Any, value: Any, option: str) -> None:
     if value == "":
         raise InputError("an empty name (it would mean the current directory); name a "
                          "file or directory", field=option)
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        # a name of bytes that are not UTF-8 (Python keeps them as surrogates): the Parquet
-        # library failed on it after the work, as "the output cannot be shown in the
-        # terminal's encoding", or named the input with a codec's message
-        shown = os.fsencode(value).decode("utf-8", "backslashreplace")
-        if shown == os.fsencode(value).decode("utf-8", "replace") and \
-                sys.getfilesystemencoding().lower().replace("-", "") != "utf8":
-            # the name is UTF-8; this Python decodes names as ASCII (the C locale with the
-            # locale coercion and UTF-8 mode off): "the name is not valid UTF-8" was wrong
-            raise InputError(f"this Python reads file names as {sys.getfilesystemencoding()} "
-                             "(the C or POSIX locale), so a UTF-8 name cannot be passed on; "
-                             "run under a UTF-8 locale (LC_ALL=C.UTF-8) or set PYTHONUTF8=1",
-                             file=shown, field=option) from None
-        # (the line gave the Parquet and Arrow libraries as the reason for any option, a
-        # JSON or PNG output's too; the outputs also record the names they read as text)
-        raise InputError("the name is not valid UTF-8, and topicslab takes UTF-8 names only "
-                         "(the Parquet and Arrow libraries and the names recorded in its "
-                         "outputs take no other); rename the file (or directory) or choose a "
-                         "UTF-8 name", file=shown, field=option) from None
+    from topicslab._paths import not_utf8_name
+
+    problem = not_utf8_name(value, option)
+    if problem is not None:
+        raise problem from None
     from topicslab._paths import unsearchable, unsearchable_error
 
     blocked = unsearchable(value)

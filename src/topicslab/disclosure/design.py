@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from topicslab._checks import MAX_COUNT, integer, is_collection, number, refuse
+from topicslab._checks import MAX_COUNT, integer, is_collection, number, refuse, value_shown
 from topicslab.disclosure.whitebox import MAX_SITES
 
 __all__ = ["BLOCK_USERS", "DEFAULT_RHOS", "MAX_EPOCHS", "ROW_STRIDE", "DisclosureDesign"]
@@ -103,7 +103,8 @@ class DisclosureDesign:
                 self.train_personas, "train_personas", at_least=2, at_most=BLOCK_USERS,
                 why=spread))
         if not isinstance(self.whitebox, bool | np.bool_):  # "no" ran the white box
-            raise refuse(f"whitebox must be True or False, got {self.whitebox!r}", "whitebox")
+            raise refuse(f"whitebox must be True or False, got "
+                         f"{value_shown(self.whitebox)}", "whitebox")
         object.__setattr__(self, "whitebox", bool(self.whitebox))
         sites = MAX_SITES if self.whitebox else None
         object.__setattr__(self, "probe_sites", integer(

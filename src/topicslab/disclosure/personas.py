@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from topicslab._checks import flag, integer_array, is_integer, is_real
+from topicslab._checks import flag, integer_array, is_integer, is_real, value_shown
 from topicslab.api import Mechanism, answers, top_k_sparse
 from topicslab.disclosure.design import ROW_STRIDE, DisclosureDesign
 from topicslab.errors import InputError, UnknownTopicError
@@ -159,10 +159,11 @@ class PersonaModel:
         for name in ("visits_per_epoch", "activity_sigma", "interests_mean", "explore"):
             v = getattr(self, name)
             if not is_real(v) or not math.isfinite(v):
-                raise InputError(f"{name} must be a finite number, got {v!r}", field="model")
+                raise InputError(f"{name} must be a finite number, got "
+                                 f"{value_shown(v)}", field="model")
         if not is_integer(self.max_interests) or self.max_interests < 1:
             raise InputError(f"max_interests must be a positive integer, got "
-                             f"{self.max_interests!r}", field="model")
+                             f"{value_shown(self.max_interests)}", field="model")
         checks = [
             # (1e308 was NumPy's "lam value too large" in the Poisson draw, and 1e7 a
             # simulation of every visit that ran out of memory; a sigma past 10 overflowed

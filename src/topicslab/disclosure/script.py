@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from topicslab._atomic import write_text_atomic
-from topicslab._checks import integer, is_collection
+from topicslab._checks import integer, is_collection, value_shown
 from topicslab.errors import InputError
 
 _HEADER = re.compile(r"^!\s*([A-Za-z][\w-]*)\s*:\s?(.*)$")
@@ -252,10 +252,10 @@ def make_script(
     # (a 0-d array was "TypeError: iteration over a 0-d array")
     words = list(keywords) if is_collection(keywords) else None
     if isinstance(keywords, str) or words is None or not all(isinstance(k, str) for k in words):
-        raise InputError(f"keywords must be a list of words, got {keywords!r:.60}",
+        raise InputError(f"keywords must be a list of words, got {value_shown(keywords, 60)}",
                          field="keywords")
     if not isinstance(probe, str):
-        raise InputError(f"probe must be text, got {probe!r:.60}", field="probe")
+        raise InputError(f"probe must be text, got {value_shown(probe, 60)}", field="probe")
     kws = [k for k in words if k.strip()]
     if not kws:
         raise InputError("make_script needs at least one keyword", field="keywords")
@@ -303,7 +303,7 @@ def make_script(
                                 and all(isinstance(x, str) for x in h) for h in pairs):
         # (True was "Value after * must be an iterable", text "not enough values to unpack")
         raise InputError(f"extra_headers must be (name, value) pairs of text, got "
-                         f"{extra_headers!r:.60}", field="extra_headers")
+                         f"{value_shown(extra_headers, 60)}", field="extra_headers")
     headers = (("keywords", " ".join(kws)), ("probe", probe), *map(tuple, pairs))
     return Script(tuple(headers), tuple(steps))
 

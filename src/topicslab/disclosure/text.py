@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from topicslab._checks import flag, integer, is_collection
+from topicslab._checks import flag, integer, is_collection, value_shown
 from topicslab.errors import InputError, ParameterError
 
 # Runs of letters/digits (any script): apostrophes, hyphens and all other punctuation separate
@@ -104,7 +104,7 @@ class Preprocessor:
             raise InputError(f"stop_words must hold text, got {bad!r:.60}", field="stop_words")
         if self.language is not None and not isinstance(self.language, str):
             raise InputError(f"language must be a Snowball language name (text) or None, got "
-                             f"{self.language!r:.60}", field="language")
+                             f"{value_shown(self.language, 60)}", field="language")
         if self.language is not None:
             _stemmer(self.language)  # fail early on an unknown language
         if not isinstance(self.exceptions, Mapping) or not all(

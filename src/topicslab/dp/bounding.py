@@ -173,6 +173,11 @@ def bound_contributions(
     uids = (np.arange(a.shape[0], dtype=np.int64) if user_ids is None
             else integer_array(user_ids, "user_ids").astype(np.int64))
     n, n_weeks, _ = a.shape
+    if n and n_weeks and not a.shape[2]:
+        # (NumPy's "cannot reshape array of size 0 into shape (0)"; the writers refuse such
+        # sets too)
+        raise InputError(f"the sets hold no slot a week (shape {a.shape}); give each week at "
+                         "least one slot (-1: empty)", field="sets")
     # user_ids of another length and seed=-1 or 1.5 were taken, whether padding used them or not
     if uids.shape != (n,):
         raise InputError(f"user_ids must have one entry per user ({n}), got shape {uids.shape}",

@@ -99,6 +99,11 @@ def pair_counts(bounded: npt.NDArray[np.int16], m: int) -> PairCounts:
     s = _int16_sets(bounded, "bounded")
     if s.ndim != 3:
         raise refuse("bounded sets must be [n_users, n_weeks, k]", "bounded")
+    if not (s.shape[1] and s.shape[2]):
+        # (NumPy's "zero-size array to reduction operation minimum", or of no week and no
+        # user "negative dimensions are not allowed")
+        raise refuse(f"bounded sets must hold at least one week and k >= 1 topics a week, got "
+                     f"shape {s.shape}", "bounded")
     n, n_weeks, _ = s.shape
     if n and (int(s.min()) < 0 or int(s.max()) >= m or not _rows_increasing(s)):
         raise refuse("pair_counts needs bounded sets (k distinct sorted topics per week)",

@@ -20,6 +20,7 @@ from typing import Any
 from rich.table import Table
 
 from topicslab._atomic import write_text_atomic
+from topicslab._checks import value_shown
 from topicslab._json import (
     DuplicateKeyError,
     IntegerTooLargeError,
@@ -188,7 +189,7 @@ def _mechanism_problem(mech: dict[str, Any]) -> str:
             return f"{key} must be text, got {mech[key]!r:.40}"
     dims = mech["dims"]
     if isinstance(dims, bool) or not isinstance(dims, int) or dims < 1:
-        return f"dims must be a positive integer, got {dims!r:.40}"
+        return f"dims must be a positive integer, got {value_shown(dims, 40)}"
     for key, positive in (("sensitivity", True), ("sigma", True), ("sigma_sampled", True),
                           ("epsilon", False), ("delta", False), ("share", False)):
         if key not in mech:  # (sigma_sampled: absent from older ledgers)

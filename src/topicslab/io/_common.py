@@ -15,7 +15,6 @@ import os
 import re
 import stat
 from collections.abc import Iterator, Sequence
-from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -24,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numba import njit, prange
 
-from topicslab._checks import MAX_COUNT, integer
+from topicslab._checks import MAX_COUNT, integer, is_integer, value_shown
 from topicslab._json import (
     DuplicateKeyError,
     IntegerTooLargeError,
@@ -661,17 +660,18 @@ def check_k(k: object, taxonomy: object) -> int | None:
     top = taxonomy.size if isinstance(taxonomy, Taxonomy) else MAX_TOPICS
     if k is None:
         return None
-    if isinstance(k, bool) or not isinstance(k, Integral) or not 1 <= int(k) <= top:
+    if not is_integer(k) or not 1 <= int(k) <= top:  # type: ignore[call-overload]
         raise ParameterError(f"k must be an integer in 1..{top} (the taxonomy's topics), "
-                             f"got {k!r}", field="k")
-    return int(k)
+                             f"got {value_shown(k)}", field="k")
+    return int(k)  # type: ignore[call-overload]
 
 
 def check_batch_size(batch_size: object) -> int:
     """A reader's ``batch_size`` (``iter_sets_tfrecord(batch_size=0)`` read batches of one
     record, NaN and True without a word)."""
-    if isinstance(batch_size, bool) or not isinstance(batch_size, Integral) or batch_size < 1:
-        raise ParameterError(f"batch_size must be a positive integer, got {batch_size!r}",
+    if not is_integer(batch_size) or batch_size < 1:  # type: ignore[operator]
+        raise ParameterError(f"batch_size must be a positive integer, got "
+                             f"{value_shown(batch_size)}",
                              field="batch_size")
     # past 64 bits, pyarrow's OverflowError ("Python int too large to convert to C long")
     return integer(batch_size, "batch_size", at_least=1, at_most=MAX_COUNT)
@@ -680,5 +680,6 @@ def check_batch_size(batch_size: object) -> int:
 def check_strict(strict: object) -> bool:
     """A reader's ``strict`` flag (anything was taken by its truth value)."""
     if not isinstance(strict, bool | np.bool_):
-        raise ParameterError(f"strict must be True or False, got {strict!r}", field="strict")
+        raise ParameterError(f"strict must be True or False, got "
+                             f"{value_shown(strict)}", field="strict")
     return bool(strict)

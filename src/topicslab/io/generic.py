@@ -24,10 +24,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from numbers import Integral
 from typing import Any
 
-from topicslab._checks import integer
+from topicslab._checks import integer, is_integer, value_shown
 from topicslab.datamodel import SiteTraces, TopicSets
 from topicslab.errors import InputError, ParameterError
 from topicslab.io._common import (
@@ -108,7 +107,7 @@ def _format(path: PathLike, fmt: str | None, *, reading: bool = False) -> str:
         fmt = detect_format(path)
     elif not isinstance(fmt, str) or fmt not in FORMATS:
         # (an array was NumPy's "truth value of an array is ambiguous", a list "unhashable")
-        raise InputError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}",
+        raise InputError(f"unknown format {value_shown(fmt)}; choose one of {', '.join(FORMATS)}",
                          file=os.fspath(path), field="format")
     name = os.fspath(path)
     if reading and fmt != "tfrecord" and is_pattern(name):
@@ -159,9 +158,9 @@ def _check_write_options(path: PathLike, options: dict[str, Any]) -> None:
     """Refuse a location or an option the writer would fail on half-way (or silently)."""
     for name in ("shards", "row_group_size"):
         value = options.get(name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, Integral)
+        if value is not None and (not is_integer(value)
                                   or value < 1):
-            raise ParameterError(f"{name} must be a positive integer, got {value!r}",
+            raise ParameterError(f"{name} must be a positive integer, got {value_shown(value)}",
                                  field=name)
         if value is not None:
             options[name] = int(value)

@@ -104,6 +104,11 @@ class SetsWriter:
         self.weeks = integer(weeks, "weeks", at_least=1, at_most=MAX_WEEKS,
                              why=f"a file holds 1 to {MAX_WEEKS} weeks")
         self.row_group_size = integer(row_group_size, "row_group_size", at_least=1)
+        if metadata is not None and not isinstance(metadata, dict):
+            # (as TopicSets: a number was "'int' object is not iterable", text dict()'s
+            # "dictionary update sequence element #0", and 0.0 or () were taken as no metadata)
+            raise InputError(f"metadata must be a dict, got {type(metadata).__name__}",
+                             field="metadata")
         self.rows = 0
         self._schema = _schema(self.weeks, _block(self.taxonomy, self.k, self.weeks,
                                                   dict(metadata or {})))

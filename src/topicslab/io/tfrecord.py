@@ -60,7 +60,7 @@ import numpy as np
 import numpy.typing as npt
 
 from topicslab._atomic import atomic_path, atomic_paths, raise_if_interrupted
-from topicslab._checks import integer
+from topicslab._checks import integer, value_shown
 from topicslab.datamodel import TopicSets
 from topicslab.errors import InputError, ParameterError
 from topicslab.io import _tfrecord_fast as _fast
@@ -917,7 +917,7 @@ def _id_kind(user_ids: str | bool) -> str:
         return "bytes" if user_ids else "none"
     if not isinstance(user_ids, str) or user_ids not in _ID_KINDS:
         raise ParameterError(f"user_ids must be one of {', '.join(_ID_KINDS)}, got "
-                             f"{user_ids!r}", field="user_ids")
+                             f"{value_shown(user_ids)}", field="user_ids")
     return str(user_ids)
 
 

@@ -38,6 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from topicslab._atomic import atomic_dir, atomic_path, write_text_atomic
+from topicslab._checks import value_shown
 from topicslab._json import (
     DuplicateKeyError,
     IntegerTooLargeError,
@@ -104,7 +105,8 @@ def _write_model_files(d: Path, model: TypeMixture) -> None:
 def _meta_int(meta: dict[str, Any], name: str, file: str, at_most: int | None = None) -> int:
     v = meta.get(name)
     if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise FileFieldError(f"must be a positive integer, got {v!r}", file=file, field=name)
+        raise FileFieldError(f"must be a positive integer, got "
+                             f"{value_shown(v)}", file=file, field=name)
     if at_most is not None and v > at_most:
         raise FileFieldError(f"must be at most {at_most:,}, got {v:,}", file=file, field=name)
     return v

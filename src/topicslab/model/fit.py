@@ -60,6 +60,7 @@ import torch
 import topicslab
 from topicslab import _checks
 from topicslab._atomic import atomic_path
+from topicslab._checks import value_shown
 from topicslab._progress import task
 from topicslab._resources import heap_kept
 from topicslab.errors import InputError
@@ -96,7 +97,7 @@ def _positive(name: str, value: Any, integer: bool = False) -> Any:
         ok = False
     if not ok:
         kind = "a positive integer" if integer else "a positive number"
-        raise InputError(f"{name} must be {kind}, got {value!r}", field=name)
+        raise InputError(f"{name} must be {kind}, got {value_shown(value)}", field=name)
     return int(value) if integer else float(value)
 
 
@@ -112,7 +113,7 @@ def _share(obj: Any, name: str, hi: float, message: str) -> None:
     except OverflowError:
         ok = False
     if not ok:
-        raise InputError(f"{message}, got {v!r}", field=name)
+        raise InputError(f"{message}, got {value_shown(v)}", field=name)
     object.__setattr__(obj, name, float(v))
 
 
@@ -155,7 +156,8 @@ class FullObjective:
         _share(self, "persistence", MAX_PERSISTENCE,
                f"persistence must be a number in [0, {MAX_PERSISTENCE:g}]")
         if not isinstance(self.stop_at_noise, bool):
-            raise InputError(f"stop_at_noise must be true or false, got {self.stop_at_noise!r}",
+            raise InputError(f"stop_at_noise must be true or false, got "
+                             f"{value_shown(self.stop_at_noise)}",
                              field="stop_at_noise")
         _set_positive(self, "lr")
         _set_positive(self, "lr_end")
@@ -206,7 +208,8 @@ def _check_init_and_weights(cfg: FullObjective | PaperAdam) -> None:
     single_weight = cfg.single_weight
     # (isinstance first: an array was NumPy's "truth value of an array is ambiguous")
     if not isinstance(single_weight, str) or single_weight not in ("uniform", "relative"):
-        raise InputError(f"single_weight must be uniform or relative, got {single_weight!r}",
+        raise InputError(f"single_weight must be uniform or relative, got "
+                         f"{value_shown(single_weight)}",
                          field="single_weight")
 
 
@@ -231,7 +234,7 @@ class PaperAdam:
             _set_positive(self, "eval_every", integer=True)
         _check_init_and_weights(self)
         if not isinstance(self.batch_loss, str) or self.batch_loss not in ("mean", "sum"):
-            raise InputError(f"batch_loss must be mean or sum, got {self.batch_loss!r}",
+            raise InputError(f"batch_loss must be mean or sum, got {value_shown(self.batch_loss)}",
                              field="batch_loss")
 
     def config(self) -> dict[str, Any]:
@@ -313,7 +316,8 @@ def has_week_pair(ledger: Any) -> bool:
 def resolve_device(device: str) -> torch.device:
     """``"auto"`` → CUDA when available, else CPU; ``"cuda"`` without CUDA is an error."""
     if not isinstance(device, str):  # (None failed on a missing attribute)
-        raise InputError(f"device must be cpu, cuda or auto, got {device!r}", field="device")
+        raise InputError(f"device must be cpu, cuda or auto, got "
+                         f"{value_shown(device)}", field="device")
     d = device.lower()
     if d == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -331,7 +335,7 @@ def resolve_device(device: str) -> torch.device:
         return torch.device(d)
     if d == "cpu":
         return torch.device("cpu")
-    raise InputError(f"device must be cpu, cuda or auto, got {device!r}", field="device")
+    raise InputError(f"device must be cpu, cuda or auto, got {value_shown(device)}", field="device")
 
 
 def _bar(target: Target) -> tuple[QualityBar, float | None, bool]:

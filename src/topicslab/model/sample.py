@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -59,7 +59,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
-from topicslab._checks import flag, integer
+from topicslab._checks import flag, integer, value_shown
 from topicslab._progress import task
 from topicslab.api.hashing import below, derive_key, hash3, next_word
 from topicslab.datamodel import TopicSets
@@ -372,13 +372,14 @@ def _torch_device(device: Any) -> Any:
 
     if isinstance(device, torch.device):
         if device.type not in ("cpu", "cuda"):
-            raise InputError(f"device must be cpu, cuda or auto, got {device!r}",
+            raise InputError(f"device must be cpu, cuda or auto, got {value_shown(device)}",
                              field="device")
         d = resolve_device(str(device)) if device.type == "cuda" else device
     elif isinstance(device, str):
         d = resolve_device(device.strip())
     else:
-        raise InputError(f"device must be cpu, cuda or auto, got {device!r}", field="device")
+        raise InputError(f"device must be cpu, cuda or auto, got "
+                         f"{value_shown(device)}", field="device")
     return None if d.type == "cpu" else d
 
 
@@ -433,13 +434,19 @@ def sample_to_file(model: TypeMixture, path: str | os.PathLike[str], n_users: in
     progress = flag(progress, "progress")
     from topicslab import io as tio
     from topicslab._atomic import atomic_paths, refuse_directories
-    from topicslab.io.tfrecord import shard_names, shard_set_on_disk
+    from topicslab._resources import require_disk, require_memory
+    from topicslab.io.tfrecord import MAX_SHARDS, shard_names, shard_set_on_disk
 
     tdev = _torch_device(device)
     w = _check(model, n_users, seed, weeks, chunk_users)
-    n = int(n_users)
-    if format not in ("parquet", "tfrecord"):  # (checked before any user is drawn)
-        raise InputError(f"format must be parquet or tfrecord, got {format!r}",
+    # (the users' ids are int64: past them the ids wrapped, and 2**63 users or more were a
+    # MemoryError listing the chunks)
+    n = integer(n_users, "users", at_most=np.iinfo(np.int64).max,
+                why="the users' ids are 64-bit signed integers")
+    # (isinstance first: a pandas Series or NA was "truth value ... is ambiguous")
+    if not isinstance(format, str) or format not in ("parquet", "tfrecord"):  # (checked
+        # before any user is drawn)
+        raise InputError(f"format must be parquet or tfrecord, got {value_shown(format)}",
                          field="format")
     try:
         named = tio.detect_format(path)
@@ -448,6 +455,10 @@ def sample_to_file(model: TypeMixture, path: str | os.PathLike[str], n_users: in
     if named != format:  # (x.csv got Parquet bytes, which every reader of x.csv refused)
         raise InputError(f"the name says {named}, but format={format!r} writes {format}: name "
                          f"the file .{format}", file=os.fspath(path), field="format")
+    # a file that surely cannot fit on its disk (2 bytes a user-week at least, the CLI's
+    # bound): 2**63 - 1 users were drawn and written until the disk was full
+    require_disk(2.0 * n * w, f"{n:,} synthetic users x {w} weeks", path, field="users",
+                 hint="draw fewer users")
     s = _Sampler(model, seed, w, tdev)
     meta = _provenance(model, seed, w, format == "tfrecord")
     if format == "parquet" and shards is not None:  # (it was ignored)
@@ -461,7 +472,7 @@ def sample_to_file(model: TypeMixture, path: str | os.PathLike[str], n_users: in
                                        meta))
                 advance(arr.shape[0])
 
-            _pipeline(s, list(_chunks(n, int(chunk_users))), False, write)
+            _pipeline(s, _chunks(n, int(chunk_users)), False, write)
         return [os.fspath(path)]
     if format != "tfrecord":
         raise InputError(f"format must be parquet or tfrecord, got {format!r}",
@@ -471,6 +482,18 @@ def sample_to_file(model: TypeMixture, path: str | os.PathLike[str], n_users: in
     n_shards = (max(1, math.ceil(n / int(chunk_users))) if shards is None
                 else integer(shards, "shards", at_least=1, at_most=max(n, 1),
                              why="a shard holds at least one user"))
+    if n_shards > MAX_SHARDS:  # (by default one a chunk: 10**12 users of chunks of 10 were
+        # a MemoryError naming the shards)
+        raise InputError(f"{n:,} users in chunks of {int(chunk_users):,} make {n_shards:,} "
+                         f"shards, more than {MAX_SHARDS:,} (shard names count them in five "
+                         "digits); give a larger chunk_users or fewer shards",
+                         field="shards" if shards is not None else "chunk_users")
+    # a shard is drawn whole (two at once: the next is drawn while one is written): shards=1
+    # of 10**9 users was NumPy's "MemoryError: Unable to allocate 37.3 GiB"
+    largest = -(-n // n_shards)
+    require_memory(2.0 * largest * (w * model.k * 2 + 8),
+                   f"shards of {largest:,} synthetic users", field="shards",
+                   hint="give more shards (each is drawn and written whole)")
     names = shard_names(path, n_shards)
     refuse_directories(names)  # (else found after every user was drawn)
     bounds = np.linspace(0, n, n_shards + 1).astype(np.int64)
@@ -490,7 +513,7 @@ def sample_to_file(model: TypeMixture, path: str | os.PathLike[str], n_users: in
     return names
 
 
-def _pipeline(s: _Sampler, ranges: list[tuple[int, int]], raw: bool,
+def _pipeline(s: _Sampler, ranges: Iterable[tuple[int, int]], raw: bool,
               write: Callable[[int, npt.NDArray[np.int16]], None]) -> None:
     """Draw chunk c+1 while chunk c is written (the kernel and pyarrow release the GIL)."""
     pending: Future[None] | None = None

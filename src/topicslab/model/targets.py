@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from topicslab._checks import integer, refuse_complex
+from topicslab._checks import integer, is_integer, refuse_complex
 from topicslab.errors import InputError
 from topicslab.taxonomy import Taxonomy, resolve
 
@@ -83,7 +83,7 @@ def check_statistics(stats: Any) -> None:
         raise InputError(f"statistics carry no usable taxonomy ({exc})",
                          field="taxonomy") from None
     k = getattr(stats, "k", None)
-    if isinstance(k, bool) or not isinstance(k, int | np.integer) or int(k) < 2:
+    if not is_integer(k) or int(k) < 2:  # type: ignore[arg-type]
         raise InputError(f"k must be an integer >= 2, got {k!r}", field="k")
     m = tax.size
     shapes = {"q_single": (m,), "q_within": (m, m), "q_across": (m, m)}

@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from topicslab._checks import integer, is_collection
+from topicslab._checks import integer, is_collection, is_integer, value_shown
 from topicslab.errors import InputError
 from topicslab.model.closed_forms import closed_forms, persistent_forms
 from topicslab.taxonomy import Taxonomy, resolve
@@ -124,8 +124,9 @@ class TypeMixture:
             if np.abs(sums - 1).max() > 1e-4:
                 raise InputError("mode_weights rows must sum to 1", field="mode_weights")
             w = self.metadata.get("weeks", 1)
-            if isinstance(w, bool) or not isinstance(w, int | np.integer) or int(w) < 1:
-                raise InputError(f"metadata 'weeks' must be a positive integer, got {w!r}",
+            if not is_integer(w) or int(w) < 1:
+                raise InputError(f"metadata 'weeks' must be a positive integer, got "
+                                 f"{value_shown(w)}",
                                  field="weeks")
 
     # ------------------------------------------------------------------ shape

@@ -37,7 +37,7 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
-from topicslab._checks import number
+from topicslab._checks import is_integer, number, value_shown
 from topicslab.errors import InputError
 from topicslab.model.closed_forms import closed_forms, persistent_forms
 from topicslab.model.targets import Targets
@@ -99,8 +99,8 @@ class ModelVariant(Protocol):
 
 def _check_sizes(types: int, weeks: int, modes: int = 1) -> None:
     for name, v in (("types", types), ("weeks", weeks), ("modes", modes)):
-        if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
-            raise InputError(f"{name} must be a positive integer, got {v!r}", field=name)
+        if not is_integer(v) or v < 1:
+            raise InputError(f"{name} must be a positive integer, got {value_shown(v)}", field=name)
 
 
 def _theta_init(targets: Targets, shape: tuple[int, ...], seed: int, init_std: float,
@@ -132,7 +132,7 @@ class PaperTypes:
     def __post_init__(self) -> None:
         _check_sizes(self.types, self.weeks)
         if not isinstance(self.cyclic, bool | np.bool_):  # "no" was read as true
-            raise InputError(f"cyclic must be true or false, got {self.cyclic!r}",
+            raise InputError(f"cyclic must be true or false, got {value_shown(self.cyclic)}",
                              field="cyclic")
 
     def week_pairs(self) -> list[tuple[int, int]]:
@@ -242,8 +242,13 @@ def make_variant(name: str, types: int | None = None, weeks: int = 4, cyclic: bo
     """A variant by name: ``"persistent"`` (the default) or ``"paper"``; ``types`` defaults to
     each variant's own (paper 500; persistent 100 types × ``modes`` 5)."""
     if not isinstance(name, str):  # (an array was "truth value of an array is ambiguous")
-        raise InputError(f"model must be one of {', '.join(VARIANT_NAMES)}, got {name!r}",
+        raise InputError(f"model must be one of {', '.join(VARIANT_NAMES)}, got "
+                         f"{value_shown(name)}",
                          field="--model")
+    if not isinstance(cyclic, bool | np.bool_):  # (before its truth is taken: a pandas NA
+        # was "boolean value of NA is ambiguous", and "no" was read as true)
+        raise InputError(f"cyclic must be true or false, got {value_shown(cyclic)}",
+                         field="cyclic")
     if name == "paper":
         if modes is not None:
             raise InputError("--modes applies to persistent types only", field="--modes")
@@ -255,5 +260,5 @@ def make_variant(name: str, types: int | None = None, weeks: int = 4, cyclic: bo
         d = PersistentTypes()
         return PersistentTypes(types=d.types if types is None else types,
                                modes=d.modes if modes is None else modes, weeks=weeks)
-    raise InputError(f"model must be one of {', '.join(VARIANT_NAMES)}, got {name!r}",
+    raise InputError(f"model must be one of {', '.join(VARIANT_NAMES)}, got {value_shown(name)}",
                      field="--model")

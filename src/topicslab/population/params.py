@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from topicslab._atomic import write_text_atomic
+from topicslab._checks import is_real, value_shown
 from topicslab._json import (
     DuplicateKeyError,
     IntegerTooLargeError,
@@ -292,8 +293,23 @@ class PopulationParams:
     def check(self, taxonomy: Taxonomy | str) -> None:
         """Every field in its type and range (as a parameters file's are checked) and the
         tables fit ``taxonomy`` (``check_topics``): a ``FileFieldError`` naming the field."""
+        for name in _TOPIC_TABLES:  # (before to_dict: a number or None was "AttributeError:
+            # 'float' object has no attribute 'items'", a value "0.5" read as 0.5 and "x"
+            # float()'s ValueError)
+            table = getattr(self, name)
+            if not isinstance(table, dict):
+                raise FileFieldError(f"must be a dict of topic id: value, got "
+                                     f"{value_shown(table, 60)}", field=name)
+            for key, value in table.items():
+                if not is_real(value):
+                    raise FileFieldError(f"must be a number, got {value_shown(value, 60)}",
+                                         field=f"{name}.{key}")
         for name in _PAIR_TABLES:  # (before to_dict: [1] was Python's "not enough values to
             # unpack", and a topic id 1.5 was truncated to 1 on the way to the check)
+            if not isinstance(getattr(self, name), list | tuple):  # ("'float' object is not
+                # iterable")
+                raise FileFieldError(f"must be a list of [topic, topic, value], got "
+                                     f"{value_shown(getattr(self, name), 60)}", field=name)
             for i, pair in enumerate(getattr(self, name)):
                 if (not isinstance(pair, list | tuple) or len(pair) != 3
                         or not all(isinstance(x, int | float) and not isinstance(x, bool)

@@ -92,6 +92,8 @@ def _counted(sets: TopicSets | npt.ArrayLike, m: int | None, per_week: bool
     n, w, _ = arr.shape
     if n == 0:
         raise refuse("sets hold no users", "sets")
+    if w == 0:  # (the averages were NaN, a warning at most, and per week max()'s ValueError)
+        raise refuse(f"sets hold no week (shape {arr.shape}); give at least one week", "sets")
     # one block per thread (the counts are integers: the same whatever the blocks)
     n_blocks = max(1, min(8, get_num_threads(), n // 4096))
     # the three m x m tables of each block, their sums and (per week) the results

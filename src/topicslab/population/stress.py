@@ -35,13 +35,12 @@ Public names:
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
-from topicslab._checks import integer, is_real
+from topicslab._checks import integer, is_real, value_shown
 from topicslab.errors import InputError
 from topicslab.population.params import PopulationParams, load_reference
 from topicslab.taxonomy import Taxonomy, resolve
@@ -68,15 +67,16 @@ class Stress:
             # numeric parameter of the package refuses it)
             # (a NumPy number was refused here and taken by interests: both are taken now)
             if not (is_real(v) and 0.0 <= v <= 1.0 and math.isfinite(v)):
-                raise InputError(f"{name} must be a number in [0, 1], got {v!r}",
+                raise InputError(f"{name} must be a number in [0, 1], got {value_shown(v)}",
                                  field=f"--{name}")
             if not isinstance(v, int | float):  # a NumPy number (JSON-written as a float)
                 object.__setattr__(self, name, float(v))
         # checked for a number first: interests="3" was a TypeError out of math.isfinite
         if self.interests is not None and not (
-                isinstance(self.interests, numbers.Real) and not isinstance(self.interests, bool)
+                is_real(self.interests)
                 and 0.0 <= self.interests <= 20.0 and math.isfinite(self.interests)):
-            raise InputError(f"interests must be a number in [0, 20], got {self.interests!r}",
+            raise InputError(f"interests must be a number in [0, 20], got "
+                             f"{value_shown(self.interests)}",
                              field="--interests")
         if self.interests is not None and not isinstance(self.interests, int | float):
             object.__setattr__(self, "interests", float(self.interests))

@@ -655,13 +655,15 @@ def checked_profiles(profiles: npt.ArrayLike, m: int, *,
     arr = integer_array(profiles, "profiles", error=QIFParameterError)
     if (arr.ndim != 3 or arr.shape[0] < users_at_least or arr.shape[1] < 1
             or arr.shape[2] < 1):
-        raise QIFError(f"profiles must be a non-empty [users, weeks, slots] array, got shape "
-                       f"{arr.shape}")
+        raise QIFParameterError(f"profiles must be a non-empty [users, weeks, slots] array, "
+                                f"got shape {arr.shape}", field="profiles")
     if ((arr < 0) | (arr >= m)).any():
-        raise QIFError(f"a topic index is outside [0, {m}) (the bounds need full profiles)")
+        raise QIFParameterError(f"a topic index is outside [0, {m}) (the bounds need full "
+                                "profiles)", field="profiles")
     srt = np.sort(arr, axis=2)
     if (srt[:, :, 1:] == srt[:, :, :-1]).any():
-        raise QIFError("a user holds the same topic twice in a week")
+        raise QIFParameterError("a user holds the same topic twice in a week",
+                                field="profiles")
 
     from topicslab._resources import require_memory
 

@@ -11,14 +11,14 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from topicslab._checks import integer, is_real
+from topicslab._checks import integer, is_real, value_shown
 from topicslab.qif.core import Array, as_channel
 from topicslab.qif.errors import QIFError, QIFParameterError
 
 
 def _check_r(r: float) -> float:
     if not is_real(r):  # ("0.5" was a TypeError: '<=' not supported between float and str)
-        raise QIFParameterError(f"the choice probability r must be a number, got {r!r}",
+        raise QIFParameterError(f"the choice probability r must be a number, got {value_shown(r)}",
                                 field="r")
     if not 0.0 <= r <= 1.0:
         raise QIFError(f"the choice probability r must lie in [0, 1], got {r}")

@@ -8,11 +8,11 @@ secrets). ``G=None`` means the identity gain, i.e. Bayes vulnerability (eqs 5-7)
 from __future__ import annotations
 
 import math
-from numbers import Integral
 
 import numpy as np
 import numpy.typing as npt
 
+from topicslab._checks import integer, is_integer, value_shown
 from topicslab.qif.errors import QIFError, QIFParameterError
 
 Array = npt.NDArray[np.float64]
@@ -40,6 +40,9 @@ def as_channel(c: npt.ArrayLike, field: str = "c") -> Array:
 
 def as_prior(pi: npt.ArrayLike, n: int | None = None, field: str = "pi") -> Array:
     """Validate and return ``pi`` as a probability vector (of length ``n`` if given)."""
+    if n is not None:  # (a pandas Series was "truth value of a Series is ambiguous", and
+        # "2" or 2.5 "must be a vector of length 2" for a vector of two)
+        n = integer(n, "n", at_least=1, error=QIFParameterError)
     arr = _floats(pi, "the prior", field)
     if arr.ndim != 1 or (n is not None and arr.shape[0] != n):
         # (without n: "must be a vector of length None")
@@ -54,8 +57,8 @@ def as_prior(pi: npt.ArrayLike, n: int | None = None, field: str = "pi") -> Arra
 def uniform(n: int) -> Array:
     """The uniform prior on ``n`` secrets (the 'vanilla' prior of Bayes capacity, eq 8)."""
     # n=True was one secret, 2.5 a TypeError and 10**12 a MemoryError (7.28 TiB)
-    if isinstance(n, bool) or not isinstance(n, Integral):
-        raise QIFParameterError(f"n must be a number of secrets, got {n!r}", field="n")
+    if not is_integer(n):
+        raise QIFParameterError(f"n must be a number of secrets, got {value_shown(n)}", field="n")
     if n < 1:
         raise QIFParameterError(f"n must be at least 1, got {n}: a prior needs at least one "
                                 "secret", field="n")

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from topicslab._checks import integer
+from topicslab._checks import integer, is_collection, value_shown
 from topicslab._plotting import png_bytes, png_data_uri, pyplot
 from topicslab.qif.errors import QIFParameterError
 from topicslab.qif.topics import (
@@ -56,7 +56,12 @@ def tradeoff_figure(m: int, s_values: Sequence[int] = (1, 3, 5, 7, 9),
                        error=QIFParameterError, why=_POINTS_WHY)
     n_max = _n_max(n_max)
     # Only set sizes the taxonomy admits; always show the reference s.
-    s_values = sorted({s for s in (*s_values, reference_s) if 1 <= s <= m})
+    if not is_collection(s_values):  # (5 was "Value after * must be an iterable")
+        raise QIFParameterError(f"s_values must be a list of set sizes, got "
+                                f"{value_shown(s_values, 60)}", field="s_values")
+    # (2.5 was drawn as a set size, and text failed comparing)
+    given = [integer(s, "s_values", error=QIFParameterError) for s in s_values]
+    s_values = sorted({s for s in (*given, int(reference_s)) if 1 <= s <= m})
     plt = _pyplot()
     rs = np.linspace(0.01, 0.99, r_points)
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))

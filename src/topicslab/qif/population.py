@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, replace
-from numbers import Integral
 from typing import Any
 
 import numba
@@ -32,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
-from topicslab._checks import MAX_COUNT, integer, integer_array, number
+from topicslab._checks import MAX_COUNT, integer, integer_array, is_integer, number
 from topicslab._kernels import sort_head
 from topicslab.datamodel import TopicSets, set_sizes
 from topicslab.qif.errors import QIFError, QIFParameterError
@@ -131,14 +130,15 @@ def _epoch_list(n_weeks: int, weeks: Weeks) -> list[int]:
     except TypeError:  # weeks=1.5 was "'float' object is not iterable": refused below
         idx = [weeks]
     if not idx:
-        raise QIFError("no epoch selected")
+        raise QIFParameterError("no epoch selected", field="weeks")
     for w in idx:
         # True was week 1; a NumPy integer was "not iterable"
-        if isinstance(w, bool | np.bool_) or not isinstance(w, Integral):
+        if not is_integer(w):
             raise QIFParameterError(f"weeks must be week indices (integers), got {w!r}",
                                     field="weeks")
         if not -n_weeks <= int(w) < n_weeks:
-            raise QIFError(f"week {w} is out of range: the data has {n_weeks} weeks")
+            raise QIFParameterError(f"week {w} is out of range: the data has {n_weeks} weeks",
+                                    field="weeks")
     out = [int(w) % n_weeks for w in idx]
     if len(set(out)) != len(out):  # (a week twice was a profile of two identical epochs)
         raise QIFParameterError(f"weeks {[int(w) for w in idx]} name a week twice; give each "
@@ -156,10 +156,10 @@ def distinct_profiles(sets: TopicSets | npt.ArrayLike, *, m: int | None = None,
     raw, mm = _as_array(sets, m)
     idx = np.asarray(_epoch_list(raw.shape[1], weeks), dtype=np.int64)
     if raw.shape[0] == 0:
-        raise QIFError("the population is empty")
+        raise QIFParameterError("the population is empty", field="sets")
     if len(idx) == 0:  # (NumPy's "need sequence of keys with len > 0 in lexsort")
-        raise QIFError(f"the topic sets hold no week (shape {tuple(raw.shape)}); give sets "
-                       "of at least one week")
+        raise QIFParameterError(f"the topic sets hold no week (shape {tuple(raw.shape)}); "
+                                "give sets of at least one week", field="sets")
     n, w, k = raw.shape[0], len(idx), raw.shape[2]
     bits = max(1, math.ceil(math.log2(mm + 1)))
     # one pass over the users on every core: each week's set canonical (``canonicalize_sets``)
@@ -694,10 +694,13 @@ def tables_memory(n_users: int, m: int, n_epochs: int, slots: int,
     against 3.79 GB estimated (benchmarks/RESULTS.md, 2026-11-26): an estimate from above,
     since a refusal of work that would fit costs less than a run killed for memory."""
     # (NaN or negative users gave an estimate of NaN or below zero: nothing refused)
-    users, m, n_epochs, slots = (  # (10**400 users: OverflowError, a float's)
+    users, m, n_epochs, slots, _ = (  # (10**400 users: OverflowError, a float's)
         integer(v, name, at_least=lo, at_most=MAX_COUNT, error=QIFParameterError)
         for v, name, lo in ((n_users, "n_users", 0), (m, "m", 1), (n_epochs, "n_epochs", 1),
-                            (slots, "slots", 1)))
+                            (slots, "slots", 1),
+                            # (unused by the estimate, but not taken whatever it is: None, text
+                            # or an object were accepted without a word)
+                            (max_cells, "max_cells", 1)))
     n = float(users)
     grouping = n * (n_epochs * slots * 16 + 96)
     if n_epochs == 1:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from topicslab._checks import flag
+from topicslab._checks import flag, is_integer, value_shown
 from topicslab._html import table
 from topicslab._json import json_number
 from topicslab._numbers import format_number
@@ -14,8 +14,8 @@ from topicslab.qif.errors import QIFParameterError
 from topicslab.qif.figures import png_base64, tradeoff_figure
 from topicslab.qif.population import MAX_CELLS, PopulationTables, population_tables
 from topicslab.qif.topics import (
+    ReportingChannel,
     check_epochs,
-    check_params,
     counting_a_q,
     p_correct,
     parameter_table,
@@ -81,8 +81,17 @@ def report_section(sets: TopicSets | None = None, *, m: int = 469, s: int = 5,
             # 'taxonomy'")
             raise QIFParameterError(f"sets must be TopicSets or None, got "
                                     f"{type(sets).__name__}", field="sets")
+        if not (is_integer(m) and int(m) in (469, sets.taxonomy.size)):
+            # (m=10 was ignored without a word: the tables are of the taxonomy's topics; 469,
+            # the default, goes with any)
+            raise QIFParameterError(f"m is the taxonomy's size for TopicSets: "
+                                    f"{sets.taxonomy.size} ({sets.taxonomy.version}), got "
+                                    f"{value_shown(m, 60)}; leave it out", field="m")
         m = sets.taxonomy.size
-    check_params(m, s, r)
+    # the checked values (a Fraction r was taken, and then failed formatting the section:
+    # "unsupported format string passed to Fraction.__format__")
+    checked = ReportingChannel(m, s, r)
+    m, s, r = checked.m, checked.s, checked.r
     # one number of epochs (epochs=3, as parameter_table takes it) was "'int' object is not
     # iterable": the same check as parameter_table's
     given: Any = epochs  # (check_epochs takes any value and says what is wrong)
@@ -113,7 +122,10 @@ def report_section(sets: TopicSets | None = None, *, m: int = 469, s: int = 5,
             seq = weeks if weeks is not None else list(range(min(3, sets.n_weeks)))
             multi = population_tables(sets, weeks=seq, r=r, max_cells=max_cells)
             out["population_epochs"] = multi.to_dict()
-            parts.append(_html_table(f"Population, weeks {seq} as one profile (App. C)",
+            # the weeks read (the caption showed weeks given as a generator as
+            # "<generator object <genexpr> at 0x...>", and an array as "[0 1]")
+            parts.append(_html_table(f"Population, weeks {multi.epochs} as one profile "
+                                     "(App. C)",
                                      ["quantity", "value", "capacity / bound"],
                                      population_rows(multi)))
     if flag(figures, "figures", error=QIFParameterError):  # (an array was "ambiguous")

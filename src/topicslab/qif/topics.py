@@ -14,11 +14,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
-from numbers import Real
+from decimal import ROUND_HALF_UP, Decimal, localcontext
 from typing import Literal
 
-from topicslab._checks import MAX_COUNT, choice, integer, number
+from topicslab._checks import MAX_COUNT, choice, integer, is_real, number, value_shown
 from topicslab.qif.errors import QIFError, QIFParameterError
 
 #: Taxonomy sizes used in the paper (Sec. 5-6). "v2" is the largest v2 id (629); the v2
@@ -188,7 +187,8 @@ def tuples_with_partition(m: int, lam: tuple[int, ...]) -> int:
     # a factorial that ran for hours)
     m = integer(m, "m", at_least=0, error=QIFParameterError)
     if isinstance(lam, str | bytes) or not isinstance(lam, tuple | list):
-        raise QIFParameterError(f"lam must be a tuple of positive integers, got {lam!r:.40}",
+        raise QIFParameterError(f"lam must be a tuple of positive integers, got "
+                                f"{value_shown(lam, 40)}",
                                 field="lam")
     lam = tuple(integer(part, "lam", at_least=1, error=QIFParameterError) for part in lam)
     k, d = sum(lam), len(lam)
@@ -310,11 +310,21 @@ def round_half_up(x: float, decimals: int) -> float:
     decimals = integer(decimals, "decimals", at_least=-12, at_most=12, error=QIFParameterError,
                        why="x is read to 12 decimals")
     # (True was rounded as 1, text was "must be real number, not str", naming no argument)
-    if isinstance(x, bool) or not isinstance(x, Real):
-        raise QIFParameterError(f"x must be a number, got {x!r:.40}", field="x")
-    if not math.isfinite(x):
-        return x
-    d = Decimal(f"{x:.12f}").quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
+    if not is_real(x):
+        raise QIFParameterError(f"x must be a number, got {value_shown(x, 40)}", field="x")
+    try:
+        v = float(x)  # (a Fraction was "unsupported format string passed to
+        # Fraction.__format__")
+    except OverflowError:
+        raise QIFParameterError("x must be a number within a float's range, got an integer "
+                                "past it", field="x") from None
+    if not math.isfinite(v):
+        return v
+    # the digits of every float (1e308 has 309 before the point: decimal's 28-digit context
+    # was "InvalidOperation" quantizing it)
+    with localcontext() as ctx:
+        ctx.prec = 400
+        d = Decimal(f"{v:.12f}").quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
     return float(d)
 
 

@@ -35,6 +35,7 @@ from types import TracebackType
 import numpy as np
 import numpy.typing as npt
 
+from topicslab._checks import value_shown
 from topicslab._json import loads
 from topicslab.errors import InputError
 
@@ -160,7 +161,7 @@ def _ints(value: object) -> bool:
 
 def _path(path: object, field: str | None) -> Path:
     if isinstance(path, bytes) or not isinstance(path, str | os.PathLike):
-        raise InputError(f"must be a file path, got {path!r}", field=field or "log")
+        raise InputError(f"must be a file path, got {value_shown(path)}", field=field or "log")
     if "\0" in os.fspath(path):  # (Python's bare "embedded null byte")
         raise InputError(f"a file path cannot hold a NUL character, got {path!r}",
                          field=field or "log")

@@ -243,7 +243,10 @@ def load(version: str = "v2") -> Taxonomy:
     # checked before the cache: a value that cannot be hashed (["v2"], a dict, an array),
     # given to any function's taxonomy=, was the cache's "TypeError: unhashable type: 'list'"
     if not isinstance(version, str) or version not in VERSIONS:
-        raise UnknownTopicError(f"unknown taxonomy version {version!r}; choose one of {VERSIONS}")
+        from topicslab._checks import value_shown
+
+        raise UnknownTopicError(f"unknown taxonomy version {value_shown(version)}; choose one "
+                                f"of {VERSIONS}")
     return _load(str(version))
 
 

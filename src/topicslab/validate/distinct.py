@@ -17,12 +17,12 @@ when traces are simulated.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from numbers import Integral
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from topicslab._checks import is_integer, value_shown
 from topicslab.datamodel import TopicSets
 from topicslab.errors import InputError
 
@@ -49,9 +49,9 @@ def distinct_topics(sets: TopicSets, weeks: int | None = None) -> npt.NDArray[np
         # "weeks must be an integer in 1..1, got 4", an argument the caller never gave)
         weeks = _default_weeks(sets)
     # weeks=True counted one week, 2.5 was a TypeError and "4" one too
-    if isinstance(weeks, bool) or not isinstance(weeks, Integral) or not (
+    if not is_integer(weeks) or not (
             1 <= weeks <= sets.n_weeks):
-        raise InputError(f"weeks must be an integer in 1..{sets.n_weeks}, got {weeks!r}",
+        raise InputError(f"weeks must be an integer in 1..{sets.n_weeks}, got {value_shown(weeks)}",
                          field="weeks")
     weeks = int(weeks)
     n = sets.n_users

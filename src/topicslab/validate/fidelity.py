@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
 
-from topicslab._checks import flag, integer
+from topicslab._checks import flag, integer, is_collection, value_shown
 from topicslab._json import json_number
 from topicslab._progress import task
 from topicslab.attacks import AttackRisk, ReidProtocol, risk_curve
@@ -272,9 +272,13 @@ def fidelity(population: TopicSets, synthetic: Synthetic, *,
     if isinstance(attacks, str):  # "hamming" was read letter by letter ("unknown attack 'h'")
         raise TypeError(f"attacks takes a sequence of attack names, e.g. ({attacks!r},), got "
                         f"the string {attacks!r}")
+    if not is_collection(attacks):  # (5 was "TypeError: 'int' object is not iterable")
+        raise InputError(f"attacks must be a sequence of attack names, got "
+                         f"{value_shown(attacks, 60)}", field="attacks")
+    attacks = list(attacks)  # (a generator was used up by the first check of the names)
     if (isinstance(tolerance, bool) or not isinstance(tolerance, int | float)
             or not (math.isfinite(tolerance) and tolerance > 0)):  # (None: math's TypeError)
-        raise InputError(f"tolerance must be a positive number, got {tolerance!r}",
+        raise InputError(f"tolerance must be a positive number, got {value_shown(tolerance)}",
                          field="tolerance")
     if isinstance(targets, str):  # "all" (ReidProtocol checked it): every user, as None
         targets = None
