@@ -332,10 +332,6 @@ def _late_interrupts(code: object) -> None:
         pass
 
 
-#: the KeyboardInterrupt of a Ctrl-C before the command took over, never freed
-_KEPT: list[BaseException] = []
-
-
 def _exit_now(code: object) -> None:
     """End the process once the command has ended: run the exit handlers and flush, then
     leave without the interpreter's finalization, during which Python puts SIGINT back to its
@@ -415,7 +411,7 @@ def main() -> None:
         _late_interrupts(done.code)
         _exit_now(done.code)
         raise
-    except KeyboardInterrupt as exc:
+    except KeyboardInterrupt:
         if _debugging():
             raise
         # said once: a further Ctrl-C while Python shuts down changes nothing (it ended the
@@ -425,11 +421,6 @@ def main() -> None:
         if line is not None:
             sys.stderr.write(f"interrupted: {line}\n")
         sys.stderr.flush()
-        # Ctrl-C during an import's numba cache load leaves llvmlite modules half built in
-        # the traceback's frames: freeing them, here or in the interpreter's finalization,
-        # crashed the process (SIGSEGV) after the line (as cli._app.keep_until_exit)
-        _KEPT.append(exc)
-        _exit_now(EXIT_INTERRUPTED)
         raise SystemExit(EXIT_INTERRUPTED) from None
 
 
