@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -27,3 +28,25 @@ def interrupt_on_call(monkeypatch: pytest.MonkeyPatch) -> InterruptOnCall:
         monkeypatch.setattr(module, name, wrapper)
 
     return patch
+
+
+@pytest.fixture
+def run_python() -> Callable[[str], Any]:
+    """``run_python(script)`` runs ``script`` in a fresh interpreter with this package on its
+    path (what a new process imports, which the test's own process has long imported); fails
+    on a non-zero exit, returns the ``CompletedProcess``."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from topicslab import io as tio
+
+    def run(script: str) -> Any:
+        env = {**os.environ, "PYTHONPATH": str(Path(tio.__file__).parents[2])}
+        res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                             env=env, timeout=300)
+        assert res.returncode == 0, res.stderr
+        return res
+
+    return run

@@ -4,10 +4,9 @@ in the population's writer and reader though nothing uses pandas."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -41,9 +40,8 @@ def test_nulls_and_other_types_go_through_arrow() -> None:
             arrow_numbers(bad)
 
 
-def test_writing_and_reading_a_population_imports_no_pandas(tmp_path: Path) -> None:
-    from topicslab import io as tio
-
+def test_writing_and_reading_a_population_imports_no_pandas(
+        tmp_path: Path, run_python: Callable[[str], Any]) -> None:
     script = (
         "import sys\n"
         "from topicslab import io, population\n"
@@ -52,8 +50,4 @@ def test_writing_and_reading_a_population_imports_no_pandas(tmp_path: Path) -> N
         f"back = io.read_sets({str(tmp_path / 'p.parquet')!r})\n"
         "assert (back.sets == sets.sets).all()\n"
         "print('pandas' in sys.modules)\n")
-    env = {**os.environ, "PYTHONPATH": str(Path(tio.__file__).parents[2])}
-    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         env=env, timeout=300)
-    assert res.returncode == 0, res.stderr
-    assert res.stdout.strip() == "False"
+    assert run_python(script).stdout.strip() == "False"

@@ -3,10 +3,9 @@ that either one resumes, and no ``torch._dynamo`` import (1.3 s of every fit).""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -92,9 +91,7 @@ def test_a_state_of_other_parameters_is_refused() -> None:
         Adam(params, lr=0.1).load_state_dict(amsgrad.state_dict())
 
 
-def test_a_fit_imports_no_torch_dynamo(tmp_path: Path) -> None:
-    from topicslab import io as tio
-
+def test_a_fit_imports_no_torch_dynamo(run_python: Callable[[str], Any]) -> None:
     helpers = str(Path(__file__).parent)
     script = (
         "import sys\n"
@@ -105,8 +102,4 @@ def test_a_fit_imports_no_torch_dynamo(tmp_path: Path) -> None:
         "fit(st, 'persistent', FullObjective(steps=5), types=5, weeks=2, progress=False,\n"
         "    device='cpu')\n"
         "print('torch._dynamo' in sys.modules)\n")
-    env = {**os.environ, "PYTHONPATH": str(Path(tio.__file__).parents[2])}
-    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         env=env, timeout=300)
-    assert res.returncode == 0, res.stderr
-    assert res.stdout.strip().splitlines()[-1] == "False"
+    assert run_python(script).stdout.strip().splitlines()[-1] == "False"
