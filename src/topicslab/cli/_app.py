@@ -75,18 +75,9 @@ def on_interrupt(note: InterruptNote | None) -> None:
     _state["kept"] = note
 
 
-#: the exceptions of an interrupted command, kept until the process ends (``_main._exit_now``
-#: leaves with ``os._exit``, so they are never freed): Ctrl-C during a numba compilation or
-#: cache load leaves llvmlite modules half built in the traceback's frames, and freeing them
-#: crashed the process (SIGSEGV, exit status -11) after its "interrupted:" line
+#: the interruption of a command that ends the process, kept until ``_main._exit_now``
+#: leaves with ``os._exit`` (``OneLineErrors._print_interrupted``)
 _INTERRUPTIONS: list[BaseException] = []
-
-
-def keep_until_exit(exc: BaseException) -> None:
-    """Keep ``exc``, its traceback and its chain alive until the process ends (the last
-    few: commands run in one process, as tests do, would otherwise hold every one's frames)."""
-    _INTERRUPTIONS.append(exc)
-    del _INTERRUPTIONS[:-8]
 
 
 class _Interrupted(BaseException):
@@ -557,21 +548,18 @@ class OneLineErrors(TyperGroup):
             if _debugging():  # the traceback, then the line and the exit code of bad input
                 _print_traceback()
             if interrupt_seen():  # see below: a swallowed Ctrl-C, then a reader's wrapping
-                keep_until_exit(exc)
-                self._print_interrupted()
+                self._print_interrupted(exc)
                 return EXIT_INTERRUPTED
             print_error(str(self._on_option(exc)))
             return EXIT_BAD_INPUT
         except _Interrupted as exc:
             if _debugging():
                 raise exc.original from None
-            keep_until_exit(exc)
-            self._print_interrupted()
+            self._print_interrupted(exc)
             return EXIT_INTERRUPTED
         except (Abort, KeyboardInterrupt) as exc:  # an aborted prompt (end of input), or
             # Ctrl-C that reached here unwrapped
-            keep_until_exit(exc)
-            self._print_interrupted()
+            self._print_interrupted(exc)
             return EXIT_INTERRUPTED
         except UnicodeEncodeError as exc:
             if _debugging():
@@ -595,8 +583,7 @@ class OneLineErrors(TyperGroup):
                 # a Ctrl-C that a library turned into another error (pyarrow's argument
                 # packing raised "TypeError: Got unexpected argument type <class 'str'> for
                 # compute function", exit code 1)
-                keep_until_exit(exc)
-                self._print_interrupted()
+                self._print_interrupted(exc)
                 return EXIT_INTERRUPTED
             if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
                 # a path the user gave that no file system takes (an input directory of
@@ -633,7 +620,9 @@ class OneLineErrors(TyperGroup):
         return code
 
     @staticmethod
-    def _print_interrupted() -> None:
+    def _print_interrupted(exc: BaseException | None = None) -> None:
+        """The one ``interrupted:`` line of the interruption ``exc`` (none: a Ctrl-C seen
+        after the command's end)."""
         from topicslab._progress import close_bars
 
         close_bars()
@@ -649,6 +638,11 @@ class OneLineErrors(TyperGroup):
             # compilation leaves llvmlite objects half built) would add "Exception ignored
             # in ..." and a traceback; only when the process ends with the command (``main``)
             sys.unraisablehook = lambda _unraisable: None
+            # and destroying those objects crashed the process (SIGSEGV, exit status -11)
+            # after the line, once the interrupted frames were freed: they are kept until
+            # the process leaves with os._exit
+            if exc is not None:
+                _INTERRUPTIONS.append(exc)
 
     def _on_option(self, exc: Exception) -> Exception:
         """The library names a bad argument by its Python name (``probe_sites``); the user
