@@ -359,19 +359,13 @@ def _log_expansion(logP: torch.Tensor, log1mP: torch.Tensor) -> torch.Tensor:
     ``subset_expansion`` took ~2^(k+1) elementwise kernels each way (measured: half of a
     persistent fit step).
     """
-    C, _, m = logP.shape
-    member, logs = _membership(logP, log1mP)
-    return torch.exp(member @ logs.reshape(logs.shape[0], C * m)).view(-1, C, m)
-
-
-def _membership(logP: torch.Tensor, log1mP: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The factors of ``log h_S``: the non-empty subsets' membership bits ``[2^k − 1, 2k]``
-    (in S, then not in S) and the stacked logs ``[2k, C, m]``, so that
-    ``member @ logs = log h``."""
-    k = logP.shape[1]
-    bits = _subset_bits(k, logP.dtype, logP.device)[1:]  # [2^k − 1, k]
+    C, k, m = logP.shape
+    # the non-empty subsets' membership bits [2^k − 1, 2k] (in S, then not in S) times the
+    # stacked logs [2k, C·m]
+    bits = _subset_bits(k, logP.dtype, logP.device)[1:]
     member = torch.cat([bits, 1 - bits], dim=1)
-    return member, torch.cat([logP, log1mP], dim=1).transpose(0, 1)
+    logs = torch.cat([logP, log1mP], dim=1).transpose(0, 1).reshape(2 * k, C * m)
+    return torch.exp(member @ logs).view(-1, C, m)
 
 
 def _expansion_norms(P: torch.Tensor, one_minus: torch.Tensor) -> torch.Tensor:
