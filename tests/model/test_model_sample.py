@@ -175,3 +175,27 @@ def test_persistent_stays_repeat_slots(tax12):
                         mode_weights=m.mode_weights, mode_stay=np.zeros_like(m.mode_stay))
     z = sample(zeros, 2000, seed=2).sets
     assert (z[:, 1:] != z[:, :-1]).any(axis=(1, 2)).mean() > 0.5
+
+
+def test_packed_tables_keep_a_column_exactly_when_the_float_test_does():
+    """``_packed``'s integer threshold ⌈p · 2^32⌉ decides as ``x · 2^-32 < p`` does, for the
+    32-bit x next to every threshold, probabilities of 0 and 1, a hair outside [0, 1] (Vose's
+    rounding), thresholds that are whole numbers, and random ones."""
+    from topicslab.model.sample import AliasTables, _packed
+
+    rng = np.random.default_rng(3)
+    p = np.concatenate([[0.0, -0.0, 1.0, -1e-17, 1.0 + 2e-16, 0.5, 0.25, 2.0**-32, 3 * 2.0**-32,
+                         np.nextafter(0.5, 0.0), np.nextafter(0.5, 1.0), 1 - 2.0**-32,
+                         np.nextafter(1.0, 0.0)],
+                        rng.uniform(size=2000), rng.uniform(size=500) * 1e-6])
+    alias = rng.integers(0, 469, size=p.size).astype(np.int16)
+    word = _packed(AliasTables(p.reshape(1, 1, 1, -1), alias.reshape(1, 1, 1, -1))).ravel()
+    assert np.array_equal((word & np.uint64(0xFFFF)).astype(np.int16), alias)
+    threshold = word >> np.uint64(16)
+    base = np.floor(np.clip(p, 0.0, 1.0) * 2.0**32).astype(np.int64)
+    for shift in (-2, -1, 0, 1, 2):
+        x = np.clip(base + shift, 0, 2**32 - 1).astype(np.uint64)
+        float_test = x.astype(np.float64) * (1.0 / 4294967296.0) < p
+        assert np.array_equal(x < threshold, float_test)
+    x = rng.integers(0, 2**32, size=p.size, dtype=np.uint64)
+    assert np.array_equal(x < threshold, x.astype(np.float64) * (1.0 / 4294967296.0) < p)
