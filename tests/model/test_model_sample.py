@@ -199,3 +199,25 @@ def test_packed_tables_keep_a_column_exactly_when_the_float_test_does():
         assert np.array_equal(x < threshold, float_test)
     x = rng.integers(0, 2**32, size=p.size, dtype=np.uint64)
     assert np.array_equal(x < threshold, x.astype(np.float64) * (1.0 / 4294967296.0) < p)
+
+
+def test_sampler_draws_the_users_of_sample_a_range_at_a_time(tax12):
+    """``sampler``'s ranges are ``sample``'s users bit for bit (ids, sets and provenance),
+    for paper and persistent types, in any order, and it refuses what ``sample`` refuses."""
+    from topicslab.model import sampler
+
+    for model, weeks in ((random_model(tax12, T=4, r=2, k=3, seed=2), 5),
+                         (persistent_model(tax12, seed=3), None)):
+        whole = sample(model, 3000, seed=9, weeks=weeks)
+        draw = sampler(model, seed=9, weeks=weeks)
+        for lo, hi in ((2000, 3000), (0, 1), (1, 1999), (0, 3000), (1999, 1999)):
+            part = draw(lo, hi - lo)
+            assert np.array_equal(part.sets, whole.sets[lo:hi])
+            assert np.array_equal(part.user_ids, whole.user_ids[lo:hi])
+            assert part.metadata == whole.metadata
+    with pytest.raises(InputError, match="first_user"):
+        draw(-1, 10)
+    with pytest.raises(InputError, match="users"):
+        draw(0, 2.5)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="seed"):
+        sampler(model, seed=-1)

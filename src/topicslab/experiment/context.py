@@ -204,11 +204,9 @@ class RunContext:
         from topicslab.datamodel import ChunkedSets
 
         weeks = self.cfg.weeks
-
-        def draw(first_user: int, n: int) -> Any:
-            return tm.sample(model, n, seed=seed, weeks=weeks, first_user=first_user)
-
-        return ChunkedSets(draw, self.synthetic_users, weeks, model.k, model.taxonomy)
+        # (the alias tables built once for the chunks of the draw, not once a chunk)
+        return ChunkedSets(tm.sampler(model, seed=seed, weeks=weeks), self.synthetic_users,
+                           weeks, model.k, model.taxonomy)
 
     @property
     def synthetic_users(self) -> int:

@@ -17,6 +17,7 @@ Public names:
     sample(model, n_users, *, seed, weeks=None, chunk_users=...) -> TopicSets
     sample_to_file(model, path, n_users, *, seed, weeks=None, format="parquet"|"tfrecord",
                    progress=True) -> list[str]
+    sampler(model, *, seed, weeks=None) -> draw(first_user, n)   sample's users a range at a time
     save_model(dir, model) / load_model(dir)
     export_release_parameters(path, model) / import_release_parameters(path, taxonomy)
     closed_forms(theta, week_pairs, tolerance=0)
@@ -48,7 +49,7 @@ from topicslab.model.fit import (
     resolve_device,
 )
 from topicslab.model.objective import Objective, QualityBar, exact_loss
-from topicslab.model.sample import alias_tables, sample, sample_to_file, week_map
+from topicslab.model.sample import alias_tables, sample, sample_to_file, sampler, week_map
 from topicslab.model.targets import (
     Targets,
     check_statistics,
@@ -95,6 +96,7 @@ __all__ = [
     "resolve_device",
     "sample",
     "sample_to_file",
+    "sampler",
     "save_model",
     "statistics_fingerprint",
     "target_terms",
