@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from topicslab._atomic import atomic_dir, write_text_atomic
+from topicslab._atomic import atomic_dir, set_lock, write_text_atomic
 from topicslab._checks import integer
 from topicslab._json import DuplicateKeyError, loads, unique_keys
 from topicslab.dp.ledger import FILENAME as LEDGER_FILE
@@ -452,6 +452,14 @@ def load_statistics(directory: str | Path, *, taxonomy: Taxonomy | str | None = 
     from topicslab._paths import path_name
 
     d = Path(path_name(directory, "directory"))
+    # read while no writer moves a release in: a read while ``stats --out`` replaced the
+    # files took q_within.json of one release beside q_across.json of another
+    with set_lock(d, shared=True):
+        return _load_statistics(d, taxonomy, k)
+
+
+def _load_statistics(d: Path, taxonomy: Taxonomy | str | None, k: int | None,
+                     ) -> DPStatistics:
     expected = resolve(taxonomy) if taxonomy is not None else None
     if (d / WITHIN).exists():
         w_path, a_path, legacy = d / WITHIN, d / ACROSS, False

@@ -119,13 +119,22 @@ def load_model(directory: str | Path, *, taxonomy: Taxonomy | str | None = None,
     ``taxonomy`` (optional) is the taxonomy the model must use (a mismatch is an error); it
     is needed for models of a custom taxonomy.
     """
+    from topicslab._atomic import set_lock
+    from topicslab._paths import path_name
+
+    d = Path(path_name(directory, "directory"))
+    # read while no fit moves its model in (the metadata of one fit beside the weights of
+    # another, of the same shape, were read as one model)
+    with set_lock(d, shared=True):
+        return _load_model(d, taxonomy)
+
+
+def _load_model(d: Path, taxonomy: Taxonomy | str | None) -> TypeMixture:
     from safetensors import SafetensorError
     from safetensors.numpy import load_file
 
-    from topicslab._paths import path_name
     from topicslab.io._common import MAX_WEEKS
 
-    d = Path(path_name(directory, "directory"))
     meta_file, weights_file = d / META, d / WEIGHTS
     if d.is_symlink() and not d.exists():  # was "d/model.json: file missing"
         from topicslab.io._common import missing
