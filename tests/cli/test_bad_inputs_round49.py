@@ -23,6 +23,9 @@ run directory edited by hand.
   stage's closing write, after the work (the report's link after every stage), as "is a
   symbolic link ...; name the file itself", naming no option.
 
+- ``experiment.run(..., overrides={"calibration_users": 500})`` over a finished run: the
+  population stage's key left the calibration out, so the earlier run's table (of all 3,000
+  users) was reused and reported, where a fresh run counts 500.
 - Two commands on one set of files at once: a set is committed one renamed file at a time,
   so a reader in between read a mixed set without a word -- TFRecord shards read while
   ``sample`` replaced them (the same user ids, the users of two draws: 3 reads in ~3,000 of
@@ -317,3 +320,23 @@ def test_a_set_is_read_only_while_no_writer_commits_one(made: Path, work: Path,
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
     assert done.wait(60)
+
+
+def test_the_population_key_holds_the_calibration_users_when_fewer() -> None:
+    """``experiment.run(..., overrides={"calibration_users": 500})`` over a run of the
+    preset's calibration reused that run's table (of 3,000 users), as if asked for."""
+    from topicslab.experiment.cache import StageCache
+    from topicslab.experiment.context import RunContext
+    from topicslab.experiment.presets import PRESETS
+    from topicslab.experiment.stages import STAGES
+
+    stage = next(s for s in STAGES if s.name == "population")
+
+    def key(**kw: int) -> str:
+        ctx = RunContext(PRESETS["smoke"].with_overrides(users=3000, **kw), "smoke",
+                         Path("out"))
+        assert stage.when(ctx)
+        return StageCache.key(stage.name, stage.params(ctx))
+
+    assert key(calibration_users=500) != key()
+    assert key(calibration_users=3000) == key() == key(calibration_users=10**6)

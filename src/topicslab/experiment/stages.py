@@ -83,6 +83,17 @@ def _reference_population(ctx: RunContext) -> Summary:
             "calibration_within_tolerance": table.all_ok}
 
 
+def _population_params(ctx: RunContext) -> dict[str, Any]:
+    cfg = ctx.cfg
+    # the users the calibration table counts, when fewer than the population (only then: the
+    # key of every preset's run is unchanged): a run with calibration_users=500 reused the
+    # table of 20,000 users
+    fewer = min(cfg.users, cfg.calibration_users)
+    return {"users": cfg.users, "weeks": cfg.weeks, "seed": ctx.seed,
+            "params": _reference_fingerprint(),
+            **({"calibration_users": fewer} if fewer < cfg.users else {})}
+
+
 def _reference_fingerprint() -> str:
     from topicslab.population import load_reference
 
@@ -415,9 +426,7 @@ def _has_population(ctx: RunContext) -> bool:
 
 
 STAGES: tuple[Stage, ...] = (
-    Stage("population", _reference_population,
-          lambda ctx: {"users": ctx.cfg.users, "weeks": ctx.cfg.weeks, "seed": ctx.seed,
-                       "params": _reference_fingerprint()},
+    Stage("population", _reference_population, _population_params,
           artefacts=("pop.parquet",), when=lambda ctx: ctx.input_kind == "reference"),
     Stage("population", _user_sets,
           lambda ctx: {"input": ctx.input_fingerprint, "taxonomy": ctx.sets_taxonomy},
