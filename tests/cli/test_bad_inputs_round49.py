@@ -9,6 +9,10 @@ run directory edited by hand.
   taxonomy (its pair queries count the pairs of 349 topics, the statistics those of 469): read
   as this release's ledger -- ``fit`` stopped at that ledger's noise floor, ``validate``
   scored the fit against its σ (exit 0).
+- A model directory whose ``model.safetensors`` is another fit's of the same shape (another
+  seed, release or number of weeks): read under this fit's ``model.json`` (its seed, loss,
+  statistics fingerprint) by ``sample`` and ``validate`` (exit 0); only a shape that differs
+  was refused. ``model.json`` now records the digest of its weights (``weights_sha256``).
 - ``run --sets P --out R`` over a run of the same file with other options: the population
   stage, keyed on the file only, was reused without the checks the run's options make, so
   a week of more than k topics outside the earlier ``--release-weeks 0,1`` (or empty slots
@@ -340,3 +344,28 @@ def test_the_population_key_holds_the_calibration_users_when_fewer() -> None:
 
     assert key(calibration_users=500) != key()
     assert key(calibration_users=3000) == key() == key(calibration_users=10**6)
+
+
+def test_weights_of_another_fit_under_a_model_s_metadata_are_refused(made: Path,
+                                                                       work: Path) -> None:
+    """The weights of another fit of the same shape were read under this fit's model.json
+    (its seed, loss, statistics fingerprint): sampled and validated as the fit's."""
+    from topicslab import model as tm
+
+    mdl = tm.load_model(made / "model")
+    other = tm.TypeMixture(mdl.theta + 0.5, mdl.taxonomy, dict(mdl.metadata),
+                           stay=mdl.stay, mode_weights=mdl.mode_weights,
+                           mode_stay=mdl.mode_stay)
+    tm.save_model(work / "other", other)
+    shutil.copytree(made / "model", work / "m")
+    shutil.copy2(work / "other" / "model.safetensors", work / "m" / "model.safetensors")
+    for args in (["sample", "--model", str(work / "m"), "--users", "10", "--seed", "0",
+                  "--out", str(work / "s.parquet")],
+                 ["validate", "--stats", str(made / "stats"), "--model", str(work / "m"),
+                  "--json", str(work / "v.json")]):
+        _refused(args, work, "model.safetensors, field 'weights_sha256': is not the weights "
+                             "model.json was written with", made)
+    with pytest.raises(InputError) as info:
+        tm.load_model(work / "m")
+    assert info.value.field == "weights_sha256"
+    assert np.array_equal(tm.load_model(work / "other").theta, other.theta)  # its own: read
