@@ -14,9 +14,10 @@ persistent types ``stay`` ``[T, M, k]``, ``mode_weights`` ``[T, M]`` and ``mode_
 (float32). ``model.json`` holds ``format``, ``format_version``, ``model`` (``paper`` or
 ``persistent``), ``taxonomy``, ``types``, ``weeks`` (the fitted r), ``modes`` (persistent),
 ``k``, ``topics``, ``weights_sha256`` (the digest of the ``model.safetensors`` it was
-written with; files without one are read unchecked) and the model's metadata (seed, statistics
-fingerprint, optimiser, loss, week pairs...). Every check failure is an ``InputError`` naming the file and field. Files written
-before persistent types existed have no ``model`` key and are read as ``paper``.
+written with; files without one are read unchecked) and the model's metadata (seed,
+statistics fingerprint, optimiser, loss, week pairs...). Every check failure is an
+``InputError`` naming the file and field. Files written before persistent types existed have
+no ``model`` key and are read as ``paper``.
 
 The release's ``output_parameters.json`` holds the paper's θ only: a persistent model cannot
 be exported to it (its stay probabilities have no place there).
