@@ -712,6 +712,13 @@ def validate_command(
                          field="--synthetic")
     stats = _load_stats_option(stats_dir)
     mdl = _load_any_model(model_path, stats.taxonomy.version)
+    if mdl.taxonomy.version != stats.taxonomy.version:
+        # (the fit-quality check refused it as "field 'taxonomy': statistics use taxonomy
+        # v1, the model v2", naming neither the model nor the statistics)
+        raise InputError(f"the model uses taxonomy {mdl.taxonomy.version}, the statistics in "
+                         f"{stats_dir} taxonomy {stats.taxonomy.version}: validate a model "
+                         "against the statistics it was fitted to", file=str(model_path),
+                         field="--model")
     if mdl.k != stats.k:
         raise InputError(f"the model has k={mdl.k} topics a week, the statistics in "
                          f"{stats_dir} k={stats.k}: validate a model against the statistics it "

@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from topicslab._atomic import atomic_dir, write_text_atomic
+from topicslab._atomic import atomic_dir, set_lock, write_text_atomic
 from topicslab._checks import integer
 from topicslab._json import DuplicateKeyError, loads, unique_keys
 from topicslab.dp.ledger import FILENAME as LEDGER_FILE
@@ -338,6 +338,32 @@ def _ledger_k(ledger: PrivacyLedger, file: str, m: int) -> int:
     return k
 
 
+def _check_ledger_taxonomy(ledger: PrivacyLedger, tax: Taxonomy, file: str,
+                           directory: str) -> None:
+    """The ledger's pair queries must count the pairs of the statistics' taxonomy: a within-week
+    query releases one count per unordered pair of topics, an across-week one per ordered
+    pair. A ledger copied from a release of the other taxonomy (its σ and its n are that
+    release's, and the fit stops at their noise floor) was read as this release's."""
+    m = tax.size
+    for mech in ledger.mechanisms:
+        name = mech.get("name") if isinstance(mech, dict) else None
+        if not isinstance(name, str) or not name.startswith(("within", "across")):
+            continue
+        want = m * (m - 1) // 2 if name.startswith("within") else m * m
+        dims = mech.get("dims")
+        if isinstance(dims, int) and dims != want:  # (its type is load_ledger's to check)
+            other = next((t for t in (load(v) for v in ("v2", "v1"))
+                          if dims == (t.size * (t.size - 1) // 2 if name.startswith("within")
+                                      else t.size * t.size)), None)
+            whose = (f"the pairs of taxonomy {other.version} ({other.size} topics)"
+                     if other is not None else "another number of topic pairs")
+            raise InputError(f"mechanism {name} released {dims:,} counts, "
+                             f"{whose}, but the statistics in {directory} use taxonomy "
+                             f"{tax.version} ({m} topics: {want:,} pairs): the ledger is "
+                             "another release's; restore this release's ledger (or rerun "
+                             "topicslab stats)", file=file, field="mechanisms")
+
+
 def _check_ledger_k(ledger: PrivacyLedger, k: int, total: float, n: float, m: int,
                     file: str) -> None:
     """A top-k set holds C(k, 2) pairs, so the within-week pair frequencies sum to at most
@@ -426,6 +452,14 @@ def load_statistics(directory: str | Path, *, taxonomy: Taxonomy | str | None = 
     from topicslab._paths import path_name
 
     d = Path(path_name(directory, "directory"))
+    # read while no writer moves a release in: a read while ``stats --out`` replaced the
+    # files took q_within.json of one release beside q_across.json of another
+    with set_lock(d, shared=True):
+        return _load_statistics(d, taxonomy, k)
+
+
+def _load_statistics(d: Path, taxonomy: Taxonomy | str | None, k: int | None,
+                     ) -> DPStatistics:
     expected = resolve(taxonomy) if taxonomy is not None else None
     if (d / WITHIN).exists():
         w_path, a_path, legacy = d / WITHIN, d / ACROSS, False
@@ -531,6 +565,8 @@ def load_statistics(directory: str | Path, *, taxonomy: Taxonomy | str | None = 
                 raise InputError(f"lists {int(seen_pairs.sum())} of the {want} topic pairs of "
                                  f"taxonomy {tax.version}: the statistics are incomplete; "
                                  "restore the file (or rerun topicslab stats)", file=str(path))
+    if ledger is not None:
+        _check_ledger_taxonomy(ledger, tax, str(ledger_path), str(d))
     if k is None:
         if ledger is not None:
             k = _ledger_k(ledger, str(ledger_path), m)

@@ -238,6 +238,10 @@ def check_run_dir(out_dir: Path, *, reference: bool, computes_stats: bool,
       before the fit, a directory model/model.json after the fit itself;
     * one whose model/, validation/ or stats/ is a link out of it: the stages' files were
       written through the link (model -> another run's model replaced that run's model);
+    * one where a file the run writes is a link (refused by the stage's write, after the
+      work);
+    * one holding an earlier run's pop.parquet or stats/ that this run (from --sets or
+      --stats) does not replace: they stayed beside the new model and report;
     * one holding an input (``inputs``: ``(option, path)`` pairs) where the run writes a
       file: ``--sets R/synth.parquet --out R`` replaced its own input with the run's sample
       (exit 0; the same command then started over, the input's fingerprint changed).
@@ -273,6 +277,14 @@ def check_run_dir(out_dir: Path, *, reference: bool, computes_stats: bool,
              if name != "pop.parquet" or reference]
     _check_inputs_not_written(out_dir, files, inputs)
     for name in files:
+        if (out_dir / name).is_symlink():
+            # (the stage's closing write refuses a link, after the work: R/report.html ->
+            # elsewhere failed the run at its very end, R/synth.parquet after the fit and
+            # the sample, naming no option)
+            raise InputError(f"is a symbolic link (to {os.readlink(out_dir / name)}) where "
+                             "the run writes a file, which it would not replace: remove the "
+                             "link, or choose another --out", file=str(out_dir / name),
+                             field="--out")
         if (out_dir / name).is_dir() and not (out_dir / name).is_symlink():
             raise InputError("is a directory where the run writes a file: remove it, or "
                              "choose another --out", file=str(out_dir / name), field="--out")
@@ -293,6 +305,39 @@ def check_run_dir(out_dir: Path, *, reference: bool, computes_stats: bool,
                              "replaces this directory's files, which would change that "
                              "other location: remove the link, or choose another --out",
                              file=str(path), field="--out")
+    if record.is_file():
+        _check_no_other_kind(out_dir, reference=reference, computes_stats=computes_stats,
+                             inputs=inputs)
+
+
+def _check_no_other_kind(out_dir: Path, *, reference: bool, computes_stats: bool,
+                         inputs: Sequence[tuple[str, str | Path | None]]) -> None:
+    """Refuse a run's directory holding the population or the DP release of an earlier run
+    that this run would not write: ``run --stats S`` (or ``--sets P``) over a run of the
+    reference population left that run's pop.parquet and stats/ beside the new model, sample
+    and report, which describe other data (a directory of two runs). The run's own input
+    there (``--sets R/pop.parquet``, ``--stats R/stats``) is this run's, not stale."""
+    from topicslab.dp.release import RELEASE_FILES
+
+    given = {os.path.realpath(p) for _, p in inputs if p is not None}
+    option = next((o for o, p in inputs if p is not None), "--out")
+    kept = []
+    if not reference:
+        pop = out_dir / "pop.parquet"
+        if os.path.lexists(pop) and os.path.realpath(pop) not in given:
+            kept.append(("pop.parquet", "population"))
+    if not computes_stats:
+        stats = out_dir / "stats"
+        if (os.path.realpath(stats) not in given
+                and any(os.path.lexists(stats / name) for name in RELEASE_FILES)):
+            kept.append(("stats/", "DP release"))
+    if kept:
+        names = " and ".join(name for name, _ in kept)
+        what = " and ".join(w for _, w in kept)
+        raise InputError(f"holds an earlier run's {what} ({names}), which this run from "
+                         f"{option} does not replace: the directory would hold two runs' data "
+                         "(its model, sample and report describe other data); choose another "
+                         f"--out (or remove {names})", file=str(out_dir), field="--out")
 
 
 def _check_inputs_not_written(out_dir: Path, files: Sequence[str],

@@ -83,6 +83,17 @@ def _reference_population(ctx: RunContext) -> Summary:
             "calibration_within_tolerance": table.all_ok}
 
 
+def _population_params(ctx: RunContext) -> dict[str, Any]:
+    cfg = ctx.cfg
+    # the users the calibration table counts, when fewer than the population (only then: the
+    # key of every preset's run is unchanged): a run with calibration_users=500 reused the
+    # table of 20,000 users
+    fewer = min(cfg.users, cfg.calibration_users)
+    return {"users": cfg.users, "weeks": cfg.weeks, "seed": ctx.seed,
+            "params": _reference_fingerprint(),
+            **({"calibration_users": fewer} if fewer < cfg.users else {})}
+
+
 def _reference_fingerprint() -> str:
     from topicslab.population import load_reference
 
@@ -90,15 +101,23 @@ def _reference_fingerprint() -> str:
 
 
 def _user_sets(ctx: RunContext) -> Summary:
-    """The user's topic sets, read and checked before anything is computed from them."""
-    from topicslab import io as tio
+    """The user's topic sets (read and checked by ``_check_user_sets``, first)."""
+    s = ctx.population_sets()
+    return {"users": s.n_users, "weeks": s.n_weeks, "taxonomy": s.taxonomy.version,
+            "calibration": None}
+
+
+def _check_user_sets(ctx: RunContext) -> None:
+    """Read the user's topic sets and check them against this run's options before anything
+    is computed from them; run even when the stage is reused (its key holds the file, not
+    the options): a file accepted by a run of ``--release-weeks 0,1`` was reused by one of
+    every week, and a week past k was refused only by the DP stage, naming no file."""
     from topicslab.dp import ContributionBound
     from topicslab.dp.bounding import distinct_per_week
 
     cfg, path = ctx.cfg, str(ctx.sets_path)
     with naming_option("--sets"):
-        s = tio.read_sets(path, taxonomy=ctx.sets_taxonomy)
-    ctx.keep_population(s)
+        s = ctx.population_sets()
     if s.n_users == 0:  # found only by the validation stage, after the fit
         raise InputError("holds no users: there is nothing to run on", file=path,
                          field="--sets")
@@ -131,8 +150,6 @@ def _user_sets(ctx: RunContext) -> Summary:
                              "week, and --theory (the bounds and the Bayes attacker) needs "
                              "full profiles: drop --theory, or give sets with k topics every "
                              "week", file=path, row=u + 1, field="--sets")
-    return {"users": s.n_users, "weeks": s.n_weeks, "taxonomy": s.taxonomy.version,
-            "calibration": None}
 
 
 # ---------------------------------------------------------------------------- DP statistics
@@ -409,13 +426,12 @@ def _has_population(ctx: RunContext) -> bool:
 
 
 STAGES: tuple[Stage, ...] = (
-    Stage("population", _reference_population,
-          lambda ctx: {"users": ctx.cfg.users, "weeks": ctx.cfg.weeks, "seed": ctx.seed,
-                       "params": _reference_fingerprint()},
+    Stage("population", _reference_population, _population_params,
           artefacts=("pop.parquet",), when=lambda ctx: ctx.input_kind == "reference"),
     Stage("population", _user_sets,
           lambda ctx: {"input": ctx.input_fingerprint, "taxonomy": ctx.sets_taxonomy},
-          when=lambda ctx: ctx.input_kind == "sets", announce=False),
+          when=lambda ctx: ctx.input_kind == "sets", announce=False,
+          before=_check_user_sets),
     Stage("dp_statistics", _release, _release_params, upstream=("population",),
           artefacts=_release_files, when=lambda ctx: ctx.input_kind != "stats"),
     Stage("dp_statistics", _published_statistics,

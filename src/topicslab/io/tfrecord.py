@@ -59,7 +59,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from topicslab._atomic import atomic_path, atomic_paths, raise_if_interrupted
+from topicslab._atomic import atomic_path, atomic_paths, raise_if_interrupted, set_lock
 from topicslab._checks import integer, value_shown
 from topicslab.datamodel import TopicSets
 from topicslab.errors import InputError, ParameterError
@@ -839,8 +839,13 @@ def read_sets_tfrecord(path: PathLike, *, taxonomy: Taxonomy | str | None = None
     from topicslab._paths import path_name
 
     k, strict = check_k(k, taxonomy), check_strict(strict)  # (as read_sets checks them)
-    reader = _FastReader(path_name(path), taxonomy, k, weeks, strict)
-    chunks = list(reader.chunks())
+    name = path_name(path)
+    # listed and read while no writer commits a set there: a read while ``sample`` replaced
+    # the shards took shards of both draws, without a word
+    with set_lock(name if os.path.isdir(name) else os.path.dirname(name) or ".",
+                  shared=True):
+        reader = _FastReader(name, taxonomy, k, weeks, strict)
+        chunks = list(reader.chunks())
     if not chunks:
         raise InputError("no records", file=reader.files[0])
     if k is None:

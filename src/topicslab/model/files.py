@@ -13,9 +13,11 @@ Public names:
 persistent types ``stay`` ``[T, M, k]``, ``mode_weights`` ``[T, M]`` and ``mode_stay`` ``[T]``
 (float32). ``model.json`` holds ``format``, ``format_version``, ``model`` (``paper`` or
 ``persistent``), ``taxonomy``, ``types``, ``weeks`` (the fitted r), ``modes`` (persistent),
-``k``, ``topics`` and the model's metadata (seed, statistics fingerprint, optimiser, loss, week
-pairs...). Every check failure is an ``InputError`` naming the file and field. Files written
-before persistent types existed have no ``model`` key and are read as ``paper``.
+``k``, ``topics``, ``weights_sha256`` (the digest of the ``model.safetensors`` it was
+written with; files without one are read unchecked) and the model's metadata (seed,
+statistics fingerprint, optimiser, loss, week pairs...). Every check failure is an
+``InputError`` naming the file and field. Files written before persistent types existed have
+no ``model`` key and are read as ``paper``.
 
 The release's ``output_parameters.json`` holds the paper's θ only: a persistent model cannot
 be exported to it (its stay probabilities have no place there).
@@ -60,7 +62,7 @@ META = "model.json"
 FORMAT = "topicslab-type-mixture"
 FORMAT_VERSION = 1
 _RESERVED = ("format", "format_version", "model", "taxonomy", "types", "weeks", "modes", "k",
-             "topics")
+             "topics", "weights_sha256")
 _PERSISTENT = ("stay", "mode_weights", "mode_stay")
 
 
@@ -95,11 +97,38 @@ def _write_model_files(d: Path, model: TypeMixture) -> None:
                   metadata={"format": FORMAT, "taxonomy": model.taxonomy.version})
     meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "model": model.variant,
             "taxonomy": model.taxonomy.version, "types": model.types, "weeks": model.weeks,
-            "k": model.k, "topics": model.m}
+            "k": model.k, "topics": model.m,
+            # the weights these metadata describe (load_model checks it): the weights of
+            # another fit of the same shape were read under this fit's metadata
+            "weights_sha256": _sha256((d / WEIGHTS).read_bytes())}
     if model.variant == "persistent":
         meta["modes"] = model.modes
     meta.update({k: v for k, v in jsonable(model.metadata).items() if k not in _RESERVED})
     write_text_atomic(d / META, dumps(meta, indent=2) + "\n")
+
+
+def _sha256(data: bytes) -> str:
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def _check_weights_digest(meta: dict[str, Any], data: bytes, meta_file: Path,
+                          weights_file: Path) -> None:
+    """The weights must be those ``model.json`` was written with (files of a model written
+    before the digest existed have none, and are read as they are)."""
+    if "weights_sha256" not in meta:
+        return
+    recorded = meta["weights_sha256"]
+    if not isinstance(recorded, str) or not recorded.startswith("sha256:"):
+        raise FileFieldError(f"must be 'sha256:' and the hex digest of {WEIGHTS}, got "
+                             f"{value_shown(recorded, 40)}; restore the file (or refit)",
+                             file=str(meta_file), field="weights_sha256")
+    if _sha256(data) != recorded:
+        raise FileFieldError(f"is not the weights {META} was written with (its sha256 differs "
+                             f"from the one {META} records): the two files are of different "
+                             "fits; restore both from one fit (or refit)",
+                             file=str(weights_file), field="weights_sha256")
 
 
 def _meta_int(meta: dict[str, Any], name: str, file: str, at_most: int | None = None) -> int:
@@ -119,13 +148,22 @@ def load_model(directory: str | Path, *, taxonomy: Taxonomy | str | None = None,
     ``taxonomy`` (optional) is the taxonomy the model must use (a mismatch is an error); it
     is needed for models of a custom taxonomy.
     """
-    from safetensors import SafetensorError
-    from safetensors.numpy import load_file
-
+    from topicslab._atomic import set_lock
     from topicslab._paths import path_name
-    from topicslab.io._common import MAX_WEEKS
 
     d = Path(path_name(directory, "directory"))
+    # read while no fit moves its model in (the metadata of one fit beside the weights of
+    # another, of the same shape, were read as one model)
+    with set_lock(d, shared=True):
+        return _load_model(d, taxonomy)
+
+
+def _load_model(d: Path, taxonomy: Taxonomy | str | None) -> TypeMixture:
+    from safetensors import SafetensorError
+    from safetensors.numpy import load
+
+    from topicslab.io._common import MAX_WEEKS
+
     meta_file, weights_file = d / META, d / WEIGHTS
     if d.is_symlink() and not d.exists():  # was "d/model.json: file missing"
         from topicslab.io._common import missing
@@ -183,9 +221,9 @@ def load_model(directory: str | Path, *, taxonomy: Taxonomy | str | None = None,
     try:
         # safetensors reports every failure to open as "No such file or directory" (a file
         # this user may not read too): open it first, for the real reason
-        with open(weights_file, "rb"):
-            pass
-        tensors = load_file(str(weights_file))
+        # (read once: the bytes checked against model.json's digest are those loaded)
+        data = weights_file.read_bytes()
+        tensors = load(data)
     except OSError as exc:
         raise FileFieldError(f"cannot read safetensors ({exc.strerror or exc})",
                              file=str(weights_file)) from None
@@ -214,6 +252,7 @@ def load_model(directory: str | Path, *, taxonomy: Taxonomy | str | None = None,
                                  file=str(weights_file), field=name)
             extra[name] = tensors[name]
         metadata["weeks"] = weeks
+    _check_weights_digest(meta, data, meta_file, weights_file)
     try:
         return TypeMixture(theta.astype(np.float32, copy=False), tax, metadata, **extra)
     except InputError as exc:  # a field of the file, not an option of the command
