@@ -163,3 +163,15 @@ def api_refused(call: Callable[[Path, Path], Any], inputs: Path, work: Path,
     assert named in str(exc.value), str(exc.value)
     assert not list(work.iterdir())
     assert tree(inputs) == before
+
+
+def api_run_refused(work: Path, out: Path, match: str, **inputs: Any) -> None:
+    """``experiment.run("smoke", out, **inputs)`` (a two-step fit of two types) raises an
+    ``InputError`` matching ``match`` and leaves ``work`` as it was."""
+    from topicslab import experiment
+    from topicslab.errors import InputError
+
+    before = tree(work)
+    with pytest.raises(InputError, match=match):
+        experiment.run("smoke", out, overrides={"fit_steps": 2, "types": 2}, **inputs)
+    assert tree(work) == before
