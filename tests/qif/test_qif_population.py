@@ -230,3 +230,26 @@ def test_channel_of_narrow_sets_over_a_wide_taxonomy_holds_only_their_topics() -
     ch = topics_channel(np.array([[[5, -1], [3, -1]]], np.int8), 200, 0.5, 0.01)
     assert ch.cells == 4
     assert ch.mult.tolist() == [[1.0, 199.0], [1.0, 199.0]]
+
+
+def test_best_per_topic_over_many_blocks_is_the_numpy_maximum():
+    """``_best_per_topic`` (blocks of profiles in parallel, each into its own maxima) gives
+    exactly the maxima of the NumPy expression, over several blocks and empty sets."""
+    from topicslab.qif.population import _BEST_BLOCK, _best_per_topic
+
+    rng = np.random.default_rng(5)
+    n, k, m, r = 3 * _BEST_BLOCK + 17, 5, 469, 0.05
+    topics = rng.integers(-1, m, size=(n, k)).astype(np.int16)
+    topics[rng.random(n) < 0.01] = -1  # empty sets: no value
+    w = rng.random(n) * rng.choice([1e-3, 1.0, 10.0], size=n)
+    q = r / m
+    best = np.full(m, q * float(w.max()))
+    want = best.copy()
+    size = (topics >= 0).sum(axis=1)
+    held = size > 0
+    pv = w[held] * ((1.0 - r) / size[held] + q)
+    for j in range(k):
+        t = topics[held, j]
+        np.maximum.at(want, t[t >= 0], pv[t >= 0])
+    _best_per_topic(topics, w, 1.0 - r, q, best)
+    assert np.array_equal(best, want)

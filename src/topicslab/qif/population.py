@@ -382,23 +382,39 @@ class Value:
         return self.value is not None
 
 
-@njit(cache=True)
+#: profiles per parallel work item of ``_best_per_topic`` (each keeps its own maxima)
+_BEST_BLOCK = 1 << 16
+
+
+@njit(cache=True, parallel=True)
 def _best_per_topic(topics: I16, w: F64, one_minus_r: float, q: float, best: F64) -> None:
     """``best[t] = max(best[t], max_{u: t in sigma_u} w_u ((1 - r)/|sigma_u| + q))`` in one
     pass over the slots (the set sizes, masks, broadcasts and casts it replaces were ~40% of
-    the QIF tables' time); each value is computed as the NumPy expression would be."""
-    for u in range(topics.shape[0]):
-        size = 0
-        for j in range(topics.shape[1]):
-            if topics[u, j] >= 0:
-                size += 1
-        if size == 0:
-            continue
-        pv = w[u] * (one_minus_r / size + q)
-        for j in range(topics.shape[1]):
-            t = topics[u, j]
-            if t >= 0 and pv > best[t]:
-                best[t] = pv
+    the QIF tables' time); each value is computed as the NumPy expression would be. Blocks of
+    profiles in parallel, each into its own maxima, then the largest of them (a maximum is
+    exact in any order: the same values)."""
+    n, m = topics.shape[0], best.shape[0]
+    n_blocks = (n + _BEST_BLOCK - 1) // _BEST_BLOCK
+    parts = np.empty((n_blocks, m))
+    for b in prange(n_blocks):
+        part = parts[b]
+        part[:] = best
+        for u in range(b * _BEST_BLOCK, min(n, (b + 1) * _BEST_BLOCK)):
+            size = 0
+            for j in range(topics.shape[1]):
+                if topics[u, j] >= 0:
+                    size += 1
+            if size == 0:
+                continue
+            pv = w[u] * (one_minus_r / size + q)
+            for j in range(topics.shape[1]):
+                t = topics[u, j]
+                if t >= 0 and pv > part[t]:
+                    part[t] = pv
+    for b in range(n_blocks):
+        for t in range(m):
+            if parts[b, t] > best[t]:
+                best[t] = parts[b, t]
 
 
 @njit(cache=True)
@@ -457,12 +473,16 @@ def _nonempty_sums(sets: I16, configs: list[tuple[F64, float]], m: int,
     size_range = np.arange(sets.shape[2] + 1, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         cins = {r: (1.0 - r) / size_range + r / m for r in rs}
+    caps_of: dict[float, list[float]] = {}  # (of r only: the weightings share them)
     for w, r in configs:
         # Bounds: fixing the best user for one position (the other positions' outputs sum to
         # 1 for that user) gives a lower bound; max of a product <= product of the maxima,
         # and sum_t max_u <= sum_u, give upper bounds.
         lower = max(_single_epoch_sum(sets[:, i, :], w, m, r) for i in range(k))
-        caps = [_single_epoch_sum(sets[:, i, :], np.ones_like(w), m, r) for i in range(k)]
+        if r not in caps_of:
+            ones = np.ones_like(w)
+            caps_of[r] = [_single_epoch_sum(sets[:, i, :], ones, m, r) for i in range(k)]
+        caps = caps_of[r]
         upper = min(float(w.max()) * math.prod(caps), float(w.sum()))
         results.append(Value(None, lower, upper))
         # eq 11 per position with each set's own size; the configurations share the sets
