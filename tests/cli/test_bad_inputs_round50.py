@@ -29,6 +29,10 @@ less than the sets hold.
   long, profiles or TFRecord, which record neither k nor the taxonomy: said "wrote ... (k = 5,
   taxonomy v1)", and the file read back as k = its widest week and as v2 without a word; it
   now notes what the format does not record and how to read it back.
+- A topic label holding ``$`` (a custom taxonomy's "/Deals $x^$ off") in a report figure
+  (``report.figures.top_topics``, ``top_pairs``, which ``build_report`` draws): parsed as
+  mathtext, "ValueError: ... ParseSyntaxException", so no report; labels are now drawn as
+  text.
 
 Each case holds to ``test_bad_inputs.py``'s contract (exit 2, one ``error:`` line naming the
 file, row or field, nothing written; from Python an ``InputError`` naming the field).
@@ -182,3 +186,11 @@ def test_convert_says_what_the_target_format_does_not_record(tmp_path: Path) -> 
     assert "does not record taxonomy v1" in res.output, res.output
     res = invoke(["convert", str(tmp_path / "v1.parquet"), str(tmp_path / "v1b.parquet")])
     assert res.exit_code == 0 and "does not record" not in res.output
+
+
+def test_figures_draw_a_label_holding_dollar_signs_as_text() -> None:
+    from topicslab.report import figures as fg
+
+    for label in ("/Deals $x^$ off", "/a $\\frac{$"):
+        assert fg.top_topics([label], {"DP statistics": [0.5]})[:4] == b"\x89PNG"
+        assert fg.top_pairs([f"{label} + x"], {"DP statistics": [0.5]}, "T")[:4] == b"\x89PNG"
