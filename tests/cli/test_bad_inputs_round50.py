@@ -33,6 +33,12 @@ less than the sets hold.
   (``report.figures.top_topics``, ``top_pairs``, which ``build_report`` draws): parsed as
   mathtext, "ValueError: ... ParseSyntaxException", so no report; labels are now drawn as
   text.
+- ``qif --sets P --weeks 0..199`` (a profile of 200 weeks): "error: OverflowError: (34,
+  'Numerical result out of range')", exit 1 -- (m / s)^weeks past a float; and ``--weeks
+  0..39 --s 234``: C(469, 234)^40, an exact integer of ~5,600 digits, "ValueError: Exceeds
+  the limit (4300 digits) for integer string conversion". A profile now has at most
+  ``MAX_EPOCHS`` (40) weeks, the limit of the multi-epoch capacities, and a count past 4,000
+  digits is refused, both naming ``--weeks``.
 
 Each case holds to ``test_bad_inputs.py``'s contract (exit 2, one ``error:`` line naming the
 file, row or field, nothing written; from Python an ``InputError`` naming the field).
@@ -194,3 +200,29 @@ def test_figures_draw_a_label_holding_dollar_signs_as_text() -> None:
     for label in ("/Deals $x^$ off", "/a $\\frac{$"):
         assert fg.top_topics([label], {"DP statistics": [0.5]})[:4] == b"\x89PNG"
         assert fg.top_pairs([f"{label} + x"], {"DP statistics": [0.5]}, "T")[:4] == b"\x89PNG"
+
+
+@pytest.fixture(scope="module")
+def long_history(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """20 users over 200 weeks of random 5-topic profiles."""
+    from topicslab import io as tio
+    from topicslab.datamodel import TopicSets
+    from topicslab.taxonomy import load
+
+    rng = np.random.default_rng(0)
+    raw = np.sort(rng.random((20, 200, 40)).argsort(-1)[..., :5], -1).astype(np.int16)
+    path = tmp_path_factory.mktemp("long") / "long.parquet"
+    tio.write_sets(path, TopicSets(raw, load("v2"), np.arange(20)))
+    return path
+
+
+@pytest.mark.parametrize("args", [["--weeks", "0..199"], ["--weeks", "0..39", "--s", "234"]])
+def test_qif_of_a_long_profile_is_refused_naming_weeks(long_history: Path,
+                                                       args: list[str]) -> None:
+    res = invoke(["qif", "--sets", str(long_history), *args, "--json"])
+    check_refused(res.output, res.exit_code, "--weeks")
+
+
+def test_qif_of_forty_weeks_is_still_computed(long_history: Path) -> None:
+    res = invoke(["qif", "--sets", str(long_history), "--weeks", "0..39", "--json"])
+    assert res.exit_code == 0, res.output
