@@ -10,7 +10,10 @@ less than the sets hold.
   ``"/a/"`` (parts of no name), a version that is no text (3) or holds a line break (which
   split every one-line error naming the taxonomy), a row of three fields, and the names
   ``"v1"``/``"v2"`` of the shipped taxonomies -- whose files then read back in the shipped
-  taxonomy. Each is now a ``ParameterError`` naming ``version``, ``rows`` or ``buckets``.
+  taxonomy. A taxonomy of 40,000 topics was built, and ``api.top_k`` of it returned indices
+  wrapped around int16 (topic 39999 as -25537), ``generate`` then refusing its own sets.
+  Each is now a ``ParameterError`` naming ``version``, ``rows`` or ``buckets`` (at most
+  32,767 topics, ids at most 2**24 - 1).
 - A Parquet file of custom taxonomy "mine" read with ``taxonomy=`` another custom one of the
   same ids ("other"), or v2: read without a word, the topics taken for the other's labels.
   Only two shipped names were compared; any two names that differ are now refused.
@@ -77,6 +80,7 @@ def _toy(name: str, m: int, base: int = 500, prefix: str = "T"):
     ({"version": "e", "rows": [(1, "/a/b")]}, "rows"),
     ({"version": "e", "rows": [(1, "/a")], "buckets": {"/a": "high"}}, "buckets"),
     ({"version": "e", "rows": [(1, "/a")], "buckets": {"/b": "High"}}, "buckets"),
+    ({"version": "e", "rows": [(i + 1, f"/B{i}") for i in range(40_000)]}, "rows"),
     ({"version": 3, "rows": [(1, "/a")]}, "version"),
     ({"version": "e\nx", "rows": [(1, "/a")]}, "version"),
     ({"version": "v2", "rows": [(1, "/a")]}, "version"),
@@ -95,6 +99,11 @@ def test_from_rows_still_builds_what_it_can() -> None:
     assert tax.size == 2 and tax.max_id == 501
     odd = _toy("é", 3, base=7, prefix="Ünï ")
     assert odd.labels == ("/Ünï 0", "/Ünï 1", "/Ünï 2")
+    from topicslab import api
+
+    widest = _toy("widest", 2**15 - 1, base=1)
+    assert api.top_k(np.arange(widest.size, dtype=float)[None, :], k=5,
+                     taxonomy=widest).min() == widest.size - 5
 
 
 def test_a_file_of_one_custom_taxonomy_is_not_read_in_another(tmp_path: Path) -> None:

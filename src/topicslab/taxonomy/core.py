@@ -237,6 +237,9 @@ class Taxonomy:
 #: the largest topic id of a custom taxonomy: ``index`` looks ids up in a table of one entry
 #: per id up to the largest (an id of 2**31 - 1 asked for an 8 GiB table: MemoryError)
 MAX_TOPIC_ID = 2**24 - 1
+#: the most topics of a taxonomy: ``TopicSets`` hold dense indices as ``int16`` (and
+#: ``canonicalize_sets`` sorts the empty slot as its largest value)
+MAX_TOPICS = 2**15 - 1
 
 
 def _checked_rows(version: object, rows: object, buckets: object
@@ -267,6 +270,12 @@ def _checked_rows(version: object, rows: object, buckets: object
         checked.append((tid, lab))
     if not checked:
         raise ParameterError("rows is empty: a taxonomy needs at least one topic", field="rows")
+    if len(checked) > MAX_TOPICS:
+        # (40,000 topics: top_k's profiles and TopicSets' indices wrapped around int16,
+        # topic 39999 held as -25537, without a word)
+        raise ParameterError(f"rows holds {len(checked):,} topics; a taxonomy holds at most "
+                             f"{MAX_TOPICS:,} (topic sets hold dense indices as int16)",
+                             field="rows")
     checked.sort()
     for (a, la), (b, lb) in itertools.pairwise(checked):
         if a == b:
