@@ -25,6 +25,8 @@ less than the sets hold.
 - ``ingest`` of a visit at ``0000-01-01T00:00:00Z`` (or ``0001-01-01T00:30:00+01:00``,
   ``9999-12-31T23:30:00-01:00``: outside the years 1..9999 in UTC): "error: OverflowError:
   date value out of range", exit 1, after all the work; now exit 2 naming the row and field.
+  The same of an ``--epoch-start`` outside those years in UTC (``0001-01-01T00:00+01:00``
+  before a visit of 0001-01-01T00:30Z): now refused naming ``--epoch-start``.
 - ``ingest`` of a history whose hosts are punycode (Chrome's history stores IDNs so:
   ``xn--bcher-kva.de``) against a table naming ``bücher.de``: the visits were unclassified
   (two spellings of one domain); both now reduce to one domain.
@@ -235,3 +237,17 @@ def test_qif_of_a_long_profile_is_refused_naming_weeks(long_history: Path,
 def test_qif_of_forty_weeks_is_still_computed(long_history: Path) -> None:
     res = invoke(["qif", "--sets", str(long_history), "--weeks", "0..39", "--json"])
     assert res.exit_code == 0, res.output
+
+
+@pytest.mark.parametrize(("when", "start"), [
+    ("0001-01-01T00:30:00Z", "0001-01-01T00:00+01:00"),
+    ("9999-12-31T23:00:00Z", "9999-12-31T23:59:59.999999-01:00"),
+])
+def test_ingest_refuses_an_epoch_start_outside_the_years_1_to_9999(
+        tmp_path: Path, domains: Path, when: str, start: str) -> None:
+    visits = tmp_path / "v.csv"
+    visits.write_text(f"user_id,timestamp,url\n1,{when},a.com\n", encoding="utf-8")
+    res = invoke(["ingest", "--visits", str(visits), "--domains", str(domains),
+                  "--out", str(tmp_path / "p.csv"), "-q", "--epoch-start", start])
+    check_refused(res.output, res.exit_code, "--epoch-start")
+    assert not (tmp_path / "p.csv").exists()
