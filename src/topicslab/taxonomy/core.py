@@ -68,13 +68,14 @@ class Taxonomy:
             raise ParameterError(f"version {version!r} is the name of a shipped taxonomy "
                                  "(topicslab.taxonomy.load); give a custom taxonomy a name "
                                  "of its own", field="version")
-        return cls._build(version, rows, buckets)
+        return cls._build(version, rows, buckets, given=True)
 
     @classmethod
     def _build(cls, version: str, rows: list[tuple[int, str]],
-               buckets: dict[str, str] | None = None) -> Taxonomy:
-        """``from_rows`` without its reserved names (the shipped taxonomies are built here)."""
-        version, rows, buckets = _checked_rows(version, rows, buckets)
+               buckets: dict[str, str] | None = None, *, given: bool = False) -> Taxonomy:
+        """``from_rows`` without its reserved names (the shipped taxonomies are built here;
+        their buckets file may name topics of the other version: ``given`` is False)."""
+        version, rows, buckets = _checked_rows(version, rows, buckets, given)
         ids = np.array([r[0] for r in rows], dtype=np.int32)
         labels = tuple(r[1] for r in rows)
         by_label = {lab: i for i, lab in enumerate(labels)}
@@ -242,7 +243,7 @@ MAX_TOPIC_ID = 2**24 - 1
 MAX_TOPICS = 2**15 - 1
 
 
-def _checked_rows(version: object, rows: object, buckets: object
+def _checked_rows(version: object, rows: object, buckets: object, given: bool = True
                   ) -> tuple[str, list[tuple[int, str]], dict[str, str]]:
     """``from_rows``'s arguments, checked: each a ``ParameterError`` naming the argument (they
     were bare ``IndexError``/``KeyError``/``AttributeError``/``TypeError``s, or taken: an id
@@ -293,7 +294,7 @@ def _checked_rows(version: object, rows: object, buckets: object
                              f"'Standard', got {value_shown(buckets, 60)}", field="buckets")
     tops = {lab for lab in labels if lab.count("/") == 1}
     for key, name in buckets.items():
-        if key not in tops:
+        if key not in tops and given:
             raise ParameterError(f"buckets names {value_shown(key, 60)}, not a top-level "
                                  "label of the taxonomy (its topics would be Standard "
                                  "unsaid)", field="buckets")
