@@ -52,6 +52,10 @@ def pyplot() -> Any:
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise TopicsLabError("plots need matplotlib: pip install matplotlib") from exc
     matplotlib.use("Agg")
+    # labels are text, never math: a topic label of a custom taxonomy holding "$x^$" was
+    # parsed as mathtext by every figure drawing it (ValueError, exit 1, no report), and
+    # "$5 and $10" drawn as math
+    matplotlib.rcParams["text.parse_math"] = False
     import matplotlib.pyplot as plt
 
     return plt

@@ -152,6 +152,14 @@ def _mechanism(mechanism: object, sets: Any = None) -> Mechanism:
     return Mechanism() if sets is None else Mechanism(k=sets.k, taxonomy=sets.taxonomy)
 
 
+def _not_topic_sets(sets: object) -> None:
+    """Refuse a ``TopicSets`` given as ``sets``: the engines take its array and the
+    mechanism its taxonomy and k, which the caller states (``mechanism=``)."""
+    if hasattr(sets, "sets") and hasattr(sets, "taxonomy") and hasattr(sets, "k"):
+        raise refuse(f"sets takes the array of topic sets: pass {type(sets).__name__}.sets, "
+                     f"with mechanism=Mechanism(k={sets.k}, taxonomy=its .taxonomy)", "sets")
+
+
 def answers(
     sets: npt.ArrayLike,
     sites: int | npt.ArrayLike = 2,
@@ -183,6 +191,7 @@ def answers(
     """
     mech = _mechanism(mechanism)
     tax = mech.tax
+    _not_topic_sets(sets)  # (a TopicSets was "sets must be an integer array, got dtype object")
     # a fraction was truncated to a topic, a text witnessed probability ("0.5") read as a
     # number, a negative or fractional site id wrapped or truncated, an empty site array gave
     # no answer at all and a bad first_week was an OverflowError: each is refused by name
@@ -286,8 +295,7 @@ def observe(
     Returns ``int16[n_sites, n_users, r + L - 1]``.
     """
     mech = _mechanism(mechanism)
-    if hasattr(sets, "sets") and hasattr(sets, "taxonomy"):  # a TopicSets ("sets have 0 weeks")
-        raise TypeError(f"observe takes the array of topic sets: pass {type(sets).__name__}.sets")
+    _not_topic_sets(sets)  # (a TopicSets was "sets have 0 weeks", then a bare TypeError)
     arr = np.asarray(sets)
     if arr.ndim != 3 or not np.issubdtype(arr.dtype, np.integer):
         raise refuse(f"sets must be an integer array [users, weeks, k], got {arr.dtype} of "

@@ -40,6 +40,8 @@ from topicslab.datamodel import TopicSets
 from topicslab.errors import InputError, ParameterError
 from topicslab.io._common import MAX_WEEKS as FILE_WEEKS
 from topicslab.io.visits import (
+    _FIRST_S,
+    _LAST_S,
     DomainTable,
     VisitBatch,
     hosts_of,
@@ -428,7 +430,14 @@ def _start_us(epoch_start: dt.date | dt.datetime | str) -> int:
     if epoch_start.tzinfo is None:
         epoch_start = epoch_start.replace(tzinfo=dt.UTC)
     delta = epoch_start - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    us = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    if not _FIRST_S * 1_000_000 <= us <= _LAST_S * 1_000_000 + 999_999:
+        # (0001-01-01T00:00+01:00 lies in the year 0 in UTC: the report's datetime of it
+        # failed, "OverflowError: date value out of range", exit 1, after all the work)
+        raise ParameterError(f"the epoch start {epoch_start.isoformat()} lies outside the "
+                             "years 1..9999 in UTC; give a later or earlier start",
+                             field="epoch_start")
+    return us
 
 
 def _iso(us: int) -> str:

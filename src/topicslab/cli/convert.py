@@ -5,12 +5,16 @@ shards past the users)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
 
-from topicslab.cli._app import SETS_TAXONOMY_HELP, app, out, sets_taxonomy
+from topicslab.cli._app import SETS_TAXONOMY_HELP, app, err, out, sets_taxonomy
 from topicslab.errors import InputError, naming_option
+
+if TYPE_CHECKING:
+    from topicslab.datamodel import TopicSets
 
 _FORMATS_HELP = "parquet | csv | tsv | tfrecord | long | profiles"
 
@@ -205,3 +209,31 @@ def convert(
     out.print(f"wrote {sets.n_users:,} users × {sets.n_weeks} weeks (k = {sets.k}, taxonomy "
               f"{sets.taxonomy.version}) to {escape(shown)} ({fmt})", highlight=False,
               soft_wrap=True)
+    _note_unrecorded(sets, fmt)
+
+
+def _note_unrecorded(sets: TopicSets, fmt: str) -> None:
+    """Say what a file of ``fmt`` does not record and a reader of it then takes otherwise:
+    only Parquet holds k and the taxonomy; the others are read back with k = the widest week
+    and the taxonomy the ids detect (v2 sets of k = 5 whose weeks hold at most 2 topics were
+    read back as k = 2, and v1 sets whose ids are all v2's as v2, without a word)."""
+    import numpy as np
+
+    from topicslab.io.detect import detect_taxonomy
+
+    if fmt == "parquet" or sets.n_users == 0:
+        return
+    widest = int(np.count_nonzero(sets.sets >= 0, axis=-1).max(initial=0)) or 5
+    used = np.unique(sets.sets[sets.sets >= 0])
+    detected = detect_taxonomy(sets.taxonomy.id_of(used)).version
+    lost = []
+    if widest != sets.k:
+        lost.append(f"k = {sets.k} (read back as k = {widest}, its widest week: give --k "
+                    f"{sets.k} when reading it)")
+    if detected != sets.taxonomy.version:
+        lost.append(f"taxonomy {escape(sets.taxonomy.version)} (its ids read back as "
+                    f"{detected}: give --taxonomy {escape(sets.taxonomy.version)} when "
+                    "reading it)")
+    if lost:
+        err.print(f"[yellow]note[/]: {fmt} does not record {' or '.join(lost)}",
+                  highlight=False, soft_wrap=True)

@@ -241,6 +241,9 @@ class ContributionBound:
     def check_topics(self, m: int) -> None:
         """Refuse a ``k`` above the taxonomy's ``m`` topics (a week cannot hold more
         distinct topics than there are)."""
+        if m < 2:  # (was "k must be in 2..1, got 5": a range no k is in)
+            raise refuse(f"the taxonomy has {m} topic; the release counts pairs of topics, "
+                         "so it needs a taxonomy of at least 2", "taxonomy")
         if self.k > m:
             raise refuse(f"k must be in 2..{m}, got {self.k}", "k",
                          f"the taxonomy has {m} topics")

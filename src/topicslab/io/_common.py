@@ -390,10 +390,16 @@ def pick_taxonomy(
                              field="metadata.taxonomy")
         return load(stored)
     tax = resolve(requested)
-    if stored is not None and stored in VERSIONS and tax.version in VERSIONS \
-            and stored != tax.version:
-        raise ParameterError(f"the file says taxonomy {stored}, but {tax.version} was "
-                             f"asked for; leave taxonomy out to read it in {stored}",
+    # (a file of custom taxonomy "mine" was read with another one, "other" or v2, of the
+    # same ids: its topics taken for the other's labels without a word)
+    if stored is not None and stored != tax.version:
+        def name(v: object) -> str:
+            return v if isinstance(v, str) and v.isprintable() else value_shown(v, 60)
+
+        how = (f"leave taxonomy out to read it in {stored}" if stored in VERSIONS else
+               f"give the taxonomy it was written with ({name(stored)})")
+        raise ParameterError(f"the file says taxonomy {name(stored)}, but "
+                             f"{name(tax.version)} was asked for; {how}",
                              file=file, field="taxonomy")
     return tax
 

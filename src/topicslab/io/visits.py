@@ -123,8 +123,22 @@ def registrable_domain(host: str) -> str:
     h = host.strip().lower().rstrip(".")
     if not h or h.startswith("[") or _IP_RE.fullmatch(h):
         return h
+    if "xn--" in h:  # (Chrome's history holds IDNs as punycode: xn--bcher-kva.de was
+        # another domain than bücher.de of the table, its visits unclassified)
+        h = ".".join(_unicode_label(part) for part in h.split("."))
     found = _psl().privatesuffix(h)
     return str(found) if found else h
+
+
+def _unicode_label(label: str) -> str:
+    """A punycode label (``xn--bcher-kva``) in Unicode (``bücher``); any other as it is."""
+    if not label.startswith("xn--"):
+        return label
+    try:
+        text = label[4:].encode("ascii").decode("punycode").lower()
+    except (UnicodeError, ValueError):  # not valid punycode: a label of its own
+        return label
+    return text if text and text.isprintable() and "." not in text else label
 
 
 def hosts_of(pages: pa.Array) -> pa.Array:
@@ -536,7 +550,20 @@ def _parse_text_times(arr: pa.Array, *, file: str, field: str, first_row: int,
                                         row_of=row_numbers.__getitem__)
             else:
                 ts = pc.cast(part, pa.timestamp("us", tz=kind))
-                out[mask] = np.asarray(ts.cast(pa.int64()).to_numpy(), dtype=np.int64)
+                us = np.asarray(ts.cast(pa.int64()).to_numpy(), dtype=np.int64)
+                # (year 0000, or 0001-01-01T00:30+01:00, read as a time before the year 1
+                # in UTC: the report's datetime then failed, "OverflowError: date value
+                # out of range", exit code 1, after all the work)
+                late = us > _LAST_S * _US_PER_S
+                early = us < _FIRST_S * _US_PER_S
+                if late.any() or early.any():
+                    j = int(np.argmax(late | early))
+                    when = "after the year 9999" if late[j] else "before the year 1"
+                    raise InputError(f"the time {part[j].as_py()!r} lies {when} in UTC; "
+                                     "give a time of the years 1..9999", file=file,
+                                     row=first_row + int(np.flatnonzero(mask)[j]),
+                                     field=field)
+                out[mask] = us
         except (pa.ArrowInvalid, OverflowError):
             rows = np.flatnonzero(mask)
             for j, value in enumerate(part.to_pylist()):  # the error path: find the row

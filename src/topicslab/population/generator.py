@@ -413,7 +413,7 @@ def generate_chunks(
     require_memory(float(users) * n_weeks * CHUNK_BYTES_PER_USER_WEEK * max(int(k), 5) / 5,
                    f"generating {users:,} users x {n_weeks:,} weeks at once",
                    field="chunk_users", hint="use a smaller chunk_users")
-    par = params if params is not None else load_reference(tax.version)
+    par = params if params is not None else load_reference(tax)
     return _chunks(n_users, n_weeks, chunk_users, seed, par, k, tax, first_user, progress)
 
 
@@ -484,7 +484,7 @@ def generate(
     if not meta:
         from topicslab.population.params import load_reference
 
-        p = params if params is not None else load_reference(tax.version)
+        p = params if params is not None else load_reference(tax)
         meta = _metadata(seed, p, k, n_weeks, 0, 0)
     meta = dict(meta)
     meta["padded_user_weeks"] = padded

@@ -493,17 +493,19 @@ def reference_path(taxonomy: str = "v2") -> Path:
         f"data/reference_{taxonomy}.json")))
 
 
-def load_reference(taxonomy: str = "v2") -> PopulationParams:
+def load_reference(taxonomy: Taxonomy | str = "v2") -> PopulationParams:
     """The calibrated reference parameters of a taxonomy.
 
     v2 is shipped calibrated; another taxonomy (v1) gets the v2 parameters carried over by
     topic label (``transfer``): a valid population of that taxonomy, not a calibration of it.
     """
-    version = resolve(taxonomy).version
-    path = reference_path(version)
-    if path.exists():
+    tax = resolve(taxonomy)
+    path = reference_path(tax.version)
+    if tax.version in VERSIONS and path.exists():
         return PopulationParams.load(path)
-    return transfer(PopulationParams.load(reference_path("v2")), version)
+    # a custom taxonomy is carried over as itself (its version name was looked up as a
+    # shipped one: "unknown taxonomy version 't5'; choose one of ('v1', 'v2')")
+    return transfer(PopulationParams.load(reference_path("v2")), tax)
 
 
 #: Popularity factor per hierarchy level a topic's nearest labelled ancestor is above it.

@@ -98,7 +98,7 @@ class Stress:
             raise InputError(f"the parameters are for taxonomy {params.taxonomy}, not "
                              f"{tax.version}: pass taxonomy={params.taxonomy!r}",
                              field="taxonomy")
-        p = (params if params is not None else load_reference(tax.version)).copy()
+        p = (params if params is not None else load_reference(tax)).copy()
         keep = 1.0 - self.persistence
         p.drift_base *= keep
         p.explore_prob *= keep

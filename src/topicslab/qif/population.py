@@ -37,6 +37,7 @@ from topicslab.datamodel import TopicSets, set_sizes
 from topicslab.qif.errors import QIFError, QIFParameterError
 from topicslab.qif.product_channel import ProductChannel, max_sums, topics_channel
 from topicslab.qif.topics import (
+    MAX_EPOCHS,
     MAX_TOPICS,
     check_params,
     generalisation_capacity,
@@ -44,6 +45,9 @@ from topicslab.qif.topics import (
     iba_tight_lower_bound,
     reporting_bayes_capacity,
 )
+
+#: the most digits of an exact count the tables hold (Python prints 4,300 at most)
+_MAX_DIGITS = 4000
 
 I16 = npt.NDArray[np.int16]
 I64 = npt.NDArray[np.int64]
@@ -740,6 +744,12 @@ def population_tables(sets: TopicSets | npt.ArrayLike, *, weeks: Weeks = 0,
     """
     raw, mm = _as_array(sets, m)
     epochs = _epoch_list(raw.shape[1], weeks)
+    if len(epochs) > MAX_EPOCHS:
+        # (200 weeks: (m / s)^200 was "OverflowError: (34, 'Numerical result out of range')",
+        # exit 1, after the profiles were grouped)
+        raise QIFParameterError(f"a profile of at most {MAX_EPOCHS} weeks, got {len(epochs)}: "
+                                "its capacities, C(m, s)^weeks and (m / s)^weeks, pass a "
+                                "float's range beyond; give fewer weeks", field="weeks")
     max_cells = integer(max_cells, "max_cells", at_least=0, error=QIFParameterError)
     prof = distinct_profiles(raw, m=mm, weeks=epochs)
     n_ep, slots = prof.sets.shape[1], prof.sets.shape[2]
@@ -763,13 +773,22 @@ def population_tables(sets: TopicSets | npt.ArrayLike, *, weeks: Weeks = 0,
     sizes = set_sizes(prof.sets)  # (not held through the channel sums, the peak)
     min_size = int(sizes[sizes > 0].min()) if (sizes > 0).any() else 0
     empty_users = int(counts[(sizes == 0).any(axis=1)].sum())
+    sets_count = generalisation_capacity(mm, ss)
+    digits = int(sets_count.bit_length() * n_ep * math.log10(2)) + 1
+    if digits > _MAX_DIGITS:
+        # (s = 234 over 40 weeks: C(469, 234)^40, an integer of ~5,600 digits, failed its
+        # printing, "ValueError: Exceeds the limit (4300 digits) for integer string
+        # conversion", exit 1)
+        raise QIFParameterError(f"C(m, s)^weeks = C({mm}, {ss})^{n_ep} has about {digits:,} "
+                                f"digits, past the {_MAX_DIGITS:,} an exact table can print; "
+                                "give fewer weeks or a smaller s", field="weeks")
     tables = PopulationTables(
         epochs=epochs, m=mm, s=ss, r=float(r), n_users=n, n_profiles=prof.n_distinct,
         m_prime=prof.m_prime(), k_anonymity=prof.k_anonymity,
         n_unique_users=prof.n_unique_users, n_empty=empty_users, min_set_size=min_size,
         leak_cookies=n, leak_generalisation=prof.n_distinct,
         leak_bounded_noise=leak_bn.value, leak_topics=leak_t.value,
-        cap_generalisation=generalisation_capacity(mm, ss) ** n_ep,
+        cap_generalisation=sets_count ** n_ep,
         cap_bounded_noise=(mm / ss) ** n_ep,
         # Several epochs: rows are sequences of sets, a sub-matrix of the Kronecker power,
         # whose capacity is the product (Theorem 2).

@@ -29,7 +29,7 @@ def build(source_dir: Path) -> dict[str, str]:
     out = {}
     for version in ("v1", "v2"):
         rows = parse_topics(source_dir / f"taxonomy_{version}.md")
-        tax = Taxonomy.from_rows(version, rows, buckets if version == "v2" else None)
+        tax = Taxonomy._build(version, rows, buckets if version == "v2" else None)
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(["id", "label", "parent_id", "bucket"])

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import csv
 import functools
+import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import resources
 
 import numpy as np
 import numpy.typing as npt
 
-from topicslab._checks import integer
+from topicslab._checks import integer, shown, value_shown
 from topicslab.errors import ParameterError, UnknownTopicError
 
 #: Utility bucket codes. Chrome ranks a week's topics by bucket first (High before Standard).
@@ -60,23 +62,32 @@ class Taxonomy:
         ``buckets`` maps top-level labels to ``"High"``/``"Standard"``; a top-level topic missing
         from it (or ``buckets=None``) is Standard.
         """
-        rows = sorted(rows)
+        if isinstance(version, str) and version in VERSIONS:
+            # (a custom taxonomy named "v2" was written to files as v2 and read back in the
+            # shipped v2, its ids read as that taxonomy's topics without a word)
+            raise ParameterError(f"version {version!r} is the name of a shipped taxonomy "
+                                 "(topicslab.taxonomy.load); give a custom taxonomy a name "
+                                 "of its own", field="version")
+        return cls._build(version, rows, buckets, given=True)
+
+    @classmethod
+    def _build(cls, version: str, rows: list[tuple[int, str]],
+               buckets: dict[str, str] | None = None, *, given: bool = False) -> Taxonomy:
+        """``from_rows`` without its reserved names (the shipped taxonomies are built here;
+        their buckets file may name topics of the other version: ``given`` is False)."""
+        version, rows, buckets = _checked_rows(version, rows, buckets, given)
         ids = np.array([r[0] for r in rows], dtype=np.int32)
-        if len(set(ids.tolist())) != len(ids) or (ids <= 0).any():
-            raise ValueError("taxonomy ids must be distinct positive integers")
         labels = tuple(r[1] for r in rows)
         by_label = {lab: i for i, lab in enumerate(labels)}
-        if len(by_label) != len(labels):
-            raise ValueError("taxonomy labels must be distinct")
         parent = np.full(len(ids), -1, dtype=np.int32)
         bucket = np.zeros(len(ids), dtype=np.int8)
         for i, lab in enumerate(labels):
-            if not lab.startswith("/"):
-                raise ValueError(f"label {lab!r} is not a path")
             head, _, _ = lab.rpartition("/")
             if head:
                 if head not in by_label:
-                    raise ValueError(f"parent {head!r} of {lab!r} is not in the taxonomy")
+                    raise ParameterError(f"the parent {shown(head)!r} of topic {int(ids[i])} "
+                                         f"({shown(lab)!r}) is not in the taxonomy; add it "
+                                         "or shorten the label", field="rows")
                 parent[i] = by_label[head]
             top = "/" + lab.split("/")[1]
             bucket[i] = _BUCKET_CODES[(buckets or {}).get(top, "Standard")]
@@ -224,6 +235,75 @@ class Taxonomy:
         return _BUCKET_NAMES[int(self.bucket[self._dense(dense)])]
 
 
+#: the largest topic id of a custom taxonomy: ``index`` looks ids up in a table of one entry
+#: per id up to the largest (an id of 2**31 - 1 asked for an 8 GiB table: MemoryError)
+MAX_TOPIC_ID = 2**24 - 1
+#: the most topics of a taxonomy: ``TopicSets`` hold dense indices as ``int16`` (and
+#: ``canonicalize_sets`` sorts the empty slot as its largest value)
+MAX_TOPICS = 2**15 - 1
+
+
+def _checked_rows(version: object, rows: object, buckets: object, given: bool = True
+                  ) -> tuple[str, list[tuple[int, str]], dict[str, str]]:
+    """``from_rows``'s arguments, checked: each a ``ParameterError`` naming the argument (they
+    were bare ``IndexError``/``KeyError``/``AttributeError``/``TypeError``s, or taken: an id
+    of 1.5 or True read as topic 1, a label ``"/"`` or ``"/a/"`` of no name, a version or
+    label holding a line break that split every one-line error naming it)."""
+    if not isinstance(version, str) or not version.strip() or not version.isprintable():
+        raise ParameterError(f"version must be a non-empty one-line name, got "
+                             f"{value_shown(version, 60)}", field="version")
+    if isinstance(rows, str | bytes | dict) or not isinstance(rows, Iterable):
+        raise ParameterError(f"rows must be a list of (id, label) pairs, got "
+                             f"{value_shown(rows, 60)}", field="rows")
+    checked: list[tuple[int, str]] = []
+    for n, row in enumerate(rows):
+        if not isinstance(row, tuple | list) or len(row) != 2:
+            raise ParameterError(f"rows[{n}] must be an (id, label) pair, got "
+                                 f"{value_shown(row, 60)}", field="rows")
+        tid = integer(row[0], f"rows[{n}] id", at_least=1, at_most=MAX_TOPIC_ID,
+                      why="a topic id is a positive integer")
+        lab = row[1]
+        if (not isinstance(lab, str) or not lab.startswith("/") or "\n" in lab
+                or "\r" in lab or "" in lab[1:].split("/")):
+            raise ParameterError(f"rows[{n}] label must be a one-line path of named parts "
+                                 f"such as '/Sports/Soccer', got {value_shown(lab, 60)}",
+                                 field="rows")
+        checked.append((tid, lab))
+    if not checked:
+        raise ParameterError("rows is empty: a taxonomy needs at least one topic", field="rows")
+    if len(checked) > MAX_TOPICS:
+        # (40,000 topics: top_k's profiles and TopicSets' indices wrapped around int16,
+        # topic 39999 held as -25537, without a word)
+        raise ParameterError(f"rows holds {len(checked):,} topics; a taxonomy holds at most "
+                             f"{MAX_TOPICS:,} (topic sets hold dense indices as int16)",
+                             field="rows")
+    checked.sort()
+    for (a, la), (b, lb) in itertools.pairwise(checked):
+        if a == b:
+            raise ParameterError(f"topic id {a} is given twice ({shown(la)!r} and "
+                                 f"{shown(lb)!r}); ids must be distinct", field="rows")
+    labels = [lab for _, lab in checked]
+    if len(set(labels)) != len(labels):
+        twice = next(lab for lab in labels if labels.count(lab) > 1)
+        raise ParameterError(f"label {shown(twice)!r} is given to two topics; labels must be "
+                             "distinct", field="rows")
+    if buckets is None:
+        return version, checked, {}
+    if not isinstance(buckets, dict):
+        raise ParameterError(f"buckets must be a dict of top-level label to 'High' or "
+                             f"'Standard', got {value_shown(buckets, 60)}", field="buckets")
+    tops = {lab for lab in labels if lab.count("/") == 1}
+    for key, name in buckets.items():
+        if key not in tops and given:
+            raise ParameterError(f"buckets names {value_shown(key, 60)}, not a top-level "
+                                 "label of the taxonomy (its topics would be Standard "
+                                 "unsaid)", field="buckets")
+        if name not in _BUCKET_CODES:
+            raise ParameterError(f"buckets[{shown(key)!r}] must be 'High' or 'Standard', got "
+                                 f"{value_shown(name, 60)}", field="buckets")
+    return version, checked, buckets
+
+
 def _read_csv(version: str) -> tuple[list[tuple[int, str]], dict[str, str]]:
     text = resources.files("topicslab.taxonomy").joinpath(f"data/taxonomy_{version}.csv")
     rows: list[tuple[int, str]] = []
@@ -253,7 +333,7 @@ def load(version: str = "v2") -> Taxonomy:
 @functools.cache
 def _load(version: str) -> Taxonomy:
     rows, buckets = _read_csv(version)
-    return Taxonomy.from_rows(version, rows, buckets if buckets else None)
+    return Taxonomy._build(version, rows, buckets if buckets else None)
 
 
 def resolve(taxonomy: Taxonomy | str) -> Taxonomy:
