@@ -154,10 +154,11 @@ def _mechanism(mechanism: object, sets: Any = None) -> Mechanism:
 
 def _not_topic_sets(sets: object) -> None:
     """Refuse a ``TopicSets`` given as ``sets``: the engines take its array and the
-    mechanism its taxonomy and k, which the caller states (``mechanism=``)."""
+    mechanism its taxonomy and k, which the caller states (``mechanism=``). A TypeError, as
+    for the other arguments of a wrong type here (``mechanism``), with a one-line message."""
     if hasattr(sets, "sets") and hasattr(sets, "taxonomy") and hasattr(sets, "k"):
-        raise refuse(f"sets takes the array of topic sets: pass {type(sets).__name__}.sets, "
-                     f"with mechanism=Mechanism(k={sets.k}, taxonomy=its .taxonomy)", "sets")
+        raise TypeError(f"sets takes the array of topic sets: pass {type(sets).__name__}.sets, "
+                        f"with mechanism=Mechanism(k={sets.k}, taxonomy=its .taxonomy)")
 
 
 def answers(
