@@ -9,7 +9,6 @@ Public names:
     atomic_path(path)                       a temporary file path, renamed to ``path``
     atomic_paths(paths, stale=())           several files that appear together, or none
     atomic_dir(path, owned=())              a temporary directory, renamed (or merged) to ``path``
-    set_lock(directory, shared=)            a set of files committed (or read) as a whole
     refuse_directories(paths, field)        before the work: no output file name is a directory
     write_text_atomic / write_bytes_atomic  one file in one call
     interrupts_deferred()                   Ctrl-C waits until the block ends
@@ -33,7 +32,6 @@ import stat
 import sys
 import tempfile
 import threading
-import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -592,6 +590,8 @@ def atomic_paths(paths: Sequence[str | os.PathLike[str]],
         # a set (shards): renamed one at a time, while no reader reads the directory
         together = bool(finals) and (len(finals) > 1 or callable(stale)
                                      or stale != ())
+        from topicslab._paths import set_lock
+
         with (set_lock(finals[0].parent, shared=False) if together
               else contextlib.nullcontext()), interrupts_deferred():
             for tmp, final in zip(tmps, finals, strict=True):
@@ -616,46 +616,6 @@ def atomic_paths(paths: Sequence[str | os.PathLike[str]],
         if denied is not None:
             raise denied from exc
         raise
-
-
-@contextlib.contextmanager
-def set_lock(directory: str | os.PathLike[str], *, shared: bool) -> Iterator[None]:
-    """Hold ``directory`` while a set of its files is committed (``shared=False``: the shards
-    of a TFRecord set, the files of a DP release) or read (``shared=True``), so that a reader
-    sees one write's set whole: one renamed file at a time, a reader of the shards while
-    ``sample`` replaced them read shards of both draws (the same user ids, other users)
-    without a word. An advisory flock of the directory (``exclusive_dir``'s lock: a command
-    holding the directory already is not held up by itself); taken in short tries, so that a
-    Ctrl-C still ends the wait; where no lock can be taken, nothing is held."""
-    try:
-        import fcntl
-    except ImportError:  # (no flock on this platform)
-        yield
-        return
-    try:
-        # (a directory only: a pipe named as one waited here for a writer)
-        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
-                     | getattr(os, "O_NONBLOCK", 0))
-    except OSError:  # (not a directory, or one that cannot be opened: the reader says why)
-        yield
-        return
-    try:
-        from topicslab._paths import _HELD_HERE, _identity
-
-        if _identity(fd) not in _HELD_HERE:
-            mode = (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB
-            while True:
-                try:
-                    fcntl.flock(fd, mode)
-                    break
-                except BlockingIOError:
-                    raise_if_interrupted()
-                    time.sleep(0.02)
-                except OSError:  # (a file system without flock: not held)
-                    break
-        yield
-    finally:
-        os.close(fd)  # (releases the lock)
 
 
 def _merge_into(tmp: Path, final: Path, owned: Sequence[str]) -> None:
@@ -720,6 +680,8 @@ def atomic_dir(path: str | os.PathLike[str], owned: Sequence[str] = ()) -> Itera
         yield tmp
         raise_if_interrupted()
         merge = inside or final.is_dir()
+        from topicslab._paths import set_lock
+
         # the files are moved in one at a time: while no reader reads the directory
         with (set_lock(final, shared=False) if merge else contextlib.nullcontext()), \
                 interrupts_deferred():

@@ -13,6 +13,9 @@ option. A location is good when
   another command's output (a fitted model, a learned attack, a DP release, a run): writing
   there would leave the two mixed (a learned attack's model.json beside a fit's checkpoints).
 
+``exclusive_dir`` holds a run's directory for one command; ``set_lock`` holds a directory while a
+set of its files is committed or read (the same lock: a command that holds it is not held up).
+
 ``no_new_empty_dirs`` removes the output directories a failed command created if nothing was
 written into them (directories holding anything, e.g. fit checkpoints for ``--resume``, stay).
 """
@@ -24,6 +27,7 @@ import os
 import re
 import sys
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -616,6 +620,46 @@ def exclusive_dir(directory: str | os.PathLike[str], option: str,
             _HELD_HERE.discard(held)
     finally:
         os.close(fd)
+
+
+@contextlib.contextmanager
+def set_lock(directory: str | os.PathLike[str], *, shared: bool) -> Iterator[None]:
+    """Hold ``directory`` while a set of its files is committed (``shared=False``: the shards
+    of a TFRecord set, the files of a DP release) or read (``shared=True``), so that a reader
+    sees one write's set whole: one renamed file at a time, a reader of the shards while
+    ``sample`` replaced them read shards of both draws (the same user ids, other users)
+    without a word. An advisory flock of the directory (``exclusive_dir``'s lock: a command
+    holding the directory already is not held up by itself); taken in short tries, so that a
+    Ctrl-C still ends the wait; where no lock can be taken, nothing is held."""
+    try:
+        import fcntl
+    except ImportError:  # (no flock on this platform)
+        yield
+        return
+    try:
+        # (a directory only: a pipe named as one waited here for a writer)
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+                     | getattr(os, "O_NONBLOCK", 0))
+    except OSError:  # (not a directory, or one that cannot be opened: the reader says why)
+        yield
+        return
+    try:
+        from topicslab._atomic import raise_if_interrupted
+
+        if _identity(fd) not in _HELD_HERE:
+            mode = (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB
+            while True:
+                try:
+                    fcntl.flock(fd, mode)
+                    break
+                except BlockingIOError:
+                    raise_if_interrupted()
+                    time.sleep(0.02)
+                except OSError:  # (a file system without flock: not held)
+                    break
+        yield
+    finally:
+        os.close(fd)  # (releases the lock)
 
 
 def _remove_empty_tree(directory: Path) -> None:

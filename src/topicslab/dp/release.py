@@ -33,9 +33,10 @@ from typing import Any, Literal
 
 import numpy as np
 
-from topicslab._atomic import atomic_dir, set_lock, write_text_atomic
+from topicslab._atomic import atomic_dir, write_text_atomic
 from topicslab._checks import integer
 from topicslab._json import DuplicateKeyError, loads, unique_keys
+from topicslab._paths import set_lock
 from topicslab.dp.ledger import FILENAME as LEDGER_FILE
 from topicslab.dp.ledger import PrivacyLedger, load_ledger
 from topicslab.dp.postprocess import single_from_within

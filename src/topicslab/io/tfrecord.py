@@ -59,8 +59,9 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from topicslab._atomic import atomic_path, atomic_paths, raise_if_interrupted, set_lock
+from topicslab._atomic import atomic_path, atomic_paths, raise_if_interrupted
 from topicslab._checks import integer, value_shown
+from topicslab._paths import set_lock
 from topicslab.datamodel import TopicSets
 from topicslab.errors import InputError, ParameterError
 from topicslab.io import _tfrecord_fast as _fast

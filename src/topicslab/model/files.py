@@ -148,8 +148,7 @@ def load_model(directory: str | Path, *, taxonomy: Taxonomy | str | None = None,
     ``taxonomy`` (optional) is the taxonomy the model must use (a mismatch is an error); it
     is needed for models of a custom taxonomy.
     """
-    from topicslab._atomic import set_lock
-    from topicslab._paths import path_name
+    from topicslab._paths import path_name, set_lock
 
     d = Path(path_name(directory, "directory"))
     # read while no fit moves its model in (the metadata of one fit beside the weights of
