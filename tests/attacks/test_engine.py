@@ -90,6 +90,31 @@ def test_exact_matches_brute_force_property(n, r, alphabet, n_q, seed, missing):
     _check_all(s1, qs, rows, gains)
 
 
+@pytest.mark.parametrize(("r", "alphabet"), [(8, 469), (10, 100)])
+def test_exact_and_hashed_keys_in_one_scan(r, alphabet):
+    """Subsets of up to ``63 // bits`` weeks carry exact keys (no hit verified against a
+    query), the longer ones hashed keys: the Topics API's 469 topics at eight weeks (9 bits:
+    the eight-week subset is hashed), and 100 values at ten weeks (7 bits: ten hashed)."""
+    from topicslab.attacks.engine import exact_key
+
+    bits = alphabet.bit_length()  # values v + 1 in 1..alphabet
+    assert exact_key(r - 1, bits) and not exact_key(r, bits)
+    rng = np.random.default_rng(r)
+    s1, qs, rows = _random_case(rng, n=3000, r=r, alphabet=alphabet, n_q=80, missing=0.0)
+    qs[:40] = s1[rows[:40]]  # noiseless queries: the full set matches (hashed key)
+    # copies of those users with the last week changed: matches on the first r - 1 weeks
+    # exactly (an exact key), and with the first week changed
+    s1[-40:] = s1[rows[:40]]
+    s1[-40:, r - 1] = (s1[-40:, r - 1] + 1) % alphabet
+    s1[-80:-40] = s1[rows[:40]]
+    s1[-80:-40, 0] = (s1[-80:-40, 0] + 1) % alphabet
+    s1[rng.random(s1.shape) < 0.02] = -1  # a few missing weeks, which never match
+    counts = match_set_counts(s1, qs)
+    assert (counts[:40, (1 << r) - 1] > 0).sum() >= 20
+    assert (counts[:40, (1 << (r - 1)) - 1] > 0).sum() >= 20
+    _check_all(s1, qs, rows, [np.ones(qs.shape)])
+
+
 def test_large_categories_and_dtypes():
     """Generic sequences: categories far beyond 16 bits, int64 site 1, int32 queries."""
     rng = np.random.default_rng(7)

@@ -13,8 +13,10 @@ over the match sets that occur, how many users reach it, and whether the true us
 ``A(T)`` is a group-by on the projected traces restricted to the keys the queries hold:
 
 1. *build* — for every non-empty ``T`` a small open-addressing hash table of the distinct
-   projections ``o|_T`` of the queries. A key is the XOR of one random 64-bit word per
-   (week, category) (tabulation hashing); every hit is verified against a representative
+   projections ``o|_T`` of the queries. Over a small alphabet a key is exact: ``v + 1`` packed
+   in ``bits`` bits per week, for every ``T`` of up to ``63 // bits`` weeks (7 of the Topics
+   API's 8: ``exact_key``). Otherwise it is the XOR of one random 64-bit word per (week,
+   category) (tabulation hashing), and every hit is verified against a representative
    query, so a hash collision can never be miscounted.
 2. *scan* — one parallel pass over the site-1 users (numba ``prange``, one user slice and one
    set of counters per thread: no atomics), in blocks of users, subset by subset in order of
@@ -26,7 +28,9 @@ over the match sets that occur, how many users reach it, and whether the true us
    36 of a user's ~46 probes at r = 8 — read their slot from dense arrays indexed by the
    categories themselves (one load, no hash, nothing to verify), and the per-week words come
    from a table of the alphabet, so a block holds 2^19 users instead of 2^16 and every
-   table is read 8x less often: 1.9x less work at r = 8 (benchmarks/RESULTS.md).
+   table is read 8x less often: 1.9x less work at r = 8 (benchmarks/RESULTS.md). A probe's
+   outcome is counted without a branch (``_count_hit``): whether a user holds some query's
+   projection is a coin toss to the branch predictor.
 3. *reduce* — per query, ``A(T)`` is the sum over threads of the counter of its key, then the
    Möbius transform gives ``N``.
 
@@ -61,6 +65,7 @@ _TOP = np.uint64(1) << np.uint64(63)
 _ONE = np.uint64(1)
 _S30 = np.uint64(30)
 _S27 = np.uint64(27)
+_S29 = np.uint64(29)
 _S31 = np.uint64(31)
 
 #: ``chunk · 2^r`` (hash-table slots ~ 2-4x that, one int32 counter per slot and thread) is
@@ -102,16 +107,36 @@ def high_bit(t):
     return hb
 
 
-@njit(cache=True, parallel=True)
-def _query_hashes(queries: np.ndarray, out: np.ndarray) -> None:
-    """``out[q, T]`` = key of ``queries[q]`` projected on ``T`` (0: a week of T is missing).
+@njit(cache=True, inline="always")
+def exact_key(k, bits):
+    """Whether subset ``t`` of ``k`` weeks has *exact* keys: ``v + 1`` packed in ``bits`` bits
+    per week, in ascending week order (``bits > 0`` and ``bits · k <= 63``). Equal exact keys
+    are equal projections, so a hit needs no check against a representative query; over the
+    Topics API's 469 topics (9 bits) every subset of up to 7 weeks has them."""
+    return bits > 0 and bits * k <= 63
 
-    Keys carry the top bit (so 0 can mark an empty slot); the slot index uses the low bits.
+
+@njit(cache=True, inline="always")
+def _home(h, mask):
+    """Home slot of key ``h`` in a table of ``mask + 1`` slots: exact keys are not uniform
+    (their low bits are the first week's value), so they are mixed first."""
+    z = (h ^ (h >> _S31)) * _M1
+    return (z ^ (z >> _S29)) & mask
+
+
+@njit(cache=True, parallel=True)
+def _query_hashes(queries: np.ndarray, out: np.ndarray, bits: np.int64) -> None:
+    """``out[q, T]`` = key of ``queries[q]`` projected on ``T`` (0: a week of T is missing):
+    exact (``exact_key``) where ``bits`` allows, else the XOR of per-(week, value) words.
+
+    Keys carry the top bit (so 0 can mark an empty slot); ``_home`` gives their slot.
     """
     n_q, r = queries.shape
     n_sets = out.shape[1]
     for q in prange(n_q):
         xs = np.zeros(n_sets, dtype=np.uint64)
+        packed = np.zeros(n_sets, dtype=np.uint64)
+        size = np.zeros(n_sets, dtype=np.int64)
         ok = np.zeros(n_sets, dtype=np.bool_)
         ok[0] = True
         out[q, 0] = _TOP
@@ -119,10 +144,14 @@ def _query_hashes(queries: np.ndarray, out: np.ndarray) -> None:
             hb = high_bit(t)
             parent = t ^ (1 << hb)
             v = np.int64(queries[q, hb])
+            size[t] = size[parent] + 1
             if ok[parent] and v >= 0:
                 ok[t] = True
                 xs[t] = xs[parent] ^ _zval(hb, v)
-                out[q, t] = xs[t] | _TOP
+                # the new week is t's highest: it takes the last position
+                packed[t] = packed[parent] | (np.uint64(v + 1)
+                                              << np.uint64(bits * (size[t] - 1)))
+                out[q, t] = (packed[t] if exact_key(size[t], bits) else xs[t]) | _TOP
             else:
                 out[q, t] = 0
         _ = r
@@ -152,7 +181,7 @@ def _build(queries: np.ndarray, qh: np.ndarray, scratch_slots: np.int64,
             h = qh[q, t]
             if h == 0:
                 continue
-            i = h & smask
+            i = _home(h, smask)
             while True:
                 hv = scratch_h[i]
                 if hv == 0:
@@ -185,7 +214,7 @@ def _fill(queries: np.ndarray, qh: np.ndarray, offsets: np.ndarray, tab: np.ndar
             if h == 0:
                 qslot[q, t] = -1
                 continue
-            i = h & msk
+            i = _home(h, msk)
             while True:
                 hv = tab[0, off + i]
                 if hv == 0:
@@ -200,15 +229,18 @@ def _fill(queries: np.ndarray, qh: np.ndarray, offsets: np.ndarray, tab: np.ndar
 
 
 @njit(cache=True, inline="always")
-def _probe(queries, columns, idx, t, h, off, slots, tab, r):
-    """Slot of user ``idx``'s key on T in T's table, or -1 (verified: no false hit)."""
+def _probe(queries, columns, idx, t, h, off, slots, tab, r, exact):
+    """Slot of user ``idx``'s key on T in T's table, or -1 (verified unless the key is
+    ``exact``: no false hit)."""
     msk = np.uint64(slots - 1)
-    i = h & msk
+    i = _home(h, msk)
     while True:
         hv = tab[0, off + i]
         if hv == 0:
             return np.int64(-1)
         if hv == h:
+            if exact:
+                return off + np.int64(i)
             q0 = np.int64(tab[1, off + i])
             same = True
             for w in range(r):
@@ -220,11 +252,21 @@ def _probe(queries, columns, idx, t, h, off, slots, tab, r):
         i = (i + _ONE) & msk
 
 
+@njit(cache=True, inline="always")
+def _count_hit(cnt, found, hits, u):
+    """Count a probe's slot ``found`` (-1: no query holds the key) and set user ``u``'s bit of
+    the word ``hits``, without a branch on the outcome: whether a user's key is some query's is
+    a coin toss the branch predictor loses (the pairs of weeks took 40% less time so)."""
+    hit = np.int64(found >= 0)
+    cnt[max(found, 0)] += hit  # (a miss adds 0 to slot 0)
+    return hits | (np.uint64(hit) << np.uint64(u & 63))
+
+
 @njit(cache=True, parallel=True)
 def _scan(columns: np.ndarray, queries: np.ndarray, offsets: np.ndarray, tab: np.ndarray,
           counts: np.ndarray, level_sets: np.ndarray, level_start: np.ndarray,
           rank: np.ndarray, block_users: np.int64, single: np.ndarray, pairs: np.ndarray,
-          n_values: np.int64) -> None:
+          n_values: np.int64, bits: np.int64) -> None:
     """Count, per table slot, the site-1 users whose projection equals the slot's key.
 
     ``columns`` is site 1 week-major (``[r, n]``). Each thread owns a slice of users, cut into
@@ -269,22 +311,23 @@ def _scan(columns: np.ndarray, queries: np.ndarray, offsets: np.ndarray, tab: np
                 off = offsets[t]
                 slots = offsets[t + 1] - off
                 col = rank[t]
-                cur[col, :n_words] = 0
+                hits = np.uint64(0)
                 for u in range(size):
                     v = np.int64(columns[w, start + u])
-                    if v < 0:
-                        continue
                     if n_values:
-                        found = np.int64(single[w, v])
-                    else:
+                        found = np.int64(single[w, v]) if v >= 0 else np.int64(-1)
+                    elif v >= 0:
                         z = _zval(w, v)
                         zb[w, u] = z
                         found = _probe(queries, columns, start + u, t, z | _TOP, off, slots,
-                                       tab, r)
-                    if found >= 0:
-                        cnt[found] += 1
-                        cur[col, u >> 6] |= _ONE << np.uint64(u & 63)
-                        any_hit = True
+                                       tab, r, False)
+                    else:
+                        found = np.int64(-1)
+                    hits = _count_hit(cnt, found, hits, u)
+                    if (u & 63) == 63 or u == size - 1:
+                        cur[col, u >> 6] = hits
+                        any_hit = any_hit or hits != 0
+                        hits = np.uint64(0)
             for k in range(2, r + 1):
                 if not any_hit:
                     break
@@ -292,6 +335,7 @@ def _scan(columns: np.ndarray, queries: np.ndarray, offsets: np.ndarray, tab: np
                 any_hit = False
                 for idx in range(level_start[k], level_start[k + 1]):
                     t = level_sets[idx]
+                    exact = exact_key(k, bits)
                     col = rank[t]
                     off = offsets[t]
                     slots = offsets[t + 1] - off
@@ -302,7 +346,7 @@ def _scan(columns: np.ndarray, queries: np.ndarray, offsets: np.ndarray, tab: np
                             low = rest & -rest
                             c &= prev[rank[t ^ low], j]
                             rest ^= low
-                        cur[col, j] = 0
+                        hits = np.uint64(0)
                         while c:
                             u = (j << 6) + int(trailing_zeros(c))  # type: ignore[call-arg]
                             c &= c - _ONE
@@ -311,26 +355,29 @@ def _scan(columns: np.ndarray, queries: np.ndarray, offsets: np.ndarray, tab: np
                                 w2 = int(trailing_zeros(np.uint64(t ^ (1 << w1))))
                                 v12 = (np.int64(columns[w1, start + u]) * n_values
                                        + np.int64(columns[w2, start + u]))
-                                found = np.int64(pairs[col, v12])
-                                if found >= 0:
-                                    cnt[found] += 1
-                                    cur[col, j] |= _ONE << np.uint64(u & 63)
-                                    any_hit = True
+                                hits = _count_hit(cnt, np.int64(pairs[col, v12]), hits, u)
                                 continue
                             h = np.uint64(0)
                             rest = t
-                            while rest:
-                                w = int(trailing_zeros(np.uint64(rest)))
-                                rest &= rest - 1
-                                h ^= (zv[w, np.int64(columns[w, start + u])] if n_values
-                                      else zb[w, u])
+                            if exact:
+                                shift = np.uint64(0)
+                                while rest:
+                                    w = int(trailing_zeros(np.uint64(rest)))
+                                    rest &= rest - 1
+                                    h |= np.uint64(np.int64(columns[w, start + u]) + 1) << shift
+                                    shift += np.uint64(bits)
+                            else:
+                                while rest:
+                                    w = int(trailing_zeros(np.uint64(rest)))
+                                    rest &= rest - 1
+                                    h ^= (zv[w, np.int64(columns[w, start + u])] if n_values
+                                          else zb[w, u])
                             h |= _TOP
                             found = _probe(queries, columns, start + u, t, h, off, slots, tab,
-                                           r)
-                            if found >= 0:
-                                cnt[found] += 1
-                                cur[col, j] |= _ONE << np.uint64(u & 63)
-                                any_hit = True
+                                           r, exact)
+                            hits = _count_hit(cnt, found, hits, u)
+                        cur[col, j] = hits
+                        any_hit = any_hit or hits != 0
 
 
 @njit(cache=True)
@@ -454,8 +501,12 @@ def _chunk_counts(columns: npt.NDArray[np.integer], queries: npt.NDArray[np.inte
     r, n = columns.shape
     n_q = queries.shape[0]
     n_sets = 1 << r
+    n_values = _direct_values(r, max(top, int(queries.max(initial=-1)))) if n and top >= 0 else 0
+    # exact keys over the alphabet's values (``exact_key``): the scan then verifies no hit
+    # of up to 63 // bits weeks against a query (values v + 1 in 1..n_values)
+    bits = int(n_values).bit_length() if n_values else 0
     qh = np.empty((n_q, n_sets), dtype=np.uint64)
-    _query_hashes(queries, qh)
+    _query_hashes(queries, qh, np.int64(bits))
     scratch = 1
     while scratch < 2 * max(n_q, 1):
         scratch <<= 1
@@ -473,8 +524,6 @@ def _chunk_counts(columns: npt.NDArray[np.integer], queries: npt.NDArray[np.inte
     if n:
         level_sets, level_start, rank = _levels(r)
         widest = int(np.diff(level_start[1:]).max())
-        n_values = _direct_values(r, max(top, int(queries.max(initial=-1)))
-                                  if top >= 0 else -1)
         # two levels of per-subset hit bitsets of a block of users stay within ~32 MB. A
         # block reads every subset's table once, so larger blocks read them fewer times:
         # 2^19 users instead of 2^16 took 1.32 s instead of 1.88 s of one core (2M users,
@@ -488,7 +537,7 @@ def _chunk_counts(columns: npt.NDArray[np.integer], queries: npt.NDArray[np.inte
         if n_values:
             _direct_slots(queries, qslot, rank, single, pairs, np.int64(n_values))
         _scan(columns, queries, offsets, tab, counts, level_sets, level_start, rank,
-              np.int64(block_users), single, pairs, np.int64(n_values))
+              np.int64(block_users), single, pairs, np.int64(n_values), np.int64(bits))
     out = np.empty((n_q, n_sets), dtype=np.int64)
     _reduce_moebius(counts, qslot, np.int64(n), np.int64(r), out)
     return out
@@ -645,7 +694,7 @@ def argmax_members(
     best = np.where(present, sc, -np.inf).max(axis=1, initial=-np.inf)
     wanted = present & (sc == best[:, None])
     qh = np.empty(wanted.shape, dtype=np.uint64)
-    _query_hashes(qs, qh)
+    _query_hashes(qs, qh, np.int64(0))  # (the XOR keys ``_members_kernel`` recomputes)
     cap = int(np.where(wanted[:, 1:], c[:, 1:], 0).sum())
     out_q = np.empty(cap, dtype=np.int64)
     out_u = np.empty(cap, dtype=np.int64)

@@ -58,6 +58,7 @@ from topicslab._resources import available_memory
 from topicslab.attacks.engine import (
     _M1,
     _ONE,
+    _S29,
     _S31,
     _TOP,
     MAX_WEEKS,
@@ -71,7 +72,6 @@ from topicslab.attacks.engine import (
 )
 
 _ALL = ~np.uint64(0)
-_S29 = np.uint64(29)
 _S32 = np.uint64(32)
 
 
