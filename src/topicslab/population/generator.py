@@ -135,6 +135,18 @@ def _draw_interest(h: np.uint64, prev: int, alias_p: np.ndarray, alias_i: np.nda
     return _alias(h, alias_p, alias_i)
 
 
+@njit(cache=True, inline="always")
+def _visit(counts: np.ndarray, touched: np.ndarray, nt: int, topic: int, add: np.int32) -> int:
+    """Count ``add`` (0 or 1) visits of ``topic`` in the week's ``counts``, listing it in
+    ``touched[:nt]`` when first counted; returns the new ``nt``. No branch on the outcome:
+    whether a visit's topic is new to the week, and whether a visit also counts for its
+    parent or co-occurring topics, are coin tosses the branch predictor loses."""
+    touched[nt] = topic  # (kept only when nt moves on)
+    nt += np.int64(counts[topic] == 0) & np.int64(add)
+    counts[topic] += add
+    return nt
+
+
 @njit(cache=True, parallel=True)
 def _simulate(user_ids, n_weeks, key, scalars, burn_in, alias_p, alias_i, explore_p,
               explore_i, engagement, drift, parent,
@@ -164,7 +176,7 @@ def _simulate(user_ids, n_weeks, key, scalars, burn_in, alias_p, alias_i, explor
     n_blocks = (n + _BLOCK - 1) // _BLOCK
     for blk in prange(n_blocks):
         counts = np.zeros(m, dtype=np.int32)
-        touched = np.empty(m, dtype=np.int64)
+        touched = np.empty(m + 1, dtype=np.int64)  # (+1: ``_visit`` writes one past the end)
         slot_topic = np.empty(MAX_INTERESTS, dtype=np.int64)
         slot_cum = np.empty(MAX_INTERESTS, dtype=np.float64)
         slot_w = np.empty(MAX_INTERESTS, dtype=np.float64)
@@ -221,30 +233,22 @@ def _simulate(user_ids, n_weeks, key, scalars, burn_in, alias_p, alias_i, explor
                     if unit(h) < explore:
                         o = _alias(h1, explore_p, explore_i)
                     else:
+                        # the first interest whose cumulative pull passes x: the cumulative
+                        # pulls rise, so it is the number of them at or below x (counted
+                        # without a branch per interest)
                         x = unit(h1) * tot
                         j = 0
-                        while j < n_int - 1 and x >= slot_cum[j]:
-                            j += 1
+                        for i in range(n_int - 1):
+                            j += np.int64(x >= slot_cum[i])
                         o = slot_topic[j]
-                    if counts[o] == 0:
-                        touched[nt] = o
-                        nt += 1
-                    counts[o] += 1
+                    nt = _visit(counts, touched, nt, o, 1)
                     h2 = next_word(next_word(h1))
                     par = parent[o]
-                    if par >= 0 and unit(h2) < parent_tag[o]:
-                        if counts[par] == 0:
-                            touched[nt] = par
-                            nt += 1
-                        counts[par] += 1
+                    nt = _visit(counts, touched, nt, max(par, 0),
+                                np.int32(par >= 0 and unit(h2) < parent_tag[o]))
                     for e in range(cot_ptr[o], cot_ptr[o + 1]):
                         h2 = next_word(h2)
-                        if unit(h2) < cot_p[e]:
-                            c = cot_to[e]
-                            if counts[c] == 0:
-                                touched[nt] = c
-                                nt += 1
-                            counts[c] += 1
+                        nt = _visit(counts, touched, nt, cot_to[e], np.int32(unit(h2) < cot_p[e]))
                 row = u * n_weeks + week
                 distinct[row] = nt
                 if mode == _PROFILES:
