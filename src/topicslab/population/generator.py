@@ -142,9 +142,9 @@ def _visit(counts: np.ndarray, touched: np.ndarray, nt: int, topic: int, add: np
     whether a visit's topic is new to the week, and whether a visit also counts for its
     parent or co-occurring topics, are coin tosses the branch predictor loses."""
     touched[nt] = topic  # (kept only when nt moves on)
-    nt += np.int64(counts[topic] == 0) & np.int64(add)
+    new = np.int64(counts[topic] == 0) & np.int64(add)
     counts[topic] += add
-    return nt
+    return nt + int(new)
 
 
 @njit(cache=True, parallel=True)
