@@ -102,44 +102,53 @@ class Mechanism:
         return self.p / self.tax.size
 
 
+#: users per parallel work item of ``_answers_kernel`` (its scratch rows are per item)
+_ANSWER_BLOCK = 1024
+
+
 @njit(cache=True, parallel=True)
 def _answers_kernel(sets, user_keys, site_keys, week_keys, key, pad_key, thresh, m, k,
                     filter_key, filter_thresh, use_filter, mask, use_mask, out, repeat):
     n_users = sets.shape[0]
     n_weeks = sets.shape[1]
     n_sites = site_keys.shape[0]
-    for u in prange(n_users):
-        uk = user_keys[u]
+    n_blocks = (n_users + _ANSWER_BLOCK - 1) // _ANSWER_BLOCK
+    for blk in prange(n_blocks):
+        # a block's scratch rows, allocated once: zeroing ``seen`` for every user was a good
+        # part of the kernel (m words a user)
         padded = np.empty(k, dtype=np.int64)
-        seen = np.zeros(m, dtype=np.int64)  # the last week (+1) each topic was in the profile
-        for w in range(n_weeks):
-            filled = 0
-            for s in range(k):
-                t = sets[u, w, s]
-                if t >= 0:
-                    if seen[t] == w + 1 and repeat[u] < 0:  # a topic twice in a week
-                        repeat[u] = w
-                    seen[t] = w + 1
-                    padded[filled] = t
-                    filled += 1
-            if filled < k:
-                pad_row(padded, filled, k, m, pad_key, hash3(pad_key, uk, week_keys[w],
-                                                              np.uint64(1)))
-            for j in range(n_sites):
-                h = hash3(key, uk, site_keys[j], week_keys[w])
-                h2 = next_word(h)
-                if (h >> _S11) < thresh:
-                    out[j, u, w] = below(h2, m)
-                    continue
-                slot = below(h2, k)
-                topic = padded[slot]
-                if use_mask and not mask[j, u, w, slot]:
-                    out[j, u, w] = -1
-                elif use_filter and (hash3(filter_key, uk, site_keys[j], np.uint64(topic))
-                                     >> _S11) >= filter_thresh:
-                    out[j, u, w] = -1
-                else:
-                    out[j, u, w] = topic
+        seen = np.zeros(m, dtype=np.int64)  # the last user-week (+1) each topic was in a profile
+        for u in range(blk * _ANSWER_BLOCK, min(n_users, (blk + 1) * _ANSWER_BLOCK)):
+            uk = user_keys[u]
+            for w in range(n_weeks):
+                stamp = u * n_weeks + w + 1
+                filled = 0
+                for s in range(k):
+                    t = sets[u, w, s]
+                    if t >= 0:
+                        if seen[t] == stamp and repeat[u] < 0:  # a topic twice in a week
+                            repeat[u] = w
+                        seen[t] = stamp
+                        padded[filled] = t
+                        filled += 1
+                if filled < k:
+                    pad_row(padded, filled, k, m, pad_key, hash3(pad_key, uk, week_keys[w],
+                                                                  np.uint64(1)))
+                for j in range(n_sites):
+                    h = hash3(key, uk, site_keys[j], week_keys[w])
+                    h2 = next_word(h)
+                    if (h >> _S11) < thresh:
+                        out[j, u, w] = below(h2, m)
+                        continue
+                    slot = below(h2, k)
+                    topic = padded[slot]
+                    if use_mask and not mask[j, u, w, slot]:
+                        out[j, u, w] = -1
+                    elif use_filter and (hash3(filter_key, uk, site_keys[j], np.uint64(topic))
+                                         >> _S11) >= filter_thresh:
+                        out[j, u, w] = -1
+                    else:
+                        out[j, u, w] = topic
 
 
 def _mechanism(mechanism: object, sets: Any = None) -> Mechanism:
