@@ -117,6 +117,16 @@ def exact_key(k, bits):
 
 
 @njit(cache=True, inline="always")
+def _popcount(t):
+    """Number of weeks in subset ``t``."""
+    c = 0
+    while t:
+        t &= t - 1
+        c += 1
+    return c
+
+
+@njit(cache=True, inline="always")
 def _home(h, mask):
     """Home slot of key ``h`` in a table of ``mask + 1`` slots: exact keys are not uniform
     (their low bits are the first week's value), so they are mixed first."""
@@ -167,13 +177,14 @@ def _same_on(queries, q0, row, t, r):
 
 @njit(cache=True, parallel=True)
 def _build(queries: np.ndarray, qh: np.ndarray, scratch_slots: np.int64,
-           sizes: np.ndarray) -> None:
+           sizes: np.ndarray, bits: np.int64) -> None:
     """Number of distinct projections per subset (sizes the final tables); subsets in
     parallel, each with its own scratch table."""
     n_q, r = queries.shape
     n_sets = qh.shape[1]
     smask = np.uint64(scratch_slots - 1)
     for t in prange(1, n_sets):
+        exact = exact_key(_popcount(t), bits)
         scratch_h = np.zeros(scratch_slots, dtype=np.uint64)
         scratch_q = np.zeros(scratch_slots, dtype=np.int64)
         distinct = 0
@@ -189,7 +200,7 @@ def _build(queries: np.ndarray, qh: np.ndarray, scratch_slots: np.int64,
                     scratch_q[i] = q
                     distinct += 1
                     break
-                if hv == h and _same_on(queries, scratch_q[i], queries[q], t, r):
+                if hv == h and (exact or _same_on(queries, scratch_q[i], queries[q], t, r)):
                     break
                 i = (i + _ONE) & smask
         size = 1
@@ -200,12 +211,13 @@ def _build(queries: np.ndarray, qh: np.ndarray, scratch_slots: np.int64,
 
 @njit(cache=True, parallel=True)
 def _fill(queries: np.ndarray, qh: np.ndarray, offsets: np.ndarray, tab: np.ndarray,
-          qslot: np.ndarray) -> None:
+          qslot: np.ndarray, bits: np.int64) -> None:
     """Each subset's table (its own slice of ``tab`` and column of ``qslot``: subsets in
     parallel)."""
     n_q, r = queries.shape
     n_sets = qh.shape[1]
     for t in prange(1, n_sets):
+        exact = exact_key(_popcount(t), bits)
         off = offsets[t]
         slots = offsets[t + 1] - off
         msk = np.uint64(slots - 1)
@@ -222,7 +234,8 @@ def _fill(queries: np.ndarray, qh: np.ndarray, offsets: np.ndarray, tab: np.ndar
                     tab[1, off + i] = np.uint64(q)
                     qslot[q, t] = off + np.int64(i)
                     break
-                if hv == h and _same_on(queries, np.int64(tab[1, off + i]), queries[q], t, r):
+                if hv == h and (exact or _same_on(queries, np.int64(tab[1, off + i]), queries[q],
+                                                  t, r)):
                     qslot[q, t] = off + np.int64(i)
                     break
                 i = (i + _ONE) & msk
@@ -512,13 +525,13 @@ def _chunk_counts(columns: npt.NDArray[np.integer], queries: npt.NDArray[np.inte
         scratch <<= 1
     sizes = np.ones(n_sets, dtype=np.int64)
     sizes[0] = 0  # T = ∅ needs no table (A(∅) = n)
-    _build(queries, qh, np.int64(scratch), sizes)
+    _build(queries, qh, np.int64(scratch), sizes, np.int64(bits))
     offsets = np.zeros(n_sets + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
     total = int(offsets[-1])
     tab = np.zeros((2, total), dtype=np.uint64)  # keys, then representatives
     qslot = np.full((n_q, n_sets), -1, dtype=np.int64)
-    _fill(queries, qh, offsets, tab, qslot)
+    _fill(queries, qh, offsets, tab, qslot, np.int64(bits))
     n_threads = max(1, min(numba.get_num_threads(), n))
     counts = np.zeros((n_threads, total), dtype=np.int32)
     if n:
