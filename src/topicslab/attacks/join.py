@@ -114,7 +114,9 @@ def _extend(h, v, w, pos, bits, exact):
 def _slot(h, size):
     """Home slot of key ``h`` in a table of ``size`` slots (keys are not uniform: mixed)."""
     z = (h ^ (h >> _S31)) * _M1
-    return np.int64((z ^ (z >> _S29)) % np.uint64(size))
+    # the mixed key's high 32 bits scaled to [0, size): a multiply and a shift where a modulo
+    # was a 64-bit division on every probe's path (tables stay below 2^32 slots)
+    return np.int64((((z ^ (z >> _S29)) >> _S32) * np.uint64(size)) >> _S32)
 
 
 @njit(cache=True, inline="always")
