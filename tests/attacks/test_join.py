@@ -26,13 +26,23 @@ def _case(rng: np.random.Generator, n: int, n_q: int, r: int, alphabet: int,
     return s1, qs
 
 
+@pytest.mark.parametrize("matrix", [True, False])
 @pytest.mark.parametrize("r", [1, 2, 3, 5, 8])
 @pytest.mark.parametrize("alphabet", [2, 7, 469])
-def test_counts_equal_brute_force(r: int, alphabet: int) -> None:
+def test_counts_equal_brute_force(r: int, alphabet: int, matrix: bool,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both ways of reading the counts: the matrix of A_q(T) and the joined tables (the
+    matrix only up to ``_MATRIX_BYTES``), with their slices."""
+    if not matrix:
+        monkeypatch.setattr(join, "_MATRIX_BYTES", 0)
     rng = np.random.default_rng(100 * r + alphabet)
     s1, qs = _case(rng, 400, 300, r, alphabet, missing=0.1)
-    got = JoinedCounts(s1, qs).counts()
-    np.testing.assert_array_equal(got, brute_force_counts(s1, qs))
+    joined = JoinedCounts(s1, qs)
+    assert (joined._matrix.shape[0] > 0) == matrix
+    got = joined.counts()
+    ref = brute_force_counts(s1, qs)
+    np.testing.assert_array_equal(got, ref)
+    np.testing.assert_array_equal(joined.counts(65, 201), ref[65:201])
     assert (got.sum(axis=1) == 400).all()
 
 
@@ -208,8 +218,15 @@ def test_the_dense_singletons_and_pairs_count_as_the_hash_tables(
     rng = np.random.default_rng(606)
     s1, qs = _case(rng, 3000, 2500, 6, 12, missing=0.1)
     qs[:30, 2] = 14  # past every site-1 category
+    monkeypatch.setattr(join, "_MATRIX_BYTES", 0)  # (the tables read the dense arrays)
     dense = JoinedCounts(s1, qs)
     assert dense._values == 15 and dense._pairs.shape == (15, 225)
+    monkeypatch.setattr(join, "_MATRIX_BYTES", 512 << 20)
+    with_matrix = JoinedCounts(s1, qs)
+    assert with_matrix._values == 15 and with_matrix._matrix.shape == (64, 2500)
+    np.testing.assert_array_equal(with_matrix.counts(), match_set_counts(s1, qs))
+    assert with_matrix.shared == dense.shared
+    monkeypatch.setattr(join, "_MATRIX_BYTES", 0)
     monkeypatch.setattr(engine, "_DIRECT_BYTES", 0)
     hashed = JoinedCounts(s1, qs)
     assert hashed._values == 0

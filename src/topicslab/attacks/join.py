@@ -19,9 +19,11 @@ one subset ``T`` at a time and level by level (``|T| = 1, 2, ..., r``):
   projections index dense arrays of counts (``_join_dense``; 24.6 MB at r = 8), which the
   lookups read too — 36 of a query's ~95 lookups at r = 8.
 
-Then ``counts(lo, hi)`` reads ``A_q(T)`` of any rows of the query set from the joined tables
-(a query probes ``T`` only if every subset of ``T`` missing one week had ``A > 0``) and
-applies the same Möbius inversion as ``engine``, so both return the same numbers.
+Then ``counts(lo, hi)`` reads ``A_q(T)`` of any rows of the query set and applies the same
+Möbius inversion as ``engine``, so both return the same numbers. Where ``2^r · Q`` counts fit
+``_MATRIX_BYTES`` they are written into a matrix as each subset is joined (its candidate
+queries' slots hold them) and read from it; otherwise from the joined tables (a query probes
+``T`` only if every subset of ``T`` missing one week had ``A > 0``).
 
 Work: about ``(n + Q) · (number of subsets whose sub-projections are all shared)`` hash probes
 instead of ``n · Q · 2^r / chunk``; memory: the joined tables (16 bytes per slot, 10/7 slots
@@ -205,12 +207,14 @@ def _count_users_packed(columns, t, k, prev_u, rank, cur_u, row, bits, tab, slot
 
 @njit(cache=True, nogil=True)
 def _join_subset(columns, queries, t, k, prev_u, prev_q, rank, cur_u, cur_q, row, distinct,
-                 bits):
+                 bits, a_row):
     """The joined table of subset ``t`` and its hit bitsets (row ``row`` of ``cur_u`` and
     ``cur_q``). ``distinct`` bounds the number of distinct projections (alphabet^k).
 
-    Returns the shared projections as ``uint64[shared, 2]``: the key and ``representative
-    query << 32 | site-1 count`` (a joined table's slot: one cache line per probe)."""
+    Returns the number of shared projections and, unless ``a_row`` (``A_q(t)`` of every
+    query: the matrix of ``JoinedCounts``) is given, the projections as ``uint64[shared,
+    2]``: the key and ``representative query << 32 | site-1 count`` (a joined table's slot:
+    one cache line per probe)."""
     r, n = columns.shape
     n_q = queries.shape[0]
     words_u = (n + 63) >> 6
@@ -259,23 +263,28 @@ def _join_subset(columns, queries, t, k, prev_u, prev_q, rank, cur_u, cur_q, row
                 if tab[0, i] != 0:
                     tab[2, i] += _ONE
                     cur_u[row, j] |= _ONE << np.uint64(u & 63)
+    matrix = a_row.shape[0] > 0
     for s in range(m):
         if tab[2, cand_slot[s]] > 0:
             q = cand_q[s]
             cur_q[row, q >> 6] |= _ONE << np.uint64(q & 63)
+            if matrix:
+                a_row[q] = np.int32(tab[2, cand_slot[s]])
     shared = 0
     for i in range(slots):
         if tab[2, i] > 0:
             shared += 1
-    # only the projections a user shares are kept
-    out = np.empty((shared, 2), dtype=np.uint64)
+    # only the projections a user shares are kept (for the tables: the matrix holds counts)
+    out = np.empty((0 if matrix else shared, 2), dtype=np.uint64)
+    if matrix:
+        return shared, out
     o = 0
     for i in range(slots):
         if tab[2, i] > 0:
             out[o, 0] = tab[0, i]
             out[o, 1] = (tab[1, i] << _S32) | tab[2, i]
             o += 1
-    return out
+    return shared, out
 
 
 @njit(cache=True, inline="always")
@@ -289,12 +298,12 @@ def _dense_cell(v1, v2, k, n_values):
 
 @njit(cache=True, nogil=True)
 def _join_dense(columns, queries, t, k, prev_u, prev_q, rank, cur_u, cur_q, row, n_values,
-                counts):
+                counts, a_row):
     """``_join_subset`` of a singleton or a pair (``k <= 2``) over a small alphabet: the
     projections index a dense array (``_dense_cell``), so nothing is hashed or verified.
     ``counts`` (the subset's row of ``_lookup``'s dense arrays) gets the number of users
     holding each projection some query holds, 0 elsewhere; the hit bitsets are
-    ``_join_subset``'s. Returns the number of shared projections."""
+    ``_join_subset``'s, and so is ``a_row``. Returns the number of shared projections."""
     n = columns.shape[1]
     n_q = queries.shape[0]
     w1 = int(trailing_zeros(np.uint64(t)))
@@ -325,8 +334,15 @@ def _join_dense(columns, queries, t, k, prev_u, prev_q, rank, cur_u, cur_q, row,
             p = _dense_cell(np.int64(queries[q, w1]), np.int64(queries[q, w2]), k, n_values)
             if p >= 0 and counts[p] > 0:
                 cur_q[row, q >> 6] |= _ONE << np.uint64(q & 63)
+                if a_row.shape[0]:
+                    a_row[q] = counts[p]
     return int((counts > 0).sum())
 
+
+#: the largest matrix of counts (``JoinedCounts``: 4 bytes per query and subset of weeks) read
+#: instead of the joined tables: 205 MB for the paper preset's 200,000 targets at 8 weeks;
+#: every user of 1M a target at 8 weeks (1 GB) keeps the tables (0.31 GB)
+_MATRIX_BYTES = 512 << 20
 
 #: slots per projection: a load of at most 0.7 keeps linear probing short (about 2 probes for
 #: a key present, 6 for one absent) at 16 bytes a slot
@@ -426,6 +442,30 @@ def _lookup(queries, lo, hi, offsets, tab, n_users, bits, single, pairs, n_value
                     a[t] -= a[t | bit]
 
 
+@njit(cache=True, parallel=True)
+def _from_matrix(matrix, lo, hi, n_users, out):
+    """``out[i]`` = exact match-set counts of query ``lo + i`` from the matrix of ``A_q(T)``
+    (``A(∅) = n``), by the Möbius inversion of ``_lookup``."""
+    n_sets = matrix.shape[0]
+    r = 0
+    while (1 << r) < n_sets:
+        r += 1
+    n_blocks = (hi - lo + 63) // 64
+    for blk in prange(n_blocks):
+        start = blk * 64
+        stop = min(hi - lo, start + 64)
+        for t in range(n_sets):  # a row's 64 queries are one read
+            for i in range(start, stop):
+                out[i, t] = n_users if t == 0 else matrix[t, lo + i]
+        for i in range(start, stop):
+            a = out[i]
+            for w in range(r):
+                bit = 1 << w
+                for t in range(n_sets):
+                    if not t & bit:
+                        a[t] -= a[t | bit]
+
+
 def _common_dtype(site1: np.ndarray, queries: np.ndarray) -> np.dtype:
     """One signed integer dtype for both tables (the kernels read -1 as missing): an unsigned
     table was an OverflowError (its ``max(initial=-1)``), and uint64 beside a signed table a
@@ -480,6 +520,15 @@ class JoinedCounts:
         self._pairs = np.zeros((r * (r - 1) // 2 if values else 0, values ** 2), dtype=np.int32)
         self._rank = rank
         self.shared = 0  #: projections kept (shared by a user and a query), every subset
+        # A_q(T) of every query and subset, filled as the subsets are joined, when it fits:
+        # the counts are then read from it, where the tables took a probe per subset and
+        # query (random reads in tables of hundreds of MB: a fifth of the fidelity stage)
+        cells = (1 << r) * self.n_queries * 4
+        use_matrix = cells <= min(_MATRIX_BYTES, max_bytes if max_bytes is not None
+                                  else _MATRIX_BYTES)
+        self._matrix = np.zeros(((1 << r) if use_matrix else 0, self.n_queries),
+                                dtype=np.int32)
+        no_row = np.zeros(0, dtype=np.int32)
         words_u = (self.n_users + 63) >> 6
         words_q = (self.n_queries + 63) >> 6
         prev_u = np.zeros((1, 1), dtype=np.uint64)
@@ -495,24 +544,26 @@ class JoinedCounts:
 
                 def one(t: int, k: int = k, pu: np.ndarray = prev_u, pq: np.ndarray = prev_q,
                         cu: np.ndarray = cur_u, cq: np.ndarray = cur_q
-                        ) -> tuple[int, np.ndarray | int]:
+                        ) -> tuple[int, int, np.ndarray | None]:
+                    a_row = self._matrix[t] if use_matrix else no_row
                     if values and k <= 2:
                         dense = self._single[rank[t]] if k == 1 else self._pairs[rank[t]]
                         return t, int(_join_dense(columns, self._queries, np.int64(t),
                                                   np.int64(k), pu, pq, rank, cu, cq,
                                                   np.int64(rank[t]), np.int64(values),
-                                                  dense))
-                    return t, _join_subset(columns, self._queries, np.int64(t), np.int64(k),
-                                           pu, pq, rank, cu, cq, np.int64(rank[t]),
-                                           np.int64(min(alphabet ** k, 1 << 62)),
-                                           np.int64(bits))
+                                                  dense, a_row)), None
+                    shared, kept = _join_subset(
+                        columns, self._queries, np.int64(t), np.int64(k), pu, pq, rank, cu,
+                        cq, np.int64(rank[t]), np.int64(min(alphabet ** k, 1 << 62)),
+                        np.int64(bits), a_row)
+                    return t, int(shared), None if use_matrix else kept
 
-                for t, shared in pool.map(one, subsets):
-                    if isinstance(shared, int):
+                for t, shared, kept in pool.map(one, subsets):
+                    if kept is None:
                         self.shared += shared
                     else:
-                        entries[t] = shared
-                        held += shared.nbytes
+                        entries[t] = kept
+                        held += kept.nbytes
                     advance(1)
                 if max_bytes is not None and held * (1 + SLOTS_PER_ENTRY) > max_bytes:
                     # the entries so far and the table they will fill, never smaller later
@@ -523,6 +574,9 @@ class JoinedCounts:
                     advance(int(level_start[r + 1] - level_start[k + 1]))
                     break
         del prev_u, prev_q
+        if use_matrix:  # the dense arrays counted the singletons and pairs: no longer read
+            self._single = self._single[:0]
+            self._pairs = self._pairs[:0]
         # one flat table (a slice per subset), filled subset by subset while each subset's
         # entries are let go: the entries and the table are never both held in full
         sizes = np.array([0 if e is None else table_slots(e.shape[0]) for e in entries],
@@ -539,8 +593,10 @@ class JoinedCounts:
 
     @property
     def nbytes(self) -> int:
-        """Bytes of the joined tables (and the dense arrays of singletons and pairs)."""
-        return int(self._table.nbytes + self._single.nbytes + self._pairs.nbytes)
+        """Bytes of the joined tables (and the dense arrays of singletons and pairs), or of
+        the matrix of counts."""
+        return int(self._table.nbytes + self._single.nbytes + self._pairs.nbytes
+                   + self._matrix.nbytes)
 
     def counts(self, lo: int = 0, hi: int | None = None) -> npt.NDArray[np.int64]:
         """``counts[i, M]`` for query rows ``lo..hi``: as ``engine.match_set_counts``."""
@@ -550,6 +606,10 @@ class JoinedCounts:
         if not 0 <= lo <= hi <= self.n_queries:
             raise ValueError(f"query rows {lo}..{hi} outside 0..{self.n_queries}")
         out = np.empty((hi - lo, 1 << self.n_weeks), dtype=np.int64)
+        if self._matrix.shape[0]:
+            _from_matrix(self._matrix, np.int64(lo), np.int64(hi), np.int64(self.n_users),
+                         out)
+            return out
         _lookup(self._queries, np.int64(lo), np.int64(hi), self._offsets, self._table,
                 np.int64(self.n_users), np.int64(self._bits), self._single, self._pairs,
                 np.int64(self._values), self._rank, out)
