@@ -109,8 +109,8 @@ def high_bit(t):
 
 @njit(cache=True, inline="always")
 def exact_key(k, bits):
-    """Whether subset ``t`` of ``k`` weeks has *exact* keys: ``v + 1`` packed in ``bits`` bits
-    per week, in ascending week order (``bits > 0`` and ``bits · k <= 63``). Equal exact keys
+    """Whether a subset of ``k`` weeks has *exact* keys: ``v + 1`` packed in ``bits`` bits per
+    week, in ascending week order (``bits > 0`` and ``bits · k <= 63``). Equal exact keys
     are equal projections, so a hit needs no check against a representative query; over the
     Topics API's 469 topics (9 bits) every subset of up to 7 weeks has them."""
     return bits > 0 and bits * k <= 63
@@ -158,10 +158,13 @@ def _query_hashes(queries: np.ndarray, out: np.ndarray, bits: np.int64) -> None:
             if ok[parent] and v >= 0:
                 ok[t] = True
                 xs[t] = xs[parent] ^ _zval(hb, v)
-                # the new week is t's highest: it takes the last position
-                packed[t] = packed[parent] | (np.uint64(v + 1)
-                                              << np.uint64(bits * (size[t] - 1)))
-                out[q, t] = (packed[t] if exact_key(size[t], bits) else xs[t]) | _TOP
+                if exact_key(size[t], bits):  # (then so is its parent's)
+                    # the new week is t's highest: it takes the last position
+                    packed[t] = packed[parent] | (np.uint64(v + 1)
+                                                  << np.uint64(bits * (size[t] - 1)))
+                    out[q, t] = packed[t] | _TOP
+                else:
+                    out[q, t] = xs[t] | _TOP
             else:
                 out[q, t] = 0
         _ = r
