@@ -22,6 +22,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from topicslab._checks import MAX_STEPS
 from topicslab.cli._app import MAX_SEED, app, err, given, on_interrupt, out
 from topicslab.errors import InputError, naming_option
 
@@ -112,10 +113,9 @@ def _check_threads(threads: int | None) -> None:
                          "use", field="--threads")
 
 
-#: the most full-objective steps and paper epochs a fit may ask for: 300 steps (8,000 epochs)
-#: are the defaults and a fit usually stops earlier, at the DP noise floor; 10^12 ran until
-#: stopped by hand (--max-minutes is the way to give a fit more time)
-MAX_STEPS = 100_000
+#: the most paper epochs a fit may ask for (and ``_checks.MAX_STEPS`` full-objective steps):
+#: 8,000 epochs (300 steps) are the defaults and a fit usually stops earlier, at the DP noise
+#: floor; 10^12 ran until stopped by hand (--max-minutes is the way to give a fit more time)
 MAX_EPOCHS = 1_000_000
 
 

@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from topicslab._checks import MAX_STEPS, MIN_FIT_MINUTES
 from topicslab.cli._app import (
     MAX_SEED,
     SETS_TAXONOMY_HELP,
@@ -20,7 +21,7 @@ from topicslab.cli._app import (
     out,
     sets_taxonomy,
 )
-from topicslab.cli.model import MAX_STEPS, check_fidelity_size
+from topicslab.cli.model import check_fidelity_size
 from topicslab.errors import InputError
 
 
@@ -229,7 +230,7 @@ def run(
     types: int | None = typer.Option(None, "--types", min=1, help="Override T."),
     fit_steps: int | None = typer.Option(None, "--fit-steps", min=1, max=MAX_STEPS,
                                          help="Override the fit's full-objective steps."),
-    fit_minutes: float | None = typer.Option(None, "--fit-minutes", min=0.01,
+    fit_minutes: float | None = typer.Option(None, "--fit-minutes", min=MIN_FIT_MINUTES,
                                              help="Override the fit's time cap."),
     targets: int | None = typer.Option(None, "--targets", help="Override the targets."),
     trials: int | None = typer.Option(None, "--trials",
@@ -285,7 +286,7 @@ def run(
         refuse_overwriting_inputs,
     )
     from topicslab.experiment import run as run_experiment
-    from topicslab.experiment.pipeline import check_run_dir
+    from topicslab.experiment.pipeline import check_run_dir, check_unused
 
     check_output_dir(out_dir, "--out", "run")
     sets_taxonomy(taxonomy)
@@ -305,10 +306,6 @@ def run(
         if given is not None and is_dir and not given.is_dir():
             raise InputError("is a file; give the directory of DP statistics that topicslab "
                              "stats writes", file=str(given), field=option)
-    if users is not None and (sets is not None or stats is not None):
-        raise InputError("--users sizes the reference population only; with "
-                         f"{'--sets' if sets is not None else '--stats'} there is none (drop "
-                         "--users)", field="--users")
     refuse_overwriting_inputs([("--out", out_dir)], [("--sets", sets), ("--stats", stats)])
     # --model and the other overrides are checked by Preset (one place for the run's options)
     overrides = {"model": model, "types": types, "fit_steps": fit_steps,
@@ -320,31 +317,12 @@ def run(
                  "theory": True if theory else None,
                  "learned": True if learned else None, "learned_epochs": learned_epochs,
                  "learned_trials": learned_trials}
-    for option, value in (("--learned-epochs", learned_epochs),
-                          ("--learned-trials", learned_trials)):
-        if value is not None and not learned:
-            raise InputError(f"{option} sizes the learned-attack section: add --learned (or "
-                             f"drop {option})", field=option)
-    for option, text in (("--release-weeks", release_weeks), ("--accounting", accounting)):
-        if text is not None and stats is not None:
-            raise InputError(f"{option} shapes the DP release that the run computes: a run "
-                             f"from --stats reads one (drop {option})", field=option)
-    if overlap_lags is not None and stats is not None:
-        raise InputError("--overlap-lags sizes the DP release that the run computes: a run "
-                         "from --stats reads one (drop --overlap-lags)", field="--overlap-lags")
-    if fidelity_trials is not None and sets is None and stats is not None:
-        raise InputError("--fidelity-trials sizes the release-fidelity check, which compares "
-                         "with the population: a run from --stats has none (drop "
-                         "--fidelity-trials, or give --sets)", field="--fidelity-trials")
+    # what a run of these inputs would not use (checked again by experiment.run)
+    check_unused(users, {**overrides, "stats_weeks": release_weeks}, sets=sets is not None,
+                 stats=stats is not None)
     # (experiment.run checks again, for its Python callers; here before the size checks)
     check_run_dir(out_dir, reference=sets is None and stats is None,
                   computes_stats=stats is None, inputs=[("--sets", sets), ("--stats", stats)])
-    if theory and sets is None and stats is not None:
-        raise InputError("--theory measures the population: a run from --stats has none "
-                         "(drop --theory, or give --sets)", field="--theory")
-    if learned and sets is None and stats is not None:
-        raise InputError("--learned attacks the population: a run from --stats has none "
-                         "(drop --learned, or give --sets)", field="--learned")
     _check_size(preset, users, overrides, users_known=sets is None and stats is None,
                 out_dir=out_dir, stats_dir=stats)
     # every stage's artefacts are all-or-nothing and recorded once complete, so Ctrl-C keeps
