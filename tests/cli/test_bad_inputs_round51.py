@@ -29,6 +29,11 @@ attack's odd training sets, and ``experiment.run``'s overrides against what the 
   ``theory`` and ``learned`` with ``stats_dir``; ``learned_epochs``/``learned_trials``
   without ``learned``. The CLI's checks now live in ``experiment.pipeline.check_unused``,
   which both call.
+- Numbers shown to people by a formatter of their own: ``validate`` of a release whose
+  ``q_single.json`` frequencies are all 0 (valid) showed the undefined relative-error share
+  as "nan%" (the one formatter shows NaN as "—"); ``disclosure --script`` of a script whose
+  probe is never queried showed "None" for the queries between probes, and 200000 queries
+  without separators.
 
 Tried and found sound (no test): zero, all-equal, one-topic and tiny-but-valid frequencies and
 a ledger of one user, given to ``fit`` and ``validate`` (a fit, or a one-line refusal when the
@@ -211,3 +216,34 @@ def test_run_learned_sizes_without_learned_are_refused(work: Path, name: str) ->
     release.mkdir()
     _api_refused(work, f"field '{option}': {option} sizes the learned-attack section",
                  stats_dir=release, overrides={name: 2})
+
+
+# ---- numbers shown to people -------------------------------------------------------------------
+
+
+def test_validate_shows_an_undefined_share_by_the_one_formatter(made: Path, work: Path) -> None:
+    """A release whose topics all have q_single 0 (valid: frequencies in [0, 1]) leaves the
+    single terms' relative-error share undefined: "—", as every table shows NaN."""
+    release = work / "release"
+    shutil.copytree(made / "stats", release)
+    path = release / "q_single.json"
+    records = json.loads(path.read_text())
+    for rec in records:
+        rec["frequency"] = 0.0
+    path.write_text(json.dumps(records))
+    res = invoke(["validate", "--stats", str(release), "--model", str(made / "model"),
+                  "--json", str(work / "v.json")])
+    assert res.exit_code == 0, res.output
+    single = next(ln for ln in res.output.splitlines() if "│ single" in ln)
+    assert "nan" not in res.output.lower() and single.rstrip(" │").endswith("—"), res.output
+
+
+def test_disclosure_script_summary_shows_numbers_by_the_one_formatter(work: Path) -> None:
+    script = work / "s.txt"
+    script.write_text("! probe: help and advice\n" + "".join(f"query {i}\n"
+                                                            for i in range(1500)))
+    res = invoke(["disclosure", "--script", str(script)])
+    assert res.exit_code == 0, res.output
+    rows = {ln.split("│")[1].strip(): ln.split("│")[2].strip()
+            for ln in res.output.splitlines() if ln.count("│") == 3}
+    assert rows["queries"] == "1,500" and rows["queries_between_probes"] == "—", res.output

@@ -23,6 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from topicslab._checks import MAX_STEPS
+from topicslab._numbers import format_number
 from topicslab.cli._app import MAX_SEED, app, err, given, on_interrupt, out
 from topicslab.errors import InputError, naming_option
 
@@ -767,11 +768,17 @@ def validate_command(
     table.add_column("|err| ≤ 0.1 pp", justify="right")
     table.add_column("n ≥ 0.1%", justify="right")
     table.add_column("rel ≤ 20%", justify="right")
-    table.add_row("all", f"{q.n_terms:,}", f"{q.share_abs_within_0_1pp:.4%}",
-                  f"{q.rel_errors.shape[0]:,}", f"{q.share_rel_within_20pct:.2%}")
+    # (by the one formatter: a family of no term >= 0.1% -- statistics of zeros -- showed
+    # its undefined share as "nan%")
+    table.add_row("all", f"{q.n_terms:,}",
+                  format_number(q.share_abs_within_0_1pp, percent=True, decimals=4),
+                  f"{q.rel_errors.shape[0]:,}",
+                  format_number(q.share_rel_within_20pct, percent=True, decimals=2))
     for name, f in q.by_family().items():
-        table.add_row(name, f"{f['terms']:,}", f"{f['share_abs_within']:.4%}",
-                      f"{f['rel_terms']:,}", f"{f['share_rel_within']:.2%}")
+        table.add_row(name, f"{f['terms']:,}",
+                      format_number(f["share_abs_within"], percent=True, decimals=4),
+                      f"{f['rel_terms']:,}",
+                      format_number(f["share_rel_within"], percent=True, decimals=2))
     out.print(table)
     if pop is not None and weeks is not None:
         if syn is None:
@@ -784,7 +791,7 @@ def validate_command(
         doc["synthetic_stationarity"] = tv.stationarity(syn).to_dict()
         t2 = Table(title="unconstrained statistic and stationarity", show_header=False)
         t2.add_row(f"distinct topics over {cmp.weeks} weeks: Pearson (Fig. 5)",
-                   f"{cmp.pearson:.4f}")
+                   format_number(cmp.pearson))
         t2.add_row("mean distinct topics population / synthetic",
                    f"{cmp.to_dict()['population']['mean']:.2f} / "
                    f"{cmp.to_dict()['synthetic']['mean']:.2f}")
@@ -792,7 +799,8 @@ def validate_command(
                            ("synthetic", "synthetic_stationarity")):
             mins = doc[key]["minimum"]
             t2.add_row(f"min week correlation ({label}): single / within / across",
-                       " / ".join(f"{mins[s]:.5f}" for s in ("single", "within", "across")))
+                       " / ".join(format_number(mins[s], digits=5)
+                                  for s in ("single", "within", "across")))
         out.print(t2)
         if risk:
             def draw(trial: int) -> Any:
