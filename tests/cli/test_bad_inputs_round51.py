@@ -29,6 +29,12 @@ attack's odd training sets, and ``experiment.run``'s overrides against what the 
   ``theory`` and ``learned`` with ``stats_dir``; ``learned_epochs``/``learned_trials``
   without ``learned``. The CLI's checks now live in ``experiment.pipeline.check_unused``,
   which both call.
+- ``experiment.run(..., overrides={"fidelity_trials": 10**15})`` (or ``"trials": 10**12``, or
+  ``"learned_trials": 10**12`` with ``"learned": True``): the memory checks ``topicslab run``
+  makes before any stage were the CLI's own, so the API began the population, the release and
+  the fit, and the trials would have run for hours. They now live in ``experiment.pipeline.
+  check_memory``, which both call. (The population's and the fit's size checks are still the
+  CLI's; from Python the fit refuses its memory itself, after the release.)
 - Numbers shown to people by a formatter of their own: ``validate`` of a release whose
   ``q_single.json`` frequencies are all 0 (valid) showed the undefined relative-error share
   as "nan%" (the one formatter shows NaN as "—"); ``disclosure --script`` of a script whose
@@ -280,3 +286,28 @@ def test_a_model_saved_again_is_the_same_file(made: Path, work: Path) -> None:
     assert len(digests) == 1
     again = load_model(work / "m9")
     assert (again.theta == model.theta).all() and again.taxonomy.version == "v2"
+
+
+# ---- experiment.run's sizes --------------------------------------------------------------------
+
+
+def _no_stage(msg: str) -> None:
+    """A run's ``log``: the first stage line fails the test at once (the old code began the
+    stages, and the trials would have run for hours)."""
+    raise AssertionError(f"a stage began: {msg}")
+
+
+@pytest.mark.parametrize(("overrides", "match"), [
+    ({"fidelity_trials": 10**15}, "field '--fidelity-trials': the release fidelity of "),
+    ({"trials": 10**12}, "field '--trials': the re-identification protocol's "),
+    ({"learned": True, "learned_trials": 10**12}, "field '--learned-trials': the learned "
+                                                  "attack's "),
+], ids=["fidelity-trials", "trials", "learned-trials"])
+def test_run_refuses_trials_past_the_memory_before_any_stage(work: Path, overrides: dict,
+                                                             match: str) -> None:
+    from topicslab import experiment
+
+    before = tree(work)
+    with pytest.raises(InputError, match=match):
+        experiment.run("smoke", work / "out", overrides=overrides, log=_no_stage)
+    assert tree(work) == before

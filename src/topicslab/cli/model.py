@@ -60,30 +60,6 @@ def _check_shards(shards: int | None, users: int, fmt: str) -> None:
                          field="--shards")
 
 
-def check_fidelity_size(trials: int, users: int, weeks: int,
-                        option: str = "--risk-trials", users_option: str = "--population",
-                        users_hint: str = "use a smaller --population or fewer --weeks",
-                        ) -> None:
-    """Refuse a release-fidelity check whose trials cannot fit in memory: every user is a
-    target of both attacks, each trial keeps its figures per r (the reid protocol's
-    estimate, twice: population and synthetic); ``option`` sizes the trials (run's
-    --fidelity-trials), ``users_option`` the users. The refusal names the larger part, as
-    the reid protocol's does: fewer trials cannot fit a population too large for one (run
-    --users 200000000 said "use fewer --fidelity-trials" of the 2 it had by default)."""
-    from topicslab._resources import require_memory
-    from topicslab.attacks import ReidProtocol
-    from topicslab.errors import ParameterError
-
-    try:
-        work, kept = ReidProtocol("all", trials).memory(users, weeks, 2)
-    except ParameterError as exc:  # (10**400 trials: named 'trials')
-        raise ParameterError(exc.message, field=option) from None
-    field, hint = ((option, f"use fewer {option}") if 2 * weeks * kept >= work
-                   else (users_option, users_hint))
-    require_memory(work + 2 * weeks * kept, f"the release fidelity of {trials:,} trials x "
-                   f"{weeks} weeks of {users:,} users", field=field, hint=hint)
-
-
 def _check_disk(out_path: Path, users: int, weeks: int) -> None:
     """Refuse synthetic users whose file surely cannot fit on its disk, naming --users."""
     from topicslab._resources import require_disk
@@ -753,6 +729,8 @@ def validate_command(
             _check_sample_size(users or pop.n_users, max(weeks, mdl.weeks), mdl.k,
                                "use fewer --users", "--users")
     if risk and pop is not None and weeks is not None:
+        from topicslab.validate.fidelity import check_fidelity_size
+
         check_fidelity_size(risk_trials, pop.n_users, weeks)
     q = tv.fit_quality(stats, mdl)
     doc: dict[str, Any] = {"fit_quality": q.to_dict(arrays=arrays),

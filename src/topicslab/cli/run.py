@@ -21,7 +21,6 @@ from topicslab.cli._app import (
     out,
     sets_taxonomy,
 )
-from topicslab.cli.model import check_fidelity_size
 from topicslab.errors import InputError
 
 
@@ -82,19 +81,13 @@ def _retire_stale_report(out_dir: Path, before: dict[str, Any]) -> list[str]:
     return gone
 
 
-#: bytes the learned section keeps per target and trial: the success of its four attacks
-#: (float64) and the paired gaps made of them
-_LEARNED_BYTES_PER_TARGET = 64
-
-
 def _check_size(preset: str, users: int | None, overrides: dict[str, Any],
                 users_known: bool, out_dir: Path, stats_dir: Path | None = None) -> None:
     """Refuse, before any stage, a run whose stages surely cannot fit: the reference
     population and its synthetic twin (memory and disk, naming --users), the fit (the
     estimate ``topicslab fit`` makes, naming --types) and the re-identification protocol
     (its targets and trials); the run's other options are checked by ``Preset``."""
-    from topicslab._resources import require_memory
-    from topicslab.attacks import ReidProtocol
+    from topicslab.experiment.pipeline import check_memory
     from topicslab.experiment.presets import PRESETS
 
     if preset not in PRESETS:
@@ -108,23 +101,8 @@ def _check_size(preset: str, users: int | None, overrides: dict[str, Any],
         from topicslab.dp.ledger import load_ledger
 
         check_week_pair(load_ledger(stats_dir), cfg.weeks, stats_dir, "--stats", fix="")
-    if cfg.learned:
-        # the learned section keeps every target's success of its four attacks in every
-        # trial (float64, and as much again for the paired gaps): --learned-trials 10^8 ran
-        # for hours before failing
-        targets = cfg.targets if isinstance(cfg.targets, int) else cfg.users
-        require_memory(float(targets) * cfg.learned_trials * _LEARNED_BYTES_PER_TARGET,
-                       f"the learned attack's {cfg.learned_trials:,} trials of {targets:,} "
-                       "targets", field="--learned-trials", hint="use fewer --learned-trials")
-    work, trials = ReidProtocol(cfg.targets, cfg.trials).memory(
-        cfg.users if users_known else 0, cfg.weeks, 2)
-    option = "--trials" if trials >= work else "--targets"
-    require_memory(work + trials, f"the re-identification protocol's {cfg.trials:,} trials",
-                   field=option, hint=f"use fewer {option}")
-    # the fidelity check's trials were unchecked: --fidelity-trials 10^18 ran the stages
-    check_fidelity_size(cfg.fidelity_trials, cfg.users if users_known else 0, cfg.weeks,
-                        option="--fidelity-trials", users_option="--users",
-                        users_hint="use fewer --users")
+    # the learned section's, the re-identification protocol's and the fidelity check's memory
+    check_memory(cfg, users_known=users_known)
     typed = overrides.get("targets")
     if users_known and isinstance(typed, int) and typed > cfg.users:
         # clamped to the users, as reid does, but said (it was silent)
