@@ -55,8 +55,17 @@ a ledger of one user, given to ``fit`` and ``validate`` (a fit, or a one-line re
 within-week pairs contradict k); models of all mass on one topic, on two topics (fewer than
 k), one type degenerate, logits at float32's extremes, one mode, every slot or mode kept or
 none, given to ``sample``, ``validate`` and ``reid`` (sets of fewer topics, the undefined
-correlations ``null`` as documented); ``run`` interrupted by SIGINT or SIGTERM before and
-inside the fit and resumed (the same results as an uninterrupted run, torch on one thread).
+correlations ``null`` as documented); ``run --stats`` of zero, all-equal and one-user
+releases (results.json's ``null`` only where not applicable); ``run`` interrupted by SIGINT,
+SIGTERM or SIGHUP inside the DP stage, the fit, the sample, validation and the report and
+run again (the same results.json as an uninterrupted run but for timings, torch on one
+thread) and ``fit --resume`` after SIGINT (the same tensors); ``NUMBA_NUM_THREADS`` 1 and 2
+(``sample``, ``reid``, ``stats --seed``: the same outputs); ``attack-train`` of one user
+(refused), two users, identical users, empty weeks, no topic at all, one week (refused for r
+= 2), and its model edited (``training.p`` refused; another ``--weeks`` or ``--lookback``
+refused); ``disclosure --script`` of waits only, a wait of 10^29 s, 200,000 queries, a BOM,
+CRLF line ends; ``fit --resume`` with other types, seed, statistics or lr (refused); a
+persistence statistic of all mass at one overlap given to ``fit --persistence``.
 
 Each case holds to ``test_bad_inputs.py``'s contract (exit 2, one ``error:`` line naming the
 file, row or field, nothing written; from Python an ``InputError`` naming the field).
