@@ -17,14 +17,22 @@ from typing import Any, TypeVar
 
 from topicslab.errors import ParameterError
 
-__all__ = ["MAX_COUNT", "choice", "comma_items", "flag", "integer", "integer_array",
-           "is_collection", "is_integer", "is_real", "number", "refuse", "refuse_complex",
-           "shown", "value_shown"]
+__all__ = ["MAX_COUNT", "MAX_STEPS", "MIN_FIT_MINUTES", "choice", "comma_items", "flag",
+           "integer", "integer_array", "is_collection", "is_integer", "is_real", "number",
+           "refuse", "refuse_complex", "shown", "value_shown"]
 
 
 #: the largest count a computation can hold (an int64): a count past it (10**400) is no
 #: count any engine can run, and past a float it broke the memory estimates (OverflowError)
 MAX_COUNT = 2**63 - 1
+
+
+#: the most full-objective steps a fit may ask for (``fit --steps``, ``run --fit-steps`` and
+#: the run's ``fit_steps``): 300 are the default and a fit usually stops earlier, at the DP
+#: noise floor; 10^12 ran until stopped by hand (a time budget gives a fit more time)
+MAX_STEPS = 100_000
+#: the shortest time budget of a run's fit, in minutes (``run --fit-minutes``, ``fit_minutes``)
+MIN_FIT_MINUTES = 0.01
 
 
 Error = type[ParameterError]

@@ -148,9 +148,14 @@ def disclosure(
         # control characters reached the terminal
         from rich.text import Text
 
+        from topicslab._numbers import format_number
         from topicslab._paths import printable
 
-        rows = [[k, Text(printable(str(v)))] for k, v in info.items() if k != "headers"]
+        # numbers by the one formatter (a script of no probe showed "None" for the queries
+        # between probes, and 200000 queries without separators)
+        rows = [[k, Text(printable(format_number(v) if v is None or isinstance(v, int | float)
+                                   else str(v)))]
+                for k, v in info.items() if k != "headers"]
         out.print(_table(f"Script {escape(script.name)}", ["field", "value"], rows))
         if json_path is not None:
             write_text_atomic(json_path, dumps(info, indent=1))

@@ -22,6 +22,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from topicslab._checks import MAX_STEPS
+from topicslab._numbers import format_number
 from topicslab.cli._app import MAX_SEED, app, err, given, on_interrupt, out
 from topicslab.errors import InputError, naming_option
 
@@ -58,30 +60,6 @@ def _check_shards(shards: int | None, users: int, fmt: str) -> None:
                          field="--shards")
 
 
-def check_fidelity_size(trials: int, users: int, weeks: int,
-                        option: str = "--risk-trials", users_option: str = "--population",
-                        users_hint: str = "use a smaller --population or fewer --weeks",
-                        ) -> None:
-    """Refuse a release-fidelity check whose trials cannot fit in memory: every user is a
-    target of both attacks, each trial keeps its figures per r (the reid protocol's
-    estimate, twice: population and synthetic); ``option`` sizes the trials (run's
-    --fidelity-trials), ``users_option`` the users. The refusal names the larger part, as
-    the reid protocol's does: fewer trials cannot fit a population too large for one (run
-    --users 200000000 said "use fewer --fidelity-trials" of the 2 it had by default)."""
-    from topicslab._resources import require_memory
-    from topicslab.attacks import ReidProtocol
-    from topicslab.errors import ParameterError
-
-    try:
-        work, kept = ReidProtocol("all", trials).memory(users, weeks, 2)
-    except ParameterError as exc:  # (10**400 trials: named 'trials')
-        raise ParameterError(exc.message, field=option) from None
-    field, hint = ((option, f"use fewer {option}") if 2 * weeks * kept >= work
-                   else (users_option, users_hint))
-    require_memory(work + 2 * weeks * kept, f"the release fidelity of {trials:,} trials x "
-                   f"{weeks} weeks of {users:,} users", field=field, hint=hint)
-
-
 def _check_disk(out_path: Path, users: int, weeks: int) -> None:
     """Refuse synthetic users whose file surely cannot fit on its disk, naming --users."""
     from topicslab._resources import require_disk
@@ -112,10 +90,9 @@ def _check_threads(threads: int | None) -> None:
                          "use", field="--threads")
 
 
-#: the most full-objective steps and paper epochs a fit may ask for: 300 steps (8,000 epochs)
-#: are the defaults and a fit usually stops earlier, at the DP noise floor; 10^12 ran until
-#: stopped by hand (--max-minutes is the way to give a fit more time)
-MAX_STEPS = 100_000
+#: the most paper epochs a fit may ask for (and ``_checks.MAX_STEPS`` full-objective steps):
+#: 8,000 epochs (300 steps) are the defaults and a fit usually stops earlier, at the DP noise
+#: floor; 10^12 ran until stopped by hand (--max-minutes is the way to give a fit more time)
 MAX_EPOCHS = 1_000_000
 
 
@@ -752,6 +729,8 @@ def validate_command(
             _check_sample_size(users or pop.n_users, max(weeks, mdl.weeks), mdl.k,
                                "use fewer --users", "--users")
     if risk and pop is not None and weeks is not None:
+        from topicslab.validate.fidelity import check_fidelity_size
+
         check_fidelity_size(risk_trials, pop.n_users, weeks)
     q = tv.fit_quality(stats, mdl)
     doc: dict[str, Any] = {"fit_quality": q.to_dict(arrays=arrays),
@@ -767,11 +746,17 @@ def validate_command(
     table.add_column("|err| ≤ 0.1 pp", justify="right")
     table.add_column("n ≥ 0.1%", justify="right")
     table.add_column("rel ≤ 20%", justify="right")
-    table.add_row("all", f"{q.n_terms:,}", f"{q.share_abs_within_0_1pp:.4%}",
-                  f"{q.rel_errors.shape[0]:,}", f"{q.share_rel_within_20pct:.2%}")
+    # (by the one formatter: a family of no term >= 0.1% -- statistics of zeros -- showed
+    # its undefined share as "nan%")
+    table.add_row("all", f"{q.n_terms:,}",
+                  format_number(q.share_abs_within_0_1pp, percent=True, decimals=4),
+                  f"{q.rel_errors.shape[0]:,}",
+                  format_number(q.share_rel_within_20pct, percent=True, decimals=2))
     for name, f in q.by_family().items():
-        table.add_row(name, f"{f['terms']:,}", f"{f['share_abs_within']:.4%}",
-                      f"{f['rel_terms']:,}", f"{f['share_rel_within']:.2%}")
+        table.add_row(name, f"{f['terms']:,}",
+                      format_number(f["share_abs_within"], percent=True, decimals=4),
+                      f"{f['rel_terms']:,}",
+                      format_number(f["share_rel_within"], percent=True, decimals=2))
     out.print(table)
     if pop is not None and weeks is not None:
         if syn is None:
@@ -784,7 +769,7 @@ def validate_command(
         doc["synthetic_stationarity"] = tv.stationarity(syn).to_dict()
         t2 = Table(title="unconstrained statistic and stationarity", show_header=False)
         t2.add_row(f"distinct topics over {cmp.weeks} weeks: Pearson (Fig. 5)",
-                   f"{cmp.pearson:.4f}")
+                   format_number(cmp.pearson))
         t2.add_row("mean distinct topics population / synthetic",
                    f"{cmp.to_dict()['population']['mean']:.2f} / "
                    f"{cmp.to_dict()['synthetic']['mean']:.2f}")
@@ -792,7 +777,8 @@ def validate_command(
                            ("synthetic", "synthetic_stationarity")):
             mins = doc[key]["minimum"]
             t2.add_row(f"min week correlation ({label}): single / within / across",
-                       " / ".join(f"{mins[s]:.5f}" for s in ("single", "within", "across")))
+                       " / ".join(format_number(mins[s], digits=5)
+                                  for s in ("single", "within", "across")))
         out.print(t2)
         if risk:
             def draw(trial: int) -> Any:

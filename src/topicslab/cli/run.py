@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from topicslab._checks import MAX_STEPS, MIN_FIT_MINUTES
 from topicslab.cli._app import (
     MAX_SEED,
     SETS_TAXONOMY_HELP,
@@ -20,7 +21,6 @@ from topicslab.cli._app import (
     out,
     sets_taxonomy,
 )
-from topicslab.cli.model import MAX_STEPS, check_fidelity_size
 from topicslab.errors import InputError
 
 
@@ -81,19 +81,13 @@ def _retire_stale_report(out_dir: Path, before: dict[str, Any]) -> list[str]:
     return gone
 
 
-#: bytes the learned section keeps per target and trial: the success of its four attacks
-#: (float64) and the paired gaps made of them
-_LEARNED_BYTES_PER_TARGET = 64
-
-
 def _check_size(preset: str, users: int | None, overrides: dict[str, Any],
                 users_known: bool, out_dir: Path, stats_dir: Path | None = None) -> None:
     """Refuse, before any stage, a run whose stages surely cannot fit: the reference
     population and its synthetic twin (memory and disk, naming --users), the fit (the
     estimate ``topicslab fit`` makes, naming --types) and the re-identification protocol
     (its targets and trials); the run's other options are checked by ``Preset``."""
-    from topicslab._resources import require_memory
-    from topicslab.attacks import ReidProtocol
+    from topicslab.experiment.pipeline import check_memory
     from topicslab.experiment.presets import PRESETS
 
     if preset not in PRESETS:
@@ -107,23 +101,8 @@ def _check_size(preset: str, users: int | None, overrides: dict[str, Any],
         from topicslab.dp.ledger import load_ledger
 
         check_week_pair(load_ledger(stats_dir), cfg.weeks, stats_dir, "--stats", fix="")
-    if cfg.learned:
-        # the learned section keeps every target's success of its four attacks in every
-        # trial (float64, and as much again for the paired gaps): --learned-trials 10^8 ran
-        # for hours before failing
-        targets = cfg.targets if isinstance(cfg.targets, int) else cfg.users
-        require_memory(float(targets) * cfg.learned_trials * _LEARNED_BYTES_PER_TARGET,
-                       f"the learned attack's {cfg.learned_trials:,} trials of {targets:,} "
-                       "targets", field="--learned-trials", hint="use fewer --learned-trials")
-    work, trials = ReidProtocol(cfg.targets, cfg.trials).memory(
-        cfg.users if users_known else 0, cfg.weeks, 2)
-    option = "--trials" if trials >= work else "--targets"
-    require_memory(work + trials, f"the re-identification protocol's {cfg.trials:,} trials",
-                   field=option, hint=f"use fewer {option}")
-    # the fidelity check's trials were unchecked: --fidelity-trials 10^18 ran the stages
-    check_fidelity_size(cfg.fidelity_trials, cfg.users if users_known else 0, cfg.weeks,
-                        option="--fidelity-trials", users_option="--users",
-                        users_hint="use fewer --users")
+    # the learned section's, the re-identification protocol's and the fidelity check's memory
+    check_memory(cfg, users_known=users_known)
     typed = overrides.get("targets")
     if users_known and isinstance(typed, int) and typed > cfg.users:
         # clamped to the users, as reid does, but said (it was silent)
@@ -229,7 +208,7 @@ def run(
     types: int | None = typer.Option(None, "--types", min=1, help="Override T."),
     fit_steps: int | None = typer.Option(None, "--fit-steps", min=1, max=MAX_STEPS,
                                          help="Override the fit's full-objective steps."),
-    fit_minutes: float | None = typer.Option(None, "--fit-minutes", min=0.01,
+    fit_minutes: float | None = typer.Option(None, "--fit-minutes", min=MIN_FIT_MINUTES,
                                              help="Override the fit's time cap."),
     targets: int | None = typer.Option(None, "--targets", help="Override the targets."),
     trials: int | None = typer.Option(None, "--trials",
@@ -285,7 +264,7 @@ def run(
         refuse_overwriting_inputs,
     )
     from topicslab.experiment import run as run_experiment
-    from topicslab.experiment.pipeline import check_run_dir
+    from topicslab.experiment.pipeline import check_run_dir, check_unused
 
     check_output_dir(out_dir, "--out", "run")
     sets_taxonomy(taxonomy)
@@ -305,10 +284,6 @@ def run(
         if given is not None and is_dir and not given.is_dir():
             raise InputError("is a file; give the directory of DP statistics that topicslab "
                              "stats writes", file=str(given), field=option)
-    if users is not None and (sets is not None or stats is not None):
-        raise InputError("--users sizes the reference population only; with "
-                         f"{'--sets' if sets is not None else '--stats'} there is none (drop "
-                         "--users)", field="--users")
     refuse_overwriting_inputs([("--out", out_dir)], [("--sets", sets), ("--stats", stats)])
     # --model and the other overrides are checked by Preset (one place for the run's options)
     overrides = {"model": model, "types": types, "fit_steps": fit_steps,
@@ -320,31 +295,12 @@ def run(
                  "theory": True if theory else None,
                  "learned": True if learned else None, "learned_epochs": learned_epochs,
                  "learned_trials": learned_trials}
-    for option, value in (("--learned-epochs", learned_epochs),
-                          ("--learned-trials", learned_trials)):
-        if value is not None and not learned:
-            raise InputError(f"{option} sizes the learned-attack section: add --learned (or "
-                             f"drop {option})", field=option)
-    for option, text in (("--release-weeks", release_weeks), ("--accounting", accounting)):
-        if text is not None and stats is not None:
-            raise InputError(f"{option} shapes the DP release that the run computes: a run "
-                             f"from --stats reads one (drop {option})", field=option)
-    if overlap_lags is not None and stats is not None:
-        raise InputError("--overlap-lags sizes the DP release that the run computes: a run "
-                         "from --stats reads one (drop --overlap-lags)", field="--overlap-lags")
-    if fidelity_trials is not None and sets is None and stats is not None:
-        raise InputError("--fidelity-trials sizes the release-fidelity check, which compares "
-                         "with the population: a run from --stats has none (drop "
-                         "--fidelity-trials, or give --sets)", field="--fidelity-trials")
+    # what a run of these inputs would not use (checked again by experiment.run)
+    check_unused(users, {**overrides, "stats_weeks": release_weeks}, sets=sets is not None,
+                 stats=stats is not None)
     # (experiment.run checks again, for its Python callers; here before the size checks)
     check_run_dir(out_dir, reference=sets is None and stats is None,
                   computes_stats=stats is None, inputs=[("--sets", sets), ("--stats", stats)])
-    if theory and sets is None and stats is not None:
-        raise InputError("--theory measures the population: a run from --stats has none "
-                         "(drop --theory, or give --sets)", field="--theory")
-    if learned and sets is None and stats is not None:
-        raise InputError("--learned attacks the population: a run from --stats has none "
-                         "(drop --learned, or give --sets)", field="--learned")
     _check_size(preset, users, overrides, users_known=sets is None and stats is None,
                 out_dir=out_dir, stats_dir=stats)
     # every stage's artefacts are all-or-nothing and recorded once complete, so Ctrl-C keeps

@@ -439,7 +439,35 @@ def _ledger_n(ledger: PrivacyLedger, file: str) -> float:
     if isinstance(n, bool) or not isinstance(n, int | float):
         raise InputError(f"n_estimate must be a number, got {n!r}; restore the ledger "
                          "(or rerun topicslab stats)", file=file, field="extra.n_estimate")
+    if not math.isfinite(float(n)) or n < 1:
+        # (0 or -5 dropped the ledger's noise without a word: no noise floor for the fit, no
+        # sigma for validate; 1e-300 made the floor inf; the release never estimates less
+        # than one user, postprocess.to_probabilities)
+        raise InputError(f"n_estimate must be a number >= 1 (the release's estimate of its "
+                         f"users, never below 1), got {n!r}; restore the ledger (or rerun "
+                         "topicslab stats)", file=file, field="extra.n_estimate")
     return float(n)
+
+
+#: the noise of one released frequency that the fit's noise floor and validate's shares can
+#: square and sum over a release's terms in float64 (a σ of 1e300 made the floor NaN, one of
+#: 1e-300 made it 0, read as "no noise known": both left the fit with no floor, silently)
+_TERM_SIGMA = (1e-150, 1e150)
+
+
+def _check_term_sigmas(stats: DPStatistics, ledger: PrivacyLedger, file: str) -> None:
+    """The ledger's σ over its n_estimate, per released frequency, within ``_TERM_SIGMA``."""
+    sigmas = stats.noise_sigmas()
+    lo, hi = _TERM_SIGMA
+    for name, value in (sigmas or {}).items():
+        if not lo <= value <= hi:  # (NaN too)
+            shown = [f"{mech.get('name')} {mech.get('sigma_sampled', mech.get('sigma'))!r:.20}"
+                     for mech in ledger.mechanisms if isinstance(mech, dict)][:2]
+            raise InputError(f"the mechanisms' sigma ({', '.join(shown)}, ...) over n_estimate "
+                             f"{stats.n_estimate:.6g} put a noise of {value:.3g} on each "
+                             f"{name} frequency, outside {lo:g}..{hi:g} (no release's noise "
+                             "is; it cannot be computed with); restore the ledger (or rerun "
+                             "topicslab stats)", file=file, field="mechanisms")
 
 
 def load_statistics(directory: str | Path, *, taxonomy: Taxonomy | str | None = None,
@@ -623,7 +651,10 @@ def _load_statistics(d: Path, taxonomy: Taxonomy | str | None, k: int | None,
         q_overlap = _read_overlap(d / OVERLAP, int(k))
         if ledger is not None:
             _check_overlap_ledger(q_overlap, ledger, str(d / OVERLAP), str(ledger_path))
-    return DPStatistics(q_single, q_within, qa, n_est, tax, int(k), ledger, q_overlap)
+    stats = DPStatistics(q_single, q_within, qa, n_est, tax, int(k), ledger, q_overlap)
+    if ledger is not None:
+        _check_term_sigmas(stats, ledger, str(ledger_path))
+    return stats
 
 
 def _check_overlap_ledger(q_overlap: np.ndarray, ledger: PrivacyLedger, file: str,

@@ -47,7 +47,7 @@ import os
 import platform
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -56,7 +56,7 @@ import numpy as np
 
 import topicslab
 from topicslab._atomic import atomic_paths
-from topicslab._checks import choice, flag, integer
+from topicslab._checks import MAX_COUNT, choice, flag, integer, value_shown
 from topicslab._json import dumps, jsonable
 from topicslab._paths import check_output_dir, no_new_empty_dirs
 from topicslab._resources import release_free_memory
@@ -404,9 +404,14 @@ def run(
         raise InputError("give --sets or --stats, not both (--sets: the run starts from "
                          "these topic sets instead of the simulated population; --stats: from "
                          "this DP release, with no population)", field="--sets/--stats")
-    cfg: Preset = PRESETS[preset].with_overrides(users=users, **(overrides or {}))
+    fields = _overrides(overrides, users)
+    cfg: Preset = PRESETS[preset].with_overrides(**fields)
+    check_unused(fields["users"], fields, sets=sets_path is not None, stats=stats_dir is not None)
+    check_memory(cfg, users_known=sets_path is None and stats_dir is None)
     # checked before OUT is created: a bad seed or a missing input left an empty OUT behind
-    integer(seed, "seed", at_least=0)
+    # (2**64 was refused by the first stage that drew with it, after the DP release: the
+    # CLI's --seed takes at most an int64)
+    integer(seed, "seed", at_least=0, at_most=MAX_COUNT)
     for field, given in (("--sets", sets_path), ("--stats", stats_dir)):
         if given is not None and not Path(given).exists():
             from topicslab.io._common import not_found
@@ -423,6 +428,96 @@ def run(
     with no_new_empty_dirs(out_dir):
         return _run(cfg, preset, out_dir, seed, sets_path, sets_taxonomy, stats_dir,
                     progress, cache, log)
+
+
+def check_unused(users: Any, given: Mapping[str, Any], *, sets: bool, stats: bool) -> None:
+    """Refuse a size or option that a run of these inputs would not use (``topicslab run``'s
+    options and ``run``'s ``users`` and ``overrides`` alike: from Python, ``users=500`` with
+    ``sets_path``, or ``overrides={"stats_weeks": (0, 1)}`` with ``stats_dir``, was ignored
+    without a word). ``given``: the preset fields given (``None``: not given)."""
+    def has(name: str) -> bool:
+        return given.get(name) is not None
+
+    if users is not None and (sets or stats):
+        raise InputError("--users sizes the reference population only; with "
+                         f"{'--sets' if sets else '--stats'} there is none (drop --users)",
+                         field="--users")
+    for name in ("learned_epochs", "learned_trials"):
+        option = "--" + name.replace("_", "-")
+        if has(name) and given.get("learned") is not True:
+            raise InputError(f"{option} sizes the learned-attack section: add --learned (or "
+                             f"drop {option})", field=option)
+    if not stats:
+        return
+    for name, option in (("stats_weeks", "--release-weeks"), ("accounting", "--accounting")):
+        if has(name):
+            raise InputError(f"{option} shapes the DP release that the run computes: a run "
+                             f"from --stats reads one (drop {option})", field=option)
+    if has("overlap_lags"):
+        raise InputError("--overlap-lags sizes the DP release that the run computes: a run "
+                         "from --stats reads one (drop --overlap-lags)", field="--overlap-lags")
+    if has("fidelity_trials"):
+        raise InputError("--fidelity-trials sizes the release-fidelity check, which compares "
+                         "with the population: a run from --stats has none (drop "
+                         "--fidelity-trials, or give --sets)", field="--fidelity-trials")
+    for name, does in (("theory", "measures"), ("learned", "attacks")):
+        if given.get(name) is True:
+            raise InputError(f"--{name} {does} the population: a run from --stats has none "
+                             f"(drop --{name}, or give --sets)", field="--" + name)
+
+
+#: bytes the learned section keeps per target and trial: the success of its four attacks
+#: (float64) and the paired gaps made of them
+_LEARNED_BYTES_PER_TARGET = 64
+
+
+def check_memory(cfg: Preset, *, users_known: bool) -> None:
+    """Refuse, before any stage, a run whose learned-attack section, re-identification protocol
+    or release-fidelity check surely cannot fit in memory (``topicslab run`` and ``run``
+    alike: from Python, ``overrides={"trials": 10**6}`` was taken, and the protocol's stage ran
+    for hours after the others); ``users_known``: the run simulates ``cfg.users`` users (the
+    reference population), else their number is not known before the input is read."""
+    from topicslab._resources import require_memory
+    from topicslab.attacks import ReidProtocol
+    from topicslab.validate.fidelity import check_fidelity_size
+
+    if cfg.learned:
+        # the learned section keeps every target's success of its four attacks in every
+        # trial (float64, and as much again for the paired gaps): --learned-trials 10^8 ran
+        # for hours before failing
+        targets = cfg.targets if isinstance(cfg.targets, int) else cfg.users
+        require_memory(float(targets) * cfg.learned_trials * _LEARNED_BYTES_PER_TARGET,
+                       f"the learned attack's {cfg.learned_trials:,} trials of {targets:,} "
+                       "targets", field="--learned-trials", hint="use fewer --learned-trials")
+    work, trials = ReidProtocol(cfg.targets, cfg.trials).memory(
+        cfg.users if users_known else 0, cfg.weeks, 2)
+    option = "--trials" if trials >= work else "--targets"
+    require_memory(work + trials, f"the re-identification protocol's {cfg.trials:,} trials",
+                   field=option, hint=f"use fewer {option}")
+    # the fidelity check's trials were unchecked: --fidelity-trials 10^18 ran the stages
+    check_fidelity_size(cfg.fidelity_trials, cfg.users if users_known else 0, cfg.weeks,
+                        option="--fidelity-trials", users_option="--users",
+                        users_hint="use fewer --users")
+
+
+def _overrides(overrides: Any, users: int | None) -> dict[str, Any]:
+    """``overrides`` with ``users``: a mapping of text keys (a list was "argument after **
+    must be a mapping", a key 1 "keywords must be strings"), where ``users`` may be given
+    either way but not both (``overrides={"users": 500}`` was "got multiple values for
+    keyword argument 'users'")."""
+    if overrides is None:
+        overrides = {}
+    if not isinstance(overrides, Mapping):
+        raise TypeError(f"overrides takes a dict of preset fields, got "
+                        f"{type(overrides).__name__}")
+    for key in overrides:
+        if not isinstance(key, str):
+            raise InputError(f"unknown override {value_shown(key, 40)}: the keys are the "
+                             "names of a preset's fields", field="overrides")
+    if users is not None and overrides.get("users") is not None:
+        raise InputError("users is given twice, as an argument and in overrides: give it once",
+                         field="users")
+    return {**overrides, "users": users if users is not None else overrides.get("users")}
 
 
 def _run(cfg: Preset, preset: str, out_dir: Path, seed: int, sets_path: str | Path | None,

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from numbers import Integral
 from typing import Any
 
@@ -67,7 +67,7 @@ class Preset:
     learned_trials: int = 2          # its trials of ``targets`` targets per r
 
     def __post_init__(self) -> None:
-        from topicslab._checks import MAX_COUNT, is_real
+        from topicslab._checks import MAX_COUNT, MAX_STEPS, MIN_FIT_MINUTES, is_real
         from topicslab.errors import InputError
 
         if self.model not in ("persistent", "paper"):
@@ -87,6 +87,10 @@ class Preset:
                 raise InputError(f"{name} must be a positive 64-bit integer, got {v!r}",
                                  field="--" + name.replace("_", "-"))
             object.__setattr__(self, name, int(v))  # a NumPy integer (refused before)
+        if self.fit_steps > MAX_STEPS:  # (run --fit-steps refuses it; the Python API took it)
+            raise InputError(f"fit_steps must be in 1..{MAX_STEPS:,} (the default is 300; "
+                             f"fit_minutes gives the fit more time), got {self.fit_steps:,}",
+                             field="--fit-steps")
         # fields of the Python API only (no option): calibration_users=-5 calibrated all but
         # the last 5 users, qif_weeks=2.5 or 0 failed after every other stage had run
         for name in ("calibration_users", "qif_weeks"):
@@ -117,11 +121,12 @@ class Preset:
             except InputError as exc:
                 raise InputError(exc.message, field="--learned-epochs") from None
         m = self.fit_minutes
-        if not is_real(m) or not 0 < m < float("inf"):  # (is_real: NumPy numbers too)
+        if not is_real(m) or not MIN_FIT_MINUTES <= m < float("inf"):  # (NumPy numbers too)
             # checked here, before the population and the statistics are computed: the fit
-            # itself would refuse it only after them
-            raise InputError(f"fit_minutes must be a finite number > 0, got {m!r}",
-                             field="--fit-minutes")
+            # itself would refuse it only after them (and 0.001, which run --fit-minutes
+            # refuses, was taken)
+            raise InputError(f"fit_minutes must be a finite number >= {MIN_FIT_MINUTES}, got "
+                             f"{m!r}", field="--fit-minutes")
         if not isinstance(m, int | float):  # a NumPy number, for the JSON of the results
             object.__setattr__(self, "fit_minutes", float(m))
         first = self.stats_weeks[0] if self.stats_weeks else 0
@@ -198,7 +203,18 @@ class Preset:
         return d
 
     def with_overrides(self, **kw: Any) -> Preset:
-        """A copy with the non-``None`` overrides applied."""
+        """A copy with the non-``None`` overrides applied; a key that is no field of a preset
+        is refused, naming it (it was dataclasses' "TypeError: Preset.__init__() got an
+        unexpected keyword argument")."""
+        known = [f.name for f in fields(self)]
+        for key in kw:
+            if key not in known:
+                from topicslab._checks import value_shown
+                from topicslab.errors import InputError
+
+                raise InputError(f"unknown override {value_shown(key, 40)}; a run's overrides "
+                                 f"are the fields of a preset: {', '.join(known)}",
+                                 field=key if isinstance(key, str) else "overrides")
         return replace(self, **{k: v for k, v in kw.items() if v is not None})
 
 

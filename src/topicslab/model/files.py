@@ -84,8 +84,19 @@ def save_model(directory: str | Path, model: TypeMixture) -> Path:
     return Path(directory)
 
 
+def _canonical(data: bytes) -> bytes:
+    """safetensors bytes with the header's keys in sorted order: the library writes its
+    metadata map in an order that changes from process to process, so one fit (a resumed one,
+    or the same command again) gave files, and ``weights_sha256`` digests, that differed."""
+    size = int.from_bytes(data[:8], "little")
+    header = json.dumps(json.loads(data[8:8 + size]), sort_keys=True,
+                        separators=(",", ":")).encode()
+    header += b" " * (-len(header) % 8)  # (the tensors stay 8-byte aligned, as written)
+    return len(header).to_bytes(8, "little") + header + data[8 + size:]
+
+
 def _write_model_files(d: Path, model: TypeMixture) -> None:
-    from safetensors.numpy import save_file
+    from safetensors.numpy import save
 
     tensors = {"theta": np.ascontiguousarray(model.theta, dtype=np.float32)}
     for name in _PERSISTENT:
@@ -93,8 +104,8 @@ def _write_model_files(d: Path, model: TypeMixture) -> None:
         if arr is not None:
             tensors[name] = np.ascontiguousarray(arr, dtype=np.float32)
     with atomic_path(d / WEIGHTS) as tmp:
-        save_file(tensors, str(tmp),
-                  metadata={"format": FORMAT, "taxonomy": model.taxonomy.version})
+        tmp.write_bytes(_canonical(save(
+            tensors, metadata={"format": FORMAT, "taxonomy": model.taxonomy.version})))
     meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "model": model.variant,
             "taxonomy": model.taxonomy.version, "types": model.types, "weeks": model.weeks,
             "k": model.k, "topics": model.m,

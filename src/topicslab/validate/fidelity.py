@@ -344,3 +344,27 @@ def fidelity(population: TopicSets, synthetic: Synthetic, *,
         notes.append(f"{targets:,} random targets per trial (not every user)")
     return Fidelity(gaps, float(tolerance), trials, population.n_users, n_synthetic,
                     time.perf_counter() - t0, notes, targets)
+
+
+def check_fidelity_size(trials: int, users: int, weeks: int,
+                        option: str = "--risk-trials", users_option: str = "--population",
+                        users_hint: str = "use a smaller --population or fewer --weeks",
+                        ) -> None:
+    """Refuse a release-fidelity check whose trials cannot fit in memory: every user is a
+    target of both attacks, each trial keeps its figures per r (the reid protocol's
+    estimate, twice: population and synthetic); ``option`` sizes the trials (run's
+    --fidelity-trials), ``users_option`` the users. The refusal names the larger part, as
+    the reid protocol's does: fewer trials cannot fit a population too large for one (run
+    --users 200000000 said "use fewer --fidelity-trials" of the 2 it had by default)."""
+    from topicslab._resources import require_memory
+    from topicslab.attacks import ReidProtocol
+    from topicslab.errors import ParameterError
+
+    try:
+        work, kept = ReidProtocol("all", trials).memory(users, weeks, 2)
+    except ParameterError as exc:  # (10**400 trials: named 'trials')
+        raise ParameterError(exc.message, field=option) from None
+    field, hint = ((option, f"use fewer {option}") if 2 * weeks * kept >= work
+                   else (users_option, users_hint))
+    require_memory(work + 2 * weeks * kept, f"the release fidelity of {trials:,} trials x "
+                   f"{weeks} weeks of {users:,} users", field=field, hint=hint)
