@@ -41,6 +41,15 @@ def check_refused(output: str, exit_code: int, named: str) -> str:
     return lines[0]
 
 
+def refused_leaving(args: list[str], named: str, *dirs: Path) -> str:
+    """``invoke(args)`` refused (``check_refused``), every one of ``dirs`` unchanged; the line."""
+    before = [tree(p) for p in dirs]
+    res = invoke(args)
+    line = check_refused(res.output, res.exit_code, named)
+    assert [tree(p) for p in dirs] == before, "a refused command wrote"
+    return line
+
+
 def tree(root: Path) -> dict[str, tuple[bool, int, int]]:
     """Every path under ``root`` with its size and modification time (directories, pipes and
     links without: reading a pipe's or a dangling link's status would block or fail)."""

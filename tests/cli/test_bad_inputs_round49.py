@@ -52,12 +52,11 @@ import numpy as np
 import pytest
 from refusal import (
     api_run_refused,
-    check_refused,
     fit_small_model,
     invoke,
     population_and_stats,
     random_profiles,
-    tree,
+    refused_leaving,
 )
 
 from topicslab.errors import InputError
@@ -104,11 +103,7 @@ def work(tmp_path: Path) -> Path:
 
 
 def _refused(args: list[str], work: Path, named: str, *also: Path) -> str:
-    before = [tree(p) for p in (work, *also)]
-    res = invoke(args)
-    line = check_refused(res.output, res.exit_code, named)
-    assert [tree(p) for p in (work, *also)] == before, "a refused command wrote"
-    return line
+    return refused_leaving(args, named, work, *also)
 
 
 # ---- artefacts of two releases -----------------------------------------------------------------

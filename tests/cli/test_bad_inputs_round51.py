@@ -80,7 +80,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from refusal import check_refused, fit_small_model, invoke, population_and_stats, tree
+from refusal import (
+    fit_small_model,
+    invoke,
+    population_and_stats,
+    refused_leaving,
+    tree,
+)
 
 from topicslab.errors import InputError
 
@@ -100,11 +106,7 @@ def work(tmp_path: Path) -> Path:
 
 
 def _refused(args: list[str], work: Path, named: str, *also: Path) -> str:
-    before = [tree(p) for p in (work, *also)]
-    res = invoke(args)
-    line = check_refused(res.output, res.exit_code, named)
-    assert [tree(p) for p in (work, *also)] == before, "a refused command wrote"
-    return line
+    return refused_leaving(args, named, work, *also)
 
 
 # ---- a ledger's numbers ------------------------------------------------------------------------

@@ -161,48 +161,42 @@ def _probe(tab, slots, h, row, queries, t, r, exact):
 
 
 #: exact keys of at most this many bits are probed in a table of one word per slot
-#: (``_count_users_packed``): subsets of 3 weeks over the Topics API's 469 topics (27 bits)
+#: (``_packed_copy``): subsets of 3 weeks over the Topics API's 469 topics (27 bits)
 _PACKED_BITS = 31
+_LOW31 = (_ONE << np.uint64(31)) - _ONE
+_FLAG31 = _ONE << np.uint64(31)
+_LOW32 = (_ONE << _S32) - _ONE
 
 
 @njit(cache=True, inline="always")
-def _count_users_packed(columns, t, k, prev_u, rank, cur_u, row, bits, tab, slots):
-    """``_join_subset``'s count of the candidate users into its table ``tab`` (keys,
-    representatives, counts), through a copy of one word per slot: the key's low 31 bits
-    and an occupied flag above the slot's count. A user's probe then reads one 8-byte word
-    where it read a key and wrote a count 16 bytes apart in separate rows; the table is a
-    third of the size and stays in the core's cache longer (15% less time for the three-week
-    subsets of 5M users, the join's largest level). The slots are the same (same keys, same
-    order of insertion), so the counts go back to ``tab`` slot by slot."""
-    n = columns.shape[1]
-    low31 = (_ONE << np.uint64(31)) - _ONE
-    flag = _ONE << np.uint64(31)
+def _packed_copy(tab, slots):
+    """A copy of one word per slot of a build table ``tab`` (keys, representatives, counts)
+    whose exact keys fit 31 bits: the key's bits and an occupied flag above the slot's
+    count. A user's probe then reads one 8-byte word where it read a key and wrote a count
+    16 bytes apart in separate rows; the table is a third of the size and stays in the core's
+    cache longer (15% less time for the three-week subsets of 5M users, the join's largest
+    level). Its slots are ``tab``'s (same keys, same order of insertion)."""
     packed = np.zeros(slots, dtype=np.uint64)
     for i in range(slots):
         if tab[0, i] != 0:
-            packed[i] = ((tab[0, i] & low31) | flag) << _S32
-    for j in range((n + 63) >> 6):
-        c = _candidates(prev_u, rank, t, j, k, _ALL) & _tail_mask(n, j)
-        while c:
-            u = (j << 6) + int(trailing_zeros(c))
-            c &= c - _ONE
-            h = _key(columns[:, u], t, bits, True)
-            if h == 0:
-                continue
-            want = (h & low31) | flag
-            i = _slot(h, slots)
-            while True:
-                e = packed[i]
-                if e == 0:
-                    break
-                if (e >> _S32) == want:
-                    packed[i] = e + _ONE
-                    cur_u[row, j] |= _ONE << np.uint64(u & 63)
-                    break
-                i = i + 1 if i + 1 < slots else 0
-    low32 = (_ONE << _S32) - _ONE
-    for i in range(slots):
-        tab[2, i] = packed[i] & low32
+            packed[i] = ((tab[0, i] & _LOW31) | _FLAG31) << _S32
+    return packed
+
+
+@njit(cache=True, inline="always")
+def _count_packed(packed, slots, h):
+    """Count a user of exact key ``h`` into ``packed`` (``_packed_copy``); whether it is
+    there."""
+    want = (h & _LOW31) | _FLAG31
+    i = _slot(h, slots)
+    while True:
+        e = packed[i]
+        if e == 0:
+            return False
+        if (e >> _S32) == want:
+            packed[i] = e + _ONE
+            return True
+        i = i + 1 if i + 1 < slots else 0
 
 
 @njit(cache=True, nogil=True)
@@ -248,9 +242,9 @@ def _join_subset(columns, queries, t, k, prev_u, prev_q, rank, cur_u, cur_q, row
             cand_slot[m] = i
             m += 1
     # the candidate users count into it; a user found there shares its projection
-    if m and exact and bits * k <= _PACKED_BITS:
-        _count_users_packed(columns, t, k, prev_u, rank, cur_u, row, bits, tab, slots)
-    elif m:
+    use_packed = m > 0 and exact and bits * k <= _PACKED_BITS
+    packed = _packed_copy(tab, slots) if use_packed else np.zeros(0, dtype=np.uint64)
+    if m:
         for j in range(words_u):
             c = _candidates(prev_u, rank, t, j, k, _ALL) & _tail_mask(n, j)
             while c:
@@ -259,10 +253,18 @@ def _join_subset(columns, queries, t, k, prev_u, prev_q, rank, cur_u, cur_q, row
                 h = _key(columns[:, u], t, bits, exact)
                 if h == 0:
                     continue
-                i = _probe(tab, slots, h, columns[:, u], queries, t, r, exact)
-                if tab[0, i] != 0:
-                    tab[2, i] += _ONE
+                if use_packed:
+                    hit = _count_packed(packed, slots, h)
+                else:
+                    i = _probe(tab, slots, h, columns[:, u], queries, t, r, exact)
+                    hit = tab[0, i] != 0
+                    if hit:
+                        tab[2, i] += _ONE
+                if hit:
                     cur_u[row, j] |= _ONE << np.uint64(u & 63)
+    if use_packed:  # the counts back into the table
+        for i in range(slots):
+            tab[2, i] = packed[i] & _LOW32
     matrix = a_row.shape[0] > 0
     for s in range(m):
         if tab[2, cand_slot[s]] > 0:
