@@ -41,8 +41,10 @@ def check_refused(output: str, exit_code: int, named: str) -> str:
     return lines[0]
 
 
-def refused_leaving(args: list[str], named: str, *dirs: Path) -> str:
-    """``invoke(args)`` refused (``check_refused``), every one of ``dirs`` unchanged; the line."""
+def refused_leaving(args: list[str], work: Path, named: str, *also: Path) -> str:
+    """``invoke(args)`` refused (``check_refused``) naming ``named``, ``work`` and every one of
+    ``also`` unchanged; the line."""
+    dirs = (work, *also)
     before = [tree(p) for p in dirs]
     res = invoke(args)
     line = check_refused(res.output, res.exit_code, named)

@@ -102,17 +102,13 @@ def work(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _refused(args: list[str], work: Path, named: str, *also: Path) -> str:
-    return refused_leaving(args, named, work, *also)
-
-
 # ---- artefacts of two releases -----------------------------------------------------------------
 
 
 def test_validate_names_the_model_of_another_taxonomy(made: Path, work: Path) -> None:
-    line = _refused(["validate", "--stats", str(made / "stats_v1"), "--model",
-                     str(made / "model"), "--json", str(work / "v.json")], work,
-                    "model, field '--model': the model uses taxonomy v2", made)
+    line = refused_leaving(["validate", "--stats", str(made / "stats_v1"), "--model",
+                            str(made / "model"), "--json", str(work / "v.json")], work,
+                           "model, field '--model': the model uses taxonomy v2", made)
     assert "stats_v1 taxonomy v1" in line
 
 
@@ -129,7 +125,7 @@ def test_a_ledger_of_another_taxonomy_is_refused(made: Path, work: Path) -> None
                   "--modes", "1", "--steps", "1", "--no-progress"],
                  ["validate", "--stats", str(release), "--model", str(made / "model"),
                   "--json", str(work / "v.json")]):
-        line = _refused(args, work, "privacy_ledger.json, field 'mechanisms'", made)
+        line = refused_leaving(args, work, "privacy_ledger.json, field 'mechanisms'", made)
         assert "taxonomy v1 (349 topics)" in line and "taxonomy v2" in line, line
 
 
@@ -155,8 +151,8 @@ def _copy_run(run: Path, work: Path) -> Path:
 def test_a_reused_population_is_checked_against_the_run_s_options(
         made: Path, sets_run: Path, work: Path) -> None:
     out = _copy_run(sets_run, work)
-    line = _refused([*RUN, "--sets", str(made / "six.parquet"), "--out", str(out)], work,
-                    "six.parquet, row 2, field '--sets'", made)
+    line = refused_leaving([*RUN, "--sets", str(made / "six.parquet"), "--out", str(out)], work,
+                           "six.parquet, row 2, field '--sets'", made)
     assert "6 distinct topics in week 3" in line, line
 
 
@@ -191,8 +187,8 @@ def test_a_run_of_another_input_over_a_reference_run_is_refused(
     out = _fake_reference_run(work)
     given = made / ("stats" if option == "--stats" else "pop.parquet")
     run = RUN[:RUN.index("--fidelity-trials")] + RUN[RUN.index("--fidelity-trials") + 2:]
-    _refused([*run, option, str(given), "--out", str(out)], work,
-             f"r, field '--out': holds an earlier run's {kept}", made)
+    refused_leaving([*run, option, str(given), "--out", str(out)], work,
+                    f"r, field '--out': holds an earlier run's {kept}", made)
 
 
 def test_the_python_api_refuses_a_run_of_another_input_over_a_reference_run(
@@ -218,7 +214,7 @@ def test_a_link_where_the_run_writes_a_file_is_refused_first(
     shutil.copy2(out / name, target)
     (out / name).unlink()
     (out / name).symlink_to(target)
-    line = _refused(args, work, f"{name}, field '--out': is a symbolic link", made)
+    line = refused_leaving(args, work, f"{name}, field '--out': is a symbolic link", made)
     assert "remove the link" in line
 
 
@@ -353,8 +349,8 @@ def test_weights_of_another_fit_under_a_model_s_metadata_are_refused(made: Path,
                   "--out", str(work / "s.parquet")],
                  ["validate", "--stats", str(made / "stats"), "--model", str(work / "m"),
                   "--json", str(work / "v.json")]):
-        _refused(args, work, "model.safetensors, field 'weights_sha256': is not the weights "
-                             "model.json was written with", made)
+        refused_leaving(args, work, "model.safetensors, field 'weights_sha256': is not the weights "
+                                    "model.json was written with", made)
     with pytest.raises(InputError) as info:
         tm.load_model(work / "m")
     assert info.value.field == "weights_sha256"

@@ -80,13 +80,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from refusal import (
-    fit_small_model,
-    invoke,
-    population_and_stats,
-    refused_leaving,
-    tree,
-)
+from refusal import fit_small_model, invoke, population_and_stats, refused_leaving, tree
 
 from topicslab.errors import InputError
 
@@ -103,10 +97,6 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def work(tmp_path: Path) -> Path:
     return tmp_path
-
-
-def _refused(args: list[str], work: Path, named: str, *also: Path) -> str:
-    return refused_leaving(args, named, work, *also)
 
 
 # ---- a ledger's numbers ------------------------------------------------------------------------
@@ -145,7 +135,7 @@ def test_a_ledger_of_a_noise_no_release_has_is_refused(made: Path, work: Path,
                   "--modes", "1", "--steps", "1", "--no-progress"],
                  ["validate", "--stats", str(release), "--model", str(made / "model"),
                   "--json", str(work / "v.json")]):
-        line = _refused(args, work, "privacy_ledger.json, " + named, made)
+        line = refused_leaving(args, work, "privacy_ledger.json, " + named, made)
         assert "restore the ledger" in line
 
 
