@@ -20,3 +20,12 @@ def sort_head(buf: np.ndarray, n: int) -> None:  # pragma: no cover
             buf[j] = buf[j - 1]
             j -= 1
         buf[j] = t
+
+
+@njit(cache=True)
+def popcount(x: np.uint64) -> int:  # pragma: no cover
+    """Number of set bits of a 64-bit word (SWAR: no loop over the bits)."""
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))

@@ -54,6 +54,7 @@ from numba import njit, prange
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from topicslab._checks import flag, integer
+from topicslab._kernels import popcount
 from topicslab._progress import task
 from topicslab.attacks.scoring import MAX_WEEKS
 from topicslab.errors import ParameterError
@@ -117,16 +118,6 @@ def exact_key(k, bits):
 
 
 @njit(cache=True, inline="always")
-def _popcount(t):
-    """Number of weeks in subset ``t``."""
-    c = 0
-    while t:
-        t &= t - 1
-        c += 1
-    return c
-
-
-@njit(cache=True, inline="always")
 def _home(h, mask):
     """Home slot of key ``h`` in a table of ``mask + 1`` slots: exact keys are not uniform
     (their low bits are the first week's value), so they are mixed first."""
@@ -187,7 +178,7 @@ def _build(queries: np.ndarray, qh: np.ndarray, scratch_slots: np.int64,
     n_sets = qh.shape[1]
     smask = np.uint64(scratch_slots - 1)
     for t in prange(1, n_sets):
-        exact = exact_key(_popcount(t), bits)
+        exact = exact_key(popcount(np.uint64(t)), bits)
         scratch_h = np.zeros(scratch_slots, dtype=np.uint64)
         scratch_q = np.zeros(scratch_slots, dtype=np.int64)
         distinct = 0
@@ -220,7 +211,7 @@ def _fill(queries: np.ndarray, qh: np.ndarray, offsets: np.ndarray, tab: np.ndar
     n_q, r = queries.shape
     n_sets = qh.shape[1]
     for t in prange(1, n_sets):
-        exact = exact_key(_popcount(t), bits)
+        exact = exact_key(popcount(np.uint64(t)), bits)
         off = offsets[t]
         slots = offsets[t + 1] - off
         msk = np.uint64(slots - 1)

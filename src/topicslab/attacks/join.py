@@ -379,7 +379,6 @@ def _lookup(queries, lo, hi, offsets, tab, n_users, bits, single, pairs, n_value
     lookups at r = 8, each a load in a 0.9 MB row instead of a probe in tables of gigabytes)."""
     r = queries.shape[1]
     n_sets = 1 << r
-    low32 = (_ONE << _S32) - _ONE
     for i in prange(hi - lo):
         q = lo + i
         a = out[i]
@@ -433,7 +432,7 @@ def _lookup(queries, lo, hi, offsets, tab, n_users, bits, single, pairs, n_value
                     break
                 if hv == h and (exact or _agree(
                         queries[np.int64(tab[off + s, 1] >> _S32)], queries[q], t, r)):
-                    a[t] = np.int64(tab[off + s, 1] & low32)
+                    a[t] = np.int64(tab[off + s, 1] & _LOW32)
                     break
                 s = s + 1 if s + 1 < size else 0
         # superset Möbius inversion: A(T) -> N(M), as engine._reduce_moebius

@@ -214,7 +214,7 @@ class Preset:
 
                 raise InputError(f"unknown override {value_shown(key, 40)}; a run's overrides "
                                  f"are the fields of a preset: {', '.join(known)}",
-                                 field=key if isinstance(key, str) else "overrides")
+                                 field=key)
         return replace(self, **{k: v for k, v in kw.items() if v is not None})
 
 

@@ -31,7 +31,7 @@ import numpy.typing as npt
 from numba import njit, prange
 
 from topicslab._checks import integer, integer_array
-from topicslab.qif.coverage import _popcount
+from topicslab._kernels import popcount
 from topicslab.qif.errors import QIFError, QIFParameterError
 
 __all__ = ["WALK_VERSION", "box_sums", "checked_profiles", "walk_sums"]
@@ -111,7 +111,7 @@ def _box_pairs(p: I32, buf: I32, s0: int, e0: int, ga: int, gb: int, gw: I64, li
     _local_rows(p, buf, s0, e0, gw[ga], gw[gb], lid, ga * m, gb * m, rows, 0, width, umask)
     count = 0
     for i in range(na * width):
-        count += _popcount(rows[i])
+        count += popcount(rows[i])
         rows[i] = 0
     return count
 
@@ -140,10 +140,10 @@ def _pairwise3(p: I32, buf: I32, s0: int, e0: int, ga: int, gb: int, gc: int, gw
             bitsy = scratch[x * wbw + w]
             while bitsy:
                 low = bitsy & (~bitsy + one)
-                y = w * 64 + _popcount(low - one)
+                y = w * 64 + popcount(low - one)
                 bitsy ^= low
                 for v in range(wcw):
-                    count += _popcount(scratch[ac + x * wcw + v] & scratch[bc + y * wcw + v])
+                    count += popcount(scratch[ac + x * wcw + v] & scratch[bc + y * wcw + v])
     for i in range(used):
         scratch[i] = 0
     return count
@@ -208,7 +208,7 @@ def _last_week(p: I32, buf: I32, s0: int, e0: int, w: int, gw: I64, specs: I64, 
             width = (n_local[g] + 63) // 64
             c = 0
             for v in range(offsets[g] + t * width, offsets[g] + (t + 1) * width):
-                c += _popcount(rows[v])
+                c += popcount(rows[v])
             sizes[g] = c
         for s in range(specs.shape[0]):
             v = 1

@@ -37,19 +37,12 @@ import numpy.typing as npt
 from numba import njit, prange
 
 from topicslab._checks import integer, integer_array, number
+from topicslab._kernels import popcount
 from topicslab.qif.errors import QIFError, QIFParameterError
 
 __all__ = ["corollary1_four_weeks"]
 
 U64 = npt.NDArray[np.uint64]
-
-
-@njit(cache=True)
-def _popcount(x: np.uint64) -> int:
-    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
-    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
-    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
 @njit(cache=True)
@@ -151,20 +144,20 @@ def _levels(p: npt.NDArray[np.int32], m: int, words: int, threads: int):
                     if has3[x3]:
                         level = 3
                         for w in range(words):
-                            pc += _popcount(t3[x3, w])
+                            pc += popcount(t3[x3, w])
                     elif pair12 or h2[1, x1 * m + x3] or h2[2, x2 * m + x3]:
                         level = 2
                         for w in range(words):
-                            pc += _popcount(b2[0, code12, w] | b2[1, x1 * m + x3, w]
+                            pc += popcount(b2[0, code12, w] | b2[1, x1 * m + x3, w]
                                             | b2[2, x2 * m + x3, w])
                     elif h1[0, x1] or h1[1, x2] or h1[2, x3]:
                         level = 1
                         for w in range(words):
-                            pc += _popcount(b1[0, x1, w] | b1[1, x2, w] | b1[2, x3, w])
+                            pc += popcount(b1[0, x1, w] | b1[1, x2, w] | b1[2, x3, w])
                     else:
                         level = 0
                         for w in range(words):
-                            pc += _popcount(all4[w])
+                            pc += popcount(all4[w])
                     count[x1, level] += 1
                     covered[x1, level] += pc
                 for i in range(n_touched):  # reset only what this pair wrote
