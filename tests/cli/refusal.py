@@ -104,12 +104,13 @@ _MADE: list[Path] = []
 def _made_once(data: Any, where: Path) -> Path:
     """The directory holding ``pop.parquet`` and ``stats`` of ``data``, made in ``where`` (a
     test's temporary directory: pytest removes old ones, should this process be killed) on
-    the first call of this process, and removed when it exits."""
+    the first call of this process, and removed when it exits. Its name starts with a dot:
+    tests/conftest.py leaves such directories to the end of the session."""
     if not _MADE:
         from topicslab import dp
         from topicslab import io as tio
 
-        made = Path(tempfile.mkdtemp(prefix="refusal-made-", dir=where))
+        made = Path(tempfile.mkdtemp(prefix=".refusal-made-", dir=where))
         atexit.register(shutil.rmtree, made, ignore_errors=True)
         tio.write_sets(made / "pop.parquet", data)
         dp.save_statistics(made / "stats", dp.compute_statistics(data, epsilon=1e3,

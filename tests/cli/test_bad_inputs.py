@@ -27,7 +27,7 @@ from topicslab.cli import app
 runner = CliRunner()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """A 4-week population, its DP statistics (with and without a ledger), a fitted model,
     a CSV with a six-topic week and broken parameter files."""
