@@ -424,8 +424,8 @@ def test_run_s_disk_check_counts_the_release(work: Path, monkeypatch: pytest.Mon
     them but not the DP release (72 MB for four weeks) failed at the release, after the
     population; and a refusal said "use fewer --users" where fewer users would not help."""
     from topicslab import _resources
-    from topicslab.cli import run as run_cli
     from topicslab.errors import InputError
+    from topicslab.experiment import sizes
 
     monkeypatch.setattr(_resources, "available_disk", lambda _path: 40_000_000)
     res = invoke(["run", "--preset", "smoke", "--users", "300", "--fit-steps", "2", "--types",
@@ -436,6 +436,6 @@ def test_run_s_disk_check_counts_the_release(work: Path, monkeypatch: pytest.Mon
     # where the sets are most of it, fewer users is the advice
     monkeypatch.setattr(_resources, "available_disk", lambda _path: 100_000_000)
     with pytest.raises(InputError, match="use fewer --users") as info:
-        run_cli._check_population_size(20_000_000, 4, work, 4)
+        sizes.check_population_size(20_000_000, 4, work, 4)
     assert info.value.field == "--users"
-    run_cli._check_population_size(300, 4, work, 4)  # fits: no error
+    sizes.check_population_size(300, 4, work, 4)  # fits: no error

@@ -32,9 +32,9 @@ attack's odd training sets, and ``experiment.run``'s overrides against what the 
 - ``experiment.run(..., overrides={"fidelity_trials": 10**15})`` (or ``"trials": 10**12``, or
   ``"learned_trials": 10**12`` with ``"learned": True``): the memory checks ``topicslab run``
   makes before any stage were the CLI's own, so the API began the population, the release and
-  the fit, and the trials would have run for hours. They now live in ``experiment.pipeline.
-  check_memory``, which both call. (The population's and the fit's size checks are still the
-  CLI's; from Python the fit refuses its memory itself, after the release.)
+  the fit, and the trials would have run for hours. They now live in ``experiment.sizes.
+  check_memory``, which both call (with the population's and the fit's size checks, since the
+  twenty-fifth session: ``experiment.sizes.check_run_size``, tests/experiment/test_sizes.py).
 - Numbers shown to people by a formatter of their own: ``validate`` of a release whose
   ``q_single.json`` frequencies are all 0 (valid) showed the undefined relative-error share
   as "nan%" (the one formatter shows NaN as "—"); ``disclosure --script`` of a script whose

@@ -30,9 +30,6 @@ from topicslab.errors import InputError, naming_option
 #: topics per week: the Topics API's top 5; a k far above it comes from statistics that are
 #: not of top-k sets (k inferred without a privacy ledger) and would need tens of GB
 MAX_K = 20
-#: measured peak of a fit on CPU: ~32 float64 copies of the slot parameters (parameters,
-#: gradients, Adam moments, per-type statistics) plus one m x m float64 table per week
-_FIT_COPIES = 32
 
 
 #: bytes per (user, week, slot) while sampling: the int16 sets and the draw's intermediates
@@ -63,7 +60,7 @@ def _check_shards(shards: int | None, users: int, fmt: str) -> None:
 def _check_disk(out_path: Path, users: int, weeks: int) -> None:
     """Refuse synthetic users whose file surely cannot fit on its disk, naming --users."""
     from topicslab._resources import require_disk
-    from topicslab.cli.population import PARQUET_BYTES_PER_USER_WEEK
+    from topicslab.io.parquet_sets import PARQUET_BYTES_PER_USER_WEEK
 
     require_disk(float(users) * weeks * PARQUET_BYTES_PER_USER_WEEK,
                  f"{users:,} synthetic users x {weeks} weeks", out_path, field="--users",
@@ -117,14 +114,6 @@ def _lr(lr: float | None) -> float | None:
     return lr
 
 
-def _fit_memory(variant: Any, k: int, m: int) -> float:
-    """Bytes a CPU fit of ``variant`` to statistics of ``k`` topics a week out of ``m`` needs."""
-    per_slot_law = k * m * variant.types
-    slot_params = per_slot_law * (variant.weeks if variant.name == "paper"
-                                  else getattr(variant, "modes", 1))
-    return 8.0 * (_FIT_COPIES * slot_params + 2 * variant.weeks * m * m)
-
-
 def check_week_pair(ledger: Any, weeks: int, stats_dir: Path, option: str,
                     fix: str = "fit --weeks 1, or ") -> None:
     """Refuse a model of several weeks from a release of one week: it has no across-week
@@ -166,6 +155,7 @@ def _check_fit_size(stats: Any, stats_dir: Path, variant: Any, device: str,
                     persistence: float = 0.0) -> None:
     from topicslab import model as tm
     from topicslab._resources import require_memory
+    from topicslab.model.fit import fit_memory
 
     if stats.k > MAX_K:
         why = (" (inferred from the statistics: the directory has no privacy_ledger.json)"
@@ -182,7 +172,7 @@ def _check_fit_size(stats: Any, stats_dir: Path, variant: Any, device: str,
         m = stats.taxonomy.size
         weeks_part = 8.0 * 2 * variant.weeks * m * m
         modes = getattr(variant, "modes", 1) if variant.name != "paper" else 1
-        base = _fit_memory(variant, stats.k, m)
+        base = fit_memory(variant, stats.k, m)
         extra = _persistence_memory(stats, variant, persistence)
         option = ("--persistence" if extra > base else "--weeks" if weeks_part > base / 2
                   else "--modes" if modes > variant.types else "--types")

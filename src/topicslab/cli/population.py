@@ -260,24 +260,18 @@ def observe(
                   "(user, epoch) answers")
 
 
-#: the least bytes a user-week takes in a topic-set Parquet file: k = 5 of 469 topics hold
-#: about 4.7 bytes of entropy and the calibrated population takes ~7; a lower bound, so
-#: that only what surely cannot fit is refused
-PARQUET_BYTES_PER_USER_WEEK = 2
 
 
 def _check_disk(out_path: Path, users: int, weeks: int) -> None:
     """Refuse a population whose file surely cannot fit on its disk, naming --users."""
     from topicslab._resources import require_disk
+    from topicslab.io.parquet_sets import PARQUET_BYTES_PER_USER_WEEK
 
     require_disk(float(users) * weeks * PARQUET_BYTES_PER_USER_WEEK,
                  f"{users:,} users x {weeks} weeks", out_path, field="--users",
                  hint="use fewer --users")
 
 
-#: measured peak bytes per user-week while a chunk of the population is generated (~65: the
-#: weekly visit counts, their CSR index, the top-k sets and the row keys), rounded up
-GENERATION_BYTES_PER_USER_WEEK = 80
 
 #: what writing that chunk to Parquet adds while it is held (the taxonomy ids as int32 list
 #: values and offsets, Arrow's copies): ``population`` peaked at 105-125 bytes a user-week
@@ -294,8 +288,9 @@ def check_generation_memory(users: int, weeks: int, option: str, hint: str,
     ``k`` = 5, grow with ``k`` (the top-k sets, their ids and offsets): 100,000 users x 4
     weeks peaked at 0.3 GB with k = 5 and 4.5 GB with k = 469 (~22 bytes a topic slot)."""
     from topicslab._resources import require_memory
+    from topicslab.population.generator import CHUNK_BYTES_PER_USER_WEEK
 
-    per = ((GENERATION_BYTES_PER_USER_WEEK + (WRITE_BYTES_PER_USER_WEEK if writing else 0))
+    per = ((CHUNK_BYTES_PER_USER_WEEK + (WRITE_BYTES_PER_USER_WEEK if writing else 0))
            * max(k, API_K) / API_K)
     require_memory(float(users) * weeks * per,
                    f"generating {users:,} users x {weeks:,} weeks"

@@ -83,95 +83,27 @@ def _retire_stale_report(out_dir: Path, before: dict[str, Any]) -> list[str]:
 
 def _check_size(preset: str, users: int | None, overrides: dict[str, Any],
                 users_known: bool, out_dir: Path, stats_dir: Path | None = None) -> None:
-    """Refuse, before any stage, a run whose stages surely cannot fit: the reference
-    population and its synthetic twin (memory and disk, naming --users), the fit (the
-    estimate ``topicslab fit`` makes, naming --types) and the re-identification protocol
-    (its targets and trials); the run's other options are checked by ``Preset``."""
-    from topicslab.experiment.pipeline import check_memory
+    """Refuse, before any stage, a run whose stages surely cannot fit
+    (``experiment.sizes.check_run_size``, which ``experiment.run`` calls again for its Python
+    callers) or whose release has no week pair for a model of several weeks; the run's other
+    options are checked by ``Preset``."""
     from topicslab.experiment.presets import PRESETS
+    from topicslab.experiment.sizes import check_run_size
 
     if preset not in PRESETS:
         return  # the pipeline names the unknown preset
     cfg = PRESETS[preset].with_overrides(users=users, **overrides)
-    if users_known:
-        _check_population_size(cfg.users, cfg.weeks, out_dir, len(cfg.release_weeks))
-    _check_fit_size(cfg.model, cfg.types, cfg.weeks)
     if stats_dir is not None and (stats_dir / "privacy_ledger.json").is_file():
         from topicslab.cli.model import check_week_pair
         from topicslab.dp.ledger import load_ledger
 
         check_week_pair(load_ledger(stats_dir), cfg.weeks, stats_dir, "--stats", fix="")
-    # the learned section's, the re-identification protocol's and the fidelity check's memory
-    check_memory(cfg, users_known=users_known)
+    check_run_size(cfg, users_known=users_known, out_dir=out_dir)
     typed = overrides.get("targets")
     if users_known and isinstance(typed, int) and typed > cfg.users:
         # clamped to the users, as reid does, but said (it was silent)
         err.print(f"[yellow]note[/]: --targets {typed:,} but only {cfg.users:,} users: every "
                   "user is a target")
-
-
-#: users ``topicslab.population.generate`` simulates at a time (its default chunk)
-_CHUNK_USERS = 250_000
-
-
-#: disk of the DP release per released week, whatever the users (its JSON tables of the v2
-#: taxonomy's topic pairs: 72 MB for a default run's four weeks, measured), and of the rest
-#: a run writes beside the sets (model 4.7 MB, validation 4.1 MB, report 0.8 MB, measured)
-_RELEASE_BYTES_PER_WEEK = 18e6
-_OTHER_RUN_BYTES = 10e6
-
-
-def _check_population_size(users: int, weeks: int, out_dir: Path, release_weeks: int) -> None:
-    """The reference population is generated whole (then its synthetic twin is sampled, as
-    many users): both sets in memory, both Parquet files in ``out_dir``, beside the DP
-    release and the other files (the check counted the sets only: a run on a disk that held
-    them but not the 72 MB release failed at the release, told to use fewer --users)."""
-    from topicslab._resources import require_disk, require_memory
-    from topicslab.cli.population import (
-        API_K,
-        GENERATION_BYTES_PER_USER_WEEK,
-        PARQUET_BYTES_PER_USER_WEEK,
-    )
-
-    user_weeks = float(users) * weeks
-    # two int16 sets of k topics a week (a lower bound), and the chunk being generated
-    need = (user_weeks * API_K * 2 * 2
-            + min(users, _CHUNK_USERS) * weeks * GENERATION_BYTES_PER_USER_WEEK)
-    what = f"the run's population and synthetic sets of {users:,} users x {weeks} weeks"
-    require_memory(need, what, field="--users", hint="use fewer --users")
-    sets = 2 * user_weeks * PARQUET_BYTES_PER_USER_WEEK
-    fixed = release_weeks * _RELEASE_BYTES_PER_WEEK + _OTHER_RUN_BYTES
-    if sets >= fixed:
-        require_disk(sets + fixed, f"{what}, with the DP release and the report", out_dir,
-                     field="--users", hint="use fewer --users")
-    else:
-        # most of it does not depend on the users: fewer would not help
-        require_disk(sets + fixed, f"the run's DP release ({release_weeks} weeks), model, "
-                     f"report and sets of {users:,} users", out_dir, field="--out",
-                     hint="free some space or choose another --out")
-
-
-def _check_fit_size(model: str, types: int | None, weeks: int) -> None:
-    """The fit's memory, estimated as ``topicslab fit`` does (top-5 sets of the largest
-    taxonomy), against the memory of the device the run fits on."""
-    from topicslab import model as tm
-    from topicslab._resources import require_memory, size_text
-    from topicslab.cli.model import _fit_memory
-    from topicslab.cli.population import API_K, taxonomy_size
-
-    variant = tm.make_variant(model, types, weeks)
-    need = _fit_memory(variant, API_K, taxonomy_size("v2"))
-    what = f"fitting {variant.types:,} types over {variant.weeks} weeks"
-    device = tm.resolve_device("auto")
-    if device.type == "cpu":
-        require_memory(need, what, field="--types", hint="use fewer --types")
-        return
-    import torch
-
-    free, _ = torch.cuda.mem_get_info(device)
-    if need > free:
-        raise InputError(f"{what} needs about {size_text(need)} of GPU memory, "
-                         f"{size_text(free)} free; use fewer --types", field="--types")
 
 
 def _release_weeks(text: str | None) -> tuple[int, ...] | None:

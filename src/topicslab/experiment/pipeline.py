@@ -64,6 +64,7 @@ from topicslab.errors import InputError
 from topicslab.experiment.cache import _RECORD, Lookup, StageCache, file_fingerprint
 from topicslab.experiment.context import RunContext
 from topicslab.experiment.presets import PRESETS, Preset
+from topicslab.experiment.sizes import check_run_size
 from topicslab.experiment.stages import STAGES, reid_params
 from topicslab.taxonomy import VERSIONS
 
@@ -407,7 +408,8 @@ def run(
     fields = _overrides(overrides, users)
     cfg: Preset = PRESETS[preset].with_overrides(**fields)
     check_unused(fields["users"], fields, sets=sets_path is not None, stats=stats_dir is not None)
-    check_memory(cfg, users_known=sets_path is None and stats_dir is None)
+    check_run_size(cfg, users_known=sets_path is None and stats_dir is None,
+                   out_dir=Path(out) if isinstance(out, str | os.PathLike) else None)
     # checked before OUT is created: a bad seed or a missing input left an empty OUT behind
     # (2**64 was refused by the first stage that drew with it, after the DP release: the
     # CLI's --seed takes at most an int64)
@@ -464,40 +466,6 @@ def check_unused(users: Any, given: Mapping[str, Any], *, sets: bool, stats: boo
         if given.get(name) is True:
             raise InputError(f"--{name} {does} the population: a run from --stats has none "
                              f"(drop --{name}, or give --sets)", field="--" + name)
-
-
-#: bytes the learned section keeps per target and trial: the success of its four attacks
-#: (float64) and the paired gaps made of them
-_LEARNED_BYTES_PER_TARGET = 64
-
-
-def check_memory(cfg: Preset, *, users_known: bool) -> None:
-    """Refuse, before any stage, a run whose learned-attack section, re-identification protocol
-    or release-fidelity check surely cannot fit in memory (``topicslab run`` and ``run``
-    alike: from Python, ``overrides={"trials": 10**6}`` was taken, and the protocol's stage ran
-    for hours after the others); ``users_known``: the run simulates ``cfg.users`` users (the
-    reference population), else their number is not known before the input is read."""
-    from topicslab._resources import require_memory
-    from topicslab.attacks import ReidProtocol
-    from topicslab.validate.fidelity import check_fidelity_size
-
-    if cfg.learned:
-        # the learned section keeps every target's success of its four attacks in every
-        # trial (float64, and as much again for the paired gaps): --learned-trials 10^8 ran
-        # for hours before failing
-        targets = cfg.targets if isinstance(cfg.targets, int) else cfg.users
-        require_memory(float(targets) * cfg.learned_trials * _LEARNED_BYTES_PER_TARGET,
-                       f"the learned attack's {cfg.learned_trials:,} trials of {targets:,} "
-                       "targets", field="--learned-trials", hint="use fewer --learned-trials")
-    work, trials = ReidProtocol(cfg.targets, cfg.trials).memory(
-        cfg.users if users_known else 0, cfg.weeks, 2)
-    option = "--trials" if trials >= work else "--targets"
-    require_memory(work + trials, f"the re-identification protocol's {cfg.trials:,} trials",
-                   field=option, hint=f"use fewer {option}")
-    # the fidelity check's trials were unchecked: --fidelity-trials 10^18 ran the stages
-    check_fidelity_size(cfg.fidelity_trials, cfg.users if users_known else 0, cfg.weeks,
-                        option="--fidelity-trials", users_option="--users",
-                        users_hint="use fewer --users")
 
 
 def _overrides(overrides: Any, users: int | None) -> dict[str, Any]:

@@ -72,7 +72,7 @@ from topicslab.model.typemixture import TypeMixture
 from topicslab.model.variants import ModelVariant, PaperTypes, PersistentTypes, make_variant
 
 __all__ = ["NOISE_AT_START", "OPTIMIZERS", "FitResult", "FullObjective", "PaperAdam", "fit",
-           "noise_at_start", "resolve_device"]
+           "fit_memory", "noise_at_start", "resolve_device"]
 
 OPTIMIZERS = ("default", "paper")
 #: the largest weight of the persistence term: it counts a moment off by its tolerance as
@@ -292,6 +292,20 @@ NOISE_AT_START = ("the fit stopped at step 0: the DP statistics are within their
                   "synthetic data cannot be expected to reproduce it; release the statistics "
                   "of more users (the default preset has 1M) for a fidelity verdict that "
                   "speaks of the model")
+
+
+#: measured peak of a fit on CPU: ~32 float64 copies of the slot parameters (parameters,
+#: gradients, Adam moments, per-type statistics) plus one m x m float64 table per week
+FIT_COPIES = 32
+
+
+def fit_memory(variant: ModelVariant, k: int, m: int) -> float:
+    """Bytes a CPU fit of ``variant`` to statistics of ``k`` topics a week out of ``m``
+    needs (``topicslab fit`` and ``topicslab run`` refuse past the machine's memory)."""
+    per_slot_law = k * m * variant.types
+    slot_params = per_slot_law * (variant.weeks if variant.name == "paper"
+                                  else getattr(variant, "modes", 1))
+    return 8.0 * (FIT_COPIES * slot_params + 2 * variant.weeks * m * m)
 
 
 def noise_at_start(stopped: object, steps: object) -> str | None:

@@ -69,6 +69,9 @@ _P_VISIT = 8
 _P_REPEAT = 9
 _USER_WEEK = 0xFFFF_FFFF  # the "week" word of user-level (persistent) draws
 
+#: users generated at a time by default (``generate``'s ``chunk_users``)
+CHUNK_USERS = 250_000
+
 _BLOCK = 512  # users per parallel work item (scratch arrays are per block)
 
 # What the kernel does with each simulated week (``_simulate``'s ``mode``).
@@ -387,7 +390,7 @@ def generate_chunks(
     n_users: int,
     n_weeks: int = 4,
     *,
-    chunk_users: int = 250_000,
+    chunk_users: int = CHUNK_USERS,
     seed: int = 0,
     params: PopulationParams | None = None,
     k: int = 5,
@@ -422,8 +425,8 @@ def generate_chunks(
 
 
 #: peak bytes of a user-week while a chunk is generated (the weekly visit counts, their CSR
-#: index, the top-k sets and the row keys: ~65 measured, rounded up; the population
-#: command's own check, cli.population.GENERATION_BYTES_PER_USER_WEEK)
+#: index, the top-k sets and the row keys: ~65 measured, rounded up; the population command's
+#: and the run's memory checks count with it)
 CHUNK_BYTES_PER_USER_WEEK = 80
 
 
@@ -449,7 +452,7 @@ def generate(
     taxonomy: Taxonomy | str = "v2",
     first_user: int = 0,
     progress: bool = False,
-    chunk_users: int = 250_000,
+    chunk_users: int = CHUNK_USERS,
 ) -> TopicSets:
     """Weekly top-k topic sets of ``n_users`` simulated users (the reference population).
 
