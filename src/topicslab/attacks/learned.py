@@ -155,9 +155,12 @@ class LearnedAttackConfig:
         for name in ("hard_fraction", "lr", "l2", "listwise", "pair_pseudo_count", "gate"):
             v = getattr(self, name)
             # a string or None was a TypeError from the comparisons below; a NaN gate
-            # compared false everywhere (the gate silently off)
-            if isinstance(v, bool) or not isinstance(v, Real) or math.isnan(v):
-                raise InputError(f"must be a number, got {v!r}", field=name)
+            # compared false everywhere (the gate silently off); an infinite rate, weight
+            # or count (1e400 in a model.json) trained on NaN losses without a word (the
+            # gate alone may be infinite: -inf is off, as any negative gate)
+            if (isinstance(v, bool) or not isinstance(v, Real) or math.isnan(v)
+                    or (name != "gate" and math.isinf(v))):
+                raise InputError(f"must be a finite number, got {v!r}", field=name)
             object.__setattr__(self, name, float(v))
         if self.negatives > MAX_NEGATIVES:
             raise InputError(f"must be at most {MAX_NEGATIVES:,} (Carey et al. use 10; every "
@@ -762,6 +765,15 @@ def train_attack(
 # ------------------------------------------------------------------------------ model files
 
 
+def _check_learned(attack: object) -> None:
+    """A ``TypeError`` unless ``attack`` is a ``LearnedAttack``: anything else failed on a
+    missing attribute (``save_attack(d, None)``: "AttributeError: 'NoneType' object has no
+    attribute 'scorer'"), or only once an attack's trials had begun."""
+    if not isinstance(attack, LearnedAttack):
+        raise TypeError(f"attack takes a LearnedAttack (train_attack or load_attack), got "
+                        f"{type(attack).__name__}")
+
+
 def save_attack(directory: str | Path, attack: LearnedAttack) -> Path:
     """Write ``model.safetensors`` (the learned terms, float32, named ``scorer.*``) and
     ``model.json`` (format, version, taxonomy, weeks, lookback, options, training record) into
@@ -770,6 +782,7 @@ def save_attack(directory: str | Path, attack: LearnedAttack) -> Path:
 
     from topicslab._atomic import atomic_dir, atomic_path, write_text_atomic
 
+    _check_learned(attack)
     state = {f"scorer.{k}": v.detach().cpu().float().contiguous()
              for k, v in attack.scorer.state_dict().items()}
     meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "taxonomy": attack.taxonomy,
@@ -916,6 +929,7 @@ class LearnedTraceAttack(TraceAttack):
     name = "learned"
 
     def __init__(self, attack: LearnedAttack) -> None:
+        _check_learned(attack)
         self.attack = attack
         self.recall: list[float] = []
         self.stages: list[dict[str, float]] = []
@@ -1024,9 +1038,7 @@ def measure_risk_learned(
     progress = flag(progress, "progress")
     from topicslab.attacks.protocol import ReidProtocol, measure_risk
 
-    if not isinstance(attack, LearnedAttack):  # (failed on a missing attribute)
-        raise TypeError(f"attack takes a LearnedAttack (train_attack or load_attack), got "
-                        f"{type(attack).__name__}")
+    _check_learned(attack)
     if isinstance(compare, str):  # one name, as measure_risk's attacks ("hamming" was h, a, ...)
         compare = (compare,)
     r = attack.weeks if weeks is None else weeks

@@ -167,15 +167,39 @@ def _value_problems(data: dict[str, Any]) -> list[tuple[str, str]]:
     if data["accounting"] not in ACCOUNTINGS:
         problems.append(("accounting", f"must be 'paper' or 'tight', got "
                          f"{data['accounting']!r:.40}"))
-    eps, delta = data["target"]["epsilon"], data["target"]["delta"]
-    if not _finite(eps) or eps <= 0:
-        problems.append(("target", f"epsilon must be a finite number > 0, got {eps!r:.40}"))
-    elif not _finite(delta) or not 0 < delta < 1:
-        problems.append(("target", f"delta must be a number in (0, 1), got {delta!r:.40}"))
+    for what in ("target", "claimed"):  # (a claimed ε of "abc" or NaN was printed as the claim)
+        eps, delta = data[what]["epsilon"], data[what]["delta"]
+        if not _finite(eps) or eps <= 0:
+            problems.append((what, f"epsilon must be a finite number > 0, got {eps!r:.40}"))
+        elif not _finite(delta) or not 0 < delta < 1:
+            problems.append((what, f"delta must be a number in (0, 1), got {delta!r:.40}"))
+    problems += _shown_problems(data)
     split = data["split"]
     if not all(_finite(x) and x >= 0 for x in split):
         problems.append(("split", f"must list the mechanisms' shares (numbers >= 0), got "
                          f"{split!r:.60}"))
+    return problems
+
+
+def _shown_problems(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """(field, what is wrong) of the values only ``stats --explain`` reads: a composed view
+    that is no object, a method, basis or warning that is no text, or a σ ratio that is no
+    number ended its tables in an ``AttributeError``, rich's ``NotRenderableError`` or a
+    format's ``ValueError`` (exit code 1)."""
+    problems: list[tuple[str, str]] = []
+    for name, view in data["composition"].items():
+        if not isinstance(view, dict):
+            problems.append((f"composition.{name}", f"must be an object, got {view!r:.40}"))
+        elif not isinstance(view.get("method", ""), str):
+            problems.append((f"composition.{name}.method",
+                             f"must be text, got {view['method']!r:.40}"))
+    for key in ("basis", "warning"):
+        if not isinstance(data["claimed"].get(key, ""), str):
+            problems.append((f"claimed.{key}", f"must be text, got {data['claimed'][key]!r:.40}"))
+    for i, row in enumerate(data.get("noise_vs_paper") or [], start=1):
+        if not isinstance(row["name"], str) or not _finite(row["sigma_ratio"]):
+            problems.append(("noise_vs_paper", f"entry {i} must give a name (text) and a "
+                             f"sigma_ratio (a finite number), got {row!r:.60}"))
     return problems
 
 

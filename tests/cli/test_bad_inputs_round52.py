@@ -1,0 +1,208 @@
+"""Bad input, the fifty-second independent round: the standard streams, the environment of a
+real installation, every JSON input at its edges, the documentation run as written, and the
+benchmark scripts.
+
+- ``stats --explain`` of a privacy ledger whose shown text or views were edited to another
+  kind of JSON value: a composed view's ``method`` or the claim's ``basis``/``warning`` as a
+  number, list or object was rich's "NotRenderableError: unable to render float", a composed
+  view that is no object (``"basic": 1.5``) "AttributeError: 'float' object has no attribute
+  'get'", a ``noise_vs_paper`` row of a text or null ``sigma_ratio`` a format's ``ValueError``
+  or ``TypeError`` (exit code 1); a claimed ε of ``"abc"``, ``NaN`` or ``true`` was printed as
+  the release's claim. Each is now refused naming the ledger and the field, as the target's
+  ε already was.
+- ``LearnedAttackConfig(lr=inf)`` (``l2``, ``listwise``, ``pair_pseudo_count`` too), and a
+  learned attack's ``model.json`` whose config says ``1e400`` (read as infinity): taken, where
+  NaN is refused; a training on an infinite rate or weight learns from NaN losses. Now an
+  ``InputError`` naming the field (the gate alone may be infinite: any negative gate is off).
+- ``attacks.learned.save_attack(d, None)`` (or text): "AttributeError: 'NoneType' object has
+  no attribute 'scorer'"; ``LearnedTraceAttack("attackdir")`` was taken, to fail inside
+  ``measure_risk``'s trials. Both are now the ``TypeError`` ``measure_risk_learned`` gives.
+- ``NUMBA_NUM_THREADS=600`` under an address-space limit (``ulimit -v 6000000``, 8 MB
+  stacks): "libgomp: Thread creation failed: Resource temporarily unavailable", exit code 1,
+  at the first parallel kernel (without the limit 1,000 threads run). The count of threads a
+  process may start now counts the stacks half of the limit holds, and the variable is
+  refused up front naming it.
+- README.md's "From Python" example ended in "TypeError: 'CalibrationTable' object is not
+  subscriptable" (``calibration_table(sets)[:3]``); it now prints the first three rows'
+  records, and this file runs the example (on 2,000 users).
+
+Tried and found sound (no test): every command example of README.md and docs/*.md on 3,000
+users (``population``, ``observe``, ``stats`` in every accounting and engine, ``--explain``,
+``--overlap-lags``, ``fit``, ``sample``, ``validate``, ``reid`` with every attack, setting and
+the learned model, ``attack-train``, ``qif``, ``disclosure``, ``convert --to profiles``, ``run
+--sets``), docs/ingest.md's walk-through and ``api.py`` (the same output, byte for byte, but
+the seconds), docs/fidelity.md's and docs/learned_attack.md's Python snippets; ``qif``,
+``stats --explain``, ``disclosure --example`` and ``--help`` piped into ``head -1`` (exit 0),
+standard output on /dev/full (one line, exit 2, the file kept), standard output, error or
+input closed, ``FORCE_COLOR``, ``NO_COLOR``, ``TERM=dumb`` with ``COLUMNS=1``; the package
+read-only as another user (numba's cache refused naming NUMBA_CACHE_DIR; matplotlib's
+directories under an unwritable HOME go to a private temporary one), ``OMP_NUM_THREADS=1000``,
+``MKL_NUM_THREADS=abc`` or ``-1``; the ledger, a model's and a learned attack's
+``model.json``, population parameters and JSON domain tables with each value replaced by
+NaN, ±Infinity, ±1e400, -0, true/false, null, text, 1.5, 3.0, [] and {}, and as UTF-16,
+UTF-32, a top-level array, a trailing comma, empty, two documents, a NUL byte and 100,000
+levels of nesting (each refused in one line naming the file, or read as the same value).
+
+Each case holds to ``test_bad_inputs.py``'s contract (exit 2, one ``error:`` line naming the
+file, row or field, nothing written; from Python an ``InputError`` naming the field).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from refusal import population_and_stats, refused_leaving
+
+from topicslab.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def ledger(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The privacy ledger of a small release (refusal's population and statistics)."""
+    d = tmp_path_factory.mktemp("made")
+    population_and_stats(d)
+    return dict(json.loads((d / "stats" / "privacy_ledger.json").read_text()))
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    return tmp_path
+
+
+# ---- stats --explain of a ledger edited to other kinds of values -------------------------------
+
+
+def _set(*path: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def edit(led: dict[str, Any]) -> None:
+        at = led
+        for key in path[:-1]:
+            at = at[key]
+        at[path[-1]] = value
+    return edit
+
+
+@pytest.mark.parametrize(("edit", "named"), [
+    (_set("composition", "basic", "method", value=5), "field 'composition.basic.method'"),
+    (_set("composition", "zcdp", "method", value=["x"]), "field 'composition.zcdp.method'"),
+    (_set("composition", "basic", value=1.5), "field 'composition.basic'"),
+    (_set("claimed", "basis", value={"a": 1}), "field 'claimed.basis'"),
+    (_set("claimed", "warning", value=3), "field 'claimed.warning'"),
+    (_set("claimed", "epsilon", value="abc"), "field 'claimed'"),
+    (_set("claimed", "epsilon", value=True), "field 'claimed'"),
+    (_set("noise_vs_paper", value=[{"name": "within_w0", "sigma_ratio": "a"}]),
+     "field 'noise_vs_paper'"),
+    (_set("noise_vs_paper", value=[{"name": "within_w0", "sigma_ratio": None}]),
+     "field 'noise_vs_paper'"),
+], ids=["method-number", "method-list", "view-number", "basis-object", "warning-number",
+        "claimed-text", "claimed-bool", "ratio-text", "ratio-null"])
+def test_explain_of_a_ledger_of_other_kinds_is_refused(ledger: dict[str, Any], work: Path,
+                                                        edit: Callable[[dict[str, Any]], None],
+                                                        named: str) -> None:
+    led = json.loads(json.dumps(ledger))
+    edit(led)
+    path = work / "privacy_ledger.json"
+    path.write_text(json.dumps(led))
+    line = refused_leaving(["stats", "--explain", str(path)], work, named)
+    assert "privacy_ledger.json" in line and "restore the ledger" in line
+
+
+def test_explain_of_a_claimed_nan_is_refused(ledger: dict[str, Any], work: Path) -> None:
+    """``"epsilon": NaN`` (Python's JSON reads the literal) was shown as the claim."""
+    led = json.loads(json.dumps(ledger))
+    led["claimed"]["epsilon"] = math.nan
+    path = work / "privacy_ledger.json"
+    path.write_text(json.dumps(led))  # (writes the NaN literal)
+    refused_leaving(["stats", "--explain", str(path)], work, "field 'claimed'")
+
+
+# ---- the learned attack's configuration --------------------------------------------------------
+
+
+@pytest.mark.parametrize("field", ["lr", "l2", "listwise", "pair_pseudo_count"])
+def test_an_infinite_learned_attack_setting_is_refused(field: str) -> None:
+    from topicslab.attacks.learned import LearnedAttackConfig
+
+    with pytest.raises(InputError, match="finite") as exc:
+        LearnedAttackConfig(**{field: math.inf})
+    assert exc.value.field == field
+
+
+def test_a_learned_model_json_of_an_infinite_rate_is_refused(work: Path) -> None:
+    """A ``model.json`` whose config says ``"lr": 1e400`` was loaded."""
+    from topicslab.attacks.learned import (
+        LearnedAttackConfig,
+        _new_attack,
+        load_attack,
+        save_attack,
+    )
+
+    save_attack(work / "att", _new_attack(469, "v2", 4, 1, LearnedAttackConfig(), "cpu"))
+    meta = work / "att" / "model.json"
+    meta.write_text(re.sub(r'"lr": [^,\n]+', '"lr": 1e400', meta.read_text()))
+    with pytest.raises(InputError) as exc:
+        load_attack(work / "att")
+    assert exc.value.field == "config.lr" and "model.json" in str(exc.value)
+
+
+# ---- the environment ----------------------------------------------------------------------------
+
+
+def test_threads_past_the_address_space_limit_are_refused(work: Path) -> None:
+    """``NUMBA_NUM_THREADS=2000`` under ``ulimit -v`` 4 GB: libgomp could not make the
+    threads' stacks ("Thread creation failed", exit code 1) at the first parallel kernel."""
+    code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30)); "
+            "from topicslab._main import main; main()")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "NUMBA_NUM_THREADS": "2000"}
+    env.pop("TOPICSLAB_DEBUG", None)
+    done = subprocess.run([sys.executable, "-c", code, "population", "--users", "300",
+                           "--weeks", "2", "--out", str(work / "p.parquet")],
+                          capture_output=True, text=True, env=env, cwd=work, check=False,
+                          timeout=300)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: environment variable "
+                                                   "NUMBA_NUM_THREADS='2000'"), done.stderr
+    assert "ulimit -v" in lines[0]
+    assert list(work.iterdir()) == []
+
+
+# ---- the documentation, as written --------------------------------------------------------------
+
+
+def test_the_readme_python_example_runs(work: Path, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """README.md's "From Python" block (on 2,000 users instead of 100,000)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## From Python", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    assert "100_000" in block
+    monkeypatch.chdir(work)
+    exec(compile(block.replace("100_000", "2_000"), "README.md", "exec"), {})
+    assert (work / "pop.parquet").is_file()
+    assert "'name': 'single(" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("call", ["save", "trace-attack"])
+@pytest.mark.parametrize("value", [None, "attackdir"])
+def test_a_learned_attack_of_no_attack_is_a_type_error(work: Path, call: str,
+                                                       value: Any) -> None:
+    """``save_attack(d, None)`` was "AttributeError: 'NoneType' object has no attribute
+    'scorer'", and ``LearnedTraceAttack("attackdir")`` was taken, to fail inside the trials."""
+    from topicslab.attacks.learned import LearnedTraceAttack, save_attack
+
+    with pytest.raises(TypeError, match="takes a LearnedAttack"):
+        if call == "save":
+            save_attack(work / "att", value)
+        else:
+            LearnedTraceAttack(value)
+    assert list(work.iterdir()) == []
