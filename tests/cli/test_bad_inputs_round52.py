@@ -22,6 +22,14 @@ benchmark scripts.
   at the first parallel kernel (without the limit 1,000 threads run). The count of threads a
   process may start now counts the stacks half of the limit holds, and the variable is
   refused up front naming it.
+- The benchmark scripts users are told to run (``bench_theory.py --figure``, ``bench_fidelity.py
+  --json``, ``bench_matching.py``, ``bench_learned.py``, ``bench_learned_curve.py``): an output
+  in a missing directory failed with a traceback after the work (hours for
+  ``bench_fidelity.py`` at its defaults), one named ``x.txt`` or an existing directory was
+  written as given (or failed at the end), ``open(..., "w")`` left half a file when
+  interrupted, and an input the library refuses (``--users 0``) was its traceback, exit code
+  1. The outputs are now checked before the work and written atomically
+  (``benchmarks/_outputs.py``), and a refusal is one line, exit code 2.
 - README.md's "From Python" example ended in "TypeError: 'CalibrationTable' object is not
   subscriptable" (``calibration_table(sets)[:3]``); it now prints the first three rows'
   records, and this file runs the example (on 2,000 users).
@@ -206,3 +214,30 @@ def test_a_learned_attack_of_no_attack_is_a_type_error(work: Path, call: str,
         else:
             LearnedTraceAttack(value)
     assert list(work.iterdir()) == []
+
+
+# ---- the benchmark scripts ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("script", "args", "named"), [
+    ("bench_theory.py", ["--users", "300", "--weeks", "2", "--figure", "{work}/no/t.png"],
+     "field '--figure': directory"),
+    ("bench_theory.py", ["--users", "0", "--weeks", "2"], "field 'sets'"),
+    ("bench_matching.py", ["--users", "300", "--weeks", "2", "--json", "{work}/m.txt"],
+     "field '--json': this option writes JSON files"),
+    ("bench_fidelity.py", ["--users", "300", "--json", "{work}"],
+     "field '--json': is an existing directory"),
+], ids=["figure-missing-dir", "no-users", "json-extension", "json-directory"])
+def test_a_benchmark_refuses_in_one_line_before_the_work(work: Path, script: str,
+                                                         args: list[str], named: str) -> None:
+    """A benchmark's output in a missing directory failed with a traceback after the work
+    (``bench_fidelity.py`` at its defaults: hours), one of another extension was written as
+    given, and an input the library refuses was its traceback (exit code 1)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script),
+                           *(a.format(work=work) for a in args)], capture_output=True,
+                          text=True, env=env, cwd=work, check=False, timeout=300)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and named in lines[0], done.stderr
+    assert done.stdout == "" and list(work.iterdir()) == []
