@@ -14,6 +14,13 @@ benchmark scripts.
   learned attack's ``model.json`` whose config says ``1e400`` (read as infinity): taken, where
   NaN is refused; a training on an infinite rate or weight learns from NaN losses. Now an
   ``InputError`` naming the field (the gate alone may be infinite: any negative gate is off).
+- A text input saved as UTF-16 or UTF-32 (Excel's "Unicode Text", Windows PowerShell's
+  ``Out-File``): a CSV/TSV table (sets, visits, domains), a JSON file (a ledger, q_*.json,
+  population parameters, a domain table, a model's or learned attack's model.json) or a
+  query script was "'utf-8' codec can't decode byte 0xff in position 0", "Expecting value:
+  line 1 column 2" or "the first line holds NUL bytes" -- nothing said what the file is or
+  what to do. Each now says "is UTF-16 text, and topicslab reads UTF-8: save it as UTF-8"
+  (``_json.wide_text``, ``read_document``).
 - ``attacks.learned.save_attack(d, None)`` (or text): "AttributeError: 'NoneType' object has
   no attribute 'scorer'"; ``LearnedTraceAttack("attackdir")`` was taken, to fail inside
   ``measure_risk``'s trials. Both are now the ``TypeError`` ``measure_risk_learned`` gives.
@@ -132,6 +139,52 @@ def test_explain_of_a_claimed_nan_is_refused(ledger: dict[str, Any], work: Path)
     path = work / "privacy_ledger.json"
     path.write_text(json.dumps(led))  # (writes the NaN literal)
     refused_leaving(["stats", "--explain", str(path)], work, "field 'claimed'")
+
+
+# ---- text files of UTF-16 or UTF-32 -------------------------------------------------------------
+
+
+def _text_inputs(work: Path, ledger: dict[str, Any]) -> dict[str, tuple[str, list[str], str]]:
+    """name: (the file's UTF-8 text, the command reading ``{file}``, the option named)."""
+    from topicslab.io.visits import sample_files
+    from topicslab.population.params import reference_path
+
+    visits, domains = sample_files()
+    return {
+        "sets.tsv": ("user_id\tepoch_0_topics\n1\t1;2;3;4;5\n",
+                     ["reid", "--sets", "{file}", "--trials", "1"], "--sets"),
+        "visits.csv": (visits.read_text(encoding="utf-8"),
+                       ["ingest", "--visits", "{file}", "--domains", str(domains), "--out",
+                        str(work / "o.csv")], "--visits"),
+        "domains.json": ('{"football-daily.co.uk": [325]}',
+                         ["ingest", "--visits", str(visits), "--domains", "{file}", "--out",
+                          str(work / "o.csv")], "--domains"),
+        "params.json": (reference_path("v2").read_text(encoding="utf-8"),
+                        ["population", "--params", "{file}", "--users", "10", "--out",
+                         str(work / "p.parquet")], "--params"),
+        "privacy_ledger.json": (json.dumps(ledger), ["stats", "--explain", "{file}"],
+                                "--explain"),
+        "script.txt": ("keywords: a b\nprobe: p\nhello world\n",
+                       ["disclosure", "--script", "{file}"], "--script"),
+    }
+
+
+@pytest.mark.parametrize("name", ["sets.tsv", "visits.csv", "domains.json", "params.json",
+                                  "privacy_ledger.json", "script.txt"])
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-32"])
+def test_a_text_file_of_utf16_says_so(ledger: dict[str, Any], work: Path, name: str,
+                                      encoding: str) -> None:
+    """A file saved as UTF-16 (Excel's "Unicode Text", Windows PowerShell's ``Out-File``) was
+    "'utf-8' codec can't decode byte 0xff in position 0", "Expecting value: line 1 column 2"
+    or "the first line holds NUL bytes": nothing said what the file is or what to do."""
+    text, args, option = _text_inputs(work, ledger)[name]
+    (work / "in").mkdir()
+    path = work / "in" / name
+    path.write_bytes(text.encode(encoding))
+    wide = "UTF-32" if encoding == "utf-32" else "UTF-16"
+    line = refused_leaving([a.replace("{file}", str(path)) for a in args], work,
+                           f"field '{option}'")
+    assert f"is {wide} text" in line and "save it as UTF-8" in line, line
 
 
 # ---- the learned attack's configuration --------------------------------------------------------

@@ -82,7 +82,14 @@ from numba import njit, prange
 from torch import nn
 
 from topicslab._checks import flag, integer, is_integer, value_shown
-from topicslab._json import DuplicateKeyError, bounded_int, dumps, loads, unique_keys
+from topicslab._json import (
+    DuplicateKeyError,
+    bounded_int,
+    dumps,
+    loads,
+    read_document,
+    unique_keys,
+)
 from topicslab._kernels import sort_head
 from topicslab._progress import task
 from topicslab.api import Mechanism, observe
@@ -832,7 +839,7 @@ def load_attack(directory: str | Path, *, device: str = "cpu") -> LearnedAttack:
                              file=str(f))
     mf = str(meta_file)
     try:
-        meta = loads(meta_file.read_text(encoding="utf-8-sig"), parse_int=bounded_int,
+        meta = loads(read_document(meta_file), parse_int=bounded_int,
                           object_pairs_hook=unique_keys)
     except DuplicateKeyError as exc:  # a second "k" replaced the first silently
         raise FileFieldError(f"{exc.key!r} is given twice in one object; restore the file (or "

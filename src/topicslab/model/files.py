@@ -48,6 +48,7 @@ from topicslab._json import (
     dumps,
     jsonable,
     loads,
+    read_document,
     unique_keys,
 )
 from topicslab.errors import FileFieldError, InputError
@@ -194,7 +195,7 @@ def _load_model(d: Path, taxonomy: Taxonomy | str | None) -> TypeMixture:
         raise FileFieldError(f"is {kind}, where a model directory keeps its {holds}; "
                              "restore the file (or refit)", file=str(f))
     try:
-        meta = loads(meta_file.read_text(encoding="utf-8-sig"), parse_int=bounded_int,
+        meta = loads(read_document(meta_file), parse_int=bounded_int,
                           object_pairs_hook=unique_keys)
     except DuplicateKeyError as exc:  # a second "weeks" replaced the first silently
         raise FileFieldError(f"{exc.key!r} is given twice in one object; restore the file (or "
@@ -361,7 +362,7 @@ def import_release_parameters(path: str | Path, taxonomy: Taxonomy | str = "v2",
         raise FileFieldError(f"is {record}, not a release output_parameters.json: give the "
                              f"run's model directory, {p.parent / 'model'}", file=file)
     try:
-        doc = loads(p.read_text(encoding="utf-8-sig"), parse_int=bounded_int,
+        doc = loads(read_document(p), parse_int=bounded_int,
                          object_pairs_hook=unique_keys)
     except DuplicateKeyError as exc:
         raise FileFieldError(f"{exc.key!r} is given twice in one object", file=file,
