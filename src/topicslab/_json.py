@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from topicslab.errors import InputError
+
 #: the JSON encoding of +inf and -inf
 INF, NEG_INF = "inf", "-inf"
 
@@ -169,10 +171,24 @@ class WideTextError(UnicodeDecodeError):
         return f"the file {wide_text_advice(self.encoding)}"
 
 
-def read_document(path: str | os.PathLike[str]) -> str:
+#: the largest metadata file read (a privacy ledger, a model's or a learned attack's
+#: model.json, population parameters: kilobytes): a large file given in its place (a
+#: population, a log) was read whole into memory before it was found not to be one -- under
+#: a memory limit "out of memory ...: use fewer users, weeks or types", exit code 1
+MAX_METADATA_BYTES = 64 << 20
+
+
+def read_document(path: str | os.PathLike[str], what: str | None = None) -> str:
     """The text of the file ``path`` (a JSON document, a query script): UTF-8, with or without
-    a byte-order mark; a file of UTF-16 or UTF-32 text raises ``WideTextError``."""
+    a byte-order mark; a file of UTF-16 or UTF-32 text raises ``WideTextError``. ``what``
+    names a metadata file (``"privacy ledger"``), which is refused past
+    ``MAX_METADATA_BYTES``, before it is read."""
     with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if what is not None and size > MAX_METADATA_BYTES:
+            raise InputError(f"is {size / 2**20:,.0f} MiB, far larger than any {what} (at "
+                             f"most {MAX_METADATA_BYTES >> 20} MiB): is it the right file?",
+                             file=os.fspath(path))
         data = fh.read()
     wide = wide_text(data[:4])
     if wide is not None:

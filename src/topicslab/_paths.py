@@ -31,7 +31,7 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from topicslab._json import loads
+from topicslab._json import loads, read_document
 from topicslab.errors import InputError
 
 __all__ = ["check_output_dir", "check_output_file", "exclusive_dir", "no_new_empty_dirs",
@@ -433,8 +433,8 @@ def _output_kinds(directory: Path) -> dict[str, str]:
     meta = directory / "model.json"
     if meta.is_file():
         try:
-            fmt = loads(meta.read_text(encoding="utf-8-sig")).get("format")
-        except (OSError, ValueError, AttributeError):
+            fmt = loads(read_document(meta, "model.json")).get("format")
+        except (OSError, ValueError, AttributeError, InputError):  # (its reader says why)
             fmt = None
         if fmt == "topicslab-type-mixture":
             found["model"] = "model.json"

@@ -21,6 +21,12 @@ benchmark scripts.
   line 1 column 2" or "the first line holds NUL bytes" -- nothing said what the file is or
   what to do. Each now says "is UTF-16 text, and topicslab reads UTF-8: save it as UTF-8"
   (``_json.wide_text``, ``read_document``).
+- A large file given as a metadata file -- a privacy ledger (``stats --explain``), population
+  parameters (``--params``), a model's or a learned attack's ``model.json``, a run's
+  ``stages.json`` -- was read whole into memory before it was found not to be one (a 4 GiB
+  file under ``ulimit -v``: "out of memory ...: use fewer users, weeks or types", exit code
+  1, no file named). Such files hold kilobytes; one past 64 MiB is now refused before it is
+  read, naming the file and asking whether it is the right one.
 - ``attacks.learned.save_attack(d, None)`` (or text): "AttributeError: 'NoneType' object has
   no attribute 'scorer'"; ``LearnedTraceAttack("attackdir")`` was taken, to fail inside
   ``measure_risk``'s trials. Both are now the ``TypeError`` ``measure_risk_learned`` gives.
@@ -185,6 +191,38 @@ def test_a_text_file_of_utf16_says_so(ledger: dict[str, Any], work: Path, name: 
     line = refused_leaving([a.replace("{file}", str(path)) for a in args], work,
                            f"field '{option}'")
     assert f"is {wide} text" in line and "save it as UTF-8" in line, line
+
+
+@pytest.mark.parametrize(("option", "name"), [("--explain", "privacy_ledger.json"),
+                                            ("--params", "params.json"),
+                                            ("--model", "model.json")])
+def test_a_huge_file_as_metadata_is_refused_before_it_is_read(work: Path, option: str,
+                                                              name: str) -> None:
+    """A 4 GiB file (here sparse) given as a ledger, population parameters or a model's
+    model.json was read whole into memory: under ``ulimit -v`` "out of memory ...: use fewer
+    users, weeks or types" (exit code 1), without a limit gigabytes taken before "invalid
+    JSON"."""
+    (work / "m").mkdir()
+    big = work / "m" / name
+    with open(big, "wb") as fh:
+        fh.truncate(4 << 30)
+    (work / "m" / "model.safetensors").write_bytes(b"")  # (a model directory holds both)
+    args = {"--explain": ["stats", "--explain", str(big)],
+            "--params": ["population", "--params", str(big), "--users", "10", "--out",
+                         str(work / "p.parquet")],
+            "--model": ["sample", "--model", str(work / "m"), "--users", "10", "--seed", "0",
+                        "--out", str(work / "s.parquet")]}[option]
+    code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30)); "
+            "from topicslab._main import main; main()")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env.pop("TOPICSLAB_DEBUG", None)
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          env=env, cwd=work, check=False, timeout=300)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"field '{option}'" in lines[0], done.stderr
+    assert "4,096 MiB" in lines[0] and "is it the right file?" in lines[0], done.stderr
+    assert sorted(p.name for p in work.iterdir()) == ["m"]
 
 
 # ---- the learned attack's configuration --------------------------------------------------------

@@ -839,7 +839,7 @@ def load_attack(directory: str | Path, *, device: str = "cpu") -> LearnedAttack:
                              file=str(f))
     mf = str(meta_file)
     try:
-        meta = loads(read_document(meta_file), parse_int=bounded_int,
+        meta = loads(read_document(meta_file, "model.json"), parse_int=bounded_int,
                           object_pairs_hook=unique_keys)
     except DuplicateKeyError as exc:  # a second "k" replaced the first silently
         raise FileFieldError(f"{exc.key!r} is given twice in one object; restore the file (or "

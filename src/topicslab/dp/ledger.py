@@ -250,7 +250,7 @@ def load_ledger(path: str | Path) -> PrivacyLedger:
         raise InputError(f"is {record}, not a privacy ledger: give the run's DP release, "
                          f"{p.parent / 'stats'}", file=str(p))
     try:
-        data = loads(read_document(p), parse_int=bounded_int,
+        data = loads(read_document(p, "privacy ledger"), parse_int=bounded_int,
                           object_pairs_hook=unique_keys)
     except FileNotFoundError:
         release = p.parent / "stats" / FILENAME

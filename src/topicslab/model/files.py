@@ -195,7 +195,7 @@ def _load_model(d: Path, taxonomy: Taxonomy | str | None) -> TypeMixture:
         raise FileFieldError(f"is {kind}, where a model directory keeps its {holds}; "
                              "restore the file (or refit)", file=str(f))
     try:
-        meta = loads(read_document(meta_file), parse_int=bounded_int,
+        meta = loads(read_document(meta_file, "model.json"), parse_int=bounded_int,
                           object_pairs_hook=unique_keys)
     except DuplicateKeyError as exc:  # a second "weeks" replaced the first silently
         raise FileFieldError(f"{exc.key!r} is given twice in one object; restore the file (or "

@@ -246,7 +246,7 @@ class PopulationParams:
         its topics must be the ones the tables give."""
         name = str(path)
         try:
-            text = read_document(path)
+            text = read_document(path, "parameters file")
         except FileNotFoundError:
             from topicslab.io._common import not_found
 
