@@ -43,6 +43,9 @@ benchmark scripts.
   interrupted, and an input the library refuses (``--users 0``) was its traceback, exit code
   1. The outputs are now checked before the work and written atomically
   (``benchmarks/_outputs.py``), and a refusal is one line, exit code 2.
+- ``python -m topicslab.taxonomy.convert DIR`` (README, Development) of a missing or empty
+  DIR, or of a file holding no table: a traceback (``FileNotFoundError``, ``ValueError``),
+  exit code 1; the usage line exit code 1. Now one ``error:`` line naming the file, exit 2.
 - README.md's "From Python" example ended in "TypeError: 'CalibrationTable' object is not
   subscriptable" (``calibration_table(sets)[:3]``); it now prints the first three rows'
   records, and this file runs the example (on 2,000 users).
@@ -332,3 +335,28 @@ def test_a_benchmark_refuses_in_one_line_before_the_work(work: Path, script: str
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and named in lines[0], done.stderr
     assert done.stdout == "" and list(work.iterdir()) == []
+
+
+@pytest.mark.parametrize(("files", "named"), [
+    ({}, "topics-utility-buckets-v1.md: No such file or directory"),
+    ({"topics-utility-buckets-v1.md": "| x |\n"}, "no bucket rows found"),
+    ({"topics-utility-buckets-v1.md": "| /Arts | High |\n", "taxonomy_v1.md": "junk\n"},
+     "taxonomy_v1.md: no taxonomy rows found"),
+], ids=["empty-dir", "no-buckets", "no-topics"])
+def test_the_taxonomy_converter_refuses_in_one_line(work: Path, files: dict[str, str],
+                                                    named: str,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """``python -m topicslab.taxonomy.convert DIR`` (README, Development) of an empty DIR or
+    a file of no table: a traceback (FileNotFoundError, ValueError), exit code 1."""
+    from topicslab.taxonomy import convert
+
+    for name, text in files.items():
+        (work / name).write_text(text)
+    data = Path(convert.__file__).parent / "data"
+    before = {p.name: p.stat().st_mtime_ns for p in data.iterdir()}
+    with pytest.raises(SystemExit) as done:
+        convert.main([str(work)])
+    assert done.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and named in err[0], err
+    assert {p.name: p.stat().st_mtime_ns for p in data.iterdir()} == before
