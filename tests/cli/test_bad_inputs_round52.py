@@ -35,6 +35,11 @@ benchmark scripts.
   at the first parallel kernel (without the limit 1,000 threads run). The count of threads a
   process may start now counts the stacks half of the limit holds, and the variable is
   refused up front naming it.
+- A working directory this user may not search (``chmod 000 .`` after ``cd``): a relative
+  name that leaves it (``reid --sets ../pop.parquet``) was "no such file" for a file that is
+  there -- the check of the directories above a name looked at its absolute form, whose
+  ``..`` hides the working directory. Now "the working directory ... cannot be searched ...;
+  give the full path" (a name inside it was refused already).
 - The benchmark scripts users are told to run (``bench_theory.py --figure``, ``bench_fidelity.py
   --json``, ``bench_matching.py``, ``bench_learned.py``, ``bench_learned_curve.py``): an output
   in a missing directory failed with a traceback after the work (hours for
@@ -360,3 +365,49 @@ def test_the_taxonomy_converter_refuses_in_one_line(work: Path, files: dict[str,
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ") and named in err[0], err
     assert {p.name: p.stat().st_mtime_ns for p in data.iterdir()} == before
+
+
+_IN_UNSEARCHABLE_CWD = """
+import os, sys
+os.chdir(sys.argv[1])
+os.chmod(".", 0)
+sys.argv = ["topicslab", *sys.argv[2:]]
+from topicslab._main import main
+main()
+"""
+
+
+@pytest.mark.parametrize(("args", "option"), [
+    (["reid", "--sets", "../pop.parquet", "--trials", "1"], "--sets"),
+    (["population", "--users", "10", "--weeks", "2", "--out", "../p.parquet"], "--out"),
+], ids=["input", "output"])
+def test_a_relative_name_from_an_unsearchable_working_directory(work: Path, args: list[str],
+                                                               option: str) -> None:
+    """A working directory this user may not search (``chmod 000 .`` after ``cd``): a name
+    relative to it that leaves it (``../pop.parquet``) was "no such file" for a file that is
+    there (``abspath`` takes the ``..`` away, and with it the directory that blocks)."""
+    import shutil
+
+    setpriv = shutil.which("setpriv")
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        probe = subprocess.run([setpriv, "--inh-caps=-all", "--bounding-set=-all", "true"],
+                               capture_output=True, check=False) if setpriv else None
+        if probe is None or probe.returncode != 0:
+            pytest.skip("root, and no setpriv to drop the privileges that bypass permissions")
+        prefix = [str(setpriv), "--inh-caps=-all", "--bounding-set=-all"]
+    shutil.copy(Path(__file__).parents[2] / "README.md", work / "pop.parquet")  # (any file)
+    (work / "cwd").mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env.pop("TOPICSLAB_DEBUG", None)
+    try:
+        done = subprocess.run([*prefix, sys.executable, "-c", _IN_UNSEARCHABLE_CWD,
+                               str(work / "cwd"), *args], capture_output=True, text=True,
+                              env=env, check=False, timeout=300)
+    finally:
+        (work / "cwd").chmod(0o755)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"field '{option}': the working directory" in lines[0], lines
+    assert "give the full path" in lines[0]
+    assert sorted(p.name for p in work.iterdir()) == ["cwd", "pop.parquet"]
