@@ -10,6 +10,8 @@ benchmark scripts.
   or ``TypeError`` (exit code 1); a claimed ε of ``"abc"``, ``NaN`` or ``true`` was printed as
   the release's claim. Each is now refused naming the ledger and the field, as the target's
   ε already was.
+- A model's ``model.json`` of ``"format_version": true``: read as version 1 (``True == 1``
+  in Python). Refused, as a learned attack's is, naming ``format_version``.
 - ``LearnedAttackConfig(lr=inf)`` (``l2``, ``listwise``, ``pair_pseudo_count`` too), and a
   learned attack's ``model.json`` whose config says ``1e400`` (read as infinity): taken, where
   NaN is refused; a training on an infinite rate or weight learns from NaN losses. Now an
@@ -89,7 +91,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from refusal import population_and_stats, refused_leaving
+from refusal import fit_small_model, invoke, population_and_stats, refused_leaving
 
 from topicslab.errors import InputError
 
@@ -97,11 +99,18 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def ledger(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """The privacy ledger of a small release (refusal's population and statistics)."""
+def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """refusal's population, its release and a model fitted to it."""
     d = tmp_path_factory.mktemp("made")
     population_and_stats(d)
-    return dict(json.loads((d / "stats" / "privacy_ledger.json").read_text()))
+    fit_small_model(invoke, d)
+    return d
+
+
+@pytest.fixture(scope="module")
+def ledger(made: Path) -> dict[str, Any]:
+    """The privacy ledger of the small release."""
+    return dict(json.loads((made / "stats" / "privacy_ledger.json").read_text()))
 
 
 @pytest.fixture
@@ -231,6 +240,17 @@ def test_a_huge_file_as_metadata_is_refused_before_it_is_read(work: Path, option
     assert len(lines) == 1 and f"field '{option}'" in lines[0], done.stderr
     assert "4,096 MiB" in lines[0] and "is it the right file?" in lines[0], done.stderr
     assert sorted(p.name for p in work.iterdir()) == ["m"]
+
+
+def test_a_model_json_of_format_version_true_is_refused(made: Path, work: Path) -> None:
+    """``"format_version": true`` (Python's True equals 1) was read as version 1."""
+    import shutil
+
+    shutil.copytree(made / "model", work / "model")
+    meta = work / "model" / "model.json"
+    meta.write_text(re.sub(r'"format_version": 1', '"format_version": true', meta.read_text()))
+    refused_leaving(["sample", "--model", str(work / "model"), "--users", "10", "--seed", "0",
+                     "--out", str(work / "s.parquet")], work, "field 'format_version'")
 
 
 # ---- the learned attack's configuration --------------------------------------------------------

@@ -849,7 +849,7 @@ def load_attack(directory: str | Path, *, device: str = "cpu") -> LearnedAttack:
         raise InputError(f"invalid JSON: {' '.join(str(exc).split())}", file=mf) from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise FileFieldError(f"not a {FORMAT} file", file=mf, field="format")
-    if meta.get("format_version") != FORMAT_VERSION:
+    if type(meta.get("format_version")) is not int or meta["format_version"] != FORMAT_VERSION:
         raise FileFieldError(f"unsupported format_version {meta.get('format_version')!r} (this "
                          f"topicslab reads version {FORMAT_VERSION}: retrain with topicslab "
                          f"attack-train)", file=mf, field="format_version")

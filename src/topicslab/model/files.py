@@ -204,7 +204,8 @@ def _load_model(d: Path, taxonomy: Taxonomy | str | None) -> TypeMixture:
         raise FileFieldError(f"invalid JSON: {exc}", file=str(meta_file)) from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise FileFieldError(f"not a {FORMAT} file", file=str(meta_file), field="format")
-    if meta.get("format_version") != FORMAT_VERSION:
+    # (true is 1 to Python: a model.json of "format_version": true was read as version 1)
+    if type(meta.get("format_version")) is not int or meta["format_version"] != FORMAT_VERSION:
         raise FileFieldError(f"unsupported format_version {meta.get('format_version')!r}",
                          file=str(meta_file), field="format_version")
     version = meta.get("taxonomy")
