@@ -8,8 +8,9 @@ benchmark scripts.
   view that is no object (``"basic": 1.5``) "AttributeError: 'float' object has no attribute
   'get'", a ``noise_vs_paper`` row of a text or null ``sigma_ratio`` a format's ``ValueError``
   or ``TypeError`` (exit code 1); a claimed ε of ``"abc"``, ``NaN`` or ``true`` was printed as
-  the release's claim. Each is now refused naming the ledger and the field, as the target's
-  ε already was.
+  the release's claim, and so were a composed view's ε or δ of ``true`` or text; a
+  within-week mechanism's ``"weeks": [true]`` was taken as week 1 (``True == 1``). Each is
+  now refused naming the ledger and the field, as the target's ε already was.
 - A model's ``model.json`` of ``"format_version": true``: read as version 1 (``True == 1``
   in Python). Refused, as a learned attack's is, naming ``format_version``.
 - ``LearnedAttackConfig(lr=inf)`` (``l2``, ``listwise``, ``pair_pseudo_count`` too), and a
@@ -121,7 +122,7 @@ def work(tmp_path: Path) -> Path:
 # ---- stats --explain of a ledger edited to other kinds of values -------------------------------
 
 
-def _set(*path: str, value: Any) -> Callable[[dict[str, Any]], None]:
+def _set(*path: str | int, value: Any) -> Callable[[dict[str, Any]], None]:
     def edit(led: dict[str, Any]) -> None:
         at = led
         for key in path[:-1]:
@@ -142,8 +143,12 @@ def _set(*path: str, value: Any) -> Callable[[dict[str, Any]], None]:
      "field 'noise_vs_paper'"),
     (_set("noise_vs_paper", value=[{"name": "within_w0", "sigma_ratio": None}]),
      "field 'noise_vs_paper'"),
+    (_set("composition", "zcdp", "epsilon", value=True), "field 'composition.zcdp'"),
+    (_set("composition", "basic", "delta", value="1e-15"), "field 'composition.basic'"),
+    (_set("mechanisms", 1, "weeks", value=[True]), "field 'contribution_bounding.weeks'"),
 ], ids=["method-number", "method-list", "view-number", "basis-object", "warning-number",
-        "claimed-text", "claimed-bool", "ratio-text", "ratio-null"])
+        "claimed-text", "claimed-bool", "ratio-text", "ratio-null", "composed-bool",
+        "composed-text", "week-bool"])
 def test_explain_of_a_ledger_of_other_kinds_is_refused(ledger: dict[str, Any], work: Path,
                                                         edit: Callable[[dict[str, Any]], None],
                                                         named: str) -> None:

@@ -155,7 +155,9 @@ def _value_problems(data: dict[str, Any]) -> list[tuple[str, str]]:
             problems.append(("contribution_bounding.weeks", "a release's weeks are "
                              f"consecutive and increasing, got {weeks!r:.60}"))
         elif len(within) != len(weeks) or any(
-                m.get("weeks", [w]) != [w] for m, w in zip(within, weeks, strict=False)):
+                # (type: [true] equals [1] in Python)
+                [type(x) for x in m.get("weeks", [w])] != [int] or m.get("weeks", [w]) != [w]
+                for m, w in zip(within, weeks, strict=False)):
             problems.append(("contribution_bounding.weeks", f"lists weeks {weeks!r:.60}, "
                              f"but the ledger's {len(within)} within-week mechanisms count "
                              "other weeks"))
@@ -191,6 +193,12 @@ def _shown_problems(data: dict[str, Any]) -> list[tuple[str, str]]:
     for name, view in data["composition"].items():
         if not isinstance(view, dict):
             problems.append((f"composition.{name}", f"must be an object, got {view!r:.40}"))
+        elif any(view.get(key) is not None and not (_finite(view[key]) and view[key] >= 0)
+                 for key in ("epsilon", "delta")):
+            # (shown as the composed guarantee: true as "True", text as it came)
+            problems.append((f"composition.{name}", "epsilon and delta must be finite numbers "
+                             f">= 0 (or null), got {view.get('epsilon')!r:.30} and "
+                             f"{view.get('delta')!r:.30}"))
         elif not isinstance(view.get("method", ""), str):
             problems.append((f"composition.{name}.method",
                              f"must be text, got {view['method']!r:.40}"))
