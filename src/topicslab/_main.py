@@ -242,8 +242,11 @@ def _numba_cache_error(exc: RuntimeError) -> str | None:
         return None
     where = os.environ.get("NUMBA_CACHE_DIR")
     tried = f", NUMBA_CACHE_DIR={where!r}" if where else ""
+    # numba's user cache follows XDG_CACHE_HOME (the line named ~/.cache whatever it said)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    user = f"XDG_CACHE_HOME={xdg!r}" if xdg else "~/.cache"
     return (f"numba has nowhere to keep its compiled code: no writable directory among the "
-            f"package's ({os.path.dirname(m.group(1))}), the user cache (~/.cache){tried}; "
+            f"package's ({os.path.dirname(m.group(1))}), the user cache ({user}){tried}; "
             "set NUMBA_CACHE_DIR to a writable directory (e.g. NUMBA_CACHE_DIR=/tmp/numba)")
 
 

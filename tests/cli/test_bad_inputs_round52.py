@@ -33,6 +33,9 @@ benchmark scripts.
 - ``attacks.learned.save_attack(d, None)`` (or text): "AttributeError: 'NoneType' object has
   no attribute 'scorer'"; ``LearnedTraceAttack("attackdir")`` was taken, to fail inside
   ``measure_risk``'s trials. Both are now the ``TypeError`` ``measure_risk_learned`` gives.
+- The package read-only and ``XDG_CACHE_HOME`` a read-only directory: "numba has nowhere to
+  keep its compiled code: ... the user cache (~/.cache)", a directory numba never tried; the
+  line now names XDG_CACHE_HOME when it is set.
 - ``NUMBA_NUM_THREADS=600`` under an address-space limit (``ulimit -v 6000000``, 8 MB
   stacks): "libgomp: Thread creation failed: Resource temporarily unavailable", exit code 1,
   at the first parallel kernel (without the limit 1,000 threads run). The count of threads a
@@ -436,3 +439,19 @@ def test_a_relative_name_from_an_unsearchable_working_directory(work: Path, args
     assert len(lines) == 1 and f"field '{option}': the working directory" in lines[0], lines
     assert "give the full path" in lines[0]
     assert sorted(p.name for p in work.iterdir()) == ["cwd", "pop.parquet"]
+
+
+def test_numba_without_a_cache_names_the_user_cache_it_tried(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """numba's user cache follows XDG_CACHE_HOME: with it set to a read-only directory (and the
+    package read-only) the line named "the user cache (~/.cache)", a directory numba never
+    tried."""
+    from topicslab._main import _numba_cache_error
+
+    monkeypatch.setenv("XDG_CACHE_HOME", "/srv/readonly-cache")
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    line = _numba_cache_error(RuntimeError(
+        "cannot cache function '_holds': no locator available for file "
+        "'/usr/lib/python3/site-packages/topicslab/qif/x.py'"))
+    assert line is not None and "XDG_CACHE_HOME='/srv/readonly-cache'" in line, line
+    assert "~/.cache" not in line
