@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from typing import NoReturn
 
 from topicslab._atomic import write_bytes_atomic, write_text_atomic
 from topicslab._paths import check_output_file
@@ -34,10 +35,15 @@ def write(path: str, data: str | bytes) -> None:
         write_text_atomic(path, data)
 
 
+def refuse(line: str) -> NoReturn:
+    """End the script as a refused input: one ``error:`` line, exit code 2."""
+    sys.stderr.write(f"error: {line}\n")
+    raise SystemExit(2)
+
+
 def run(main: Callable[[], None]) -> None:
     """``main()``; a refused input is one ``error:`` line and exit code 2, no traceback."""
     try:
         main()
     except InputError as exc:
-        sys.stderr.write(f"error: {exc}\n")
-        raise SystemExit(2) from None
+        refuse(str(exc))

@@ -53,7 +53,9 @@ benchmark scripts.
   written as given (or failed at the end), ``open(..., "w")`` left half a file when
   interrupted, and an input the library refuses (``--users 0``) was its traceback, exit code
   1. The outputs are now checked before the work and written atomically
-  (``benchmarks/_outputs.py``), and a refusal is one line, exit code 2.
+  (``benchmarks/_outputs.py``), and a refusal is one line, exit code 2. ``run_stages.py``
+  (README's measurement) put "topicslab run failed (2):" above the run's own refusal, exit
+  code 1, and ``--repeats 0`` was an ``IndexError``.
 - ``python -m topicslab.taxonomy.convert DIR`` (README, Development) of a missing or empty
   DIR, or of a file holding no table: a traceback (``FileNotFoundError``, ``ValueError``),
   exit code 1; the usage line exit code 1. Now one ``error:`` line naming the file, exit 2.
@@ -354,7 +356,10 @@ def test_a_learned_attack_of_no_attack_is_a_type_error(work: Path, call: str,
      "field '--json': this option writes JSON files"),
     ("bench_fidelity.py", ["--users", "300", "--json", "{work}"],
      "field '--json': is an existing directory"),
-], ids=["figure-missing-dir", "no-users", "json-extension", "json-directory"])
+    ("run_stages.py", ["--preset", "bogus", "--repeats", "1"], "field '--preset'"),
+    ("run_stages.py", ["--preset", "smoke", "--repeats", "0"], "field '--repeats'"),
+], ids=["figure-missing-dir", "no-users", "json-extension", "json-directory", "stages-preset",
+        "stages-repeats"])
 def test_a_benchmark_refuses_in_one_line_before_the_work(work: Path, script: str,
                                                          args: list[str], named: str) -> None:
     """A benchmark's output in a missing directory failed with a traceback after the work
