@@ -47,7 +47,9 @@ benchmark scripts.
   ``..`` hides the working directory. Now "the working directory ... cannot be searched ...;
   give the full path" (a name inside it was refused already).
 - The benchmark scripts users are told to run (``bench_theory.py --figure``, ``bench_fidelity.py
-  --json``, ``bench_matching.py``, ``bench_learned.py``, ``bench_learned_curve.py``): an output
+  --json``, ``bench_matching.py``, ``bench_learned.py``, ``bench_learned_curve.py``; the
+  refusals also ``bench_persistence.py``, ``bench_cover_levels.py``, ``bench_outofcore.py``,
+  ``bench_spark.py``, ``bench_ingest.py``): an output
   in a missing directory failed with a traceback after the work (hours for
   ``bench_fidelity.py`` at its defaults), one named ``x.txt`` or an existing directory was
   written as given (or failed at the end), ``open(..., "w")`` left half a file when
@@ -358,8 +360,9 @@ def test_a_learned_attack_of_no_attack_is_a_type_error(work: Path, call: str,
      "field '--json': is an existing directory"),
     ("run_stages.py", ["--preset", "bogus", "--repeats", "1"], "field '--preset'"),
     ("run_stages.py", ["--preset", "smoke", "--repeats", "0"], "field '--repeats'"),
+    ("bench_persistence.py", ["--users", "0"], "field 'data'"),
 ], ids=["figure-missing-dir", "no-users", "json-extension", "json-directory", "stages-preset",
-        "stages-repeats"])
+        "stages-repeats", "persistence-no-users"])
 def test_a_benchmark_refuses_in_one_line_before_the_work(work: Path, script: str,
                                                          args: list[str], named: str) -> None:
     """A benchmark's output in a missing directory failed with a traceback after the work
