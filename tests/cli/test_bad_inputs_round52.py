@@ -13,6 +13,9 @@ benchmark scripts.
   now refused naming the ledger and the field, as the target's ε already was.
 - A model's ``model.json`` of ``"format_version": true``: read as version 1 (``True == 1``
   in Python). Refused, as a learned attack's is, naming ``format_version``.
+- A release's ``output_parameters.json`` keyed ``"type \uff10"`` (a full-width digit) or
+  ``"type 0.0"``: read as type 0, where every other reader takes ASCII digits only (rounds
+  24, 27, 37). Refused naming the key (and "an epoch number", not "a epoch number").
 - ``LearnedAttackConfig(lr=inf)`` (``l2``, ``listwise``, ``pair_pseudo_count`` too), and a
   learned attack's ``model.json`` whose config says ``1e400`` (read as infinity): taken, where
   NaN is refused; a training on an infinite rate or weight learns from NaN losses. Now an
@@ -263,6 +266,30 @@ def test_a_model_json_of_format_version_true_is_refused(made: Path, work: Path) 
     meta.write_text(re.sub(r'"format_version": 1', '"format_version": true', meta.read_text()))
     refused_leaving(["sample", "--model", str(work / "model"), "--users", "10", "--seed", "0",
                      "--out", str(work / "s.parquet")], work, "field 'format_version'")
+
+
+@pytest.mark.parametrize(("old", "new", "named"), [
+    ('"type 0"', '"type \uff10"', "key 'type \uff10' does not end in a type number"),
+    ('"type 0"', '"type 0.0"', "key 'type 0.0' does not end in a type number"),
+    ('"epoch 0"', '"epoch \uff10"', "does not end in an epoch number"),
+], ids=["full-width-type", "decimal-type", "full-width-epoch"])
+def test_release_parameters_keys_of_other_digits_are_refused(work: Path, old: str, new: str,
+                                                             named: str) -> None:
+    """A release's output_parameters.json keyed "type \uff10" (a full-width digit) or
+    "type 0.0" was read as type 0, where every other reader takes the ASCII digits of an
+    integer only."""
+    import numpy as np
+
+    from topicslab.model import TypeMixture
+    from topicslab.model.files import export_release_parameters, import_release_parameters
+    from topicslab.taxonomy import load
+
+    theta = np.random.default_rng(0).normal(size=(2, 2, 5, 469)).astype(np.float32)
+    path = work / "output_parameters.json"
+    export_release_parameters(path, TypeMixture(theta, load("v2")))
+    path.write_text(path.read_text().replace(old, new, 1), encoding="utf-8")
+    with pytest.raises(InputError, match=re.escape(named)):
+        import_release_parameters(path, "v2")
 
 
 # ---- the learned attack's configuration --------------------------------------------------------

@@ -311,7 +311,9 @@ def export_release_parameters(path: str | Path, model: TypeMixture) -> Path:
     return p
 
 
-_INDEX = re.compile(r"(\d+)\s*$")
+#: (ASCII digits, as every reader takes: "type ０" was type 0; and not a decimal's last digits:
+#: "type 0.0" was type 0)
+_INDEX = re.compile(r"(?<![.\d])(\d+)\s*$", re.ASCII)
 _TOPIC_KEY = re.compile(r"-?(0|[1-9][0-9]*)")  # str(id), as export_release_parameters writes
 
 
@@ -324,7 +326,8 @@ def _ordered(level: Any, what: str, file: str, where: str) -> list[Any]:
     for key, value in level.items():
         m = _INDEX.search(str(key))
         if m is None:
-            raise FileFieldError(f"key {key!r} does not end in a {what} number", file=file,
+            article = "an" if what[0] in "aeiou" else "a"  # (was "a epoch number")
+            raise FileFieldError(f"key {key!r} does not end in {article} {what} number", file=file,
                              field=f"{where}/{key}".strip("/"))
         keyed.append((int(m.group(1)), str(key), value))
     keyed.sort()
