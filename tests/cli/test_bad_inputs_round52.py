@@ -4,10 +4,11 @@ benchmark scripts.
 
 - ``stats --explain`` of a privacy ledger whose shown text or views were edited to another
   kind of JSON value: a composed view's ``method`` or the claim's ``basis``/``warning`` as a
-  number, list or object was rich's "NotRenderableError: unable to render float", a composed
-  view that is no object (``"basic": 1.5``) "AttributeError: 'float' object has no attribute
-  'get'", a ``noise_vs_paper`` row of a text or null ``sigma_ratio`` a format's ``ValueError``
-  or ``TypeError`` (exit code 1); a claimed ε of ``"abc"``, ``NaN`` or ``true`` was printed as
+  number, list or object was "error: NotRenderableError: unable to render int" (rich), exit
+  code 1; a composed view that is no object (``"basic": 1.5``) or a ``noise_vs_paper`` row of
+  a text or null ``sigma_ratio`` "a ledger field has the wrong form (AttributeError: 'float'
+  object has no attribute 'get')", naming no field; a claimed ε of ``"abc"``, ``NaN`` or
+  ``true`` was printed as
   the release's claim, and so were a composed view's ε or δ of ``true`` or text; a
   within-week mechanism's ``"weeks": [true]`` was taken as week 1 (``True == 1``). Each is
   now refused naming the ledger and the field, as the target's ε already was.
@@ -102,7 +103,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from refusal import fit_small_model, invoke, population_and_stats, refused_leaving
+from refusal import (
+    fit_small_model,
+    invoke,
+    population_and_stats,
+    refused_leaving,
+    unprivileged,
+)
 
 from topicslab.errors import InputError
 
@@ -127,6 +134,25 @@ def ledger(made: Path) -> dict[str, Any]:
 @pytest.fixture
 def work(tmp_path: Path) -> Path:
     return tmp_path
+
+
+def _refused_python(argv: list[str], cwd: Path | None, prefix: list[str] | None = None,
+                    **env: str) -> tuple[str, str]:
+    """``python ARGV`` (after ``prefix``) with this checkout's package and ``env``: exit code
+    2 and one ``error:`` line; (that line, standard output)."""
+    full = {**os.environ, "PYTHONPATH": str(ROOT / "src"), **env}
+    full.pop("TOPICSLAB_DEBUG", None)
+    done = subprocess.run([*(prefix or []), sys.executable, *argv], capture_output=True,
+                          text=True, env=full, cwd=cwd, check=False, timeout=300)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
+    return lines[0], done.stdout
+
+
+#: the command line under an address-space limit of {0} bytes
+_UNDER_LIMIT = ("import resource; resource.setrlimit(resource.RLIMIT_AS, ({0}, {0})); "
+                "from topicslab._main import main; main()")
 
 
 # ---- stats --explain of a ledger edited to other kinds of values -------------------------------
@@ -244,16 +270,9 @@ def test_a_huge_file_as_metadata_is_refused_before_it_is_read(work: Path, option
                          str(work / "p.parquet")],
             "--model": ["sample", "--model", str(work / "m"), "--users", "10", "--seed", "0",
                         "--out", str(work / "s.parquet")]}[option]
-    code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30)); "
-            "from topicslab._main import main; main()")
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    env.pop("TOPICSLAB_DEBUG", None)
-    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
-                          env=env, cwd=work, check=False, timeout=300)
-    assert done.returncode == 2, done.stderr
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and f"field '{option}'" in lines[0], done.stderr
-    assert "4,096 MiB" in lines[0] and "is it the right file?" in lines[0], done.stderr
+    line, _ = _refused_python(["-c", _UNDER_LIMIT.format(3 << 30), *args], work)
+    assert f"field '{option}'" in line and "4,096 MiB" in line, line
+    assert "is it the right file?" in line
     assert sorted(p.name for p in work.iterdir()) == ["m"]
 
 
@@ -327,19 +346,11 @@ def test_a_learned_model_json_of_an_infinite_rate_is_refused(work: Path) -> None
 def test_threads_past_the_address_space_limit_are_refused(work: Path) -> None:
     """``NUMBA_NUM_THREADS=2000`` under ``ulimit -v`` 4 GB: libgomp could not make the
     threads' stacks ("Thread creation failed", exit code 1) at the first parallel kernel."""
-    code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30)); "
-            "from topicslab._main import main; main()")
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "NUMBA_NUM_THREADS": "2000"}
-    env.pop("TOPICSLAB_DEBUG", None)
-    done = subprocess.run([sys.executable, "-c", code, "population", "--users", "300",
-                           "--weeks", "2", "--out", str(work / "p.parquet")],
-                          capture_output=True, text=True, env=env, cwd=work, check=False,
-                          timeout=300)
-    assert done.returncode == 2, done.stderr
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: environment variable "
-                                                   "NUMBA_NUM_THREADS='2000'"), done.stderr
-    assert "ulimit -v" in lines[0]
+    line, _ = _refused_python(["-c", _UNDER_LIMIT.format(4 << 30), "population", "--users",
+                               "300", "--weeks", "2", "--out", str(work / "p.parquet")], work,
+                              NUMBA_NUM_THREADS="2000")
+    assert line.startswith("error: environment variable NUMBA_NUM_THREADS='2000'"), line
+    assert "ulimit -v" in line
     assert list(work.iterdir()) == []
 
 
@@ -395,14 +406,10 @@ def test_a_benchmark_refuses_in_one_line_before_the_work(work: Path, script: str
     """A benchmark's output in a missing directory failed with a traceback after the work
     (``bench_fidelity.py`` at its defaults: hours), one of another extension was written as
     given, and an input the library refuses was its traceback (exit code 1)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script),
-                           *(a.format(work=work) for a in args)], capture_output=True,
-                          text=True, env=env, cwd=work, check=False, timeout=300)
-    assert done.returncode == 2, done.stderr
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: ") and named in lines[0], done.stderr
-    assert done.stdout == "" and list(work.iterdir()) == []
+    line, out = _refused_python([str(ROOT / "benchmarks" / script),
+                                 *(a.format(work=work) for a in args)], work)
+    assert named in line, line
+    assert out == "" and list(work.iterdir()) == []
 
 
 @pytest.mark.parametrize(("files", "named"), [
@@ -451,28 +458,17 @@ def test_a_relative_name_from_an_unsearchable_working_directory(work: Path, args
     there (``abspath`` takes the ``..`` away, and with it the directory that blocks)."""
     import shutil
 
-    setpriv = shutil.which("setpriv")
-    prefix: list[str] = []
-    if os.geteuid() == 0:
-        probe = subprocess.run([setpriv, "--inh-caps=-all", "--bounding-set=-all", "true"],
-                               capture_output=True, check=False) if setpriv else None
-        if probe is None or probe.returncode != 0:
-            pytest.skip("root, and no setpriv to drop the privileges that bypass permissions")
-        prefix = [str(setpriv), "--inh-caps=-all", "--bounding-set=-all"]
+    prefix = unprivileged()
+    if prefix is None:
+        pytest.skip("root, and no setpriv to drop the privileges that bypass permissions")
     shutil.copy(Path(__file__).parents[2] / "README.md", work / "pop.parquet")  # (any file)
     (work / "cwd").mkdir()
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    env.pop("TOPICSLAB_DEBUG", None)
     try:
-        done = subprocess.run([*prefix, sys.executable, "-c", _IN_UNSEARCHABLE_CWD,
-                               str(work / "cwd"), *args], capture_output=True, text=True,
-                              env=env, check=False, timeout=300)
+        line, _ = _refused_python(["-c", _IN_UNSEARCHABLE_CWD, str(work / "cwd"), *args], None,
+                                  prefix)
     finally:
         (work / "cwd").chmod(0o755)
-    assert done.returncode == 2, done.stderr
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and f"field '{option}': the working directory" in lines[0], lines
-    assert "give the full path" in lines[0]
+    assert f"field '{option}': the working directory" in line and "give the full path" in line
     assert sorted(p.name for p in work.iterdir()) == ["cwd", "pop.parquet"]
 
 
