@@ -18,6 +18,8 @@ import argparse
 import time
 from pathlib import Path
 
+from _outputs import run
+
 from topicslab import population as pop
 from topicslab.api import Mechanism
 from topicslab.attacks.bayes import bayes_risk
@@ -61,4 +63,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

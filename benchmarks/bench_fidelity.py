@@ -26,6 +26,8 @@ import sys
 import time
 from typing import Any
 
+from _outputs import checked, run, write
+
 from topicslab import dp
 from topicslab import model as tm
 from topicslab import population as pop
@@ -160,6 +162,7 @@ def main() -> None:
     ap.add_argument("--json", default=None)
     ap.add_argument("--markdown", action="store_true", help="also print a Markdown table")
     args = ap.parse_args()
+    checked(args.json, "--json", "json")
     names = list(STRESS_FAMILY) if args.variants == "all" else args.variants.split(",")
     unknown = [n for n in names if n not in STRESS_FAMILY]
     if unknown:
@@ -186,16 +189,14 @@ def main() -> None:
                   f"({', '.join(f'{k} {v:.0f}' for k, v in row['seconds'].items())})",
                   file=sys.stderr, flush=True)
             if args.json:  # after every row: a long run interrupted keeps what it measured
-                with open(args.json, "w", encoding="utf-8") as f:
-                    json.dump({"args": vars(args), "rows": rows}, f, indent=1)
+                write(args.json, json.dumps({"args": vars(args), "rows": rows}, indent=1))
     print_matrix(rows)
     if args.markdown:
         print_markdown(rows, args.epsilon)
     print(f"total {time.perf_counter() - t0:.0f} s, peak RSS {peak_rss_gb():.2f} GB")
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"args": vars(args), "rows": rows}, f, indent=1)
+        write(args.json, json.dumps({"args": vars(args), "rows": rows}, indent=1))
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

@@ -24,6 +24,7 @@ import time
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from _outputs import run
 
 
 def make_log(path: str, rows: int, users: int, hosts: int, seed: int) -> list[str]:
@@ -102,4 +103,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

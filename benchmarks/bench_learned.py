@@ -27,6 +27,7 @@ import json
 import time
 
 import numpy as np
+from _outputs import checked, run
 
 from topicslab.attacks import student_interval
 from topicslab.attacks.learned import LearnedAttackConfig, measure_risk_learned, train_attack
@@ -101,6 +102,7 @@ def main() -> None:
                     help="train on --synthetic only")
     ap.add_argument("--model", help="attack directory: no training, inference only")
     args = ap.parse_args()
+    checked(args.json, "--json", "json")
     t0 = time.perf_counter()
     pop = _load(args.sets, args.users, 1)
     report: dict = {"users": pop.n_users, "weeks": args.weeks, "targets": args.targets,
@@ -166,4 +168,4 @@ def _inference_only(pop, args, report: dict) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

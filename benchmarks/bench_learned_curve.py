@@ -18,6 +18,8 @@ import argparse
 import json
 import time
 
+from _outputs import checked, run
+
 from topicslab.attacks.learned import LearnedAttackConfig
 from topicslab.attacks.learned_curve import learned_curve
 from topicslab.io import read_sets
@@ -40,6 +42,7 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=2)
     ap.add_argument("--json")
     args = ap.parse_args()
+    checked(args.json, "--json", "json")
     pop, syn = read_sets(args.sets), read_sets(args.synthetic)
     t0 = time.perf_counter()
     curve = learned_curve(pop, syn, weeks=_weeks(args.weeks),
@@ -71,4 +74,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

@@ -26,6 +26,7 @@ import resource
 import time
 
 import numpy as np
+from _outputs import checked, run, write
 
 from topicslab.api import Mechanism, observe
 from topicslab.attacks import make_attack
@@ -45,6 +46,7 @@ def main(argv: list[str] | None = None) -> None:
                     default=["hamming", "asymmetric"])
     ap.add_argument("--json", default=None, help="also write the figures here")
     args = ap.parse_args(argv)
+    checked(args.json, "--json", "json")
     rows = []
     for r in args.weeks:
         t0 = time.perf_counter()
@@ -81,9 +83,8 @@ def main(argv: list[str] | None = None) -> None:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
     print(f"peak RSS {peak:.2f} GB")
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump({"rows": rows, "peak_rss_gb": peak}, fh, indent=2)
+        write(args.json, json.dumps({"rows": rows, "peak_rss_gb": peak}, indent=2))
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

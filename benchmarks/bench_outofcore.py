@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
+from _outputs import run
 
 GB = 1 << 30
 
@@ -111,4 +112,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from _outputs import run
 
 from topicslab import dp, population, validate
 from topicslab import model as tm
@@ -117,4 +118,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

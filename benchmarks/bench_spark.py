@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from _outputs import run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_outofcore import generate_file
@@ -125,4 +126,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 import time
 
+from _outputs import checked, run, write
+
 from topicslab import population as pop
 from topicslab.attacks.bounds import MAX_CELLS
 from topicslab.attacks.theory import theory_curve
@@ -38,6 +40,7 @@ def main() -> None:
     ap.add_argument("--certify", action="store_true",
                     help="certified bounds on Corollary 1 where it is not exact")
     args = ap.parse_args()
+    checked(args.figure, "--figure", "png")
     t0 = time.perf_counter()
     sets = pop.generate(args.users, args.weeks, seed=args.seed)
     gen = time.perf_counter() - t0
@@ -65,10 +68,9 @@ def main() -> None:
               f"{'—' if mi is None else f'{mi:.3f}'} | "
               f"{_pct(row['mutual_information_bound'])} |")
     if args.figure:
-        with open(args.figure, "wb") as fh:
-            fh.write(risk_and_bounds(curve.rows(), curve.users))
+        write(args.figure, risk_and_bounds(curve.rows(), curve.users))
         print(f"wrote {args.figure}")
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _outputs import refuse
+
 
 def _one_run(preset: str, seed: int, extra: list[str], keep: Path | None = None
              ) -> tuple[float, float, dict[str, float], dict[str, float]]:
@@ -34,7 +36,10 @@ def _one_run(preset: str, seed: int, extra: list[str], keep: Path | None = None
         proc = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())
         wall = time.perf_counter() - t0
         if proc.returncode != 0:
-            sys.exit(f"topicslab run failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+            # its own line (a refusal's one line and exit code 2 were "topicslab run failed
+            # (2):" above it, exit code 1)
+            sys.stderr.write(proc.stderr[-2000:])
+            raise SystemExit(proc.returncode)
         peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         # ru_maxrss of children is the largest of any child so far: only a new maximum shows
         peak = max(peak_kb, before) / 1024**2
@@ -59,8 +64,10 @@ def main() -> None:
                     help="write the last run's output here (its statistics, model, results) "
                          "instead of a temporary directory; must not exist yet")
     args = ap.parse_args(argv)
+    if args.repeats < 1:  # (an IndexError of the table's first run)
+        refuse(f"field '--repeats': must be at least 1, got {args.repeats}")
     if args.keep is not None and args.keep.exists():
-        sys.exit(f"--keep: {args.keep} exists; name a new directory")
+        refuse(f"{args.keep}, field '--keep': exists; name a new directory")
     runs = [_one_run(args.preset, args.seed, extra,
                      args.keep if i == args.repeats - 1 else None)
             for i in range(args.repeats)]

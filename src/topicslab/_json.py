@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from topicslab.errors import InputError
+
 #: the JSON encoding of +inf and -inf
 INF, NEG_INF = "inf", "-inf"
 
@@ -132,6 +134,66 @@ def bounded_int(text: str) -> int:
         raise IntegerTooLargeError(f"the integer {text[:12]}{'…' if len(text) > 12 else ''} "
                                    f"({len(digits)} digits) is past 64 bits")
     return value
+
+
+#: the byte-order marks of text that is not UTF-8 (UTF-32's first: it opens like UTF-16's)
+_WIDE_MARKS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+               (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+
+
+def wide_text(head: bytes) -> str | None:
+    """``"UTF-16"`` or ``"UTF-32"`` when ``head``, a file's first bytes, opens text of that
+    encoding (its byte-order mark, or characters with a NUL byte between them: UTF-16 without
+    a mark); ``None`` otherwise. Excel's "Unicode Text" and Windows PowerShell's ``Out-File``
+    write UTF-16, where topicslab reads UTF-8: such a file was "'utf-8' codec can't decode
+    byte 0xff in position 0" or "the first line holds NUL bytes", no word of the encoding."""
+    for mark, name in _WIDE_MARKS:
+        if head.startswith(mark):
+            return name
+    pairs = head[:4]
+    if len(pairs) == 4 and any(pairs[nul::2] == b"\0\0" and 0 not in pairs[1 - nul::2]
+                               for nul in (0, 1)):
+        return "UTF-16"
+    return None
+
+
+def wide_text_advice(encoding: str) -> str:
+    """What to do with a file of ``encoding`` (``wide_text``'s answer)."""
+    return (f"is {encoding} text, and topicslab reads UTF-8: save it as UTF-8 (e.g. iconv -f "
+            f"{encoding} -t UTF-8 FILE > NEW)")
+
+
+class WideTextError(UnicodeDecodeError):
+    """A JSON file of UTF-16 or UTF-32 text: a ``UnicodeDecodeError`` (what its readers catch)
+    that says so."""
+
+    def __str__(self) -> str:
+        return f"the file {wide_text_advice(self.encoding)}"
+
+
+#: the largest metadata file read (a privacy ledger, a model's or a learned attack's
+#: model.json, population parameters: kilobytes): a large file given in its place (a
+#: population, a log) was read whole into memory before it was found not to be one -- under
+#: a memory limit "out of memory ...: use fewer users, weeks or types", exit code 1
+MAX_METADATA_BYTES = 64 << 20
+
+
+def read_document(path: str | os.PathLike[str], what: str | None = None) -> str:
+    """The text of the file ``path`` (a JSON document, a query script): UTF-8, with or without
+    a byte-order mark; a file of UTF-16 or UTF-32 text raises ``WideTextError``. ``what``
+    names a metadata file (``"privacy ledger"``), which is refused past
+    ``MAX_METADATA_BYTES``, before it is read."""
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if what is not None and size > MAX_METADATA_BYTES:
+            raise InputError(f"is {size / 2**20:,.0f} MiB, far larger than any {what} (at "
+                             f"most {MAX_METADATA_BYTES >> 20} MiB): is it the right file?",
+                             file=os.fspath(path))
+        data = fh.read()
+    wide = wide_text(data[:4])
+    if wide is not None:
+        raise WideTextError(wide, data[:4], 0, 1, "not UTF-8")
+    return data.decode("utf-8-sig")
 
 
 #: the nesting reported for a document ``json`` cannot read for its depth

@@ -71,8 +71,8 @@ def _environment_error() -> str | None:
         # with no line at all
         return (f"environment variable NUMBA_NUM_THREADS={threads!r} asks for more threads "
                 f"than this system lets a process start ({most:,}: the least of ulimit -u, "
-                "kernel.threads-max and half of vm.max_map_count); unset it or give at most "
-                "the CPUs' count")
+                "kernel.threads-max, half of vm.max_map_count and the stacks (ulimit -s) "
+                "that half of ulimit -v holds); unset it or give at most the CPUs' count")
     layer = os.environ.get("NUMBA_THREADING_LAYER")
     if layer is not None and layer not in _THREADING_LAYERS:
         # numba refuses it only at the first parallel kernel, as an unexpected failure
@@ -110,8 +110,9 @@ def _environment_error() -> str | None:
 
 def _most_threads() -> int:
     """The most threads this process could start: a thread takes a process slot (ulimit -u,
-    kernel.threads-max) and two memory mappings (vm.max_map_count), whichever runs out
-    first (2**31 when none can be read)."""
+    kernel.threads-max), two memory mappings (vm.max_map_count) and its stack (ulimit -s) of
+    the address space (ulimit -v, of which the libraries take about half), whichever runs
+    out first (2**31 when none can be read)."""
     limits = [2**31]
     try:
         import resource
@@ -119,6 +120,14 @@ def _most_threads() -> int:
         soft = resource.getrlimit(resource.RLIMIT_NPROC)[0]
         if soft != resource.RLIM_INFINITY and soft > 0:
             limits.append(soft)
+        # NUMBA_NUM_THREADS=600 under ulimit -v 6000000 (6 GB; 8 MB stacks): "libgomp: Thread
+        # creation failed: Resource temporarily unavailable", exit code 1, at the first kernel
+        space = resource.getrlimit(resource.RLIMIT_AS)[0]
+        stack = resource.getrlimit(resource.RLIMIT_STACK)[0]
+        if stack == resource.RLIM_INFINITY or stack <= 0:
+            stack = 8 << 20
+        if space != resource.RLIM_INFINITY and space > 0:
+            limits.append(space // 2 // stack)
     except (ImportError, OSError, ValueError, AttributeError):
         pass
     for name, share in (("kernel/threads-max", 1), ("vm/max_map_count", 2)):
@@ -235,8 +244,11 @@ def _numba_cache_error(exc: RuntimeError) -> str | None:
         return None
     where = os.environ.get("NUMBA_CACHE_DIR")
     tried = f", NUMBA_CACHE_DIR={where!r}" if where else ""
+    # numba's user cache follows XDG_CACHE_HOME (the line named ~/.cache whatever it said)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    user = f"XDG_CACHE_HOME={xdg!r}" if xdg else "~/.cache"
     return (f"numba has nowhere to keep its compiled code: no writable directory among the "
-            f"package's ({os.path.dirname(m.group(1))}), the user cache (~/.cache){tried}; "
+            f"package's ({os.path.dirname(m.group(1))}), the user cache ({user}){tried}; "
             "set NUMBA_CACHE_DIR to a writable directory (e.g. NUMBA_CACHE_DIR=/tmp/numba)")
 
 

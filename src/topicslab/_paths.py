@@ -31,7 +31,7 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from topicslab._json import loads
+from topicslab._json import loads, read_document
 from topicslab.errors import InputError
 
 __all__ = ["check_output_dir", "check_output_file", "exclusive_dir", "no_new_empty_dirs",
@@ -232,6 +232,10 @@ def _unsearchable_above(path: Path) -> Path | None:
     nothing under it can be looked at, so every later check saw a missing file or a
     ``PermissionError``."""
     try:
+        if not os.path.isabs(path) and not os.access(os.curdir, os.X_OK):
+            # a relative name is looked up from the working directory, "../p.parquet" too,
+            # whose ".." abspath takes away ("no such file" for a file that is there)
+            return Path(os.getcwd())
         above = Path(os.path.abspath(path)).parents
     except (OSError, ValueError):
         return None
@@ -246,6 +250,11 @@ def _unsearchable_above(path: Path) -> Path | None:
 def unsearchable_error(blocked: Path, name: str, option: str, done: str) -> InputError:
     """The line for ``name`` under ``blocked``, a directory this user may not search
     (``unsearchable``): nothing in it can be ``done`` ("written", "read or written")."""
+    if not os.path.isabs(name) and not os.access(os.curdir, os.X_OK):
+        return InputError(f"the working directory {blocked} cannot be searched by this user (it "
+                          "lacks the x permission), so no name relative to it can be followed; "
+                          "give the full path, or change its permissions (chmod u+rwx)",
+                          file=name, field=option)
     return InputError(f"directory {blocked} cannot be searched by this user (it lacks the x "
                       f"permission), so nothing in it can be {done}; change its permissions "
                       "(chmod u+rwx) or choose another location", file=name, field=option)
@@ -433,8 +442,8 @@ def _output_kinds(directory: Path) -> dict[str, str]:
     meta = directory / "model.json"
     if meta.is_file():
         try:
-            fmt = loads(meta.read_text(encoding="utf-8-sig")).get("format")
-        except (OSError, ValueError, AttributeError):
+            fmt = loads(read_document(meta, "model.json")).get("format")
+        except (OSError, ValueError, AttributeError, InputError):  # (its reader says why)
             fmt = None
         if fmt == "topicslab-type-mixture":
             found["model"] = "model.json"

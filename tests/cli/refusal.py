@@ -139,6 +139,21 @@ def refusal_test(cases: list[tuple[str, list[str], str]]) -> Callable[..., None]
     return test_bad_input_is_refused
 
 
+def unprivileged() -> list[str] | None:
+    """The command prefix that runs a process as this user without the privileges that
+    bypass permission checks: nothing for a user that is not root; for root, ``setpriv``
+    dropping every capability; ``None`` where that is not possible."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return None
+    probe = subprocess.run([setpriv, "--inh-caps=-all", "--bounding-set=-all", "true"],
+                           capture_output=True, check=False)
+    return ([setpriv, "--inh-caps=-all", "--bounding-set=-all"] if probe.returncode == 0
+            else None)
+
+
 def console_script(args: list[str], env: dict[str, str], cwd: Path,
                    ) -> subprocess.CompletedProcess[str]:
     """``topicslab ARGS`` through the real entry point (a subprocess: environment variables,

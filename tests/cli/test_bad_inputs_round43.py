@@ -60,6 +60,7 @@ from refusal import (
     invoke,
     population_and_stats,
     random_profiles,
+    unprivileged,
 )
 
 
@@ -184,21 +185,6 @@ def test_a_replaced_release_keeps_its_files_modes(inputs: Path, work: Path) -> N
 
 # ---- directories this user may not search, sticky directories --------------------------------
 
-def _unprivileged() -> list[str] | None:
-    """The command prefix that runs a process as this user without the privileges that
-    bypass permission checks: nothing for a user that is not root; for root, ``setpriv``
-    dropping every capability; ``None`` where that is not possible."""
-    if os.geteuid() != 0:
-        return []
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        return None
-    probe = subprocess.run([setpriv, "--inh-caps=-all", "--bounding-set=-all", "true"],
-                           capture_output=True, check=False)
-    return ([setpriv, "--inh-caps=-all", "--bounding-set=-all"] if probe.returncode == 0
-            else None)
-
-
 def _run_unprivileged(prefix: list[str], args: list[str], cwd: Path,
                       extra: dict[str, str] | None = None,
                       ) -> subprocess.CompletedProcess[str]:
@@ -213,7 +199,7 @@ def _run_unprivileged(prefix: list[str], args: list[str], cwd: Path,
 
 def test_an_output_under_a_directory_this_user_may_not_search_names_the_directory(
         work: Path) -> None:
-    prefix = _unprivileged()
+    prefix = unprivileged()
     if prefix is None:
         pytest.skip("root, and no setpriv to drop the privileges that bypass permissions")
     (work / "d").mkdir()
@@ -237,7 +223,7 @@ def test_an_input_in_a_directory_this_user_may_not_search_names_the_directory(
         inputs: Path, work: Path, mode: int, args: list[str], named: str) -> None:
     """An input there was "no such file" (it exists), a model directory readable but not
     searchable "d/stages.json: permission denied" (a file that is not there)."""
-    prefix = _unprivileged()
+    prefix = unprivileged()
     if prefix is None:
         pytest.skip("root, and no setpriv to drop the privileges that bypass permissions")
     (work / "d").mkdir()
@@ -254,7 +240,7 @@ def test_an_input_in_a_directory_this_user_may_not_search_names_the_directory(
 
 def test_another_user_s_file_in_a_sticky_directory_is_refused_before_the_work(
         inputs: Path, work: Path) -> None:
-    prefix = _unprivileged()
+    prefix = unprivileged()
     if os.geteuid() != 0 or prefix is None:
         pytest.skip("needs root (to make another user's file) and setpriv")
     sticky = work / "tmp"

@@ -82,7 +82,14 @@ from numba import njit, prange
 from torch import nn
 
 from topicslab._checks import flag, integer, is_integer, value_shown
-from topicslab._json import DuplicateKeyError, bounded_int, dumps, loads, unique_keys
+from topicslab._json import (
+    DuplicateKeyError,
+    bounded_int,
+    dumps,
+    loads,
+    read_document,
+    unique_keys,
+)
 from topicslab._kernels import sort_head
 from topicslab._progress import task
 from topicslab.api import Mechanism, observe
@@ -155,9 +162,12 @@ class LearnedAttackConfig:
         for name in ("hard_fraction", "lr", "l2", "listwise", "pair_pseudo_count", "gate"):
             v = getattr(self, name)
             # a string or None was a TypeError from the comparisons below; a NaN gate
-            # compared false everywhere (the gate silently off)
-            if isinstance(v, bool) or not isinstance(v, Real) or math.isnan(v):
-                raise InputError(f"must be a number, got {v!r}", field=name)
+            # compared false everywhere (the gate silently off); an infinite rate, weight
+            # or count (1e400 in a model.json) trained on NaN losses without a word (the
+            # gate alone may be infinite: -inf is off, as any negative gate)
+            if (isinstance(v, bool) or not isinstance(v, Real) or math.isnan(v)
+                    or (name != "gate" and math.isinf(v))):
+                raise InputError(f"must be a finite number, got {v!r}", field=name)
             object.__setattr__(self, name, float(v))
         if self.negatives > MAX_NEGATIVES:
             raise InputError(f"must be at most {MAX_NEGATIVES:,} (Carey et al. use 10; every "
@@ -762,6 +772,15 @@ def train_attack(
 # ------------------------------------------------------------------------------ model files
 
 
+def _check_learned(attack: object) -> None:
+    """A ``TypeError`` unless ``attack`` is a ``LearnedAttack``: anything else failed on a
+    missing attribute (``save_attack(d, None)``: "AttributeError: 'NoneType' object has no
+    attribute 'scorer'"), or only once an attack's trials had begun."""
+    if not isinstance(attack, LearnedAttack):
+        raise TypeError(f"attack takes a LearnedAttack (train_attack or load_attack), got "
+                        f"{type(attack).__name__}")
+
+
 def save_attack(directory: str | Path, attack: LearnedAttack) -> Path:
     """Write ``model.safetensors`` (the learned terms, float32, named ``scorer.*``) and
     ``model.json`` (format, version, taxonomy, weeks, lookback, options, training record) into
@@ -770,6 +789,7 @@ def save_attack(directory: str | Path, attack: LearnedAttack) -> Path:
 
     from topicslab._atomic import atomic_dir, atomic_path, write_text_atomic
 
+    _check_learned(attack)
     state = {f"scorer.{k}": v.detach().cpu().float().contiguous()
              for k, v in attack.scorer.state_dict().items()}
     meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "taxonomy": attack.taxonomy,
@@ -819,7 +839,7 @@ def load_attack(directory: str | Path, *, device: str = "cpu") -> LearnedAttack:
                              file=str(f))
     mf = str(meta_file)
     try:
-        meta = loads(meta_file.read_text(encoding="utf-8-sig"), parse_int=bounded_int,
+        meta = loads(read_document(meta_file, "model.json"), parse_int=bounded_int,
                           object_pairs_hook=unique_keys)
     except DuplicateKeyError as exc:  # a second "k" replaced the first silently
         raise FileFieldError(f"{exc.key!r} is given twice in one object; restore the file (or "
@@ -829,7 +849,7 @@ def load_attack(directory: str | Path, *, device: str = "cpu") -> LearnedAttack:
         raise InputError(f"invalid JSON: {' '.join(str(exc).split())}", file=mf) from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise FileFieldError(f"not a {FORMAT} file", file=mf, field="format")
-    if meta.get("format_version") != FORMAT_VERSION:
+    if type(meta.get("format_version")) is not int or meta["format_version"] != FORMAT_VERSION:
         raise FileFieldError(f"unsupported format_version {meta.get('format_version')!r} (this "
                          f"topicslab reads version {FORMAT_VERSION}: retrain with topicslab "
                          f"attack-train)", file=mf, field="format_version")
@@ -916,6 +936,7 @@ class LearnedTraceAttack(TraceAttack):
     name = "learned"
 
     def __init__(self, attack: LearnedAttack) -> None:
+        _check_learned(attack)
         self.attack = attack
         self.recall: list[float] = []
         self.stages: list[dict[str, float]] = []
@@ -1024,9 +1045,7 @@ def measure_risk_learned(
     progress = flag(progress, "progress")
     from topicslab.attacks.protocol import ReidProtocol, measure_risk
 
-    if not isinstance(attack, LearnedAttack):  # (failed on a missing attribute)
-        raise TypeError(f"attack takes a LearnedAttack (train_attack or load_attack), got "
-                        f"{type(attack).__name__}")
+    _check_learned(attack)
     if isinstance(compare, str):  # one name, as measure_risk's attacks ("hamming" was h, a, ...)
         compare = (compare,)
     r = attack.weeks if weeks is None else weeks

@@ -26,11 +26,11 @@ from topicslab.errors import InputError
 
 def _stage_records(out_dir: Path) -> dict[str, Any]:
     """The finished stages' records in ``OUT/stages.json`` (none when unreadable)."""
-    from topicslab._json import loads
+    from topicslab._json import loads, read_document
 
     try:
-        record = loads((out_dir / "stages.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        record = loads(read_document(out_dir / "stages.json", "stages.json"))
+    except (OSError, ValueError, InputError):
         record = {}
     # a record edited by hand (a number or null: TypeError and a traceback on Ctrl-C; text:
     # its letters listed as stages) holds no finished stage

@@ -44,6 +44,7 @@ import numpy as np
 
 from topicslab._atomic import write_text_atomic
 from topicslab._checks import integer, is_collection, value_shown
+from topicslab._json import WideTextError, read_document, wide_text_advice
 from topicslab.errors import InputError
 
 _HEADER = re.compile(r"^!\s*([A-Za-z][\w-]*)\s*:\s?(.*)$")
@@ -208,7 +209,9 @@ def read_script(path: str | Path) -> Script:
         raise InputError("is a directory, not a query script; give the script's file",
                          file=str(p))
     try:
-        text = p.read_text(encoding="utf-8-sig")  # a byte-order mark is not part of the header
+        text = read_document(p)  # a byte-order mark is not part of the header
+    except WideTextError as exc:
+        raise InputError(wide_text_advice(exc.encoding), file=str(p)) from None
     except UnicodeDecodeError as exc:
         # (was the codec's "'utf-8' codec can't decode byte 0x80 in position 7: ...")
         raise InputError(f"is not a text file in UTF-8 (byte 0x{exc.object[exc.start]:02x} at "

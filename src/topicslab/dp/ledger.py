@@ -27,6 +27,7 @@ from topicslab._json import (
     bounded_int,
     dumps,
     loads,
+    read_document,
     unique_keys,
 )
 from topicslab._numbers import format_number
@@ -154,7 +155,9 @@ def _value_problems(data: dict[str, Any]) -> list[tuple[str, str]]:
             problems.append(("contribution_bounding.weeks", "a release's weeks are "
                              f"consecutive and increasing, got {weeks!r:.60}"))
         elif len(within) != len(weeks) or any(
-                m.get("weeks", [w]) != [w] for m, w in zip(within, weeks, strict=False)):
+                # (type: [true] equals [1] in Python)
+                [type(x) for x in m.get("weeks", [w])] != [int] or m.get("weeks", [w]) != [w]
+                for m, w in zip(within, weeks, strict=False)):
             problems.append(("contribution_bounding.weeks", f"lists weeks {weeks!r:.60}, "
                              f"but the ledger's {len(within)} within-week mechanisms count "
                              "other weeks"))
@@ -167,15 +170,45 @@ def _value_problems(data: dict[str, Any]) -> list[tuple[str, str]]:
     if data["accounting"] not in ACCOUNTINGS:
         problems.append(("accounting", f"must be 'paper' or 'tight', got "
                          f"{data['accounting']!r:.40}"))
-    eps, delta = data["target"]["epsilon"], data["target"]["delta"]
-    if not _finite(eps) or eps <= 0:
-        problems.append(("target", f"epsilon must be a finite number > 0, got {eps!r:.40}"))
-    elif not _finite(delta) or not 0 < delta < 1:
-        problems.append(("target", f"delta must be a number in (0, 1), got {delta!r:.40}"))
+    for what in ("target", "claimed"):  # (a claimed ε of "abc" or NaN was printed as the claim)
+        eps, delta = data[what]["epsilon"], data[what]["delta"]
+        if not _finite(eps) or eps <= 0:
+            problems.append((what, f"epsilon must be a finite number > 0, got {eps!r:.40}"))
+        elif not _finite(delta) or not 0 < delta < 1:
+            problems.append((what, f"delta must be a number in (0, 1), got {delta!r:.40}"))
+    problems += _shown_problems(data)
     split = data["split"]
     if not all(_finite(x) and x >= 0 for x in split):
         problems.append(("split", f"must list the mechanisms' shares (numbers >= 0), got "
                          f"{split!r:.60}"))
+    return problems
+
+
+def _shown_problems(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """(field, what is wrong) of the values only ``stats --explain`` reads: a composed view
+    that is no object, a method, basis or warning that is no text, or a σ ratio that is no
+    number ended its tables in an ``AttributeError``, rich's ``NotRenderableError`` or a
+    format's ``ValueError`` (exit code 1)."""
+    problems: list[tuple[str, str]] = []
+    for name, view in data["composition"].items():
+        if not isinstance(view, dict):
+            problems.append((f"composition.{name}", f"must be an object, got {view!r:.40}"))
+        elif any(view.get(key) is not None and not (_finite(view[key]) and view[key] >= 0)
+                 for key in ("epsilon", "delta")):
+            # (shown as the composed guarantee: true as "True", text as it came)
+            problems.append((f"composition.{name}", "epsilon and delta must be finite numbers "
+                             f">= 0 (or null), got {view.get('epsilon')!r:.30} and "
+                             f"{view.get('delta')!r:.30}"))
+        elif not isinstance(view.get("method", ""), str):
+            problems.append((f"composition.{name}.method",
+                             f"must be text, got {view['method']!r:.40}"))
+    for key in ("basis", "warning"):
+        if not isinstance(data["claimed"].get(key, ""), str):
+            problems.append((f"claimed.{key}", f"must be text, got {data['claimed'][key]!r:.40}"))
+    for i, row in enumerate(data.get("noise_vs_paper") or [], start=1):
+        if not isinstance(row["name"], str) or not _finite(row["sigma_ratio"]):
+            problems.append(("noise_vs_paper", f"entry {i} must give a name (text) and a "
+                             f"sigma_ratio (a finite number), got {row!r:.60}"))
     return problems
 
 
@@ -225,7 +258,7 @@ def load_ledger(path: str | Path) -> PrivacyLedger:
         raise InputError(f"is {record}, not a privacy ledger: give the run's DP release, "
                          f"{p.parent / 'stats'}", file=str(p))
     try:
-        data = loads(p.read_text(encoding="utf-8-sig"), parse_int=bounded_int,
+        data = loads(read_document(p, "privacy ledger"), parse_int=bounded_int,
                           object_pairs_hook=unique_keys)
     except FileNotFoundError:
         release = p.parent / "stats" / FILENAME

@@ -35,7 +35,7 @@ import numpy as np
 
 from topicslab._atomic import atomic_dir, write_text_atomic
 from topicslab._checks import integer
-from topicslab._json import DuplicateKeyError, loads, unique_keys
+from topicslab._json import DuplicateKeyError, loads, read_document, unique_keys
 from topicslab._paths import set_lock
 from topicslab.dp.ledger import FILENAME as LEDGER_FILE
 from topicslab.dp.ledger import PrivacyLedger, load_ledger
@@ -155,7 +155,7 @@ def _read_list(path: Path) -> list[Any]:
         return unique_keys(pairs)
 
     try:
-        data = loads(path.read_text(encoding="utf-8-sig"), object_pairs_hook=record)
+        data = loads(read_document(path), object_pairs_hook=record)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"invalid JSON: {exc}", file=str(path)) from None
     except DuplicateKeyError as exc:  # {"frequency": 0.1, "frequency": 0.9} kept 0.9 silently

@@ -28,7 +28,8 @@ from typing import Any, NamedTuple
 
 import topicslab
 from topicslab._atomic import write_text_atomic
-from topicslab._json import dumps, loads
+from topicslab._json import dumps, loads, read_document
+from topicslab.errors import InputError
 
 _RECORD = "stages.json"
 
@@ -87,8 +88,8 @@ class StageCache:
         self._unreadable = ""
         if enabled and path.exists():
             try:
-                record = loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+                record = loads(read_document(path, _RECORD))
+            except (OSError, ValueError, InputError):  # (past the size of any record too)
                 record = None
             # an unreadable or foreign record: recompute everything
             self._record = record if isinstance(record, dict) else {}

@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from topicslab._atomic import atomic_path
+from topicslab._json import wide_text, wide_text_advice
 from topicslab.datamodel import TopicSets
 from topicslab.errors import InputError
 from topicslab.io._common import (
@@ -87,14 +88,17 @@ MAX_HEADER_CHARS = 1 << 20
 
 def _refuse_unnamed_gzip(file: str) -> None:
     """A gzip-compressed table whose name lacks ``.gz`` was "not a valid CSV file ('utf-8'
-    codec can't decode byte 0x8b in position 1)"."""
+    codec can't decode byte 0x8b in position 1)"; a table of UTF-16 text (Excel's "Unicode
+    Text") the same of byte 0xff, or "the first line holds NUL bytes" without its mark."""
     if file.lower().endswith(".gz"):
         return
     with wrap_errors(file, "CSV"), open(file, "rb") as fh:
-        magic = fh.read(2)
-    if magic == b"\x1f\x8b":
+        magic = fh.read(4)
+    if magic[:2] == b"\x1f\x8b":
         raise InputError("is gzip-compressed, but its name does not end in .gz: add .gz to "
                          "the name (p.csv.gz) or decompress it (gunzip)", file=file)
+    if (wide := wide_text(magic)) is not None:
+        raise InputError(wide_text_advice(wide), file=file)
 
 
 def read_header(file: str, delimiter: str) -> list[str]:

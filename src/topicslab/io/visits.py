@@ -46,6 +46,7 @@ from topicslab._json import (
     IntegerTooLargeError,
     bounded_int,
     loads,
+    read_document,
     unique_keys,
 )
 from topicslab.errors import InputError
@@ -377,9 +378,10 @@ def _read_domain_csv(file: str, tax: Taxonomy) -> DomainTable:
 
 
 def _read_domain_json(file: str, tax: Taxonomy) -> DomainTable:
-    with wrap_errors(file, "JSON"), open(file, encoding="utf-8-sig") as fh:
+    with wrap_errors(file, "JSON"):
         try:
-            data = loads(fh.read(), object_pairs_hook=unique_keys, parse_int=bounded_int)
+            data = loads(read_document(file), object_pairs_hook=unique_keys,
+                         parse_int=bounded_int)
         except json.JSONDecodeError as exc:
             raise InputError(f"not valid JSON ({exc.msg} at line {exc.lineno}, column "
                              f"{exc.colno})", file=file) from None

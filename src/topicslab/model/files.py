@@ -48,6 +48,7 @@ from topicslab._json import (
     dumps,
     jsonable,
     loads,
+    read_document,
     unique_keys,
 )
 from topicslab.errors import FileFieldError, InputError
@@ -194,7 +195,7 @@ def _load_model(d: Path, taxonomy: Taxonomy | str | None) -> TypeMixture:
         raise FileFieldError(f"is {kind}, where a model directory keeps its {holds}; "
                              "restore the file (or refit)", file=str(f))
     try:
-        meta = loads(meta_file.read_text(encoding="utf-8-sig"), parse_int=bounded_int,
+        meta = loads(read_document(meta_file, "model.json"), parse_int=bounded_int,
                           object_pairs_hook=unique_keys)
     except DuplicateKeyError as exc:  # a second "weeks" replaced the first silently
         raise FileFieldError(f"{exc.key!r} is given twice in one object; restore the file (or "
@@ -203,7 +204,8 @@ def _load_model(d: Path, taxonomy: Taxonomy | str | None) -> TypeMixture:
         raise FileFieldError(f"invalid JSON: {exc}", file=str(meta_file)) from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise FileFieldError(f"not a {FORMAT} file", file=str(meta_file), field="format")
-    if meta.get("format_version") != FORMAT_VERSION:
+    # (true is 1 to Python: a model.json of "format_version": true was read as version 1)
+    if type(meta.get("format_version")) is not int or meta["format_version"] != FORMAT_VERSION:
         raise FileFieldError(f"unsupported format_version {meta.get('format_version')!r}",
                          file=str(meta_file), field="format_version")
     version = meta.get("taxonomy")
@@ -309,7 +311,9 @@ def export_release_parameters(path: str | Path, model: TypeMixture) -> Path:
     return p
 
 
-_INDEX = re.compile(r"(\d+)\s*$")
+#: (ASCII digits, as every reader takes: "type ０" was type 0; and not a decimal's last digits:
+#: "type 0.0" was type 0)
+_INDEX = re.compile(r"(?<![.\d])(\d+)\s*$", re.ASCII)
 _TOPIC_KEY = re.compile(r"-?(0|[1-9][0-9]*)")  # str(id), as export_release_parameters writes
 
 
@@ -322,7 +326,8 @@ def _ordered(level: Any, what: str, file: str, where: str) -> list[Any]:
     for key, value in level.items():
         m = _INDEX.search(str(key))
         if m is None:
-            raise FileFieldError(f"key {key!r} does not end in a {what} number", file=file,
+            article = "an" if what[0] in "aeiou" else "a"  # (was "a epoch number")
+            raise FileFieldError(f"key {key!r} does not end in {article} {what} number", file=file,
                              field=f"{where}/{key}".strip("/"))
         keyed.append((int(m.group(1)), str(key), value))
     keyed.sort()
@@ -361,7 +366,7 @@ def import_release_parameters(path: str | Path, taxonomy: Taxonomy | str = "v2",
         raise FileFieldError(f"is {record}, not a release output_parameters.json: give the "
                              f"run's model directory, {p.parent / 'model'}", file=file)
     try:
-        doc = loads(p.read_text(encoding="utf-8-sig"), parse_int=bounded_int,
+        doc = loads(read_document(p), parse_int=bounded_int,
                          object_pairs_hook=unique_keys)
     except DuplicateKeyError as exc:
         raise FileFieldError(f"{exc.key!r} is given twice in one object", file=file,

@@ -35,6 +35,7 @@ from topicslab._json import (
     bounded_int,
     dumps,
     loads,
+    read_document,
     unique_keys,
 )
 from topicslab.errors import FileFieldError, InputError
@@ -245,7 +246,7 @@ class PopulationParams:
         its topics must be the ones the tables give."""
         name = str(path)
         try:
-            text = Path(path).read_text(encoding="utf-8-sig")
+            text = read_document(path, "parameters file")
         except FileNotFoundError:
             from topicslab.io._common import not_found
 

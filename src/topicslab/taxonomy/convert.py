@@ -45,14 +45,34 @@ def build(source_dir: Path) -> dict[str, str]:
     return out
 
 
+#: the files ``DIR`` holds
+_SOURCES = "taxonomy_v1.md, taxonomy_v2.md, topics-utility-buckets-v1.md"
+
+
 def main(argv: list[str] | None = None) -> None:
+    """The command (README, Development); bad input is one ``error:`` line and exit code 2 (a
+    missing or empty DIR, or a file of no table, was a traceback with exit code 1)."""
+    from topicslab._paths import printable
+
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        sys.exit("usage: python -m topicslab.taxonomy.convert DIR  (the explainer's markdown "
-                 "tables: taxonomy_v1.md, taxonomy_v2.md, topics-utility-buckets-v1.md)")
+        sys.stderr.write("usage: python -m topicslab.taxonomy.convert DIR  (the explainer's "
+                         f"markdown tables: {_SOURCES})\n")
+        raise SystemExit(2)
     source = Path(args[0])
     target = Path(__file__).parent / "data"
-    for version, text in build(source).items():
+    try:
+        built = build(source)
+    except OSError as exc:
+        problem = f"{exc.filename or source}: {exc.strerror or exc}; DIR holds {_SOURCES}"
+    except ValueError as exc:  # no table in a file, a row the taxonomy refuses, not UTF-8
+        problem = str(exc) if str(exc).startswith(str(source)) else f"{source}: {exc}"
+    else:
+        problem = ""
+    if problem:
+        sys.stderr.write(f"error: {printable(problem)}\n")
+        raise SystemExit(2)
+    for version, text in built.items():
         write_text_atomic(target / f"taxonomy_{version}.csv", text)
         print(f"wrote {target / f'taxonomy_{version}.csv'}")
 
