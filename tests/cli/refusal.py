@@ -126,6 +126,14 @@ def fit_small_model(invoke: Callable[[list[str]], Any], directory: Path) -> None
     assert res.exit_code == 0, res.output
 
 
+def made_with_model(directory: Path) -> Path:
+    """``directory`` holding ``population_and_stats``' files and a model fitted to them
+    (``fit_small_model``): the inputs most rounds start from."""
+    population_and_stats(directory)
+    fit_small_model(invoke, directory)
+    return directory
+
+
 def refusal_test(cases: list[tuple[str, list[str], str]]) -> Callable[..., None]:
     """``test_bad_input_is_refused`` over a round's table of (name, args, named) cases: each
     is refused with one line naming ``named`` and nothing written (``invoke_refused``); the

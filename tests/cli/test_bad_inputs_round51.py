@@ -80,7 +80,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from refusal import fit_small_model, invoke, population_and_stats, refused_leaving, tree
+from refusal import invoke, made_with_model, refused_leaving, tree
 
 from topicslab.errors import InputError
 
@@ -88,10 +88,7 @@ from topicslab.errors import InputError
 @pytest.fixture(scope="module")
 def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A v2 population, its release (ε = 1000) and a model fitted to it."""
-    d = tmp_path_factory.mktemp("made")
-    population_and_stats(d)
-    fit_small_model(invoke, d)
-    return d
+    return made_with_model(tmp_path_factory.mktemp("made"))
 
 
 @pytest.fixture

@@ -104,9 +104,7 @@ from typing import Any
 
 import pytest
 from refusal import (
-    fit_small_model,
-    invoke,
-    population_and_stats,
+    made_with_model,
     refused_leaving,
     unprivileged,
 )
@@ -119,10 +117,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """refusal's population, its release and a model fitted to it."""
-    d = tmp_path_factory.mktemp("made")
-    population_and_stats(d)
-    fit_small_model(invoke, d)
-    return d
+    return made_with_model(tmp_path_factory.mktemp("made"))
 
 
 @pytest.fixture(scope="module")
