@@ -227,14 +227,19 @@ def _owner_in_sticky_directory(path: Path) -> str | None:
         return f"user id {st.st_uid}"
 
 
+def _relative_to_unsearchable_cwd(name: str | os.PathLike[str]) -> bool:
+    """``name`` is relative and the working directory it is looked up from may not be
+    searched ("../p.parquet" too, whose ".." ``abspath`` takes away: "no such file" for a
+    file that is there)."""
+    return not os.path.isabs(name) and not os.access(os.curdir, os.X_OK)
+
+
 def _unsearchable_above(path: Path) -> Path | None:
     """The first existing directory above ``path`` that this user may not search (``x``):
     nothing under it can be looked at, so every later check saw a missing file or a
     ``PermissionError``."""
     try:
-        if not os.path.isabs(path) and not os.access(os.curdir, os.X_OK):
-            # a relative name is looked up from the working directory, "../p.parquet" too,
-            # whose ".." abspath takes away ("no such file" for a file that is there)
+        if _relative_to_unsearchable_cwd(path):
             return Path(os.getcwd())
         above = Path(os.path.abspath(path)).parents
     except (OSError, ValueError):
@@ -250,7 +255,7 @@ def _unsearchable_above(path: Path) -> Path | None:
 def unsearchable_error(blocked: Path, name: str, option: str, done: str) -> InputError:
     """The line for ``name`` under ``blocked``, a directory this user may not search
     (``unsearchable``): nothing in it can be ``done`` ("written", "read or written")."""
-    if not os.path.isabs(name) and not os.access(os.curdir, os.X_OK):
+    if _relative_to_unsearchable_cwd(name):
         return InputError(f"the working directory {blocked} cannot be searched by this user (it "
                           "lacks the x permission), so no name relative to it can be followed; "
                           "give the full path, or change its permissions (chmod u+rwx)",
